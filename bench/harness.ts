@@ -1,0 +1,91 @@
+/**
+ * Benchmark harness: boots the real host listening on 127.0.0.1 (ephemeral port, fresh database),
+ * drives it with autocannon, and compares against a baseline measured in the same run. Results are
+ * ratios, never absolute pass/fail timings (the machine is small and noisy).
+ */
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import Fastify, { FastifyInstance } from 'fastify';
+import { Client } from 'pg';
+import { createHost, Host } from '../src/bootstrap';
+import { loadHostConfig } from '../src/platform/config/host-config';
+
+export interface Measurement {
+  label: string;
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+export async function measure(label: string, url: string, opts: { connections?: number; durationSec?: number; headers?: Record<string, string> } = {}): Promise<Measurement> {
+  const result = await autocannon({ url, connections: opts.connections ?? 50, duration: opts.durationSec ?? 5, headers: opts.headers });
+  return {
+    label,
+    requestsPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+export function report(baseline: Measurement, subject: Measurement, targets: { minThroughputRatio?: number; maxP99Ratio?: number } = {}): void {
+  const throughput = subject.requestsPerSec / baseline.requestsPerSec;
+  const p99 = subject.p99Ms / Math.max(baseline.p99Ms, 0.001);
+  const row = (m: Measurement) => `${m.label.padEnd(40)} ${m.requestsPerSec.toFixed(0).padStart(8)} req/s  p50 ${String(m.p50Ms).padStart(5)} ms  p99 ${String(m.p99Ms).padStart(5)} ms  errors ${m.errors} non-2xx ${m.non2xx}`;
+  console.log(row(baseline));
+  console.log(row(subject));
+  const t = targets.minThroughputRatio !== undefined ? ` (target ≥ ${targets.minThroughputRatio}: ${throughput >= targets.minThroughputRatio ? 'met' : 'NOT met'})` : '';
+  const p = targets.maxP99Ratio !== undefined ? ` (target ≤ ${targets.maxP99Ratio}: ${p99 <= targets.maxP99Ratio ? 'met' : 'NOT met'})` : '';
+  console.log(`throughput ratio ${throughput.toFixed(2)}×${t}; p99 ratio ${p99.toFixed(2)}×${p}`);
+}
+
+/** A bare Fastify server answering one route with a pre-serialized body: the baseline. */
+export async function bareServer(path: string, body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const app: FastifyInstance = Fastify({ logger: false });
+  app.get(path, (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return { url: `http://127.0.0.1:${port}${path}`, close: () => app.close() };
+}
+
+export interface BenchHost {
+  host: Host;
+  baseUrl: string;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** The host on a fresh database of the local PostgreSQL server (DATABASE_URL, default 127.0.0.1:5432). */
+export async function startBenchHost(env: Record<string, string> = {}): Promise<BenchHost> {
+  const admin = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `owbench_${randomBytes(5).toString('hex')}`;
+  const c = new Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE "${name}"`);
+  await c.end();
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  const config = loadHostConfig({ LOG_LEVEL: 'warn', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', ...env, DATABASE_URL: u.toString() });
+  const host = await createHost(config);
+  await host.app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = host.app.getHttpServer().address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    host,
+    baseUrl: `http://127.0.0.1:${port}`,
+    databaseUrl: u.toString(),
+    async close() {
+      // Let requests autocannon left in flight drain before the database goes away.
+      await new Promise((r) => setTimeout(r, 1000));
+      await host.close();
+      const d = new Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}

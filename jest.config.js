@@ -1,0 +1,43 @@
+/* eslint-disable */
+// The database the tests use is decided once here: DATABASE_URL, else the PostgreSQL server on
+// 127.0.0.1:5432, else the embedded engine (one process, so test files then run one at a time).
+const net = require('node:net');
+const fs = require('node:fs');
+const path = require('node:path');
+
+function reachable(host, port) {
+  return new Promise((resolve) => {
+    const s = net.createConnection({ host, port });
+    const done = (ok) => { s.destroy(); resolve(ok); };
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+    setTimeout(() => done(false), 1500);
+  });
+}
+
+module.exports = async () => {
+  if (!process.env.OPENWOP_TEST_DB_MODE) {
+    if (process.env.DATABASE_URL) process.env.OPENWOP_TEST_DB_MODE = 'url';
+    else if (await reachable('127.0.0.1', 5432)) {
+      process.env.OPENWOP_TEST_DB_MODE = 'url';
+      process.env.DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+    } else process.env.OPENWOP_TEST_DB_MODE = 'embedded';
+  }
+  const swc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+  delete swc.$schema;
+  return {
+    rootDir: __dirname,
+    testEnvironment: 'node',
+    testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
+    testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    // A few dependencies ship ES modules only; SWC turns them into CommonJS for Jest on Node 20.
+    transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser)/)'],
+    transform: { '^.+\\.(t|j)s$': ['@swc/jest', { ...swc, swcrc: false }] },
+    moduleNameMapper: { '^@openwop-host/plugin-sdk$': '<rootDir>/plugins/sdk/src/index.ts' },
+    globalSetup: '<rootDir>/test/support/global-setup.ts',
+    globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    testTimeout: 60000,
+    maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : 2,
+    verbose: false,
+  };
+};

@@ -1,0 +1,46 @@
+import { defineExtensionPoint } from './extension-point';
+
+export interface ArtifactViolation {
+  path: string;
+  message: string;
+}
+
+/** Who an artifact is installed for. */
+export interface InstallScope {
+  tenant: string;
+  workspace?: string;
+  principal: string;
+}
+
+export interface InstalledArtifact {
+  id: string;
+  kind: string;
+  name: string;
+  version?: string;
+  /** `sha256:<hex>` of the RFC 8785 canonical bytes. */
+  ref: string;
+  content: Record<string, unknown>;
+  origin: string;
+  workspace?: string;
+  installedBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * Artifact installer extension point: one provider per artifact kind (node-pack,
+ * workflow-chain-pack, prompt-template, automation, ...). The host stores the exact canonical bytes
+ * in its pack registry; the installer validates them and reacts to install/uninstall.
+ * Used by proposals (apply) and portability (import), and by anyone installing packs.
+ */
+export interface ArtifactInstallerProvider {
+  /** Violations that make the artifact malformed for this kind (empty when installable). */
+  validate(content: Record<string, unknown>): ArtifactViolation[] | Promise<ArtifactViolation[]>;
+  /** The registry name (unique per tenant and kind) and version of an artifact. */
+  identify(content: Record<string, unknown>): { name: string; version?: string };
+  /** Called inside the install transaction after the bytes are stored. */
+  afterInstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
+  afterUninstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
+}
+
+export const ArtifactInstaller = defineExtensionPoint<{ kind: string }>('artifact-installer');

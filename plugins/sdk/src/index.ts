@@ -1,0 +1,3 @@
+export * from './extension-point';
+export * from './plugin';
+export * from './artifacts';

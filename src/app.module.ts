@@ -1,0 +1,19 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { CAPABILITY_MODULES } from './capabilities';
+import { PlatformModule, PlatformOptions } from './platform/platform.module';
+import type { LoadedPlugin } from './platform/plugins/plugin-loader';
+
+export interface AppOptions extends PlatformOptions {
+  plugins: LoadedPlugin[];
+}
+
+/** The host: the platform, every capability module, and the plugins that loaded. */
+@Module({})
+export class AppModule {
+  static forRoot(options: AppOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [PlatformModule.forRoot(options), ...CAPABILITY_MODULES, ...options.plugins.map((p) => p.module)],
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SwaggerModule } from '@nestjs/swagger';
+import type { DestinationStream, Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../migrations';
+import { AppModule } from './app.module';
+import { HostConfig } from './platform/config/host-config';
+import { openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
+import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
+import { HealthService } from './platform/health/health.service';
+import { createLogger, PinoNestLogger } from './platform/logging/logger';
+import { buildOpenApiDocument } from './platform/openapi/openapi-document';
+import { OpenApiHolder } from './platform/openapi/openapi.controller';
+import { loadPlugins, PluginLoadResult } from './platform/plugins/plugin-loader';
+import { PluginStateStore } from './platform/plugins/plugin-state.store';
+import { SchemaRegistry } from './platform/schemas/schema-registry';
+
+export interface HostOptions {
+  /** Use this database instead of opening one from the config (tests). */
+  dataSource?: DataSource;
+  logDestination?: DestinationStream;
+  /** Build the OpenAPI document and mount Swagger UI (default true). */
+  openApi?: boolean;
+}
+
+export interface Host {
+  app: NestFastifyApplication;
+  config: HostConfig;
+  logger: Logger;
+  db?: DatabaseHandle;
+  dataSource: DataSource;
+  plugins: PluginLoadResult;
+  openApi: OpenApiHolder;
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the host: database (migrated when configured), plugins, the Nest application on Fastify
+ * with the advertised body limit, and the OpenAPI document. Does not listen.
+ */
+export async function createHost(config: HostConfig, options: HostOptions = {}): Promise<Host> {
+  const logger = createLogger(config.logLevel, options.logDestination);
+  let db: DatabaseHandle | undefined;
+  let dataSource = options.dataSource;
+  if (!dataSource) {
+    db = await openDatabase(config, { log: (m) => logger.info(m) });
+    dataSource = db.dataSource;
+  }
+  try {
+    if (config.migrateOnStart) {
+      const applied = await runMigrations(dataSource, MIGRATIONS);
+      if (applied.length) logger.info({ applied }, 'migrations applied');
+    } else {
+      const pending = await pendingMigrations(dataSource, MIGRATIONS);
+      if (pending.length) logger.warn({ pending }, 'migrations pending: run `openwop-host migrate`');
+    }
+    const pluginState = new PluginStateStore();
+    pluginState.bind(dataSource);
+    const plugins = loadPlugins(config, { logger, schemas: SchemaRegistry.shared(), state: pluginState });
+    const openApi = new OpenApiHolder();
+    const adapter = new FastifyAdapter({
+      bodyLimit: config.maxRequestBodyBytes,
+      loggerInstance: logger,
+      genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+        const given = req.headers['x-request-id'];
+        return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
+      },
+      trustProxy: process.env.OPENWOP_TRUST_PROXY === 'true',
+    });
+    const app = await NestFactory.create<NestFastifyApplication>(
+      AppModule.forRoot({ config, dataSource, pluginState, openApi, plugins: plugins.loaded }),
+      adapter,
+      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false },
+    );
+    app.enableShutdownHooks();
+    const health = app.get(HealthService);
+    for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
+    if (options.openApi !== false) {
+      const doc = buildOpenApiDocument(app);
+      openApi.set(doc);
+      SwaggerModule.setup('docs', app, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
+    }
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+    return {
+      app,
+      config,
+      logger,
+      db,
+      dataSource,
+      plugins,
+      openApi,
+      async close() {
+        await app.close();
+        await db?.close();
+      },
+    };
+  } catch (e) {
+    await db?.close();
+    throw e;
+  }
+}

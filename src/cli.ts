@@ -1,0 +1,203 @@
+import 'reflect-metadata';
+import * as fs from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { MIGRATIONS } from '../migrations';
+import { createHost } from './bootstrap';
+import { ConfigError, HostConfig, loadHostConfig } from './platform/config/host-config';
+import { openDatabase } from './platform/database/data-source.factory';
+import { migrationStatus, runMigrations } from './platform/database/migration-runner';
+import { ApiKeyService } from './platform/identity/api-key.service';
+import { generateOpenApiDocument } from './platform/openapi/generate';
+import { routeScopesTable } from './platform/openapi/route-scopes';
+import { ROLES } from './platform/identity/scopes';
+
+function config(): HostConfig {
+  return loadHostConfig(process.env);
+}
+
+/** Opens the database the host uses (joining a running embedded host through its socket). */
+async function withDatabase<T>(fn: (h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig) => Promise<T>): Promise<T> {
+  const cfg = config();
+  const handle = await openDatabase(cfg, { poolSize: 2 });
+  try {
+    return await fn(handle, cfg);
+  } finally {
+    await handle.close();
+  }
+}
+
+function keyService(h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig): ApiKeyService {
+  return new ApiKeyService(h.dataSource, cfg);
+}
+
+async function serve(): Promise<void> {
+  const cfg = config();
+  const host = await createHost(cfg);
+  const log = host.logger;
+  const keys = host.app.get(ApiKeyService);
+  await host.app.listen({ port: cfg.port, host: cfg.host });
+  const address = host.app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : cfg.port;
+  const base = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
+  log.info({ url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) }, 'openwop host listening');
+  if (cfg.bootstrapKey && (await keys.count()) === 0) {
+    const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin'], name: 'bootstrap' });
+    process.stdout.write(
+      [
+        '',
+        'No API key existed, so an admin key for tenant "default" was created. It is shown only this once:',
+        '',
+        `  ${key}`,
+        '',
+        'Try it:',
+        `  curl -s ${base}/.well-known/openwop`,
+        `  curl -s -H "Authorization: Bearer ${key}" ${base}/v1/tools`,
+        '',
+        `Manage keys with: npx openwop-host keys create --tenant default --principal me --role editor`,
+        `API reference: ${base}/docs`,
+        '',
+      ].join('\n'),
+    );
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await host.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function parseScopes(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function parseDate(v: string): Date {
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw new InvalidArgumentError('expected an ISO 8601 date');
+  return d;
+}
+
+export function buildCli(): Command {
+  const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import').showHelpAfterError();
+
+  program.command('serve').description('start the HTTP server (embedded PostgreSQL unless DATABASE_URL is set)').action(serve);
+
+  const migrate = program.command('migrate').description('database migrations');
+  migrate
+    .command('up', { isDefault: true })
+    .description('apply pending migrations')
+    .action(() =>
+      withDatabase(async (h) => {
+        const applied = await runMigrations(h.dataSource, MIGRATIONS);
+        process.stdout.write(applied.length ? `applied:\n${applied.map((a) => `  ${a}`).join('\n')}\n` : 'nothing to apply\n');
+      }),
+    );
+  migrate
+    .command('status')
+    .description('list migrations and whether each is applied')
+    .option('--json', 'print JSON')
+    .action((opts: { json?: boolean }) =>
+      withDatabase(async (h) => {
+        const status = await migrationStatus(h.dataSource, MIGRATIONS);
+        if (opts.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        else for (const s of status) process.stdout.write(`${s.applied ? 'applied ' : 'pending '} ${s.name}${s.appliedAt ? `  (${s.appliedAt})` : ''}\n`);
+      }),
+    );
+  migrate
+    .command('diff')
+    .description('(development) apply migrations, then print the SQL the entities still need: the body of the next migration')
+    .action(() =>
+      withDatabase(async (h) => {
+        await runMigrations(h.dataSource, MIGRATIONS);
+        const log = await h.dataSource.driver.createSchemaBuilder().log();
+        if (!log.upQueries.length) process.stdout.write('-- entities and migrations agree\n');
+        for (const q of log.upQueries) process.stdout.write(`${q.query.replace(/uuid_generate_v4\(\)/g, 'gen_random_uuid()')};\n`);
+      }),
+    );
+
+  const keys = program.command('keys').description('API keys');
+  keys
+    .command('create')
+    .description('mint an API key (printed once)')
+    .requiredOption('--tenant <tenant>', 'tenant the key belongs to')
+    .option('--workspace <workspace>', 'workspace the key is bound to')
+    .requiredOption('--principal <principal>', 'principal id the key acts as')
+    .option('--scopes <scopes>', 'comma-separated scopes', parseScopes)
+    .option('--role <role>', `role: ${Object.keys(ROLES).join(', ')}`)
+    .option('--expires <iso>', 'expiry (ISO 8601)', parseDate)
+    .option('--name <name>', 'a label')
+    .option('--json', 'print {"key", "id"} as JSON')
+    .action((opts: { tenant: string; workspace?: string; principal: string; scopes?: string[]; role?: string; expires?: Date; name?: string; json?: boolean }) =>
+      withDatabase(async (h, cfg) => {
+        if (!opts.scopes?.length && !opts.role) throw new InvalidArgumentError('give --scopes or --role');
+        const { key, view } = await keyService(h, cfg).create({
+          tenant: opts.tenant,
+          workspace: opts.workspace,
+          principal: opts.principal,
+          scopes: opts.scopes,
+          roles: opts.role ? [opts.role] : [],
+          expiresAt: opts.expires,
+          name: opts.name,
+        });
+        if (opts.json) process.stdout.write(`${JSON.stringify({ key, id: view.id })}\n`);
+        else process.stdout.write(`${key}\n\nid ${view.id} · tenant ${view.tenant} · principal ${view.principal} · scopes ${[...view.scopes, ...view.roles.map((r) => `role:${r}`)].join(' ')}\nThe key is shown only once.\n`);
+      }),
+    );
+  keys
+    .command('list')
+    .description('list the keys of a tenant (never their secrets)')
+    .requiredOption('--tenant <tenant>')
+    .option('--json', 'print JSON')
+    .action((opts: { tenant: string; json?: boolean }) =>
+      withDatabase(async (h, cfg) => {
+        const list = await keyService(h, cfg).list(opts.tenant);
+        if (opts.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+        else
+          for (const k of list) {
+            const state = k.revokedAt ? 'revoked' : k.expiresAt && new Date(k.expiresAt) < new Date() ? 'expired' : 'active';
+            process.stdout.write(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.principal}  ${[...k.scopes, ...k.roles.map((r) => `role:${r}`)].join(',')}\n`);
+          }
+      }),
+    );
+  keys
+    .command('revoke <id>')
+    .description('revoke a key by id')
+    .action((id: string) =>
+      withDatabase(async (h, cfg) => {
+        const k = await keyService(h, cfg).revoke(id);
+        process.stdout.write(`revoked ${k.id} (${k.prefix}…)\n`);
+      }),
+    );
+
+  program
+    .command('openapi')
+    .description('write the OpenAPI document the host serves (deterministic)')
+    .option('--out <file>', 'file to write (default: stdout)')
+    .option('--scopes-out <file>', 'also write the method + path → scopes table')
+    .action(async (opts: { out?: string; scopesOut?: string }) => {
+      const doc = await generateOpenApiDocument();
+      const text = `${JSON.stringify(doc, null, 2)}\n`;
+      if (opts.out) fs.writeFileSync(opts.out, text);
+      else process.stdout.write(text);
+      if (opts.scopesOut) fs.writeFileSync(opts.scopesOut, routeScopesTable(doc));
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    if (e instanceof ConfigError) process.stderr.write(`configuration error: ${err.message}\n`);
+    else process.stderr.write(`error: ${err.message}\n`);
+    process.exitCode = 1;
+  }
+}

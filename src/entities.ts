@@ -1,0 +1,16 @@
+import { ApiKeyEntity } from './platform/identity/api-key.entity';
+import { EventEntity, EventStreamEntity, RunEntity } from './platform/events/event.entities';
+import { InstalledArtifactEntity } from './platform/artifacts/installed-artifact.entity';
+import { PluginStateEntity } from './platform/plugins/plugin-state.entity';
+import { ScheduledTaskEntity } from './platform/scheduler/scheduled-task.entity';
+
+/** Every entity of the host, listed explicitly (no globs). Capabilities add theirs here. */
+export const ENTITIES: Function[] = [
+  ApiKeyEntity,
+  RunEntity,
+  EventStreamEntity,
+  EventEntity,
+  InstalledArtifactEntity,
+  PluginStateEntity,
+  ScheduledTaskEntity,
+];

@@ -1,0 +1,54 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+/**
+ * The host's pack registry: every artifact installed for a tenant (node packs, workflow-chain packs,
+ * prompt templates, automations...). Written only through artifact installers; read by the tool
+ * catalog, proposals and portability.
+ */
+@Entity({ name: 'installed_artifact' })
+@Index('installed_artifact_name_uq', ['tenant', 'workspaceKey', 'kind', 'name'], { unique: true })
+@Index('installed_artifact_kind_idx', ['tenant', 'kind'])
+export class InstalledArtifactEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'text' })
+  tenant: string;
+
+  /** '' when the artifact belongs to the whole tenant (kept non-null so the unique index holds). */
+  @Column({ name: 'workspace_key', type: 'text', default: '' })
+  workspaceKey: string;
+
+  @Column({ type: 'text' })
+  kind: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ type: 'text', nullable: true })
+  version: string | null;
+
+  /** `sha256:<hex>` of the RFC 8785 canonical bytes of `content`. */
+  @Column({ type: 'text' })
+  ref: string;
+
+  /** The exact canonical bytes that were installed. */
+  @Column({ type: 'text' })
+  bytes: string;
+
+  @Column({ type: 'jsonb' })
+  content: Record<string, unknown>;
+
+  /** Where it came from: `proposal:<id>`, `import`, `api`, `directory`... */
+  @Column({ type: 'text' })
+  origin: string;
+
+  @Column({ name: 'installed_by', type: 'text' })
+  installedBy: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,51 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigError, ENV_SETTINGS, loadHostConfig } from './host-config';
+import { HOST_SCOPES } from '../identity/scopes';
+
+describe('host configuration', () => {
+  it('has defaults that start a local host', () => {
+    const c = loadHostConfig({});
+    expect(c).toEqual(expect.objectContaining({ port: 8080, host: '127.0.0.1', testSeams: false, maxRequestBodyBytes: 1048576, proposalsActivation: 'direct-rbac' }));
+    expect(c.databaseUrl).toBeUndefined();
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT must be a whole number/],
+    [{ PORT: '70000' }, /PORT must be between/],
+    [{ OPENWOP_TEST_SEAMS: 'maybe' }, /OPENWOP_TEST_SEAMS must be true or false/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
+    [{ OPENWOP_PROPOSALS_ACTIVATION: 'yolo' }, /OPENWOP_PROPOSALS_ACTIVATION/],
+    [{ OPENWOP_JWT_ALGORITHMS: 'none' }, /unsupported algorithm "none"/],
+    [{ OPENWOP_JWT_JWKS_URL: 'https://idp/jwks' }, /needs OPENWOP_JWT_ISSUER/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ OPENWOP_API_KEY_PREFIX: 'Bad-' }, /OPENWOP_API_KEY_PREFIX/],
+    [{ OPENWOP_MAX_BODY_BYTES: '10' }, /OPENWOP_MAX_BODY_BYTES must be between/],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadHostConfig(env as NodeJS.ProcessEnv)).toThrow(ConfigError);
+    expect(() => loadHostConfig(env as NodeJS.ProcessEnv)).toThrow(message);
+  });
+
+  it('reads and validates the OPENWOP_CONFIG file (JSON or YAML)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+    const yaml = path.join(dir, 'c.yaml');
+    fs.writeFileSync(yaml, 'plugins:\n  acme.x:\n    a: 1\n');
+    expect(loadHostConfig({ OPENWOP_CONFIG: yaml }).file.plugins).toEqual({ 'acme.x': { a: 1 } });
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, '{"unknownSection": {}}');
+    expect(() => loadHostConfig({ OPENWOP_CONFIG: bad })).toThrow(/is invalid: \/unknownSection/);
+    const broken = path.join(dir, 'broken.json');
+    fs.writeFileSync(broken, '{');
+    expect(() => loadHostConfig({ OPENWOP_CONFIG: broken })).toThrow(/not valid JSON/);
+    expect(() => loadHostConfig({ OPENWOP_CONFIG: path.join(dir, 'missing.json') })).toThrow(/cannot read/);
+  });
+
+  it('documents every setting and every scope in the README', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '../../../README.md'), 'utf8');
+    const missing = ENV_SETTINGS.map((s) => s.name).filter((n) => !readme.includes(`| \`${n}\` |`));
+    expect(missing).toEqual([]);
+    const missingScopes = Object.keys(HOST_SCOPES).filter((s) => !readme.includes(`| \`${s}\` |`));
+    expect(missingScopes).toEqual([]);
+  });
+});

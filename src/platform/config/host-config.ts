@@ -1,0 +1,212 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import YAML from 'yaml';
+import { SchemaRegistry } from '../schemas/schema-registry';
+
+/**
+ * Every setting of the host. Scalars come from environment variables (validated here at start);
+ * structured settings (lists of MCP servers, declared tools...) come from the JSON or YAML file named
+ * by OPENWOP_CONFIG, validated against schemas/host-config.schema.json.
+ */
+export interface HostConfig {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  configFile?: string;
+  file: HostConfigFile;
+  plugins: string[];
+  pluginsStrict: boolean;
+  testSeams: boolean;
+  maxRequestBodyBytes: number;
+  migrateOnStart: boolean;
+  logLevel: string;
+  apiKeyPrefix: string;
+  bootstrapKey: boolean;
+  jwt: {
+    secret?: string;
+    jwksUrl?: string;
+    issuer?: string;
+    audience?: string;
+    algorithms: string[];
+    claims: { tenant: string; workspace: string; principal: string; scopes: string; roles: string };
+  };
+  credentialKeys: string;
+  proposalsActivation: 'direct-rbac' | 'approval-gate';
+  schedulerTickMs: number;
+  schedulerEnabled: boolean;
+  instanceId: string;
+  toolSourceTimeoutMs: number;
+}
+
+/** The parsed OPENWOP_CONFIG file. Each capability reads its own section. */
+export interface HostConfigFile {
+  tools?: {
+    mcpServers?: Array<Record<string, unknown>>;
+    hostExtensions?: Array<Record<string, unknown>>;
+    packDirectory?: string;
+    cacheTtlMs?: number;
+  };
+  goals?: Record<string, unknown>;
+  connections?: Record<string, unknown>;
+  plugins?: Record<string, Record<string, unknown>>;
+  [section: string]: unknown;
+}
+
+export const HOST_CONFIG = Symbol.for('openwop-host.config');
+
+export class ConfigError extends Error {}
+
+export interface EnvSetting {
+  name: string;
+  description: string;
+  default?: string;
+}
+
+/** The documented environment variables (the README table is written from this list). */
+export const ENV_SETTINGS: EnvSetting[] = [
+  { name: 'PORT', default: '8080', description: 'TCP port the HTTP server listens on.' },
+  { name: 'HOST', default: '127.0.0.1', description: 'Bind address (use 0.0.0.0 in containers).' },
+  { name: 'DATABASE_URL', description: 'PostgreSQL connection string. Unset: the embedded PostgreSQL under OPENWOP_DATA_DIR.' },
+  { name: 'OPENWOP_DATA_DIR', default: './.data', description: 'Folder of the embedded database (and its socket, used by the CLI while the host runs).' },
+  { name: 'OPENWOP_CONFIG', description: 'Path of a JSON or YAML file with structured settings (MCP servers, host-extension tools, plugin options), validated against schemas/host-config.schema.json.' },
+  { name: 'OPENWOP_PLUGINS', description: 'Comma-separated plugin package names or paths to load.' },
+  { name: 'OPENWOP_PLUGINS_STRICT', default: 'false', description: 'When true, a plugin that fails to load stops the host.' },
+  { name: 'OPENWOP_TEST_SEAMS', default: 'false', description: 'Serve the /v1/host/sample/* conformance seams (authenticated). Never on in production.' },
+  { name: 'OPENWOP_MAX_BODY_BYTES', default: '1048576', description: 'Request body limit, enforced and advertised as limits.maxRequestBodyBytes.' },
+  { name: 'OPENWOP_MIGRATE_ON_START', default: 'true', description: 'Apply pending migrations when the host starts (otherwise run `openwop-host migrate`).' },
+  { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
+  { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
+  { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one admin key for tenant `default` and print it once.' },
+  { name: 'OPENWOP_JWT_SECRET', description: 'HS256 secret for JWT bearer tokens (JWTs are refused when neither this nor a JWKS URL is set).' },
+  { name: 'OPENWOP_JWT_JWKS_URL', description: 'JWKS URL for RS256/ES256 JWT bearer tokens from an identity provider.' },
+  { name: 'OPENWOP_JWT_ISSUER', description: 'Required `iss` of JWTs (checked when set; required with a JWKS URL).' },
+  { name: 'OPENWOP_JWT_AUDIENCE', description: 'Required `aud` of JWTs (checked when set; required with a JWKS URL).' },
+  { name: 'OPENWOP_JWT_ALGORITHMS', description: 'Accepted JWT algorithms (default HS256 with a secret, RS256,ES256 with JWKS). `none` is always refused.' },
+  { name: 'OPENWOP_JWT_CLAIM_TENANT', default: 'tenant', description: 'JWT claim holding the tenant.' },
+  { name: 'OPENWOP_JWT_CLAIM_WORKSPACE', default: 'workspace', description: 'JWT claim holding the optional workspace.' },
+  { name: 'OPENWOP_JWT_CLAIM_PRINCIPAL', default: 'sub', description: 'JWT claim holding the principal id.' },
+  { name: 'OPENWOP_JWT_CLAIM_SCOPES', default: 'scope', description: 'JWT claim holding scopes (space-separated string or array).' },
+  { name: 'OPENWOP_JWT_CLAIM_ROLES', default: 'roles', description: 'JWT claim holding role names, expanded to their scopes.' },
+  { name: 'OPENWOP_CREDENTIAL_KEYS', description: 'Credential encryption keys, `id:base64key[,id:base64key]` (32-byte keys; the first encrypts, all decrypt). Unset: a key is generated once and kept in the data folder (embedded mode only).' },
+  { name: 'OPENWOP_PROPOSALS_ACTIVATION', default: 'direct-rbac', description: 'How proposals are activated: direct-rbac or approval-gate.' },
+  { name: 'OPENWOP_SCHEDULER_TICK_MS', default: '5000', description: 'How often each replica looks for due scheduled work.' },
+  { name: 'OPENWOP_SCHEDULER_ENABLED', default: 'true', description: 'Run the scheduler ticker in this replica.' },
+  { name: 'OPENWOP_INSTANCE_ID', description: 'Name of this replica in leases and logs (default: hostname and pid).' },
+  { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
+];
+
+function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  if (/^(true|1|yes)$/i.test(v)) return true;
+  if (/^(false|0|no)$/i.test(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${v}"`);
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const v = env[name];
+  if (v === undefined || v === '') return dflt;
+  if (!/^\d+$/.test(v.trim())) throw new ConfigError(`${name} must be a whole number, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+export function loadConfigFile(file: string | undefined, schemas: SchemaRegistry): HostConfigFile {
+  if (!file) return {};
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`OPENWOP_CONFIG: cannot read ${file}: ${(e as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(file) ? YAML.parse(text) : JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(`OPENWOP_CONFIG: ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(e as Error).message}`);
+  }
+  parsed = parsed ?? {};
+  const errors = schemas.validate('host-config', parsed);
+  if (errors.length) {
+    throw new ConfigError(`OPENWOP_CONFIG: ${file} is invalid: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+  }
+  return parsed as HostConfigFile;
+}
+
+export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = SchemaRegistry.shared()): HostConfig {
+  const configFile = str(env, 'OPENWOP_CONFIG');
+  const activation = str(env, 'OPENWOP_PROPOSALS_ACTIVATION') ?? 'direct-rbac';
+  if (activation !== 'direct-rbac' && activation !== 'approval-gate') {
+    throw new ConfigError(`OPENWOP_PROPOSALS_ACTIVATION must be direct-rbac or approval-gate, got "${activation}"`);
+  }
+  const logLevel = str(env, 'LOG_LEVEL') ?? 'info';
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "${logLevel}"`);
+  }
+  const databaseUrl = str(env, 'DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const jwksUrl = str(env, 'OPENWOP_JWT_JWKS_URL');
+  const secret = str(env, 'OPENWOP_JWT_SECRET');
+  const issuer = str(env, 'OPENWOP_JWT_ISSUER');
+  const audience = str(env, 'OPENWOP_JWT_AUDIENCE');
+  if (jwksUrl && (!issuer || !audience)) {
+    throw new ConfigError('OPENWOP_JWT_JWKS_URL needs OPENWOP_JWT_ISSUER and OPENWOP_JWT_AUDIENCE');
+  }
+  const algorithms = (str(env, 'OPENWOP_JWT_ALGORITHMS') ?? (jwksUrl ? 'RS256,ES256' : 'HS256'))
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const allowed = ['HS256', 'HS384', 'HS512', 'RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512'];
+  for (const a of algorithms) {
+    if (!allowed.includes(a)) throw new ConfigError(`OPENWOP_JWT_ALGORITHMS: unsupported algorithm "${a}"`);
+  }
+  const prefix = str(env, 'OPENWOP_API_KEY_PREFIX') ?? 'owk_';
+  if (!/^[a-z][a-z0-9]{1,15}_$/.test(prefix)) {
+    throw new ConfigError('OPENWOP_API_KEY_PREFIX must be 2-16 lowercase letters or digits followed by "_"');
+  }
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: str(env, 'HOST') ?? '127.0.0.1',
+    databaseUrl,
+    dataDir: path.resolve(str(env, 'OPENWOP_DATA_DIR') ?? './.data'),
+    configFile,
+    file: loadConfigFile(configFile, schemas),
+    plugins: (str(env, 'OPENWOP_PLUGINS') ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
+    testSeams: bool(env, 'OPENWOP_TEST_SEAMS', false),
+    maxRequestBodyBytes: int(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
+    migrateOnStart: bool(env, 'OPENWOP_MIGRATE_ON_START', true),
+    logLevel,
+    apiKeyPrefix: prefix,
+    bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
+    jwt: {
+      secret,
+      jwksUrl,
+      issuer,
+      audience,
+      algorithms,
+      claims: {
+        tenant: str(env, 'OPENWOP_JWT_CLAIM_TENANT') ?? 'tenant',
+        workspace: str(env, 'OPENWOP_JWT_CLAIM_WORKSPACE') ?? 'workspace',
+        principal: str(env, 'OPENWOP_JWT_CLAIM_PRINCIPAL') ?? 'sub',
+        scopes: str(env, 'OPENWOP_JWT_CLAIM_SCOPES') ?? 'scope',
+        roles: str(env, 'OPENWOP_JWT_CLAIM_ROLES') ?? 'roles',
+      },
+    },
+    credentialKeys: str(env, 'OPENWOP_CREDENTIAL_KEYS') ?? '',
+    proposalsActivation: activation,
+    schedulerTickMs: int(env, 'OPENWOP_SCHEDULER_TICK_MS', 5000, 10, 3_600_000),
+    schedulerEnabled: bool(env, 'OPENWOP_SCHEDULER_ENABLED', true),
+    instanceId: str(env, 'OPENWOP_INSTANCE_ID') ?? `${require('node:os').hostname()}:${process.pid}`,
+    toolSourceTimeoutMs: int(env, 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', 5000, 10, 600_000),
+  };
+}

@@ -1,0 +1,70 @@
+import type { DataSource, MigrationInterface } from 'typeorm';
+
+export type MigrationClass = new () => MigrationInterface;
+
+/** Any 64-bit constant; it names "the host's migrations" in pg_advisory_xact_lock. */
+const MIGRATION_LOCK_KEY = 7_406_593_120_011;
+const TABLE = 'openwop_migrations';
+
+export interface MigrationStatus {
+  name: string;
+  applied: boolean;
+  appliedAt?: string;
+}
+
+function migrationName(m: MigrationClass): string {
+  const instance = new m();
+  return instance.name ?? m.name;
+}
+
+async function ensureTable(run: (sql: string, params?: unknown[]) => Promise<unknown>): Promise<void> {
+  await run(
+    `CREATE TABLE IF NOT EXISTS "${TABLE}" ("id" SERIAL PRIMARY KEY, "name" text NOT NULL UNIQUE, "applied_at" timestamptz NOT NULL DEFAULT now())`,
+  );
+}
+
+/**
+ * Applies the explicit, ordered migration list in ONE transaction holding a transaction-scoped
+ * advisory lock, so replicas starting together cannot race (the lock is released by commit or
+ * rollback and can never be orphaned). Returns the names it applied.
+ */
+export async function runMigrations(ds: DataSource, migrations: readonly MigrationClass[]): Promise<string[]> {
+  const qr = ds.createQueryRunner();
+  await qr.connect();
+  const applied: string[] = [];
+  try {
+    await qr.startTransaction();
+    await qr.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await ensureTable((sql, p) => qr.query(sql, p));
+    const done = new Set<string>(((await qr.query(`SELECT "name" FROM "${TABLE}"`)) as Array<{ name: string }>).map((r) => r.name));
+    for (const m of migrations) {
+      const name = migrationName(m);
+      if (done.has(name)) continue;
+      await new m().up(qr);
+      await qr.query(`INSERT INTO "${TABLE}" ("name") VALUES ($1)`, [name]);
+      applied.push(name);
+    }
+    await qr.commitTransaction();
+    return applied;
+  } catch (e) {
+    if (qr.isTransactionActive) await qr.rollbackTransaction();
+    throw e;
+  } finally {
+    await qr.release();
+  }
+}
+
+export async function migrationStatus(ds: DataSource, migrations: readonly MigrationClass[]): Promise<MigrationStatus[]> {
+  await ensureTable((sql, p) => ds.query(sql, p));
+  const rows = (await ds.query(`SELECT "name", "applied_at" FROM "${TABLE}"`)) as Array<{ name: string; applied_at: Date }>;
+  const byName = new Map(rows.map((r) => [r.name, r.applied_at]));
+  return migrations.map((m) => {
+    const name = migrationName(m);
+    const at = byName.get(name);
+    return { name, applied: !!at, appliedAt: at ? new Date(at).toISOString() : undefined };
+  });
+}
+
+export async function pendingMigrations(ds: DataSource, migrations: readonly MigrationClass[]): Promise<string[]> {
+  return (await migrationStatus(ds, migrations)).filter((s) => !s.applied).map((s) => s.name);
+}

@@ -1,0 +1,28 @@
+import { Controller, Get, Headers, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Public } from '../identity/decorators';
+import { DiscoveryDocumentService } from './discovery.service';
+
+@ApiExcludeController()
+@Controller()
+export class DiscoveryController {
+  constructor(private readonly discovery: DiscoveryDocumentService) {}
+
+  /** `/.well-known/openwop`: public, cacheable, with a strong ETag and 304 on If-None-Match. */
+  @Public()
+  @Get('/.well-known/openwop')
+  async document(@Headers('if-none-match') ifNoneMatch: string | undefined, @Res() reply: FastifyReply): Promise<void> {
+    const { body, etag } = await this.discovery.document();
+    reply.header('Cache-Control', 'public, max-age=300');
+    reply.header('ETag', etag);
+    reply.header('Capabilities-Etag', etag);
+    reply.header('Vary', 'Authorization');
+    const tags = (ifNoneMatch ?? '').split(',').map((t) => t.trim());
+    if (tags.includes(etag) || tags.includes('*')) {
+      await reply.status(304).send();
+      return;
+    }
+    await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify(body));
+  }
+}

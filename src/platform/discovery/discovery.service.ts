@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { HealthService } from '../health/health.service';
+import { ROLES } from '../identity/scopes';
+import { Advertiser, CapabilityAdvertiser } from './capability-advertiser';
+
+export const HOST_NAME = 'openwop-host';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const HOST_VERSION: string = require('../../../package.json').version;
+
+export function deepMerge(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(source)) {
+    const cur = target[k];
+    if (v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)) {
+      deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>);
+    } else {
+      target[k] = v;
+    }
+  }
+  return target;
+}
+
+/** Composes the discovery document from the advertisers of the modules that are actually mounted. */
+@Injectable()
+export class DiscoveryDocumentService {
+  private readonly logger = new Logger('discovery');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly health: HealthService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  private advertisers(): CapabilityAdvertiser[] {
+    return this.discovery
+      .getProviders({ metadataKey: Advertiser.KEY })
+      .map((w) => w.instance as CapabilityAdvertiser)
+      .filter((i) => i && typeof i.advertise === 'function');
+  }
+
+  async document(): Promise<{ body: Record<string, unknown>; etag: string }> {
+    const doc: Record<string, unknown> = {
+      protocolVersion: '1.0',
+      supportedEnvelopes: [],
+      schemaVersions: {},
+      limits: { clarificationRounds: 0, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: this.config.maxRequestBodyBytes },
+      implementation: { name: HOST_NAME, version: HOST_VERSION },
+      authorization: {
+        supported: true,
+        failClosed: true,
+        roles: Object.entries(ROLES).map(([role, r]) => ({ role, scopes: [...r.scopes] })),
+      },
+    };
+    for (const a of this.advertisers()) {
+      // A failing advertiser drops only its own block (and says so in /readyz); discovery answers.
+      const name = a.constructor?.name ?? 'advertiser';
+      try {
+        const part = await a.advertise();
+        if (part) deepMerge(doc, part);
+        this.health.clear(`discovery:${name}`);
+      } catch (e) {
+        this.logger.error({ advertiser: name, err: e }, 'capability advertiser failed');
+        this.health.report(`discovery:${name}`, false, 'advertiser failed; its capability block is left out');
+      }
+    }
+    const body = sortKeys(doc) as Record<string, unknown>;
+    const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
+    return { body, etag };
+  }
+}
+
+export function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}

@@ -1,0 +1,94 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { NotFoundError } from '../errors/domain-error';
+import { CurrentPrincipal, Scopes, TestSeam } from '../identity/decorators';
+import type { Principal } from '../identity/principal';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { protocolSchemaRef } from '../openapi/protocol-schemas';
+import { EventLogService, HOST_STREAM, RunEventView } from './event-log.service';
+import { RunService } from './run.service';
+
+export class PollQuery {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Return events with a greater sequence (default 0).' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  lastSequence?: number;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 30, description: 'Seconds to wait for the first new event (default 0).' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(30)
+  timeout?: number;
+}
+
+export class SeamEventsQuery {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) type?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) correlationId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) causationId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) nodeId?: string;
+}
+
+const EVENTS_SCHEMA = {
+  type: 'object',
+  required: ['events'],
+  properties: { events: { type: 'array', items: protocolSchemaRef('RunEvent') }, lastSequence: { type: 'integer' } },
+};
+
+@ApiTags('runs')
+@Controller()
+export class EventsController {
+  constructor(
+    private readonly events: EventLogService,
+    private readonly runs: RunService,
+  ) {}
+
+  /**
+   * Long-poll a run's events after `lastSequence`. The run id `host` reads the tenant's host stream
+   * (goal, proposal and import events).
+   */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId/events/poll')
+  @ApiOperation({ operationId: 'pollRunEvents', summary: 'Long-poll the events of a run (or of the host stream, runId "host")' })
+  @ApiParam({ name: 'runId', description: 'A run id, or "host" for the tenant host stream' })
+  @ApiOkResponse({ schema: EVENTS_SCHEMA })
+  @ApiErrors(400, 401, 403, 404)
+  async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery): Promise<{ events: RunEventView[]; lastSequence: number }> {
+    if (runId !== HOST_STREAM && !(await this.runs.find(p, runId))) {
+      const any = await this.events.read(p, runId, { limit: 1 });
+      if (!any.length) throw new NotFoundError('No such run.');
+    }
+    const after = q.lastSequence ?? 0;
+    const events = await this.events.poll(p, runId, after, (q.timeout ?? 0) * 1000);
+    return { events, lastSequence: events.length ? events[events.length - 1].sequence : after };
+  }
+
+  /** Conformance seam: a run's events, filterable; an unknown or foreign run id is an empty list. */
+  @TestSeam()
+  @Get('/v1/host/sample/test/runs/:runId/events')
+  @ApiTags('test-seams')
+  @ApiOperation({ operationId: 'seamReadRunEvents', summary: 'Test seam: read the events of a run' })
+  @ApiOkResponse({ schema: EVENTS_SCHEMA })
+  @ApiErrors(400, 401, 404)
+  async seamEvents(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: SeamEventsQuery): Promise<{ events: RunEventView[] }> {
+    return { events: await this.events.read(p, runId, q) };
+  }
+
+  /** Conformance seam: forget the caller's tenant's event log. */
+  @TestSeam()
+  @Post('/v1/host/sample/test/reset')
+  @HttpCode(200)
+  @ApiTags('test-seams')
+  @ApiOperation({ operationId: 'seamReset', summary: "Test seam: clear the caller's tenant event log" })
+  @ApiOkResponse({ schema: { type: 'object', required: ['reset'], properties: { reset: { type: 'boolean' } } } })
+  @ApiErrors(401, 404)
+  async reset(@CurrentPrincipal() p: Principal): Promise<{ reset: boolean }> {
+    await this.events.purgeTenant(p.tenant);
+    return { reset: true };
+  }
+}

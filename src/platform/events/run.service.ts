@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Principal, TenantScope } from '../identity/principal';
+import { RunEntity } from './event.entities';
+
+export interface RunView {
+  runId: string;
+  kind: string;
+  status: string;
+  owner: { tenant: string; workspace?: string; principal?: string };
+  createdAt: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Runs the host itself records (tool sessions, goal iterations...), tenant-owned. */
+@Injectable()
+export class RunService {
+  constructor(private readonly ds: DataSource) {}
+
+  async create(principal: Principal, kind: string, metadata: Record<string, unknown> = {}, manager?: EntityManager): Promise<RunView> {
+    const repo = (manager ?? this.ds.manager).getRepository(RunEntity);
+    const run = await repo.save(
+      repo.create({ tenant: principal.tenant, workspace: principal.workspace ?? null, principal: principal.principal, kind, status: 'running', metadata }),
+    );
+    return toView(run);
+  }
+
+  async setStatus(scope: TenantScope, runId: string, status: string, manager?: EntityManager): Promise<void> {
+    await (manager ?? this.ds.manager).getRepository(RunEntity).update({ id: runId, tenant: scope.tenant }, { status });
+  }
+
+  /** A run of the caller's tenant (and workspace), or undefined: never another tenant's. */
+  async find(scope: TenantScope, runId: string): Promise<RunView | undefined> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(runId)) return undefined;
+    const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
+    if (scope.workspace) where.workspace = scope.workspace;
+    const run = await this.ds.getRepository(RunEntity).findOne({ where });
+    return run ? toView(run) : undefined;
+  }
+}
+
+function toView(r: RunEntity): RunView {
+  return {
+    runId: r.id,
+    kind: r.kind,
+    status: r.status,
+    owner: { tenant: r.tenant, workspace: r.workspace ?? undefined, principal: r.principal ?? undefined },
+    createdAt: r.createdAt.toISOString(),
+    metadata: r.metadata,
+  };
+}

@@ -1,0 +1,47 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../../migrations';
+import { pendingMigrations } from '../database/migration-runner';
+import { Public } from '../identity/decorators';
+import { HealthService } from './health.service';
+
+@ApiExcludeController()
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly health: HealthService,
+  ) {}
+
+  /** Liveness: the process answers. */
+  @Public()
+  @Get('/healthz')
+  live(): { status: string } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: the database answers and every migration is applied. Degradations are listed but do not fail it. */
+  @Public()
+  @Get('/readyz')
+  async ready(@Res() reply: FastifyReply): Promise<void> {
+    let database = 'ok';
+    let pending: string[] = [];
+    try {
+      await this.ds.query('SELECT 1');
+      pending = await pendingMigrations(this.ds, MIGRATIONS);
+      if (pending.length) database = 'migrations pending';
+    } catch {
+      database = 'unreachable';
+    }
+    const ready = database === 'ok';
+    const components = this.health.snapshot();
+    await reply.status(ready ? 200 : 503).send({
+      status: ready ? (this.health.degraded() ? 'degraded' : 'ok') : 'unavailable',
+      database,
+      ...(pending.length ? { pendingMigrations: pending } : {}),
+      components,
+    });
+  }
+}

@@ -1,0 +1,43 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity({ name: 'api_key' })
+@Index('api_key_tenant_idx', ['tenant', 'createdAt'])
+export class ApiKeyEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  /** Public lookup half of the key; the secret half is stored only as a SHA-256 hash. */
+  @Index('api_key_lookup_uq', { unique: true })
+  @Column({ name: 'lookup_id', type: 'text' })
+  lookupId: string;
+
+  @Column({ name: 'secret_hash', type: 'text' })
+  secretHash: string;
+
+  @Column({ type: 'text' })
+  tenant: string;
+
+  @Column({ type: 'text', nullable: true })
+  workspace: string | null;
+
+  @Column({ type: 'text' })
+  principal: string;
+
+  @Column({ type: 'text', nullable: true })
+  name: string | null;
+
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  scopes: string[];
+
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  roles: string[];
+
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

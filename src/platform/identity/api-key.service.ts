@@ -1,0 +1,171 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, IsNull } from 'typeorm';
+import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { ValidationError, NotFoundError } from '../errors/domain-error';
+import { ApiKeyEntity } from './api-key.entity';
+import { Principal } from './principal';
+import { expandRoles, isValidScope, ROLES } from './scopes';
+
+export interface CreateApiKeyInput {
+  tenant: string;
+  workspace?: string;
+  principal: string;
+  scopes?: string[];
+  roles?: string[];
+  expiresAt?: Date;
+  name?: string;
+}
+
+export interface ApiKeyView {
+  id: string;
+  tenant: string;
+  workspace?: string;
+  principal: string;
+  name?: string;
+  scopes: string[];
+  roles: string[];
+  prefix: string;
+  expiresAt?: string;
+  revokedAt?: string;
+  createdAt: string;
+}
+
+const LOOKUP_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const IDENT = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+
+function lookupId(): string {
+  const bytes = randomBytes(12);
+  let s = '';
+  for (const b of bytes) s += LOOKUP_CHARS[b % LOOKUP_CHARS.length];
+  return s;
+}
+
+function hash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/**
+ * API keys: `<prefix><12-char lookup id>_<43-char secret>` carrying 256 random bits in the secret,
+ * stored only as a SHA-256 hash, compared in constant time, bound to tenant / workspace / principal.
+ */
+@Injectable()
+export class ApiKeyService {
+  /** Verified keys, briefly, so the hot path does not hit the database on every request. */
+  private readonly cache = new Map<string, { key: ApiKeyEntity; until: number }>();
+  static readonly CACHE_MS = 5_000;
+
+  constructor(
+    private readonly ds: DataSource,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  async create(input: CreateApiKeyInput): Promise<{ key: string; view: ApiKeyView }> {
+    for (const [field, v] of [['tenant', input.tenant], ['principal', input.principal]] as const) {
+      if (!IDENT.test(v)) throw new ValidationError(`${field} must be 1-128 characters of letters, digits and ._:@-`, { field });
+    }
+    if (input.workspace !== undefined && !IDENT.test(input.workspace)) {
+      throw new ValidationError('workspace must be 1-128 characters of letters, digits and ._:@-', { field: 'workspace' });
+    }
+    const scopes = [...new Set(input.scopes ?? [])];
+    const roles = [...new Set(input.roles ?? [])];
+    const badScope = scopes.find((s) => !isValidScope(s));
+    if (badScope) throw new ValidationError(`"${badScope}" is not a scope (expected name:action)`, { field: 'scopes' });
+    const badRole = roles.find((r) => !ROLES[r]);
+    if (badRole) throw new ValidationError(`unknown role "${badRole}"; roles: ${Object.keys(ROLES).join(', ')}`, { field: 'roles' });
+    if (!scopes.length && !roles.length) throw new ValidationError('a key needs at least one scope or role', { field: 'scopes' });
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
+    const lookup = lookupId();
+    const secret = randomBytes(32).toString('base64url');
+    const repo = this.ds.getRepository(ApiKeyEntity);
+    const entity = await repo.save(
+      repo.create({
+        lookupId: lookup,
+        secretHash: hash(secret),
+        tenant: input.tenant,
+        workspace: input.workspace ?? null,
+        principal: input.principal,
+        name: input.name ?? null,
+        scopes,
+        roles,
+        expiresAt: input.expiresAt ?? null,
+        revokedAt: null,
+      }),
+    );
+    return { key: `${this.config.apiKeyPrefix}${lookup}_${secret}`, view: this.view(entity) };
+  }
+
+  async list(tenant: string): Promise<ApiKeyView[]> {
+    const rows = await this.ds.getRepository(ApiKeyEntity).find({ where: { tenant }, order: { createdAt: 'ASC' } });
+    return rows.map((r) => this.view(r));
+  }
+
+  /** Revokes a key; with a tenant, only a key of that tenant (others answer not found). */
+  async revoke(id: string, tenant?: string): Promise<ApiKeyView> {
+    const repo = this.ds.getRepository(ApiKeyEntity);
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFoundError('No such API key.');
+    const key = await repo.findOne({ where: tenant ? { id, tenant } : { id } });
+    if (!key) throw new NotFoundError('No such API key.');
+    if (!key.revokedAt) {
+      key.revokedAt = new Date();
+      await repo.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: key.revokedAt });
+    }
+    this.cache.delete(key.lookupId);
+    return this.view(key);
+  }
+
+  async count(): Promise<number> {
+    return this.ds.getRepository(ApiKeyEntity).count();
+  }
+
+  looksLikeApiKey(token: string): boolean {
+    return token.startsWith(this.config.apiKeyPrefix);
+  }
+
+  /** The principal of a presented key, or a reason it is refused. */
+  async verify(token: string): Promise<{ principal?: Principal; refusal?: 'unknown' | 'revoked' | 'expired' }> {
+    const m = token.slice(this.config.apiKeyPrefix.length).match(/^([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/);
+    if (!m || !this.looksLikeApiKey(token)) return { refusal: 'unknown' };
+    const [, lookup, secret] = m;
+    let key: ApiKeyEntity | null | undefined;
+    const cached = this.cache.get(lookup);
+    if (cached && cached.until > Date.now()) key = cached.key;
+    else {
+      key = await this.ds.getRepository(ApiKeyEntity).findOne({ where: { lookupId: lookup } });
+      if (key) this.cache.set(lookup, { key, until: Date.now() + ApiKeyService.CACHE_MS });
+      else this.cache.delete(lookup);
+    }
+    const presented = Buffer.from(hash(secret), 'hex');
+    const stored = Buffer.from(key?.secretHash ?? hash('x'), 'hex');
+    const equal = timingSafeEqual(presented, stored);
+    if (!key || !equal) return { refusal: 'unknown' };
+    if (key.revokedAt) return { refusal: 'revoked' };
+    if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { refusal: 'expired' };
+    return {
+      principal: {
+        tenant: key.tenant,
+        workspace: key.workspace ?? undefined,
+        principal: key.principal,
+        scopes: new Set([...key.scopes, ...expandRoles(key.roles)]),
+        kind: 'api-key',
+        keyId: key.id,
+      },
+    };
+  }
+
+  private view(e: ApiKeyEntity): ApiKeyView {
+    return {
+      id: e.id,
+      tenant: e.tenant,
+      workspace: e.workspace ?? undefined,
+      principal: e.principal,
+      name: e.name ?? undefined,
+      scopes: e.scopes,
+      roles: e.roles,
+      prefix: `${this.config.apiKeyPrefix}${e.lookupId}`,
+      expiresAt: e.expiresAt?.toISOString(),
+      revokedAt: e.revokedAt?.toISOString(),
+      createdAt: e.createdAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,65 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
+import { ApiKeyService } from './api-key.service';
+import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
+import { JwtVerifier } from './jwt-verifier';
+import { hasScopes } from './principal';
+
+/**
+ * The one global guard: seam gate → authentication → scopes. Fails closed: a route that declares
+ * neither @Scopes nor @Public is refused (and the route audit refuses to start the host with one).
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly keys: ApiKeyService,
+    private readonly jwt: JwtVerifier,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    const isSeam = this.reflector.getAllAndOverride<boolean>(SEAM_KEY, targets);
+    // Seams that are off look exactly like routes that do not exist.
+    if (isSeam && !this.config.testSeams) throw new NotFoundError('No such route.');
+    const isPublic = this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets);
+    if (isPublic && !isSeam) return true;
+    const scopes = this.reflector.getAllAndOverride<string[]>(SCOPES_KEY, targets);
+    if (!scopes && !isSeam) throw new ForbiddenError('This route declares no scopes and is closed.');
+
+    const req = context.switchToHttp().getRequest<PrincipalRequest>();
+    req.principal = await this.authenticate(req);
+    if (scopes && !hasScopes(req.principal, scopes)) {
+      throw new ForbiddenError('The credential lacks a required scope.', {
+        requiredScopes: scopes,
+        missingScopes: scopes.filter((s) => !req.principal!.scopes.has(s)),
+      });
+    }
+    return true;
+  }
+
+  private async authenticate(req: PrincipalRequest) {
+    const header = req.headers.authorization;
+    if (!header) throw new UnauthenticatedError('An Authorization: Bearer credential is required.');
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw new UnauthenticatedError('The Authorization header must be "Bearer <token>".');
+    const token = m[1];
+    if (this.keys.looksLikeApiKey(token)) {
+      const { principal, refusal } = await this.keys.verify(token);
+      if (principal) return principal;
+      if (refusal === 'expired') throw new UnauthenticatedError('The API key has expired.');
+      if (refusal === 'revoked') throw new UnauthenticatedError('The API key has been revoked.');
+      throw new UnauthenticatedError('The API key is not valid.');
+    }
+    if (token.split('.').length === 3 && this.jwt.enabled) {
+      const principal = await this.jwt.verify(req);
+      if (principal) return principal;
+      throw new UnauthenticatedError('The bearer token is not valid.');
+    }
+    throw new UnauthenticatedError('The bearer token is not valid.');
+  }
+}

@@ -1,0 +1,47 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtension } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import type { Principal } from './principal';
+
+export const SCOPES_KEY = 'openwop:scopes';
+export const PUBLIC_KEY = 'openwop:public';
+export const SEAM_KEY = 'openwop:seam';
+
+/**
+ * Declares the scopes a route requires (all of them). Also writes them into the OpenAPI document as
+ * `x-required-scopes` with the bearer security requirement, so the document shows who can reach what.
+ */
+export function Scopes(...scopes: string[]) {
+  return applyDecorators(
+    SetMetadata(SCOPES_KEY, scopes),
+    ApiBearerAuth('bearer'),
+    ApiExtension('x-required-scopes', scopes),
+  );
+}
+
+/** A route anyone may call without a credential. */
+export function Public() {
+  return applyDecorators(SetMetadata(PUBLIC_KEY, true), ApiExtension('x-required-scopes', []));
+}
+
+/**
+ * A conformance test seam under /v1/host/sample/*: answers 404 unless OPENWOP_TEST_SEAMS=true, and
+ * always requires an authenticated principal (plus any @Scopes declared).
+ */
+export function TestSeam() {
+  return applyDecorators(SetMetadata(SEAM_KEY, true), ApiExtension('x-test-seam', true));
+}
+
+export interface PrincipalRequest extends FastifyRequest {
+  principal?: Principal;
+}
+
+/** The verified principal of the request (set by the authentication guard). */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  const req = ctx.switchToHttp().getRequest<PrincipalRequest>();
+  if (!req.principal) {
+    // A guard was skipped: refuse rather than run unscoped.
+    throw new Error('no principal on the request');
+  }
+  return req.principal;
+});

@@ -1,0 +1,116 @@
+import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsDateString, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ForbiddenError } from '../errors/domain-error';
+import { ApiErrors } from '../openapi/api-errors.decorator';
+import { ApiKeyService, ApiKeyView } from './api-key.service';
+import { CurrentPrincipal, Scopes } from './decorators';
+import { hasScopes, Principal } from './principal';
+import { expandRoles } from './scopes';
+
+const IDENT = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+
+export class CreateKeyBody {
+  @ApiProperty({ description: 'Principal id the key acts as (opaque, never PII).' })
+  @IsString()
+  @Matches(IDENT)
+  principal: string;
+
+  @ApiPropertyOptional({ description: 'Workspace the key is bound to; defaults to the caller’s.' })
+  @IsOptional()
+  @IsString()
+  @Matches(IDENT)
+  workspace?: string;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(200, { each: true })
+  scopes?: string[];
+
+  @ApiPropertyOptional({ type: [String], description: 'viewer, editor or admin' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(10)
+  @IsString({ each: true })
+  roles?: string[];
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  @IsOptional()
+  @IsDateString()
+  expiresAt?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
+}
+
+const KEY_VIEW = {
+  type: 'object',
+  required: ['id', 'tenant', 'principal', 'scopes', 'roles', 'prefix', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    tenant: { type: 'string' },
+    workspace: { type: 'string' },
+    principal: { type: 'string' },
+    name: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    roles: { type: 'array', items: { type: 'string' } },
+    prefix: { type: 'string' },
+    expiresAt: { type: 'string', format: 'date-time' },
+    revokedAt: { type: 'string', format: 'date-time' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+/** API keys of the caller's own tenant. A key can only mint keys with scopes it holds itself. */
+@ApiTags('keys')
+@Controller()
+export class KeysController {
+  constructor(private readonly keys: ApiKeyService) {}
+
+  @Scopes('keys:manage')
+  @Post('/v1/keys')
+  @ApiOperation({ operationId: 'createApiKey', summary: 'Mint an API key for the caller’s tenant (shown once)' })
+  @ApiBody({ type: CreateKeyBody })
+  @ApiCreatedResponse({ schema: { type: 'object', required: ['key', 'apiKey'], properties: { key: { type: 'string' }, apiKey: KEY_VIEW } } })
+  @ApiErrors(400, 401, 403)
+  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateKeyBody): Promise<{ key: string; apiKey: ApiKeyView }> {
+    const wanted = [...(body.scopes ?? []), ...expandRoles(body.roles ?? [])];
+    if (!hasScopes(p, wanted)) {
+      throw new ForbiddenError('A key cannot grant scopes its creator does not hold.', { requiredScopes: wanted.filter((s) => !p.scopes.has(s)) });
+    }
+    const { key, view } = await this.keys.create({
+      tenant: p.tenant,
+      workspace: body.workspace ?? p.workspace,
+      principal: body.principal,
+      scopes: body.scopes,
+      roles: body.roles,
+      expiresAt: body.expiresAt ? new Date(body.expiresAt) : undefined,
+      name: body.name,
+    });
+    return { key, apiKey: view };
+  }
+
+  @Scopes('keys:manage')
+  @Get('/v1/keys')
+  @ApiOperation({ operationId: 'listApiKeys', summary: 'List the API keys of the caller’s tenant (never their secrets)' })
+  @ApiOkResponse({ schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: KEY_VIEW } } } })
+  @ApiErrors(401, 403)
+  async list(@CurrentPrincipal() p: Principal): Promise<{ keys: ApiKeyView[] }> {
+    return { keys: await this.keys.list(p.tenant) };
+  }
+
+  @Scopes('keys:manage')
+  @Delete('/v1/keys/:id')
+  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke an API key of the caller’s tenant' })
+  @ApiOkResponse({ schema: KEY_VIEW })
+  @ApiErrors(401, 403, 404)
+  async revoke(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ApiKeyView> {
+    return this.keys.revoke(id, p.tenant);
+  }
+}

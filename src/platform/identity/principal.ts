@@ -1,0 +1,28 @@
+/**
+ * Who is calling, derived only from a verified credential (the protocol has no tenant header).
+ * Passed explicitly from controller to service to repository.
+ */
+export interface Principal {
+  tenant: string;
+  workspace?: string;
+  principal: string;
+  scopes: ReadonlySet<string>;
+  kind: 'api-key' | 'jwt' | 'system';
+  /** API key id, when the credential is an API key. */
+  keyId?: string;
+}
+
+/** The tenant/workspace scope every tenant-owned query is filtered by. */
+export interface TenantScope {
+  tenant: string;
+  workspace?: string;
+}
+
+export function hasScopes(p: Principal, required: readonly string[]): boolean {
+  return required.every((s) => p.scopes.has(s));
+}
+
+/** A principal for work the host does on a tenant's behalf (scheduler, CLI). */
+export function systemPrincipal(tenant: string, workspace?: string, scopes: readonly string[] = []): Principal {
+  return { tenant, workspace, principal: 'system', scopes: new Set(scopes), kind: 'system' };
+}

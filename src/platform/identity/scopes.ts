@@ -1,0 +1,56 @@
+/**
+ * The one table of scopes the host defines and the roles that bundle them. Keys may also carry free
+ * scopes (a tool can require `tools:fs:read`); one scope never implies another.
+ */
+export const HOST_SCOPES = {
+  'runs:read': 'Read runs and their event logs (including the host event stream).',
+  'runs:create': 'Start runs.',
+  'tools:read': 'Read the tool catalog.',
+  'connections:read': 'Read connection packs and connections (never credentials).',
+  'connections:manage': 'Install or remove connection packs; create, rotate and delete connections.',
+  'proposals:read': 'List and read proposals.',
+  'proposals:propose': 'Submit proposals (external synthesizers).',
+  'proposals:review': 'Revise, reject or archive proposals.',
+  'packs:publish': 'Activate proposals (install their artifacts) and install packs.',
+  'approvals:respond': 'Grant or deny approval gates.',
+  'goals:read': 'List and read standing goals.',
+  'goals:write': 'Create, update, pause, resume and abandon goals; report contributing runs.',
+  'portability:export': 'Export the tenant estate as a bundle.',
+  'portability:import': 'Plan and apply bundle imports.',
+  'keys:manage': 'Create, list and revoke API keys of the own tenant.',
+} as const;
+
+export type HostScope = keyof typeof HOST_SCOPES;
+
+export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
+
+export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
+  viewer: {
+    description: 'Reads everything the tenant holds.',
+    scopes: ['runs:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read'],
+  },
+  editor: {
+    description: 'A viewer who also creates work: runs, goals, proposals, reviews and imports.',
+    scopes: [
+      'runs:read', 'runs:create', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
+      'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import',
+    ],
+  },
+  admin: { description: 'Every scope the host defines.', scopes: ALL_HOST_SCOPES },
+};
+
+export function expandRoles(roles: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const role of roles) {
+    const def = ROLES[role];
+    // Fail closed: an unknown role grants nothing.
+    if (def) for (const s of def.scopes) out.add(s);
+  }
+  return [...out];
+}
+
+const SCOPE_PATTERN = /^[a-z][a-z0-9._-]*(:[a-z0-9._*-]+)+$/;
+
+export function isValidScope(scope: string): boolean {
+  return SCOPE_PATTERN.test(scope);
+}

@@ -1,0 +1,23 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { protocolSchemaRef } from './protocol-schemas';
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'validation_error: the request is malformed (details list the fields).',
+  401: 'unauthenticated: missing, malformed, unknown, expired or revoked credential.',
+  403: 'forbidden: the credential lacks a required scope (details.requiredScopes).',
+  404: 'not_found: the resource does not exist or the caller may not see it.',
+  409: 'Conflict with the current state.',
+  413: 'payload_too_large: the body exceeds limits.maxRequestBodyBytes.',
+  415: 'unsupported_media_type: send application/json.',
+  422: 'The request is understood but refused on its meaning.',
+  500: 'internal_error (details.correlationId).',
+};
+
+/** Declares the error answers of a route; all of them share the one ErrorEnvelope schema. */
+export function ApiErrors(...statuses: number[]) {
+  const all = [...new Set([...statuses, 500])].sort();
+  return applyDecorators(
+    ...all.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error.', schema: protocolSchemaRef('ErrorEnvelope') })),
+  );
+}

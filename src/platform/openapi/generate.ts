@@ -1,0 +1,27 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../app.module';
+import { loadHostConfig } from '../config/host-config';
+import { PluginStateStore } from '../plugins/plugin-state.store';
+import { buildOpenApiDocument } from './openapi-document';
+import { OpenApiHolder } from './openapi.controller';
+
+/**
+ * The document of the host itself (no plugins, no database): what `schemas/openapi.json` holds.
+ * Providers are constructed but never started, so no connection is made.
+ */
+export async function generateOpenApiDocument(): Promise<Record<string, unknown>> {
+  const config = loadHostConfig({ LOG_LEVEL: 'silent', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_TEST_SEAMS: 'true' });
+  const dataSource = new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot({ config, dataSource, pluginState: new PluginStateStore(), openApi: new OpenApiHolder(), plugins: [] }),
+    new FastifyAdapter(),
+    { logger: false, abortOnError: false },
+  );
+  try {
+    return buildOpenApiDocument(app);
+  } finally {
+    await app.close();
+  }
+}

@@ -1,0 +1,16 @@
+/**
+ * "Who can reach what", one line per operation: `METHOD path  scopes` (public, or seam + scopes).
+ * Committed as schemas/route-scopes.txt so every change to it shows in review.
+ */
+export function routeScopesTable(doc: Record<string, unknown>): string {
+  const lines: string[] = [];
+  for (const [p, ops] of Object.entries((doc.paths as Record<string, Record<string, Record<string, unknown>>>) ?? {})) {
+    for (const [method, op] of Object.entries(ops)) {
+      const scopes = (op['x-required-scopes'] as string[] | undefined) ?? [];
+      const secured = Array.isArray(op.security) && op.security.length > 0;
+      const label = !secured ? 'public' : `${op['x-test-seam'] ? 'seam ' : ''}${scopes.length ? scopes.join(' + ') : 'authenticated'}`;
+      lines.push(`${method.toUpperCase().padEnd(6)} ${p.padEnd(60)} ${label}`);
+    }
+  }
+  return `${lines.sort().join('\n')}\n`;
+}

@@ -1,0 +1,73 @@
+import { DynamicModule, Global, Module, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
+import { HOST_CONFIG, HostConfig } from './config/host-config';
+import { DiscoveryController } from './discovery/discovery.controller';
+import { DiscoveryDocumentService } from './discovery/discovery.service';
+import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
+import { EventLogService } from './events/event-log.service';
+import { EventsController } from './events/events.controller';
+import { RunService } from './events/run.service';
+import { HealthController } from './health/health.controller';
+import { HealthService } from './health/health.service';
+import { ApiKeyService } from './identity/api-key.service';
+import { AuthGuard } from './identity/auth.guard';
+import { JwtVerifier } from './identity/jwt-verifier';
+import { KeysController } from './identity/keys.controller';
+import { RouteAudit } from './identity/route-audit';
+import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
+import { PluginStateStore } from './plugins/plugin-state.store';
+import { PeriodicTaskService } from './scheduler/periodic-task.service';
+import { SchemaRegistry } from './schemas/schema-registry';
+
+export interface PlatformOptions {
+  config: HostConfig;
+  dataSource: DataSource;
+  pluginState: PluginStateStore;
+  openApi: OpenApiHolder;
+}
+
+/**
+ * The cross-cutting host contract every capability uses: config, database, identity and scopes,
+ * the error envelope, discovery, the event log, the pack registry, the scheduler and health.
+ * The request pipeline is registered as APP_* providers so every bootstrap sees the same one.
+ */
+@Global()
+@Module({})
+export class PlatformModule {
+  static forRoot(options: PlatformOptions): DynamicModule {
+    const services = [
+      ApiKeyService,
+      JwtVerifier,
+      DiscoveryDocumentService,
+      EventLogService,
+      RunService,
+      ArtifactRegistryService,
+      HealthService,
+      PeriodicTaskService,
+    ];
+    return {
+      module: PlatformModule,
+      imports: [DiscoveryModule, ScheduleModule.forRoot()],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController],
+      providers: [
+        { provide: HOST_CONFIG, useValue: options.config },
+        { provide: DataSource, useValue: options.dataSource },
+        { provide: SchemaRegistry, useValue: SchemaRegistry.shared() },
+        { provide: PluginStateStore, useValue: options.pluginState },
+        { provide: OpenApiHolder, useValue: options.openApi },
+        ...services,
+        RouteAudit,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
+        {
+          provide: APP_PIPE,
+          useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } }),
+        },
+      ],
+      exports: [HOST_CONFIG, DataSource, SchemaRegistry, PluginStateStore, OpenApiHolder, DiscoveryModule, ...services],
+    };
+  }
+}

@@ -1,0 +1,141 @@
+import * as path from 'node:path';
+import type { DynamicModule, Provider, Type } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { BrandedPlugin, isPlugin, PLUGIN_API_VERSION, PLUGIN_CONTEXT, PluginContext, PluginLogger } from '@openwop-host/plugin-sdk';
+import type { Logger } from 'pino';
+import * as semver from 'semver';
+import type { HostConfig } from '../config/host-config';
+import type { SchemaRegistry } from '../schemas/schema-registry';
+import type { PluginStateStore } from './plugin-state.store';
+
+export interface LoadedPlugin {
+  id: string;
+  version: string;
+  specifier: string;
+  module: DynamicModule;
+}
+
+export interface PluginFailure {
+  specifier: string;
+  id?: string;
+  reason: string;
+}
+
+export interface PluginLoadResult {
+  loaded: LoadedPlugin[];
+  failed: PluginFailure[];
+}
+
+const GLOBAL_ENHANCERS = new Set<unknown>([APP_GUARD, APP_FILTER, APP_PIPE, APP_INTERCEPTOR]);
+
+export class PluginLoadError extends Error {}
+
+function resolveSpecifier(spec: string, cwd: string): string {
+  try {
+    if (spec.startsWith('.') || path.isAbsolute(spec)) return require.resolve(path.resolve(cwd, spec));
+    return require.resolve(spec, { paths: [cwd, path.resolve(__dirname, '../../..')] });
+  } catch {
+    throw new PluginLoadError(`cannot find the package or file "${spec}" (is it installed?)`);
+  }
+}
+
+function pluginLogger(base: Logger, id: string): PluginLogger {
+  const child = base.child({ plugin: id });
+  return {
+    debug: (m, f) => child.debug(f ?? {}, m),
+    info: (m, f) => child.info(f ?? {}, m),
+    warn: (m, f) => child.warn(f ?? {}, m),
+    error: (m, f) => child.error(f ?? {}, m),
+  };
+}
+
+function timedFetch(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
+  const { timeoutMs = 10_000, ...rest } = init;
+  const signal = rest.signal ? AbortSignal.any([rest.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+  return fetch(url, { ...rest, signal });
+}
+
+function providersOf(mod: DynamicModule | Type<unknown>): Provider[] {
+  if (typeof mod === 'function') return (Reflect.getMetadata('providers', mod) as Provider[] | undefined) ?? [];
+  const own = (mod.providers ?? []) as Provider[];
+  const fromClass = (Reflect.getMetadata('providers', mod.module) as Provider[] | undefined) ?? [];
+  return [...own, ...fromClass];
+}
+
+/** A plugin may not weaken the host's pipeline: global guards, filters, pipes and interceptors are refused. */
+export function assertNoGlobalEnhancers(mod: DynamicModule | Type<unknown>, id: string, seen = new Set<unknown>()): void {
+  if (seen.has(mod)) return;
+  seen.add(mod);
+  for (const p of providersOf(mod)) {
+    if (p && typeof p === 'object' && 'provide' in p && GLOBAL_ENHANCERS.has(p.provide)) {
+      throw new PluginLoadError(`plugin "${id}" registers a global ${String(p.provide)}, which plugins may not do`);
+    }
+  }
+  const imports = typeof mod === 'function' ? ((Reflect.getMetadata('imports', mod) as unknown[]) ?? []) : [...(mod.imports ?? []), ...((Reflect.getMetadata('imports', mod.module) as unknown[]) ?? [])];
+  for (const i of imports) {
+    if (i && (typeof i === 'function' || (typeof i === 'object' && 'module' in (i as object)))) assertNoGlobalEnhancers(i as DynamicModule, id, seen);
+  }
+}
+
+/**
+ * Loads the plugins named in OPENWOP_PLUGINS: resolve the package or path, check its brand and the
+ * host range it supports, validate its options against its own JSON Schema, build its module with
+ * curated host services, and refuse global enhancers. A failure is reported and skips that plugin,
+ * unless OPENWOP_PLUGINS_STRICT=true.
+ */
+export function loadPlugins(
+  config: Pick<HostConfig, 'plugins' | 'pluginsStrict' | 'file'>,
+  deps: { logger: Logger; schemas: SchemaRegistry; state: PluginStateStore; cwd?: string },
+): PluginLoadResult {
+  const loaded: LoadedPlugin[] = [];
+  const failed: PluginFailure[] = [];
+  const ids = new Set<string>();
+  for (const specifier of config.plugins) {
+    let id: string | undefined;
+    try {
+      const resolved = resolveSpecifier(specifier, deps.cwd ?? process.cwd());
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const exported = require(resolved) as Record<string, unknown>;
+      const candidate = [exported.default, exported.plugin, exported].find(isPlugin) as BrandedPlugin | undefined;
+      if (!candidate) throw new PluginLoadError('its main export is not a plugin made with definePlugin()');
+      id = candidate.id;
+      if (!/^[a-z0-9][a-z0-9._-]*$/.test(id)) throw new PluginLoadError(`invalid plugin id "${id}"`);
+      if (ids.has(id)) throw new PluginLoadError(`plugin id "${id}" is loaded twice`);
+      if (!semver.validRange(candidate.hostRange)) throw new PluginLoadError(`hostRange "${candidate.hostRange}" is not a SemVer range`);
+      if (!semver.satisfies(PLUGIN_API_VERSION, candidate.hostRange)) {
+        throw new PluginLoadError(`it supports host API ${candidate.hostRange}, this host provides ${PLUGIN_API_VERSION}`);
+      }
+      const options = (config.file.plugins?.[id] ?? {}) as Record<string, unknown>;
+      if (candidate.configSchema) {
+        const errors = deps.schemas.validateWith(candidate.configSchema, options);
+        if (errors.length) throw new PluginLoadError(`its options are invalid: ${errors.map((e) => `${e.path || '/'} ${e.message}`).join('; ')}`);
+      }
+      const ctx: PluginContext = {
+        id,
+        config: options,
+        logger: pluginLogger(deps.logger, id),
+        http: { fetch: timedFetch },
+        kv: deps.state.forPlugin(id),
+      };
+      const built = typeof candidate.module === 'function' && !isModuleClass(candidate.module)
+        ? (candidate.module as (c: PluginContext) => Type<unknown> | DynamicModule)(ctx)
+        : (candidate.module as Type<unknown> | DynamicModule);
+      assertNoGlobalEnhancers(built, id);
+      const base: DynamicModule = typeof built === 'function' ? { module: built } : built;
+      const module: DynamicModule = { ...base, providers: [...(base.providers ?? []), { provide: PLUGIN_CONTEXT, useValue: ctx }] };
+      ids.add(id);
+      loaded.push({ id, version: candidate.version, specifier, module });
+      deps.logger.info({ plugin: id, version: candidate.version, specifier }, 'plugin loaded');
+    } catch (e) {
+      const reason = (e as Error).message;
+      failed.push({ specifier, id, reason });
+      deps.logger.error({ plugin: id ?? specifier, reason }, 'plugin failed to load');
+      if (config.pluginsStrict) throw new PluginLoadError(`plugin ${id ?? specifier} failed to load: ${reason}`);
+    }
+  }
+  return { loaded, failed };
+}
+
+function isModuleClass(fn: unknown): boolean {
+  return typeof fn === 'function' && (Reflect.getMetadataKeys(fn as object).some((k) => ['imports', 'providers', 'controllers', 'exports'].includes(String(k))) || /^class\s/.test(Function.prototype.toString.call(fn)));
+}

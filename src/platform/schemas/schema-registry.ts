@@ -1,0 +1,91 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+
+export interface SchemaViolation {
+  /** JSON Pointer of the offending value ('' is the document itself). */
+  path: string;
+  message: string;
+  keyword: string;
+}
+
+export const SCHEMAS_ROOT = path.resolve(__dirname, '../../../schemas');
+
+/**
+ * The JSON Schemas the host validates with: the protocol's published v1 schemas (schemas/openwop/)
+ * and the host's own (schemas/*.schema.json). Schemas are registered at start and compiled on first
+ * use, so a start does not pay for schemas nobody validates against.
+ */
+export class SchemaRegistry {
+  private static instance?: SchemaRegistry;
+  private readonly ajv: Ajv2020;
+  private readonly ids = new Map<string, string>();
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  static shared(): SchemaRegistry {
+    return (SchemaRegistry.instance ??= new SchemaRegistry());
+  }
+
+  constructor(root = SCHEMAS_ROOT) {
+    // strict:false because the published schemas carry vendor keywords (x-openwop-*); formats are checked.
+    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    addFormats(this.ajv);
+    for (const dir of [path.join(root, 'openwop'), root]) {
+      if (!fs.existsSync(dir)) continue;
+      for (const file of fs.readdirSync(dir).sort()) {
+        if (!file.endsWith('.schema.json')) continue;
+        this.register(file.replace(/\.schema\.json$/, ''), JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
+      }
+    }
+  }
+
+  /** Registers a schema under a short name (also reachable by its $id for cross-references). */
+  register(name: string, schema: Record<string, unknown>): void {
+    const id = typeof schema.$id === 'string' ? schema.$id : `urn:openwop-host:${name}`;
+    if (!this.ajv.getSchema(id)) this.ajv.addSchema(schema.$id ? schema : { ...schema, $id: id });
+    this.ids.set(name, id);
+    this.compiled.delete(name);
+  }
+
+  has(name: string): boolean {
+    return this.ids.has(name);
+  }
+
+  validator(name: string): ValidateFunction {
+    let fn = this.compiled.get(name);
+    if (!fn) {
+      const id = this.ids.get(name);
+      if (!id) throw new Error(`unknown schema "${name}"`);
+      fn = this.ajv.getSchema(id);
+      if (!fn) throw new Error(`schema "${name}" did not compile`);
+      this.compiled.set(name, fn);
+    }
+    return fn;
+  }
+
+  /** Validates and returns the violations (empty when valid). */
+  validate(name: string, value: unknown): SchemaViolation[] {
+    const fn = this.validator(name);
+    return fn(value) ? [] : toViolations(fn.errors ?? []);
+  }
+
+  /** Validates against a schema object that is not registered (for example a plugin's config schema). */
+  validateWith(schema: Record<string, unknown>, value: unknown): SchemaViolation[] {
+    const fn = this.ajv.compile(schema);
+    return fn(value) ? [] : toViolations(fn.errors ?? []);
+  }
+}
+
+export function toViolations(errors: ErrorObject[]): SchemaViolation[] {
+  return errors.map((e) => ({
+    path:
+      e.keyword === 'required' && typeof (e.params as { missingProperty?: string }).missingProperty === 'string'
+        ? `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`
+        : e.keyword === 'additionalProperties'
+          ? `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`
+          : e.instancePath,
+    message: e.message ?? 'is invalid',
+    keyword: e.keyword,
+  }));
+}

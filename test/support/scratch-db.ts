@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+/** A fresh, empty database on the test server (for migration and drift tests). */
+export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL!;
+  if (process.env.OPENWOP_TEST_DB_MODE === 'embedded') {
+    const c = new Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query('DROP SCHEMA IF EXISTS public CASCADE');
+    await c.query('CREATE SCHEMA public');
+    await c.end();
+    return { url: adminUrl, drop: async () => undefined };
+  }
+  const name = `ows_${randomBytes(6).toString('hex')}`;
+  const c = new Client({ connectionString: adminUrl });
+  await c.connect();
+  await c.query(`CREATE DATABASE "${name}"`);
+  await c.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const d = new Client({ connectionString: adminUrl });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}

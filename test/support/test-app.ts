@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import createClient, { Client } from 'openapi-fetch';
+import { Client as PgClient } from 'pg';
+import type { DataSource } from 'typeorm';
+import { createHost, Host } from '../../src/bootstrap';
+import { HostConfig, loadHostConfig } from '../../src/platform/config/host-config';
+import { ApiKeyService } from '../../src/platform/identity/api-key.service';
+import type { paths } from '../generated/openapi';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export interface TestAppOptions {
+  /** Environment variables for the host (merged over test defaults). */
+  env?: Record<string, string>;
+  /** Written to a temporary file and passed as OPENWOP_CONFIG. */
+  configFile?: Record<string, unknown>;
+  /** Join an existing test database (a second host instance on the same data) instead of creating one. */
+  database?: string;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface KeyOptions {
+  tenant?: string;
+  workspace?: string;
+  principal?: string;
+  scopes?: string[];
+  roles?: string[];
+  expiresAt?: Date;
+}
+
+export interface TestApp {
+  host: Host;
+  app: NestFastifyApplication;
+  moduleRef: NestFastifyApplication;
+  ds: DataSource;
+  config: HostConfig;
+  databaseName: string;
+  /** Every log line the host wrote (JSON text). */
+  logs: string[];
+  key(opts?: KeyOptions): Promise<string>;
+  http(method: string, url: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string | Buffer }): Promise<HttpResult>;
+  api(token?: string): Client<paths>;
+  close(): Promise<void>;
+}
+
+function adminUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set: run the tests through jest (jest.config.js picks the database)');
+  return url;
+}
+
+function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: PgClient) => Promise<T>): Promise<T> {
+  const c = new PgClient({ connectionString: adminUrl() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+const embedded = () => process.env.OPENWOP_TEST_DB_MODE === 'embedded';
+
+/** Boots the real host (Nest on Fastify) against a fresh, migrated PostgreSQL database. */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  let databaseName = options.database ?? `owt_${randomBytes(6).toString('hex')}`;
+  const owned = !options.database;
+  if (embedded()) {
+    databaseName = 'postgres';
+    if (owned) {
+      await admin(async (c) => {
+        await c.query('DROP SCHEMA IF EXISTS public CASCADE');
+        await c.query('CREATE SCHEMA public');
+      });
+    }
+  } else if (owned) {
+    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"`));
+  }
+  let configPath: string | undefined;
+  if (options.configFile) {
+    configPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-cfg-')), 'config.json');
+    fs.writeFileSync(configPath, JSON.stringify(options.configFile));
+  }
+  const env: Record<string, string> = {
+    LOG_LEVEL: 'info',
+    OPENWOP_SCHEDULER_ENABLED: 'false',
+    OPENWOP_BOOTSTRAP_KEY: 'false',
+    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-data-')),
+    ...options.env,
+    DATABASE_URL: embedded() ? adminUrl() : withDatabase(adminUrl(), databaseName),
+  };
+  if (configPath) env.OPENWOP_CONFIG = configPath;
+  const config = loadHostConfig(env);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  let host: Host;
+  try {
+    host = await createHost(config, { logDestination: sink });
+  } catch (e) {
+    if (owned && !embedded()) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)).catch(() => undefined);
+    throw e;
+  }
+  const app = host.app;
+
+  const http: TestApp['http'] = async (method, url, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let payload: string | Buffer | undefined;
+    if (opts.rawBody !== undefined) payload = opts.rawBody;
+    else if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await app.inject({ method: method as never, url, headers, payload });
+    let body: unknown = undefined;
+    if (res.body) {
+      try {
+        body = JSON.parse(res.body);
+      } catch {
+        body = res.body;
+      }
+    }
+    return { status: res.statusCode, headers: res.headers as HttpResult['headers'], body, text: res.body };
+  };
+
+  /** openapi-fetch over Fastify inject: the generated client drives the real pipeline without a port. */
+  const injectFetch = async (input: Request): Promise<Response> => {
+    const u = new URL(input.url);
+    const headers: Record<string, string> = {};
+    input.headers.forEach((v, k) => (headers[k] = v));
+    const body = input.body ? Buffer.from(await input.arrayBuffer()) : undefined;
+    const res = await app.inject({ method: input.method as never, url: `${u.pathname}${u.search}`, headers, payload: body });
+    const outHeaders = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) outHeaders.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+    const nullBody = [204, 304].includes(res.statusCode);
+    return new Response(nullBody ? null : res.rawPayload, { status: res.statusCode, headers: outHeaders });
+  };
+
+  return {
+    host,
+    app,
+    moduleRef: app,
+    ds: host.dataSource,
+    config,
+    databaseName,
+    logs,
+    async key(o = {}) {
+      const { key } = await app.get(ApiKeyService).create({
+        tenant: o.tenant ?? 'default',
+        workspace: o.workspace,
+        principal: o.principal ?? 'tester',
+        scopes: o.scopes ?? (o.roles ? [] : ['runs:read']),
+        roles: o.roles,
+        expiresAt: o.expiresAt,
+      });
+      return key;
+    },
+    http,
+    api(token?: string) {
+      return createClient<paths>({
+        baseUrl: 'http://openwop.test',
+        fetch: injectFetch,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+    },
+    async close() {
+      await host.close();
+      if (owned && !embedded()) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`));
+    },
+  };
+}
