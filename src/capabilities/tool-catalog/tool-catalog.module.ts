@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { NodePackInstaller, WorkflowChainPackInstaller } from './installers/pack-installers';
+import { ToolSessionController } from './sessions/tool-session.controller';
+import { ToolSessionService } from './sessions/tool-session.service';
+import { HostExtensionToolSource } from './sources/host-extension.source';
+import { McpToolSource } from './sources/mcp.source';
+import { PackDirectory } from './sources/pack-directory';
+import { PackListingChanges } from './sources/pack-listing-changes';
+import { NodePackToolSource, WorkflowToolSource } from './sources/pack.sources';
+import { ToolCatalogAdvertiser } from './tool-catalog.advertiser';
+import { TOOL_CATALOG_SETTINGS, toolCatalogSettings } from './tool-catalog.config';
+import { ToolCatalogController } from './tool-catalog.controller';
+import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
+
+/**
+ * Tool catalog (RFC 0078): `GET /v1/tools[/{toolId}]`, the tool-source extension point with five
+ * built-in sources (node-pack, workflow, mcp, host-extension; connector comes from the connections
+ * capability), the node-pack and workflow-chain-pack installers, and tool sessions.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [ToolCatalogController, ToolSessionController],
+  providers: [
+    { provide: TOOL_CATALOG_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => toolCatalogSettings(config) },
+    CatalogClock,
+    ToolCatalogService,
+    ToolSessionService,
+    ToolCatalogAdvertiser,
+    PackListingChanges,
+    PackDirectory,
+    NodePackInstaller,
+    WorkflowChainPackInstaller,
+    NodePackToolSource,
+    WorkflowToolSource,
+    McpToolSource,
+    HostExtensionToolSource,
+  ],
+  exports: [ToolCatalogService, ToolSessionService],
+})
+export class ToolCatalogModule {}
