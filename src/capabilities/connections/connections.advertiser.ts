@@ -1,0 +1,20 @@
+import { Injectable } from '@nestjs/common';
+import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capability-advertiser';
+import { CredentialStoreService } from './credentials/credential-store.service';
+
+/**
+ * `connections` (RFC 0095) is served whenever this module is mounted. `credentials` (RFC 0046) is
+ * advertised only while credentials can actually be stored (a key is configured): a host on
+ * DATABASE_URL without OPENWOP_CREDENTIAL_KEYS serves packs but not credentials.
+ */
+@Advertiser()
+@Injectable()
+export class ConnectionsAdvertiser implements CapabilityAdvertiser {
+  constructor(private readonly credentials: CredentialStoreService) {}
+
+  advertise(): Record<string, unknown> {
+    const doc: Record<string, unknown> = { connections: { supported: true, packsSupported: true } };
+    if (this.credentials.available()) doc.credentials = { supported: true, scopes: ['tenant'], encryptionAtRest: true };
+    return doc;
+  }
+}

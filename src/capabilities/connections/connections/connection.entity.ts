@@ -1,0 +1,39 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+/**
+ * A tenant's connection: a provider plus a reference to a credential in the credential store.
+ * The row never holds credential material; `credentialId` is null for a connection imported
+ * without its credential (it needs a re-bind).
+ */
+@Entity({ name: 'connection' })
+@Index('connection_name_uq', ['tenant', 'name'], { unique: true })
+@Index('connection_provider_idx', ['tenant', 'providerId'])
+export class ConnectionEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'text' })
+  tenant: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ name: 'provider_id', type: 'text' })
+  providerId: string;
+
+  @Column({ name: 'credential_id', type: 'uuid', nullable: true })
+  credentialId: string | null;
+
+  /** Where the connection came from: `api` or `import`. */
+  @Column({ type: 'text', default: 'api' })
+  origin: string;
+
+  @Column({ name: 'created_by', type: 'text' })
+  createdBy: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

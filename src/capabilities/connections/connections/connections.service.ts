@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ConflictError, DomainError, NotFoundError } from '../../../platform/errors/domain-error';
+import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
+import type { Principal, TenantScope } from '../../../platform/identity/principal';
+import { ConnectionChangeNotifier } from '../connection-change-notifier';
+import { CredentialStoreService } from '../credentials/credential-store.service';
+import { ConnectionPacksService } from '../packs/connection-packs.service';
+import { ConnectionEntity } from './connection.entity';
+
+/** What anyone outside the credential store sees of a connection: never credential material. */
+export interface ConnectionView {
+  id: string;
+  name: string;
+  provider: string;
+  /** Opaque reference agents and tools use (`cred:<id>`); null when no credential is bound. */
+  credentialRef: string | null;
+  /** False for a connection imported without its credential: bind one with PUT .../credential. */
+  credentialBound: boolean;
+  origin: string;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function credentialRefOf(credentialId: string | null): string | null {
+  return credentialId ? `cred:${credentialId}` : null;
+}
+
+export function toConnectionView(e: ConnectionEntity): ConnectionView {
+  return {
+    id: e.id,
+    name: e.name,
+    provider: e.providerId,
+    credentialRef: credentialRefOf(e.credentialId),
+    credentialBound: !!e.credentialId,
+    origin: e.origin,
+    createdBy: e.createdBy,
+    createdAt: e.createdAt.toISOString(),
+    updatedAt: e.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Tenant connections (RFC 0046): a provider plus a credential held encrypted in the credential
+ * store. The credential is write-only: created and rotated here, never read back through any view.
+ * Exported for other capabilities, which read connections of a scope by reference only.
+ */
+@Injectable()
+export class ConnectionsService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly credentials: CredentialStoreService,
+    private readonly packs: ConnectionPacksService,
+    private readonly events: EventLogService,
+    private readonly notifier: ConnectionChangeNotifier,
+  ) {}
+
+  async create(p: Principal, input: { provider: string; name: string; credential: string }): Promise<ConnectionView> {
+    const resolved = await this.packs.requireProvider(p, input.provider);
+    const view = await this.ds.transaction(async (m) => {
+      const credentialId = await this.credentials.store(p.tenant, input.credential, m);
+      const inserted = (await m.query(
+        `INSERT INTO "connection" ("tenant", "name", "provider_id", "credential_id", "origin", "created_by") VALUES ($1, $2, $3, $4, 'api', $5)
+         ON CONFLICT ("tenant", "name") DO NOTHING RETURNING "id"`,
+        [p.tenant, input.name, resolved.providerId, credentialId, p.principal],
+      )) as Array<{ id: string }>;
+      if (!inserted.length) throw new ConflictError('connection_exists', `A connection named "${input.name}" already exists.`, { name: input.name });
+      const row = await m.getRepository(ConnectionEntity).findOneByOrFail({ id: inserted[0].id });
+      await this.events.append(p, HOST_STREAM, 'connection.created', { connectionId: row.id, name: row.name, provider: row.providerId, credentialRef: credentialRefOf(credentialId) }, { manager: m });
+      return toConnectionView(row);
+    });
+    this.notifier.changed(p.tenant);
+    return view;
+  }
+
+  async list(scope: TenantScope, manager?: EntityManager): Promise<ConnectionView[]> {
+    const rows = await (manager ?? this.ds.manager).getRepository(ConnectionEntity).find({ where: { tenant: scope.tenant }, order: { name: 'ASC' } });
+    return rows.map(toConnectionView);
+  }
+
+  /** Whether any tenant has a connection with a credential bound (what the connector source projects from). */
+  async anyUsable(): Promise<boolean> {
+    const rows = (await this.ds.query('SELECT 1 FROM "connection" WHERE "credential_id" IS NOT NULL LIMIT 1')) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** 404 for an unknown id, a malformed id and another tenant's id alike. */
+  async get(scope: TenantScope, id: string, manager?: EntityManager): Promise<ConnectionView> {
+    return toConnectionView(await this.row(scope, id, manager));
+  }
+
+  async findByName(scope: TenantScope, name: string, manager?: EntityManager): Promise<ConnectionView | undefined> {
+    const row = await (manager ?? this.ds.manager).getRepository(ConnectionEntity).findOne({ where: { tenant: scope.tenant, name } });
+    return row ? toConnectionView(row) : undefined;
+  }
+
+  private async row(scope: TenantScope, id: string, manager?: EntityManager, lock = false): Promise<ConnectionEntity> {
+    if (!UUID.test(id)) throw new NotFoundError('No such connection.');
+    const qb = (manager ?? this.ds.manager).getRepository(ConnectionEntity).createQueryBuilder('c').where('c.tenant = :t AND c.id = :id', { t: scope.tenant, id });
+    if (lock) qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    if (!row) throw new NotFoundError('No such connection.');
+    return row;
+  }
+
+  async delete(p: Principal, id: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const row = await this.row(p, id, m, true);
+      await m.getRepository(ConnectionEntity).delete({ tenant: p.tenant, id: row.id });
+      if (row.credentialId) await this.credentials.delete(p.tenant, row.credentialId, m);
+      await this.events.append(p, HOST_STREAM, 'connection.deleted', { connectionId: row.id, name: row.name, provider: row.providerId }, { manager: m });
+    });
+    this.notifier.changed(p.tenant);
+  }
+
+  /**
+   * Rotates (or, for an imported connection, binds) the credential. The reference stays the same,
+   * so agents and tools keep working; the old value is overwritten in the same transaction.
+   */
+  async rotateCredential(p: Principal, id: string, credential: string): Promise<ConnectionView> {
+    const view = await this.ds.transaction(async (m) => {
+      const row = await this.row(p, id, m, true);
+      let credentialId = row.credentialId;
+      if (credentialId) {
+        await this.credentials.replace(p.tenant, credentialId, credential, m);
+      } else {
+        credentialId = await this.credentials.store(p.tenant, credential, m);
+        await m.getRepository(ConnectionEntity).update({ tenant: p.tenant, id: row.id }, { credentialId });
+      }
+      // Touch the row so updatedAt tells when the credential last changed.
+      await m.query(`UPDATE "connection" SET "updated_at" = now() WHERE "tenant" = $1 AND "id" = $2`, [p.tenant, row.id]);
+      await this.events.append(p, HOST_STREAM, row.credentialId ? 'connection.credential_rotated' : 'connection.credential_bound', { connectionId: row.id, provider: row.providerId, credentialRef: credentialRefOf(credentialId) }, { manager: m });
+      return toConnectionView(await m.getRepository(ConnectionEntity).findOneByOrFail({ id: row.id }));
+    });
+    this.notifier.changed(p.tenant);
+    return view;
+  }
+
+  /**
+   * Hands the plaintext credential of a connection to `use`, for a request to `requestHost`, after
+   * the provider's egress check (RFC 0120: exact or dot-anchored apiHosts match; fails closed). The
+   * only way credential plaintext leaves the store. Refused: 403 `egress_host_not_allowed`.
+   */
+  async withCredential<T>(scope: TenantScope, connectionId: string, requestHost: string, use: (credential: string) => Promise<T>): Promise<T> {
+    const row = await this.row(scope, connectionId);
+    const decision = await this.packs.egressCheck(scope, row.providerId, requestHost);
+    if (!decision.allowed) {
+      throw new DomainError('egress_host_not_allowed', 403, `A credential of provider "${row.providerId}" may not be sent to that host.`, { provider: row.providerId, code: decision.code });
+    }
+    if (!row.credentialId) throw new DomainError('credential_not_found', 404, 'The connection has no credential bound.', { connectionId });
+    return use(await this.credentials.open(scope.tenant, row.credentialId));
+  }
+
+  /**
+   * Imports a connection reference (portability): re-owned to `p`, WITHOUT a credential, keyed on
+   * (tenant, name). Returns whether it was created and whether it needs a credential bound.
+   */
+  async importReference(p: Principal | { tenant: string; principal: string }, input: { name: string; provider: string }, m: EntityManager): Promise<{ created: boolean; id: string; needsRebind: boolean }> {
+    const inserted = (await m.query(
+      `INSERT INTO "connection" ("tenant", "name", "provider_id", "credential_id", "origin", "created_by") VALUES ($1, $2, $3, NULL, 'import', $4)
+       ON CONFLICT ("tenant", "name") DO NOTHING RETURNING "id"`,
+      [p.tenant, input.name, input.provider, p.principal],
+    )) as Array<{ id: string }>;
+    if (inserted.length) {
+      await this.events.append({ tenant: p.tenant }, HOST_STREAM, 'connection.created', { connectionId: inserted[0].id, name: input.name, provider: input.provider, credentialRef: null }, { manager: m });
+      this.notifier.changed(p.tenant);
+      return { created: true, id: inserted[0].id, needsRebind: true };
+    }
+    const existing = await m.getRepository(ConnectionEntity).findOneOrFail({ where: { tenant: p.tenant, name: input.name } });
+    return { created: false, id: existing.id, needsRebind: !existing.credentialId };
+  }
+}

@@ -1,0 +1,73 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import {
+  BuiltinConnectionProvider,
+  ConnectionProviderSource,
+  ConnectionProviderSourceContract,
+  extensionMetadata,
+} from '@openwop-host/plugin-sdk';
+import { HealthService } from '../../../platform/health/health.service';
+import { validateConnectionPackManifest } from './connection-pack-validator';
+import { isSemver } from './provider-resolution';
+
+export interface RegisteredBuiltin extends BuiltinConnectionProvider {
+  /** The contribution it came from (`openwop-host.builtin`, a plugin's id...). */
+  contributedBy: string;
+}
+
+/**
+ * The built-in providers: collected at start from every `@ConnectionProviderSource` contribution,
+ * each checked like an installed pack (credential-material scan, manifest schema, semantics). A
+ * contribution that throws or ships an invalid provider loses only that provider; health says why.
+ */
+@Injectable()
+export class BuiltinProviderRegistry implements OnApplicationBootstrap {
+  private readonly byId = new Map<string, RegisteredBuiltin>();
+  private readonly logger = new Logger('connections');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly health: HealthService,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const problems: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const meta = extensionMetadata(ConnectionProviderSource, wrapper.metatype ?? undefined);
+      if (!meta || !wrapper.instance) continue;
+      let contributed: BuiltinConnectionProvider[];
+      try {
+        contributed = await (wrapper.instance as ConnectionProviderSourceContract).providers();
+      } catch (e) {
+        problems.push(`${meta.id}: ${(e as Error).message}`);
+        continue;
+      }
+      for (const entry of contributed) problems.push(...this.add(meta.id, entry));
+    }
+    if (problems.length) {
+      for (const p of problems) this.logger.warn(`built-in connection provider left out: ${p}`);
+      this.health.report('connections.builtin-providers', false, `${problems.length} built-in provider(s) left out`, { problems });
+    }
+  }
+
+  /** Registers one built-in; returns why it was refused (empty when accepted). */
+  add(contributedBy: string, entry: BuiltinConnectionProvider): string[] {
+    const id = entry?.provider?.id;
+    const label = `${contributedBy}/${typeof id === 'string' ? id : '?'}`;
+    if (entry.version !== undefined && !isSemver(entry.version)) return [`${label}: version is not SemVer`];
+    const manifest = { name: 'core.openwop-host.builtin', version: entry.version ?? '0.0.0', kind: 'connection', engines: { openwop: '>=1.0.0' }, provider: entry.provider };
+    const errors = validateConnectionPackManifest(manifest);
+    if (errors.length) return [`${label}: ${errors.map((e) => `${e.code} at ${e.path ?? '/'}`).join(', ')}`];
+    if (this.byId.has(id)) return [`${label}: provider id already contributed by ${this.byId.get(id)!.contributedBy}`];
+    this.byId.set(id, { ...entry, contributedBy });
+    return [];
+  }
+
+  get(providerId: string): RegisteredBuiltin | undefined {
+    return this.byId.get(providerId);
+  }
+
+  list(): RegisteredBuiltin[] {
+    return [...this.byId.values()].sort((a, b) => a.provider.id.localeCompare(b.provider.id));
+  }
+}
