@@ -1,0 +1,61 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { ApprovalDecisionDto, ApprovalListQuery } from '../proposals.dto';
+import { APPROVAL_LIST_SCHEMA, APPROVAL_SCHEMA } from '../proposals.schemas';
+import { ApprovalsService, ApprovalView } from './approvals.service';
+
+const ID_PARAM = { name: 'id', description: 'Approval gate id' };
+
+/** RFC 0051 approval gates (opened by proposal apply in approval-gate activation mode). */
+@ApiTags('approvals')
+@Controller()
+export class ApprovalsController {
+  constructor(private readonly approvals: ApprovalsService) {}
+
+  @Scopes('approvals:respond')
+  @Get('/v1/approvals')
+  @ApiOperation({ operationId: 'listApprovals', summary: 'List approval gates of the caller’s tenant·workspace' })
+  @ApiOkResponse({ schema: APPROVAL_LIST_SCHEMA })
+  @ApiErrors(400, 401, 403)
+  async list(@CurrentPrincipal() p: Principal, @Query() q: ApprovalListQuery): Promise<{ approvals: ApprovalView[] }> {
+    return { approvals: await this.approvals.list(p, q.state) };
+  }
+
+  @Scopes('approvals:respond')
+  @Get('/v1/approvals/:id')
+  @ApiOperation({ operationId: 'getApproval', summary: 'Read an approval gate and its decisions' })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ schema: APPROVAL_SCHEMA })
+  @ApiErrors(401, 403, 404)
+  async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ApprovalView> {
+    return this.approvals.get(p, id);
+  }
+
+  /** Grants the gate; the grant that meets the quorum installs the artifact in the same transaction. */
+  @Scopes('approvals:respond')
+  @Post('/v1/approvals/:id/grant')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'grantApproval', summary: 'Grant an approval gate (releases it when the quorum is met)' })
+  @ApiParam(ID_PARAM)
+  @ApiBody({ type: ApprovalDecisionDto, required: false })
+  @ApiOkResponse({ schema: APPROVAL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  async grant(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ApprovalDecisionDto): Promise<ApprovalView> {
+    return this.approvals.grant(p, id, body?.reason);
+  }
+
+  @Scopes('approvals:respond')
+  @Post('/v1/approvals/:id/deny')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'denyApproval', summary: 'Deny an approval gate (closes it; nothing is installed)' })
+  @ApiParam(ID_PARAM)
+  @ApiBody({ type: ApprovalDecisionDto, required: false })
+  @ApiOkResponse({ schema: APPROVAL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async deny(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ApprovalDecisionDto): Promise<ApprovalView> {
+    return this.approvals.deny(p, id, body?.reason);
+  }
+}

@@ -1,0 +1,269 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/errors/domain-error';
+import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
+import type { Principal, TenantScope } from '../../../platform/identity/principal';
+import { ROLES } from '../../../platform/identity/scopes';
+import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
+import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
+import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
+
+export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
+
+export interface ApprovalView {
+  id: string;
+  state: ApprovalState;
+  subject: { kind: string; id: string };
+  requiredScope: string;
+  requiredRole: string | null;
+  quorum: number;
+  granted: number;
+  decisions: Array<{ principal: string; decision: 'granted' | 'denied'; reason?: string; decidedAt: string }>;
+  artifactRef: string;
+  requestedBy: string;
+  reason: string | null;
+  expiresAt: string;
+  createdAt: string;
+  decidedAt: string | null;
+}
+
+/** What a gated subject does when its gate releases or closes (inside the deciding transaction). */
+export interface GateSubject {
+  release(m: EntityManager, approval: ApprovalEntity, principal: Principal): Promise<void>;
+  closed(m: EntityManager, approval: ApprovalEntity): Promise<void>;
+}
+
+export interface GateRequest {
+  subjectKind: string;
+  subjectId: string;
+  tenant: string;
+  workspaceKey: string;
+  artifactRef: string;
+  artifactType: string;
+  title: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * RFC 0051 approval gates. A gate is released only by `quorum` distinct principals holding the
+ * required scope (and every scope of the required role), before it expires; one denial closes it
+ * (single veto); an expired gate auto-rejects (RFC 0093: fail closed). Nothing is installed unless
+ * the gate is granted.
+ */
+@Injectable()
+export class ApprovalsService implements OnApplicationBootstrap {
+  private readonly subjects = new Map<string, GateSubject>();
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly events: EventLogService,
+    private readonly tasks: PeriodicTaskService,
+    @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.tasks.register({ name: 'proposals.approval-expiry', intervalMs: this.settings.approval.sweepIntervalMs, run: () => this.expireDue().then(() => undefined) });
+  }
+
+  registerSubject(kind: string, subject: GateSubject): void {
+    this.subjects.set(kind, subject);
+  }
+
+  /** Opens a gate inside the caller's transaction and emits `interrupt.requested` (kind approval). */
+  async open(m: EntityManager, req: GateRequest, requestedBy: Principal): Promise<ApprovalEntity> {
+    const { requiredScope, requiredRole, quorum, timeoutMs } = this.settings.approval;
+    const repo = m.getRepository(ApprovalEntity);
+    const [{ expires }] = (await m.query(`SELECT now() + ($1::bigint * interval '1 millisecond') AS expires`, [timeoutMs])) as Array<{ expires: Date }>;
+    const gate = await repo.save(
+      repo.create({
+        tenant: req.tenant,
+        workspaceKey: req.workspaceKey,
+        subjectKind: req.subjectKind,
+        subjectId: req.subjectId,
+        state: 'pending',
+        requiredScope,
+        requiredRole: requiredRole ?? null,
+        quorum,
+        artifactRef: req.artifactRef,
+        requestedBy: requestedBy.principal,
+        expiresAt: new Date(expires),
+      }),
+    );
+    await this.events.append(
+      scopeOf(gate),
+      HOST_STREAM,
+      'interrupt.requested',
+      {
+        kind: 'approval',
+        key: `${req.subjectKind}:${req.subjectId}:${gate.id}`,
+        timeoutMs,
+        data: {
+          artifactId: req.subjectId,
+          artifactType: req.artifactType,
+          title: req.title,
+          actions: ['accept', 'reject'],
+          requiredApprovals: quorum,
+          rejectionPolicy: 'single-veto',
+          ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
+          gateId: gate.id,
+          requiredScope,
+          ...(requiredRole ? { requiredRole } : {}),
+          quorum,
+        },
+      },
+      { manager: m, correlationId: req.subjectId },
+    );
+    return gate;
+  }
+
+  async list(scope: TenantScope, state?: ApprovalState): Promise<ApprovalView[]> {
+    const qb = this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.tenant = :t', { t: scope.tenant });
+    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    if (state) qb.andWhere('a.state = :s', { s: state });
+    const rows = await qb.orderBy('a.created_at', 'DESC').limit(500).getMany();
+    return Promise.all(rows.map((r) => this.view(this.ds.manager, r)));
+  }
+
+  async get(scope: TenantScope, id: string): Promise<ApprovalView> {
+    const row = await this.find(this.ds.manager, scope, id, false);
+    return this.view(this.ds.manager, row);
+  }
+
+  async grant(principal: Principal, id: string, reason?: string): Promise<ApprovalView> {
+    return this.decide(principal, id, 'granted', reason);
+  }
+
+  async deny(principal: Principal, id: string, reason?: string): Promise<ApprovalView> {
+    return this.decide(principal, id, 'denied', reason);
+  }
+
+  /** Closes a pending gate without release (its subject changed or was withdrawn). */
+  async cancel(m: EntityManager, approvalId: string, principal: Principal, reason: string): Promise<void> {
+    const gate = await m.getRepository(ApprovalEntity).createQueryBuilder('a').setLock('pessimistic_write').where('a.id = :id', { id: approvalId }).getOne();
+    if (!gate || gate.state !== 'pending') return;
+    await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'cancelled', reason, decidedAt: () => 'now()' });
+    await this.events.append(scopeOf(gate), HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: principal.principal, reason }, { manager: m, correlationId: gate.subjectId });
+  }
+
+  /** Auto-rejects every pending gate past its deadline (fail closed). Returns how many expired. */
+  async expireDue(): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const expired = (await m.query(
+        `UPDATE "approval" SET "state" = 'expired', "reason" = 'timeout', "decided_at" = now(), "updated_at" = now()
+         WHERE "id" IN (SELECT "id" FROM "approval" WHERE "state" = 'pending' AND "expires_at" <= now() FOR UPDATE SKIP LOCKED)
+         RETURNING "id"`,
+      )) as [Array<{ id: string }>, number];
+      for (const { id } of expired[0]) await this.afterExpiry(m, await m.getRepository(ApprovalEntity).findOneByOrFail({ id }));
+      return expired[0].length;
+    });
+  }
+
+  private async afterExpiry(m: EntityManager, gate: ApprovalEntity): Promise<void> {
+    await this.events.append(scopeOf(gate), HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: 'system', reason: 'timeout' }, { manager: m, correlationId: gate.subjectId });
+    await this.subjects.get(gate.subjectKind)?.closed(m, gate);
+  }
+
+  private async decide(principal: Principal, id: string, decision: 'granted' | 'denied', reason?: string): Promise<ApprovalView> {
+    const outcome = await this.ds.transaction(async (m) => {
+      const gate = await this.find(m, principal, id, true);
+      if (gate.state === 'pending' && gate.expiresAt.getTime() <= (await dbNow(m)).getTime()) {
+        // Expired but not yet swept: close it now (committed), then refuse the decision.
+        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'expired', reason: 'timeout', decidedAt: () => 'now()' });
+        await this.afterExpiry(m, gate);
+        return { closed: 'expired' as const };
+      }
+      if (gate.state !== 'pending') throw new ConflictError('approval_closed', `The approval is ${gate.state}.`, { state: gate.state });
+      if (!this.mayDecide(principal, gate)) {
+        // Fail closed: the gate stays pending and records nothing.
+        throw new ForbiddenError('The credential does not satisfy this approval gate.', {
+          requiredScopes: [gate.requiredScope],
+          ...(gate.requiredRole ? { requiredRole: gate.requiredRole } : {}),
+        });
+      }
+      const decisions = m.getRepository(ApprovalDecisionEntity);
+      const inserted = (await m.query(
+        `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason") VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT ("tenant", "approval_id", "principal") DO NOTHING RETURNING "id"`,
+        [gate.tenant, gate.id, principal.principal, decision, reason ?? null],
+      )) as Array<{ id: string }>;
+      if (!inserted.length) throw new ConflictError('approval_already_decided', 'This principal has already decided on the approval.');
+      const scope = scopeOf(gate);
+      const opts = { manager: m, correlationId: gate.subjectId };
+      if (decision === 'denied') {
+        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'denied', reason: reason ?? 'denied', decidedAt: () => 'now()' });
+        await this.events.append(scope, HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: principal.principal, ...(reason ? { reason } : {}) }, opts);
+        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { nodeId: gate.subjectKind, interruptId: gate.id, kind: 'approval', resumeValue: { action: 'reject' } }, opts);
+        await this.subjects.get(gate.subjectKind)?.closed(m, gate);
+        return { closed: undefined };
+      }
+      const granted = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'granted' });
+      await this.events.append(scope, HOST_STREAM, 'approval.granted', { gateId: gate.id, principal: principal.principal, quorumProgress: { granted, required: gate.quorum } }, opts);
+      if (granted >= gate.quorum) {
+        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()' });
+        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { nodeId: gate.subjectKind, interruptId: gate.id, kind: 'approval', resumeValue: { action: 'accept' } }, opts);
+        const subject = this.subjects.get(gate.subjectKind);
+        if (!subject) throw new Error(`no gate subject "${gate.subjectKind}"`);
+        // Installs in this transaction: if the install fails, the grant is not recorded either.
+        await subject.release(m, gate, principal);
+      }
+      return { closed: undefined };
+    });
+    if (outcome.closed) throw new ConflictError('approval_closed', 'The approval expired before this decision.', { state: outcome.closed });
+    return this.get(principal, id);
+  }
+
+  private mayDecide(p: Principal, gate: ApprovalEntity): boolean {
+    if (!p.scopes.has(gate.requiredScope)) return false;
+    if (gate.requiredRole) {
+      const role = ROLES[gate.requiredRole];
+      // An unknown role is satisfied by nobody.
+      if (!role || !role.scopes.every((s) => p.scopes.has(s))) return false;
+    }
+    return true;
+  }
+
+  private async find(m: EntityManager, scope: TenantScope, id: string, lock: boolean): Promise<ApprovalEntity> {
+    if (!UUID.test(id)) throw new NotFoundError('No such approval.');
+    const qb = m.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.id = :id AND a.tenant = :t', { id, t: scope.tenant });
+    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    if (lock) qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    if (!row) throw new NotFoundError('No such approval.');
+    return row;
+  }
+
+  private async view(m: EntityManager, a: ApprovalEntity): Promise<ApprovalView> {
+    const decisions = await m.getRepository(ApprovalDecisionEntity).find({ where: { tenant: a.tenant, approvalId: a.id }, order: { createdAt: 'ASC' } });
+    return {
+      id: a.id,
+      state: a.state as ApprovalState,
+      subject: { kind: a.subjectKind, id: a.subjectId },
+      requiredScope: a.requiredScope,
+      requiredRole: a.requiredRole,
+      quorum: a.quorum,
+      granted: decisions.filter((d) => d.decision === 'granted').length,
+      decisions: decisions.map((d) => ({
+        principal: d.principal,
+        decision: d.decision as 'granted' | 'denied',
+        ...(d.reason ? { reason: d.reason } : {}),
+        decidedAt: d.createdAt.toISOString(),
+      })),
+      artifactRef: a.artifactRef,
+      requestedBy: a.requestedBy,
+      reason: a.reason,
+      expiresAt: a.expiresAt.toISOString(),
+      createdAt: a.createdAt.toISOString(),
+      decidedAt: a.decidedAt ? a.decidedAt.toISOString() : null,
+    };
+  }
+}
+
+function scopeOf(gate: ApprovalEntity): TenantScope {
+  return { tenant: gate.tenant, workspace: gate.workspaceKey || undefined };
+}
+
+async function dbNow(m: EntityManager): Promise<Date> {
+  const [{ now }] = (await m.query('SELECT now() AS now')) as Array<{ now: Date }>;
+  return new Date(now);
+}

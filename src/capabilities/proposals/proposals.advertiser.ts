@@ -1,0 +1,29 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capability-advertiser';
+import { ProposalsService } from './proposals.service';
+import { PROPOSALS_SETTINGS, ProposalsSettings } from './proposals.settings';
+
+/**
+ * `agents.proposals`: advertised whenever this module is mounted (its routes are served, and only
+ * then are `proposal.*` events emitted). `artifactKinds` lists the kinds an installer can apply now.
+ */
+@Injectable()
+@Advertiser()
+export class ProposalsAdvertiser implements CapabilityAdvertiser {
+  constructor(
+    private readonly proposals: ProposalsService,
+    @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+  ) {}
+
+  advertise(): Record<string, unknown> {
+    return {
+      agents: {
+        proposals: {
+          artifactKinds: this.proposals.installableKinds(),
+          duplicationDetection: true,
+          activation: this.settings.activation,
+        },
+      },
+    };
+  }
+}

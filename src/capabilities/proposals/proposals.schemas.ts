@@ -1,0 +1,107 @@
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+
+export const PROPOSAL_LIST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['proposals'],
+  properties: { proposals: { type: 'array', items: protocolSchemaRef('Proposal') } },
+};
+
+export const APPLY_RESULT_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['status', 'proposal'],
+  properties: {
+    status: { type: 'string', enum: ['applied', 'pending-approval'] },
+    installedArtifactRef: { type: 'string', description: '`sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied).' },
+    approvalId: { type: 'string', nullable: true, description: 'The approval gate that released the install (null for direct-rbac).' },
+    pendingApprovalId: { type: 'string', description: 'The approval gate opened (approval-gate activation, 202).' },
+    proposal: protocolSchemaRef('Proposal'),
+  },
+};
+
+export const SYNTHESIS_REPORT_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['scopes', 'runsExamined', 'drafts', 'created', 'alreadyProposed', 'failures'],
+  properties: {
+    scopes: { type: 'integer' },
+    runsExamined: { type: 'integer' },
+    drafts: { type: 'integer' },
+    created: { type: 'array', items: { type: 'string' } },
+    alreadyProposed: { type: 'integer' },
+    failures: {
+      type: 'array',
+      items: { type: 'object', required: ['synthesizer', 'message'], properties: { synthesizer: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+export const APPROVAL_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['id', 'state', 'subject', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
+    subject: { type: 'object', required: ['kind', 'id'], properties: { kind: { type: 'string' }, id: { type: 'string' } } },
+    requiredScope: { type: 'string' },
+    requiredRole: { type: 'string', nullable: true },
+    quorum: { type: 'integer', minimum: 1 },
+    granted: { type: 'integer', minimum: 0 },
+    decisions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['principal', 'decision', 'decidedAt'],
+        properties: {
+          principal: { type: 'string' },
+          decision: { type: 'string', enum: ['granted', 'denied'] },
+          reason: { type: 'string' },
+          decidedAt: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+    artifactRef: { type: 'string' },
+    requestedBy: { type: 'string' },
+    reason: { type: 'string', nullable: true },
+    expiresAt: { type: 'string', format: 'date-time' },
+    createdAt: { type: 'string', format: 'date-time' },
+    decidedAt: { type: 'string', nullable: true, format: 'date-time' },
+  },
+};
+
+export const APPROVAL_LIST_SCHEMA: SchemaObject = { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: APPROVAL_SCHEMA } } };
+
+export const PROMPT_TEMPLATE_ENTRY_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['template', 'ref', 'origin'],
+  properties: {
+    template: { type: 'object', additionalProperties: true, description: 'The installed RFC 0027 PromptTemplate, byte-for-byte.' },
+    ref: { type: 'string' },
+    origin: { type: 'string' },
+  },
+};
+
+export const AUTOMATION_LIST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['automations'],
+  properties: {
+    automations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'enabled', 'schedule', 'action', 'artifactRef', 'nextRunAt', 'lastRunAt', 'lastRunId', 'runCount'],
+        properties: {
+          name: { type: 'string' },
+          workspace: { type: 'string' },
+          enabled: { type: 'boolean' },
+          schedule: { type: 'object', additionalProperties: true },
+          action: { type: 'object', additionalProperties: true },
+          artifactRef: { type: 'string' },
+          nextRunAt: { type: 'string', nullable: true, format: 'date-time' },
+          lastRunAt: { type: 'string', nullable: true, format: 'date-time' },
+          lastRunId: { type: 'string', nullable: true },
+          runCount: { type: 'integer' },
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,328 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { PROPOSAL_KINDS, ProposalKind } from '@openwop-host/plugin-sdk';
+import { DataSource, EntityManager } from 'typeorm';
+import { ArtifactRegistryService, artifactRef, canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { ApprovalEntity } from './approvals/approval.entity';
+import { ApprovalsService } from './approvals/approvals.service';
+import { ProposalEntity } from './proposal.entity';
+import { ProposalState, ProposalView, toProposalView } from './proposal-view';
+import { PROPOSALS_SETTINGS, ProposalsSettings, REGISTRY_KIND } from './proposals.settings';
+
+export interface ProposalQuery {
+  state?: ProposalState;
+  kind?: ProposalKind;
+  limit?: number;
+}
+
+export interface NewProposal {
+  kind: ProposalKind;
+  title?: string;
+  rationale?: string;
+  artifact: Record<string, unknown>;
+  sourceRunIds: string[];
+  synthesizerModel?: string;
+  /** Synthesis evidence: at most one proposal per evidence key and scope. */
+  evidenceKey?: string;
+}
+
+export interface ProposalRevision {
+  artifact?: Record<string, unknown>;
+  title?: string;
+  rationale?: string;
+}
+
+export type ApplyResult =
+  | { status: 'applied'; installedArtifactRef: string; approvalId: string | null; proposal: ProposalView }
+  | { status: 'pending-approval'; pendingApprovalId: string; proposal: ProposalView };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const OPEN: readonly string[] = ['draft', 'revised'];
+
+/**
+ * Reviewable-learning proposals (RFC 0096). Proposals are inert rows: nothing but `apply` (or the
+ * release of its approval gate) reads their artifact for anything other than review, and `apply`
+ * installs exactly the stored canonical bytes through the pack registry, in the same transaction
+ * that marks the proposal applied and emits `proposal.activated`.
+ */
+@Injectable()
+export class ProposalsService implements OnModuleInit {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly registry: ArtifactRegistryService,
+    private readonly events: EventLogService,
+    private readonly approvals: ApprovalsService,
+    @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+  ) {}
+
+  onModuleInit(): void {
+    this.approvals.registerSubject('proposal', {
+      release: (m, gate, principal) => this.release(m, gate, principal),
+      closed: async (m, gate) => {
+        await m.getRepository(ProposalEntity).update({ id: gate.subjectId, pendingApprovalId: gate.id }, { pendingApprovalId: null });
+      },
+    });
+  }
+
+  /** The proposal kinds whose registry kind has an installer right now (what can be applied). */
+  installableKinds(): ProposalKind[] {
+    return PROPOSAL_KINDS.filter((k) => this.registry.hasKind(REGISTRY_KIND[k]));
+  }
+
+  async list(scope: TenantScope, q: ProposalQuery = {}): Promise<ProposalView[]> {
+    const qb = this.ds.getRepository(ProposalEntity).createQueryBuilder('p').where('p.tenant = :t', { t: scope.tenant });
+    if (scope.workspace) qb.andWhere('p.workspace_key = :w', { w: scope.workspace });
+    if (q.state) qb.andWhere('p.state = :s', { s: q.state });
+    if (q.kind) qb.andWhere('p.kind = :k', { k: q.kind });
+    const rows = await qb.orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'ASC').limit(q.limit ?? 100).getMany();
+    return rows.map(toProposalView);
+  }
+
+  async get(scope: TenantScope, id: string): Promise<ProposalView> {
+    return toProposalView(await this.find(this.ds.manager, scope, id, false));
+  }
+
+  /** Creates a `draft` (external synthesizers, built-in synthesis). Undefined when the evidence already produced one. */
+  async create(principal: Principal, input: NewProposal): Promise<ProposalView | undefined> {
+    if (!PROPOSAL_KINDS.includes(input.kind)) throw new ValidationError(`Unknown proposal kind "${input.kind}".`);
+    if (!isPlainObject(input.artifact)) throw new ValidationError('artifact must be a JSON object.', { path: '/artifact' });
+    const bytes = canonicalJson(input.artifact);
+    const ref = artifactRef(input.artifact);
+    const workspaceKey = principal.workspace ?? '';
+    return this.ds.transaction(async (m) => {
+      const duplicateOf = await this.detectDuplicate(m, principal, input.kind, input.artifact, ref);
+      // The unique (tenant, workspace, evidence) index decides between racing synthesis passes.
+      const inserted = (await m.query(
+        `INSERT INTO "proposal" ("tenant","workspace_key","principal","kind","state","title","rationale","artifact_bytes","artifact_ref","source_run_ids","synthesizer_model","evidence_key","duplicate_of")
+         VALUES ($1,$2,$3,$4,'draft',$5,$6,$7,$8,$9,$10,$11,$12)
+         ON CONFLICT ("tenant","workspace_key","evidence_key") DO NOTHING RETURNING "id"`,
+        [
+          principal.tenant,
+          workspaceKey,
+          principal.principal,
+          input.kind,
+          input.title ?? null,
+          input.rationale ?? null,
+          bytes,
+          ref,
+          input.sourceRunIds,
+          input.synthesizerModel ?? null,
+          input.evidenceKey ?? null,
+          duplicateOf,
+        ],
+      )) as Array<{ id: string }>;
+      if (!inserted.length) return undefined;
+      const row = await m.getRepository(ProposalEntity).findOneByOrFail({ id: inserted[0].id });
+      await this.events.append(
+        principal,
+        HOST_STREAM,
+        'proposal.created',
+        { proposalId: row.id, kind: row.kind, sourceRunIds: row.sourceRunIds, duplicateOf: row.duplicateOf },
+        { manager: m, correlationId: row.id },
+      );
+      return toProposalView(row);
+    });
+  }
+
+  /** `draft | revised → revised`. Never installs or activates anything. */
+  async revise(principal: Principal, id: string, patch: ProposalRevision): Promise<ProposalView> {
+    if (patch.artifact === undefined && patch.title === undefined && patch.rationale === undefined) {
+      throw new ValidationError('Send at least one of artifact, title or rationale.');
+    }
+    if (patch.artifact !== undefined && !isPlainObject(patch.artifact)) throw new ValidationError('artifact must be a JSON object.', { path: '/artifact' });
+    return this.ds.transaction(async (m) => {
+      const row = await this.find(m, principal, id, true);
+      if (!OPEN.includes(row.state)) {
+        throw new ConflictError('invalid_proposal_state', `A ${row.state} proposal cannot be revised.`, { state: row.state });
+      }
+      if (patch.artifact !== undefined) {
+        const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
+        // A revision must leave an installable artifact (when its kind can be installed at all).
+        if (this.registry.hasKind(registryKind)) {
+          const violations = await this.registry.validate(registryKind, patch.artifact);
+          if (violations.length) {
+            throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
+          }
+        }
+        row.artifactBytes = canonicalJson(patch.artifact);
+        row.artifactRef = artifactRef(patch.artifact);
+        row.duplicateOf = await this.detectDuplicate(m, scopeOf(row), row.kind as ProposalKind, patch.artifact, row.artifactRef, row.id);
+      }
+      if (patch.title !== undefined) row.title = patch.title;
+      if (patch.rationale !== undefined) row.rationale = patch.rationale;
+      // Approvers were asked about the previous bytes: a revision withdraws that gate.
+      if (row.pendingApprovalId) {
+        await this.approvals.cancel(m, row.pendingApprovalId, principal, 'superseded by a revision');
+        row.pendingApprovalId = null;
+      }
+      row.state = 'revised';
+      return toProposalView(await m.getRepository(ProposalEntity).save(row));
+    });
+  }
+
+  /**
+   * Activation. The route has already required the activation scope (403 otherwise, before this
+   * runs). direct-rbac installs now; approval-gate opens (or returns the open) gate.
+   */
+  async apply(principal: Principal, id: string): Promise<ApplyResult> {
+    return this.ds.transaction(async (m): Promise<ApplyResult> => {
+      const row = await this.find(m, principal, id, true);
+      if (row.state === 'applied') {
+        // Re-applying is idempotent: the same stored bytes, the same ref, nothing re-installed.
+        return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: row.approvalId, proposal: toProposalView(row) };
+      }
+      if (!OPEN.includes(row.state)) {
+        throw new ConflictError('invalid_proposal_state', `A ${row.state} proposal cannot be applied.`, { state: row.state });
+      }
+      const artifact = JSON.parse(row.artifactBytes) as Record<string, unknown>;
+      const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
+      if (!this.registry.hasKind(registryKind)) {
+        throw new UnprocessableError('validation_error', `This host cannot install "${row.kind}" artifacts.`, { kind: row.kind });
+      }
+      const violations = await this.registry.validate(registryKind, artifact);
+      if (violations.length) {
+        throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
+      }
+      if (this.settings.activation === 'direct-rbac') {
+        await this.install(m, row, artifact, principal, null);
+        return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: null, proposal: toProposalView(row) };
+      }
+      if (row.pendingApprovalId) {
+        const open = await m.getRepository(ApprovalEntity).findOneBy({ id: row.pendingApprovalId, state: 'pending' });
+        if (open) return { status: 'pending-approval', pendingApprovalId: open.id, proposal: toProposalView(row) };
+      }
+      const gate = await this.approvals.open(
+        m,
+        {
+          subjectKind: 'proposal',
+          subjectId: row.id,
+          tenant: row.tenant,
+          workspaceKey: row.workspaceKey,
+          artifactRef: row.artifactRef,
+          artifactType: row.kind,
+          title: row.title ?? `${row.kind} proposal`,
+        },
+        principal,
+      );
+      row.pendingApprovalId = gate.id;
+      await m.getRepository(ProposalEntity).save(row);
+      return { status: 'pending-approval', pendingApprovalId: gate.id, proposal: toProposalView(row) };
+    });
+  }
+
+  /** `draft | revised → rejected`. */
+  async reject(principal: Principal, id: string, note?: string): Promise<ProposalView> {
+    return this.ds.transaction(async (m) => {
+      const row = await this.find(m, principal, id, true);
+      if (!OPEN.includes(row.state)) {
+        throw new ConflictError('invalid_proposal_state', `A ${row.state} proposal cannot be rejected.`, { state: row.state });
+      }
+      await this.withdrawGate(m, row, principal, note ? `proposal rejected: ${note}` : 'proposal rejected');
+      row.state = 'rejected';
+      return toProposalView(await m.getRepository(ProposalEntity).save(row));
+    });
+  }
+
+  /** any state → `archived` (soft delete; an applied artifact stays installed: uninstall it through its own path). */
+  async archive(principal: Principal, id: string): Promise<ProposalView> {
+    return this.ds.transaction(async (m) => {
+      const row = await this.find(m, principal, id, true);
+      if (row.state === 'archived') return toProposalView(row);
+      await this.withdrawGate(m, row, principal, 'proposal archived');
+      row.state = 'archived';
+      return toProposalView(await m.getRepository(ProposalEntity).save(row));
+    });
+  }
+
+  /** Called when an approval gate for a proposal is granted (inside the deciding transaction). */
+  private async release(m: EntityManager, gate: ApprovalEntity, principal: Principal): Promise<void> {
+    const row = await m.getRepository(ProposalEntity).createQueryBuilder('p').setLock('pessimistic_write').where('p.id = :id AND p.tenant = :t', { id: gate.subjectId, t: gate.tenant }).getOne();
+    if (!row || !OPEN.includes(row.state) || row.pendingApprovalId !== gate.id) {
+      throw new ConflictError('approval_subject_changed', 'The proposal is no longer waiting for this approval.');
+    }
+    if (row.artifactRef !== gate.artifactRef) {
+      throw new ConflictError('approval_subject_changed', 'The proposal was revised after this approval was requested.');
+    }
+    await this.install(m, row, JSON.parse(row.artifactBytes) as Record<string, unknown>, principal, gate.id);
+  }
+
+  private async install(m: EntityManager, row: ProposalEntity, artifact: Record<string, unknown>, principal: Principal, approvalId: string | null): Promise<void> {
+    const kind = row.kind as ProposalKind;
+    const { artifact: installed } = await this.registry.install(
+      REGISTRY_KIND[kind],
+      artifact,
+      { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal },
+      `proposal:${row.id}`,
+      m,
+    );
+    row.state = 'applied';
+    row.installedArtifactRef = installed.ref;
+    row.approvalId = approvalId;
+    row.pendingApprovalId = null;
+    await m.getRepository(ProposalEntity).save(row);
+    await this.events.append(
+      scopeOf(row),
+      HOST_STREAM,
+      'proposal.activated',
+      { proposalId: row.id, kind, approvalId, installedArtifactRef: installed.ref },
+      { manager: m, correlationId: row.id },
+    );
+  }
+
+  private async withdrawGate(m: EntityManager, row: ProposalEntity, principal: Principal, reason: string): Promise<void> {
+    if (!row.pendingApprovalId) return;
+    await this.approvals.cancel(m, row.pendingApprovalId, principal, reason);
+    row.pendingApprovalId = null;
+  }
+
+  /**
+   * `duplicateOf`: the ref of an installed artifact this one restates (same bytes) or would replace
+   * (same registry name), else `proposal:<id>` of another open proposal with the same bytes, else null.
+   */
+  private async detectDuplicate(m: EntityManager, scope: TenantScope, kind: ProposalKind, artifact: Record<string, unknown>, ref: string, excludeId?: string): Promise<string | null> {
+    const registryKind = REGISTRY_KIND[kind];
+    if (this.registry.hasKind(registryKind)) {
+      const installed = await this.registry.list(scope, [registryKind], m);
+      const same = installed.find((a) => a.ref === ref);
+      if (same) return same.ref;
+      const name = registryName(kind, artifact);
+      const overlapping = name ? installed.find((a) => a.name === name && (a.workspace ?? '') === (scope.workspace ?? '')) : undefined;
+      if (overlapping) return overlapping.ref;
+    }
+    const qb = m
+      .getRepository(ProposalEntity)
+      .createQueryBuilder('p')
+      .select(['p.id'])
+      .where('p.tenant = :t AND p.workspace_key = :w AND p.artifact_ref = :r AND p.state IN (:...s)', { t: scope.tenant, w: scope.workspace ?? '', r: ref, s: OPEN });
+    if (excludeId) qb.andWhere('p.id <> :id', { id: excludeId });
+    const other = await qb.orderBy('p.created_at', 'ASC').getOne();
+    return other ? `proposal:${other.id}` : null;
+  }
+
+  private async find(m: EntityManager, scope: TenantScope, id: string, lock: boolean): Promise<ProposalEntity> {
+    // Not a UUID, another tenant's or another workspace's: all the same 404.
+    if (!UUID.test(id)) throw new NotFoundError('No such proposal.');
+    const qb = m.getRepository(ProposalEntity).createQueryBuilder('p').where('p.id = :id AND p.tenant = :t', { id, t: scope.tenant });
+    if (scope.workspace) qb.andWhere('p.workspace_key = :w', { w: scope.workspace });
+    if (lock) qb.setLock('pessimistic_write');
+    const row = await qb.getOne();
+    if (!row) throw new NotFoundError('No such proposal.');
+    return row;
+  }
+}
+
+function scopeOf(row: ProposalEntity): TenantScope {
+  return { tenant: row.tenant, workspace: row.workspaceKey || undefined };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The registry name an artifact would be installed under (mirrors each kind's installer `identify`). */
+function registryName(kind: ProposalKind, artifact: Record<string, unknown>): string | undefined {
+  const n = kind === 'prompt-template' ? artifact.templateId : artifact.name;
+  return typeof n === 'string' ? n : undefined;
+}

@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { extensionMetadata, PROPOSAL_KINDS, ProposalDraft, ProposalSynthesizer, ProposalSynthesizerProvider, RunToolTrace } from '@openwop-host/plugin-sdk';
+import { DataSource } from 'typeorm';
+import { HOST_STREAM } from '../../../platform/events/event-log.service';
+import { HealthService } from '../../../platform/health/health.service';
+import { systemPrincipal, TenantScope } from '../../../platform/identity/principal';
+import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
+import { ProposalsService } from '../proposals.service';
+import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
+
+export interface SynthesisReport {
+  /** Trace groups (tenant·workspace) examined. */
+  scopes: number;
+  runsExamined: number;
+  drafts: number;
+  created: string[];
+  /** Drafts whose evidence already had a proposal (idempotent no-ops). */
+  alreadyProposed: number;
+  failures: Array<{ synthesizer: string; message: string }>;
+}
+
+interface TraceRow {
+  workspace: string;
+  stream_id: string;
+  sequence: string;
+  tool_id: string;
+  created_at: Date;
+}
+
+/**
+ * Runs the proposal synthesizers (extension point) over the tool traces of the event log, per
+ * tenant·workspace, and persists their drafts as inert proposals. Scheduled host-wide through the
+ * leased PeriodicTaskService; also triggerable for one tenant.
+ */
+@Injectable()
+export class SynthesisService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('proposals.synthesis');
+  private readonly synthesizers = new Map<string, ProposalSynthesizerProvider>();
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly discovery: DiscoveryService,
+    private readonly proposals: ProposalsService,
+    private readonly tasks: PeriodicTaskService,
+    private readonly health: HealthService,
+    @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const meta = extensionMetadata(ProposalSynthesizer, wrapper.metatype ?? undefined);
+      if (!meta || !wrapper.instance) continue;
+      if (this.synthesizers.has(meta.id)) throw new Error(`two proposal synthesizers claim id "${meta.id}"`);
+      this.synthesizers.set(meta.id, wrapper.instance as ProposalSynthesizerProvider);
+    }
+    if (this.settings.synthesis.enabled) {
+      this.tasks.register({ name: 'proposals.synthesis', intervalMs: this.settings.synthesis.intervalMs, run: (signal) => this.runAll(signal).then(() => undefined) });
+    }
+  }
+
+  synthesizerIds(): string[] {
+    return [...this.synthesizers.keys()].sort();
+  }
+
+  /** One pass over every tenant with recent tool traces. */
+  async runAll(signal: AbortSignal = new AbortController().signal): Promise<SynthesisReport> {
+    const tenants = (await this.ds.query(
+      `SELECT DISTINCT "tenant" FROM "event" WHERE "type" = 'agent.toolCalled' AND "created_at" > now() - ($1::int * interval '1 hour')`,
+      [this.settings.synthesis.lookbackHours],
+    )) as Array<{ tenant: string }>;
+    const total = emptyReport();
+    for (const { tenant } of tenants) {
+      if (signal.aborted) break;
+      merge(total, await this.runFor({ tenant }, signal));
+    }
+    return total;
+  }
+
+  /**
+   * One pass for a tenant: over its whole estate (each workspace separately) when the scope has no
+   * workspace, else over that workspace only.
+   */
+  async runFor(scope: TenantScope, signal: AbortSignal = new AbortController().signal): Promise<SynthesisReport> {
+    const report = emptyReport();
+    const params: unknown[] = [scope.tenant, this.settings.synthesis.lookbackHours, this.settings.synthesis.maxEvents, HOST_STREAM];
+    if (scope.workspace) params.push(scope.workspace);
+    const rows = (await this.ds.query(
+      `SELECT coalesce("workspace", '') AS "workspace", "stream_id", "sequence", "payload"->>'toolId' AS "tool_id", "created_at"
+       FROM "event"
+       WHERE "tenant" = $1 AND "type" = 'agent.toolCalled' AND "stream_id" <> $4
+         AND "created_at" > now() - ($2::int * interval '1 hour') AND "payload" ? 'toolId'
+         ${scope.workspace ? `AND "workspace" = $5` : ''}
+       ORDER BY "workspace", "stream_id", "sequence" LIMIT $3`,
+      params,
+    )) as TraceRow[];
+    const byWorkspace = new Map<string, Map<string, RunToolTrace>>();
+    for (const r of rows) {
+      if (typeof r.tool_id !== 'string' || !r.tool_id) continue;
+      const runs = byWorkspace.get(r.workspace) ?? new Map<string, RunToolTrace>();
+      byWorkspace.set(r.workspace, runs);
+      const trace = runs.get(r.stream_id) ?? { runId: r.stream_id, calls: [], startedAt: new Date(r.created_at).toISOString() };
+      runs.set(r.stream_id, trace);
+      trace.calls.push({ toolId: r.tool_id, sequence: Number(r.sequence) });
+    }
+    for (const [workspaceKey, runs] of byWorkspace) {
+      if (signal.aborted) break;
+      report.scopes += 1;
+      report.runsExamined += runs.size;
+      const workspace = workspaceKey || undefined;
+      for (const [id, synthesizer] of this.synthesizers) {
+        let drafts: ProposalDraft[];
+        try {
+          drafts = await synthesizer.synthesize({ tenant: scope.tenant, workspace, traces: [...runs.values()], signal });
+          this.health.report(`proposal-synthesizer:${id}`, true);
+        } catch (e) {
+          // A failing synthesizer degrades only its own contribution.
+          const message = (e as Error).message ?? String(e);
+          report.failures.push({ synthesizer: id, message });
+          this.health.report(`proposal-synthesizer:${id}`, false, message);
+          this.logger.warn({ synthesizer: id, err: e }, 'proposal synthesizer failed');
+          continue;
+        }
+        for (const draft of drafts) {
+          report.drafts += 1;
+          if (!isWellFormed(draft)) {
+            report.failures.push({ synthesizer: id, message: 'returned a malformed draft' });
+            continue;
+          }
+          const created = await this.proposals.create(systemPrincipal(scope.tenant, workspace), {
+            kind: draft.kind,
+            title: draft.title,
+            rationale: draft.rationale,
+            artifact: draft.artifact,
+            sourceRunIds: draft.sourceRunIds,
+            synthesizerModel: draft.synthesizerModel,
+            evidenceKey: `${id}:${draft.evidenceKey}`,
+          });
+          if (created) report.created.push(created.id);
+          else report.alreadyProposed += 1;
+        }
+      }
+    }
+    return report;
+  }
+}
+
+function isWellFormed(d: ProposalDraft): boolean {
+  return (
+    PROPOSAL_KINDS.includes(d.kind) &&
+    typeof d.artifact === 'object' && d.artifact !== null && !Array.isArray(d.artifact) &&
+    typeof d.evidenceKey === 'string' && d.evidenceKey.length > 0 &&
+    Array.isArray(d.sourceRunIds) && d.sourceRunIds.every((r) => typeof r === 'string' && r.length > 0)
+  );
+}
+
+function emptyReport(): SynthesisReport {
+  return { scopes: 0, runsExamined: 0, drafts: 0, created: [], alreadyProposed: 0, failures: [] };
+}
+
+function merge(into: SynthesisReport, r: SynthesisReport): void {
+  into.scopes += r.scopes;
+  into.runsExamined += r.runsExamined;
+  into.drafts += r.drafts;
+  into.created.push(...r.created);
+  into.alreadyProposed += r.alreadyProposed;
+  into.failures.push(...r.failures);
+}
