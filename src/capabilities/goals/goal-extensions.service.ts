@@ -1,0 +1,80 @@
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { extensionMetadata, GoalJudge, GoalJudgeProvider, GoalWorker, GoalWorkerProvider } from '@openwop-host/plugin-sdk';
+import type { GoalCheck } from './goal.entity';
+import { HostSchemaJudge } from './judges/host-schema.judge';
+import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
+
+/**
+ * The goal judges and goal workers of the host: the built-in ones and those plugins contribute
+ * through the `goal-judge` / `goal-worker` extension points (found with Nest's DiscoveryService,
+ * like every other extension point). Workers may also be registered programmatically.
+ */
+@Injectable()
+export class GoalExtensionsService implements OnApplicationBootstrap {
+  private readonly defaultJudges = new Map<GoalCheck, GoalJudgeProvider>();
+  private readonly namedVerifiers = new Map<string, GoalJudgeProvider>();
+  private readonly workers = new Map<string, GoalWorkerProvider>();
+
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onApplicationBootstrap(): void {
+    const builtIn = new Set<unknown>([HostSchemaJudge, RunEventVerifierJudge]);
+    const pluginDefaults = new Map<GoalCheck, GoalJudgeProvider>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const type = wrapper.metatype ?? undefined;
+      const judge = extensionMetadata(GoalJudge, type);
+      if (judge && wrapper.instance) {
+        const instance = wrapper.instance as GoalJudgeProvider;
+        if (judge.check === 'verifier' && judge.id) {
+          if (this.namedVerifiers.has(judge.id)) throw new Error(`two goal judges claim verifier "${judge.id}"`);
+          this.namedVerifiers.set(judge.id, instance);
+        } else if (builtIn.has(type)) {
+          this.defaultJudges.set(judge.check, instance);
+        } else {
+          if (pluginDefaults.has(judge.check)) throw new Error(`two plugin goal judges claim check "${judge.check}"`);
+          pluginDefaults.set(judge.check, instance);
+        }
+      }
+      const worker = extensionMetadata(GoalWorker, type);
+      if (worker && wrapper.instance) this.registerWorker(worker.id, wrapper.instance as GoalWorkerProvider);
+    }
+    // A plugin's default judge for a check replaces the built-in one.
+    for (const [check, judge] of pluginDefaults) this.defaultJudges.set(check, judge);
+  }
+
+  /** The judge of a goal: a verifier plugin named by `verifierRef`, else the judge of its check. */
+  judgeFor(check: GoalCheck, verifierRef?: string | null): GoalJudgeProvider | undefined {
+    if (check === 'verifier' && verifierRef) {
+      const named = this.namedVerifiers.get(verifierRef);
+      if (named) return named;
+    }
+    return this.defaultJudges.get(check);
+  }
+
+  servesJudge(check: GoalCheck): boolean {
+    return this.defaultJudges.has(check);
+  }
+
+  registerWorker(id: string, worker: GoalWorkerProvider): void {
+    if (this.workers.has(id)) throw new Error(`two goal workers claim id "${id}"`);
+    this.workers.set(id, worker);
+  }
+
+  /** Removes a programmatically registered worker (tests, plugins that unload). */
+  unregisterWorker(id: string): void {
+    this.workers.delete(id);
+  }
+
+  /** A worker that can serve goals now. */
+  worker(id: string | null | undefined): GoalWorkerProvider | undefined {
+    if (!id) return undefined;
+    const w = this.workers.get(id);
+    if (!w) return undefined;
+    return typeof w.available === 'function' && !w.available() ? undefined : w;
+  }
+
+  availableWorkerIds(): string[] {
+    return [...this.workers.keys()].filter((id) => this.worker(id)).sort();
+  }
+}

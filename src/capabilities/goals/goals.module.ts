@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { GoalClock } from './goal-clock';
+import { GoalExtensionsService } from './goal-extensions.service';
+import { GoalSchedulerService } from './goal-scheduler.service';
+import { GoalsAdvertiser } from './goals.advertiser';
+import { GoalsController } from './goals.controller';
+import { GoalsService } from './goals.service';
+import { goalsSettings, GOALS_SETTINGS } from './goals.settings';
+import { HostSchemaJudge } from './judges/host-schema.judge';
+import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
+import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
+
+/** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
+@Module({
+  controllers: [GoalsController],
+  providers: [
+    { provide: GOALS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => goalsSettings(config) },
+    GoalClock,
+    GoalExtensionsService,
+    HostSchemaJudge,
+    RunEventVerifierJudge,
+    OpenWopRuntimeWorker,
+    GoalsService,
+    GoalSchedulerService,
+    GoalsAdvertiser,
+  ],
+  exports: [GoalsService, GoalSchedulerService, GoalExtensionsService, GoalClock],
+})
+export class GoalsModule {}
