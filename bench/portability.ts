@@ -1,0 +1,126 @@
+/**
+ * Portability benchmark: dry-run and apply of a 10,000-item bundle (prompt templates, through the
+ * real artifact installer and pack registry), against a baseline measured in the same run: one
+ * batched raw-SQL insert of the same registry rows (same canonical bytes and refs). Prints times
+ * and ratios; it is a measurement, not a timed test.
+ *
+ *   node -r @swc-node/register bench/portability.ts [items]
+ *
+ * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop a
+ * scratch database.
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import { Client } from 'pg';
+import { createHost } from '../src/bootstrap';
+import { PortabilityService } from '../src/capabilities/portability/portability.service';
+import { artifactRef, canonicalJson } from '../src/platform/artifacts/artifact-registry.service';
+import { loadHostConfig } from '../src/platform/config/host-config';
+import { systemPrincipal } from '../src/platform/identity/principal';
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SCOPES = ['portability:export', 'portability:import'];
+
+function template(i: number): Record<string, unknown> {
+  return { templateId: `bench.template-${i}`, version: '1.0.0', kind: 'system', text: `You are assistant number ${i}. Answer briefly.`, tags: ['bench'] };
+}
+
+async function admin(sql: string): Promise<void> {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = process.hrtime.bigint();
+  const value = await fn();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+export async function main(count = Number(process.argv[2] ?? 10_000)): Promise<void> {
+  const db = `bench_port_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE "${db}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${db}`;
+  const config = loadHostConfig({
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    LOG_LEVEL: 'warn',
+    OPENWOP_BOOTSTRAP_KEY: 'false',
+    OPENWOP_SCHEDULER_ENABLED: 'false',
+    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-')),
+  });
+  const quiet = new Writable({ write: (_c, _e, cb) => cb() });
+  const host = await createHost(config, { logDestination: quiet, openApi: false });
+  try {
+    const service = host.app.get(PortabilityService);
+    if (!service.kinds().includes('prompt-template')) throw new Error('the prompt-template installer is not mounted');
+    const bundle = {
+      bundleVersion: '1',
+      source: { origin: 'bench:portability' },
+      items: Array.from({ length: count }, (_, i) => ({ kind: 'prompt-template', ref: `tpl-${i}`, payload: template(i) })),
+    };
+    if (count > service.maxItems) throw new Error(`portability.maxItems (${service.maxItems}) is below ${count}`);
+
+    // Baseline: the same registry rows in batched multi-row INSERTs, one transaction.
+    const baseline = await timed(() =>
+      host.dataSource.transaction(async (m) => {
+        const batch = 1000;
+        for (let start = 0; start < count; start += batch) {
+          const values: unknown[] = [];
+          const rows: string[] = [];
+          for (let i = start; i < Math.min(count, start + batch); i++) {
+            const content = template(i);
+            const bytes = canonicalJson(content);
+            const p = values.length;
+            rows.push(`($${p + 1},'','prompt-template',$${p + 2},'1.0.0',$${p + 3},$${p + 4},$${p + 5}::jsonb,'import','bench')`);
+            values.push('bench-raw', content.templateId, artifactRef(content), bytes, bytes);
+          }
+          await m.query(
+            `INSERT INTO "installed_artifact" ("tenant","workspace_key","kind","name","version","ref","bytes","content","origin","installed_by") VALUES ${rows.join(',')}`,
+            values,
+          );
+        }
+      }),
+    );
+
+    const principal = systemPrincipal('bench-import', undefined, SCOPES);
+    const dryRun = await timed(() => service.importBundle(principal, bundle, { dryRun: true }));
+    const apply = await timed(() => service.importBundle(principal, bundle, { dryRun: false }));
+    const reapply = await timed(() => service.importBundle(principal, bundle, { dryRun: false }));
+    const exported = await timed(() => service.exportBundle(principal));
+    if (apply.value.counts.created !== count || reapply.value.counts.skipped !== count || exported.value.items.length !== count) {
+      throw new Error('the benchmark did not import what it should have');
+    }
+
+    const rows = [
+      ['baseline: batched raw-SQL insert', baseline.ms],
+      ['dry-run (plan, no writes)', dryRun.ms],
+      ['apply (create all)', apply.ms],
+      ['re-apply (all skipped)', reapply.ms],
+      ['export', exported.ms],
+    ] as const;
+    process.stdout.write(`portability benchmark: ${count} prompt-template items (node ${process.version})\n`);
+    for (const [name, ms] of rows) {
+      process.stdout.write(`  ${name.padEnd(36)} ${ms.toFixed(0).padStart(8)} ms  ${(ms / baseline.ms).toFixed(1).padStart(6)}× baseline  ${((count / ms) * 1000).toFixed(0).padStart(7)} items/s\n`);
+    }
+  } finally {
+    await host.close();
+    await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import type {
+  BundleItem,
+  BundleItemKind,
+  InstalledArtifact,
+  PortabilityScope,
+  PortableItemOutcome,
+  PortableItemPlan,
+  PortableKindProvider,
+} from '@openwop-host/plugin-sdk';
+import type { EntityManager } from 'typeorm';
+import { ArtifactRegistryService, artifactRef } from '../../../platform/artifacts/artifact-registry.service';
+import { ArtifactInstallerLookup } from '../artifact-installer-lookup';
+
+/** Registry `origin` of everything an import installs. */
+export const IMPORT_ORIGIN = 'import';
+
+/**
+ * A bundle item kind whose entities live in the pack registry (packs, prompt templates,
+ * automations). Import goes through the same artifact installers as proposal activation, so an
+ * imported artifact is validated, stored byte-exact and activated exactly like an applied one.
+ * Idempotency comes from the registry's unique (tenant, workspace, kind, name) index.
+ */
+@Injectable() // so the constructor's parameter types are emitted for the subclasses' injection
+export abstract class ArtifactBackedPortableKind implements PortableKindProvider {
+  protected abstract readonly bundleKind: BundleItemKind;
+  /** The registry kinds this bundle kind covers. */
+  protected abstract readonly registryKinds: readonly string[];
+
+  constructor(
+    protected readonly registry: ArtifactRegistryService,
+    protected readonly installers: ArtifactInstallerLookup,
+  ) {}
+
+  /** The registry kind an item installs into. */
+  protected abstract registryKindOf(payload: Record<string, unknown>): string;
+
+  /** True when `contentFor` reads the destination's current artifact (apply then looks it up). */
+  protected readonly contentDependsOnExisting: boolean = false;
+
+  /** The content to install for a payload, given what the destination already holds. */
+  protected contentFor(payload: Record<string, unknown>, _existing: InstalledArtifact | undefined): Record<string, unknown> {
+    return payload;
+  }
+
+  available(): boolean {
+    return this.registryKinds.some((k) => this.registry.hasKind(k));
+  }
+
+  async export(scope: PortabilityScope): Promise<BundleItem[]> {
+    const kinds = this.registryKinds.filter((k) => this.registry.hasKind(k));
+    if (!kinds.length) return [];
+    const artifacts = await this.registry.list(scope, kinds);
+    // A workspace artifact shadows a tenant-wide one of the same name: both would land on the same
+    // name in the importer's scope.
+    const chosen = new Map<string, InstalledArtifact>();
+    for (const a of artifacts) {
+      const key = `${a.kind}:${a.name}`;
+      const prev = chosen.get(key);
+      if (!prev || (!prev.workspace && a.workspace)) chosen.set(key, a);
+    }
+    return [...chosen.values()].map((a) => ({ kind: this.bundleKind, ref: `${a.kind}:${a.name}`, dependsOn: [], payload: a.content }));
+  }
+
+  async plan(scope: PortabilityScope, item: BundleItem, tx?: unknown): Promise<PortableItemPlan> {
+    return (await this.planMany(scope, [item], tx))[0];
+  }
+
+  /** Plans many items with one registry read per registry kind (large bundles). */
+  async planMany(scope: PortabilityScope, items: BundleItem[], tx?: unknown): Promise<PortableItemPlan[]> {
+    const manager = tx as EntityManager | undefined;
+    const probes = await Promise.all(items.map((item) => this.probe(item)));
+    const kinds = [...new Set(probes.flatMap((p) => ('name' in p ? [p.kind] : [])))];
+    const existing = new Map<string, InstalledArtifact>();
+    if (kinds.length) {
+      // `list` also returns the tenant-wide artifacts to a workspace caller; an import writes only
+      // into the caller's own workspace key, so only those rows can be replaced.
+      for (const a of await this.registry.list(scope, kinds, manager)) {
+        if ((a.workspace ?? undefined) === (scope.workspace ?? undefined)) existing.set(`${a.kind}:${a.name}`, a);
+      }
+    }
+    return items.map((item, i) => {
+      const probe = probes[i];
+      if (!('name' in probe)) return probe.plan;
+      const { kind, name } = probe;
+      const targetKey = `${kind}:${name}`;
+      const current = existing.get(targetKey);
+      if (!current) return { action: 'create', reason: `A new ${kind} "${name}" will be installed.`, targetKey };
+      if (artifactRef(this.contentFor(item.payload, current)) === current.ref) {
+        return { action: 'skip', reason: `The identical ${kind} "${name}" is already installed.`, targetKey, targetId: current.id };
+      }
+      return { action: 'update', reason: `The installed ${kind} "${name}" will be replaced by the bundle's content.`, targetKey, targetId: current.id };
+    });
+  }
+
+  /** The registry kind and name of an item, or the refusal that stops it. */
+  private async probe(item: BundleItem): Promise<{ kind: string; name: string } | { plan: PortableItemPlan }> {
+    const kind = this.registryKindOf(item.payload);
+    if (!this.registry.hasKind(kind)) {
+      return { plan: { action: 'skip', reason: `This host has no installer for "${kind}".`, violations: [{ path: '', message: `no installer for artifact kind "${kind}"` }] } };
+    }
+    const content = this.contentFor(item.payload, undefined);
+    const violations = await this.registry.validate(kind, content);
+    if (violations.length) return { plan: { action: 'skip', reason: `The payload is malformed for "${kind}".`, violations } };
+    const name = this.installers.identify(kind, content)?.name;
+    if (!name) return { plan: { action: 'skip', reason: `The installer of "${kind}" cannot name the payload.`, violations: [{ path: '', message: 'unnamed artifact' }] } };
+    return { kind, name };
+  }
+
+  async apply(scope: PortabilityScope, item: BundleItem, tx: unknown): Promise<PortableItemOutcome> {
+    const manager = tx as EntityManager;
+    const kind = this.registryKindOf(item.payload);
+    // Only kinds whose content depends on the destination's current state pay for the lookup.
+    const name = this.contentDependsOnExisting ? this.installers.identify(kind, this.contentFor(item.payload, undefined))?.name : undefined;
+    const existing = name ? await this.registry.get(scope, kind, name, manager) : undefined;
+    const { artifact, outcome } = await this.registry.install(kind, this.contentFor(item.payload, existing), scope, IMPORT_ORIGIN, manager);
+    const result = outcome === 'unchanged' ? 'skipped' : outcome;
+    return { result, targetId: artifact.id, reason: `${kind} "${artifact.name}" ${outcome}` };
+  }
+}

@@ -1,0 +1,382 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import {
+  BUNDLE_ITEM_KINDS,
+  BundleItem,
+  BundleItemKind,
+  extensionMetadata,
+  PortabilityScope,
+  PortableApplyResult,
+  PortableItemOutcome,
+  PortableItemPlan,
+  PortableKind,
+  PortableKindProvider,
+  PortableViolation,
+} from '@openwop-host/plugin-sdk';
+import { DataSource, EntityManager } from 'typeorm';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { DomainError, ForbiddenError, UnprocessableError } from '../../platform/errors/domain-error';
+import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import type { Principal } from '../../platform/identity/principal';
+import { SchemaRegistry } from '../../platform/schemas/schema-registry';
+import {
+  bundleFromBody,
+  checkBundleCredentials,
+  checkBundleShape,
+  ExportBundle,
+  findBundleCredentials,
+  SUPPORTED_BUNDLE_VERSION,
+  topologicalOrder,
+} from './bundle-checks';
+import { portabilityConfig, PortabilityConfig } from './portability.config';
+
+export const EXPORT_SCOPE = 'portability:export';
+/** Items per `planMany` call (a provider may read all of a kind once per call). */
+const PLAN_BATCH = 10_000;
+export const IMPORT_SCOPE = 'portability:import';
+
+export type PlanAction = 'create' | 'update' | 'skip' | 'conflict';
+
+export interface PlannedItem {
+  ref: string;
+  kind: BundleItemKind;
+  action: PlanAction;
+  reason: string;
+  targetId?: string;
+  secretsToRebind?: string[];
+  violations?: PortableViolation[];
+}
+
+export interface PlanEntry {
+  ref: string;
+  kind: BundleItemKind;
+  reason: string;
+}
+
+/** The dry-run answer (RFC 0098 §C plan, in the superset shape every known reader accepts). */
+export interface ImportPlan {
+  dryRun: true;
+  migrated: false;
+  bundleVersion: '1';
+  bundleOrigin: string;
+  itemCount: number;
+  byKind: Record<string, number>;
+  order: string[];
+  items: PlannedItem[];
+  creates: PlanEntry[];
+  updates: PlanEntry[];
+  skips: PlanEntry[];
+  conflicts: PlanEntry[];
+  counts: { create: number; update: number; skip: number; conflict: number };
+  secretsToRebind: string[];
+}
+
+export type ItemResult = PortableApplyResult | 'failed';
+
+export interface AppliedItem {
+  ref: string;
+  kind: BundleItemKind;
+  /** The same value as `result` (readers use either name). */
+  action: ItemResult;
+  result: ItemResult;
+  reason?: string;
+  targetId?: string;
+  secretsToRebind?: string[];
+}
+
+export interface ImportCounts {
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+}
+
+/** The apply answer. */
+export interface ImportResult {
+  dryRun: false;
+  migrated: true;
+  bundleVersion: '1';
+  bundleOrigin: string;
+  itemCount: number;
+  order: string[];
+  refs: string[];
+  items: AppliedItem[];
+  counts: ImportCounts;
+  conflicts: PlanEntry[];
+  secretsToRebind: string[];
+  /** Items created or updated. */
+  imported: number;
+}
+
+export interface ImportProgress {
+  phase: 'plan' | 'apply';
+  done: number;
+  total: number;
+}
+
+export interface ImportOptions {
+  dryRun: boolean;
+  onProgress?: (p: ImportProgress) => void;
+}
+
+/**
+ * Export and import of a tenant's reusable estate (RFC 0098). The bundle pipeline lives here; each
+ * item kind is a `@PortableKind` provider (built-in or from a plugin).
+ *
+ * Import order (normative): shape and bundleVersion → credential scan → dependsOn order → scope
+ * check → per-item checks → one transaction. Everything before the scope check is about the bundle
+ * alone, so a leaky or cyclic bundle is refused with 422 whoever sends it.
+ */
+@Injectable()
+export class PortabilityService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Portability');
+  private readonly providers = new Map<BundleItemKind, PortableKindProvider>();
+  private readonly settings: PortabilityConfig;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly discovery: DiscoveryService,
+    private readonly events: EventLogService,
+    @Inject(HOST_CONFIG) config: HostConfig,
+  ) {
+    this.settings = portabilityConfig(config);
+  }
+
+  onApplicationBootstrap(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const meta = extensionMetadata(PortableKind, wrapper.metatype ?? undefined);
+      if (!meta || !wrapper.instance) continue;
+      if (!(BUNDLE_ITEM_KINDS as readonly string[]).includes(meta.kind)) throw new Error(`@PortableKind: "${meta.kind}" is not a bundle item kind`);
+      if (this.providers.has(meta.kind)) throw new Error(`two portable-kind providers claim kind "${meta.kind}"`);
+      this.providers.set(meta.kind, wrapper.instance as PortableKindProvider);
+    }
+  }
+
+  /** Kinds that can be exported and imported right now (a provider exists and is available). */
+  kinds(): BundleItemKind[] {
+    return BUNDLE_ITEM_KINDS.filter((k) => {
+      const p = this.providers.get(k);
+      return !!p && (p.available?.() ?? true);
+    });
+  }
+
+  get maxItems(): number {
+    return this.settings.maxItems;
+  }
+
+  // ---------------------------------------------------------------- export
+
+  async exportBundle(principal: Principal, kinds?: readonly string[]): Promise<ExportBundle> {
+    requireScope(principal, EXPORT_SCOPE);
+    const scope = toScope(principal);
+    const wanted = kinds?.length ? this.kinds().filter((k) => kinds.includes(k)) : this.kinds();
+    const items: BundleItem[] = [];
+    for (const kind of wanted) {
+      for (const item of await this.providers.get(kind)!.export(scope)) items.push({ ...item, kind });
+    }
+    const refs = new Set<string>();
+    const duplicateKinds = new Set<string>();
+    for (const item of items) {
+      if (refs.has(item.ref)) duplicateKinds.add(item.kind);
+      refs.add(item.ref);
+    }
+    // A kinds filter can leave an edge pointing outside the bundle; an importer refuses those.
+    for (const item of items) item.dependsOn = (item.dependsOn ?? []).filter((d) => refs.has(d));
+    const bundle: ExportBundle = {
+      bundleVersion: SUPPORTED_BUNDLE_VERSION,
+      source: { origin: this.settings.origin ?? `openwop-host:${principal.tenant}`, exportedAt: new Date().toISOString(), originPrincipal: principal.principal },
+      items,
+    };
+    // The host's own scan on every export: refuse to emit a leak rather than trust each provider.
+    const leaks = findBundleCredentials(bundle);
+    if (leaks.length) {
+      this.logger.error(`export refused: credential material in ${leaks.length} place(s): ${leaks.map((l) => l.keyPath).join(', ')}`);
+      throw new UnprocessableError('export_credential_material', 'The estate holds a credential value where only references belong; nothing was exported.', {
+        findings: leaks.slice(0, 50).map((l) => ({ ref: l.ref, kind: l.kind, path: l.path, reason: l.reason })),
+      });
+    }
+    if (duplicateKinds.size) throw new Error(`portable kind(s) ${[...duplicateKinds].join(', ')} exported duplicate refs`);
+    const violations = SchemaRegistry.shared().validate('export-bundle', bundle);
+    if (violations.length) throw new Error(`export produced an invalid bundle: ${JSON.stringify(violations.slice(0, 5))}`);
+    return bundle;
+  }
+
+  // ---------------------------------------------------------------- import
+
+  async importBundle(principal: Principal, body: unknown, opts: { dryRun: true; onProgress?: ImportOptions['onProgress'] }): Promise<ImportPlan>;
+  async importBundle(principal: Principal, body: unknown, opts: { dryRun: false; onProgress?: ImportOptions['onProgress'] }): Promise<ImportResult>;
+  async importBundle(principal: Principal, body: unknown, opts: ImportOptions): Promise<ImportPlan | ImportResult>;
+  async importBundle(principal: Principal, body: unknown, opts: ImportOptions): Promise<ImportPlan | ImportResult> {
+    const bundle = checkBundleShape(bundleFromBody(body), this.settings.maxItems);
+    checkBundleCredentials(bundle);
+    const order = topologicalOrder(bundle.items);
+    requireScope(principal, IMPORT_SCOPE);
+    // Re-ownership: the caller's identity at the destination; source.originPrincipal grants nothing.
+    const scope = toScope(principal);
+    const planned = await this.planAll(scope, order, undefined, opts.onProgress);
+    if (opts.dryRun) return planView(bundle, order, planned);
+
+    const refused = planned.filter((p) => p.action === 'conflict');
+    if (refused.length) {
+      const first = refused[0];
+      throw new UnprocessableError('bundle_item_invalid', `Item "${first.ref}" (${first.kind}) cannot be imported: ${first.reason} Nothing was imported.`, {
+        items: refused.slice(0, 50).map((p) => ({ ref: p.ref, kind: p.kind, reason: p.reason, violations: p.violations ?? [] })),
+      });
+    }
+    return this.applyAll(scope, bundle, order, opts.onProgress);
+  }
+
+  private async planAll(scope: PortabilityScope, order: BundleItem[], tx: EntityManager | undefined, onProgress?: ImportOptions['onProgress']): Promise<PlannedItem[]> {
+    const plans = await this.planItems(scope, order, tx, onProgress);
+    const out: PlannedItem[] = [];
+    const targets = new Map<string, string>();
+    for (const [n, item] of order.entries()) {
+      const plan = plans[n];
+      const entry: PlannedItem = { ref: item.ref, kind: item.kind, action: plan.violations?.length ? 'conflict' : plan.action, reason: plan.reason };
+      if (plan.targetId) entry.targetId = plan.targetId;
+      if (plan.secretsToRebind?.length) entry.secretsToRebind = plan.secretsToRebind;
+      if (plan.violations?.length) entry.violations = plan.violations;
+      if (plan.targetKey && entry.action !== 'conflict') {
+        const other = targets.get(plan.targetKey);
+        if (other) {
+          entry.action = 'conflict';
+          entry.reason = `Item "${item.ref}" and item "${other}" would both install ${plan.targetKey}.`;
+        } else targets.set(plan.targetKey, item.ref);
+      }
+      out.push(entry);
+    }
+    return out;
+  }
+
+  /** The providers' plans, in bundle order; batched per kind where a provider offers `planMany`. */
+  private async planItems(scope: PortabilityScope, order: BundleItem[], tx: EntityManager | undefined, onProgress?: ImportOptions['onProgress']): Promise<PortableItemPlan[]> {
+    const plans: PortableItemPlan[] = new Array<PortableItemPlan>(order.length);
+    const byKind = new Map<BundleItemKind, number[]>();
+    order.forEach((item, i) => byKind.set(item.kind, [...(byKind.get(item.kind) ?? []), i]));
+    let done = 0;
+    const progressed = (n: number) => {
+      done += n;
+      onProgress?.({ phase: 'plan', done, total: order.length });
+    };
+    for (const [kind, indexes] of byKind) {
+      const provider = this.providers.get(kind);
+      if (!provider || !(provider.available?.() ?? true)) {
+        for (const i of indexes) plans[i] = { action: 'skip', reason: `This host does not import "${kind}" items.`, violations: [{ path: '', message: `unsupported kind "${kind}"` }] };
+        progressed(indexes.length);
+        continue;
+      }
+      if (provider.planMany) {
+        for (let start = 0; start < indexes.length; start += PLAN_BATCH) {
+          const chunk = indexes.slice(start, start + PLAN_BATCH);
+          const result = await provider.planMany(scope, chunk.map((i) => order[i]), tx);
+          if (result.length !== chunk.length) throw new Error(`portable kind "${kind}" planned ${result.length} of ${chunk.length} items`);
+          chunk.forEach((i, k) => (plans[i] = result[k]));
+          progressed(chunk.length);
+        }
+      } else {
+        for (const i of indexes) {
+          plans[i] = await provider.plan(scope, order[i], tx);
+          progressed(1);
+        }
+      }
+    }
+    return plans;
+  }
+
+  private async applyAll(scope: PortabilityScope, bundle: ExportBundle, order: BundleItem[], onProgress?: ImportOptions['onProgress']): Promise<ImportResult> {
+    return this.ds.transaction(async (m) => {
+      // Plans again inside the transaction: an item already present byte-for-byte is reported
+      // skipped without touching it, so re-importing a large bundle costs a few reads.
+      const current = await this.planItems(scope, order, m);
+      const stale = current.findIndex((p) => p.violations?.length);
+      if (stale >= 0) {
+        throw new UnprocessableError('bundle_item_invalid', `Item "${order[stale].ref}" (${order[stale].kind}) cannot be imported: ${current[stale].reason} Nothing was imported.`, {
+          items: [{ ref: order[stale].ref, kind: order[stale].kind, reason: current[stale].reason, violations: current[stale].violations }],
+        });
+      }
+      const items: AppliedItem[] = [];
+      for (const [n, item] of order.entries()) {
+        const provider = this.providers.get(item.kind)!;
+        let outcome: PortableItemOutcome;
+        const plan = current[n];
+        if (plan.action === 'skip') {
+          outcome = { result: 'skipped', reason: plan.reason, targetId: plan.targetId, secretsToRebind: plan.secretsToRebind };
+        } else {
+          outcome = await this.applyItem(provider, scope, item, m);
+        }
+        const applied: AppliedItem = { ref: item.ref, kind: item.kind, action: outcome.result, result: outcome.result };
+        if (outcome.reason) applied.reason = outcome.reason;
+        if (outcome.targetId) applied.targetId = outcome.targetId;
+        if (outcome.secretsToRebind?.length) applied.secretsToRebind = outcome.secretsToRebind;
+        items.push(applied);
+        onProgress?.({ phase: 'apply', done: n + 1, total: order.length });
+      }
+      const counts: ImportCounts = { created: 0, updated: 0, skipped: 0, failed: 0 };
+      for (const i of items) counts[i.result]++;
+      const secretsToRebind = unique(items.flatMap((i) => i.secretsToRebind ?? []));
+      // Content-free: origin, counts and refs to re-bind only; in the import's transaction.
+      await this.events.append(scope, HOST_STREAM, 'import.applied', { bundleOrigin: bundle.source.origin, counts, secretsToRebind }, { manager: m });
+      const refs = order.map((i) => i.ref);
+      return {
+        dryRun: false,
+        migrated: true,
+        bundleVersion: SUPPORTED_BUNDLE_VERSION,
+        bundleOrigin: bundle.source.origin,
+        itemCount: items.length,
+        order: refs,
+        refs,
+        items,
+        counts,
+        conflicts: [],
+        secretsToRebind,
+        imported: counts.created + counts.updated,
+      };
+    });
+  }
+
+  /** One item in the import transaction; a failure fails the import (the transaction rolls back). */
+  private async applyItem(provider: PortableKindProvider, scope: PortabilityScope, item: BundleItem, m: EntityManager): Promise<PortableItemOutcome> {
+    try {
+      return await provider.apply(scope, item, m);
+    } catch (e) {
+      const cause = e instanceof DomainError ? { error: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } : { error: 'internal_error' };
+      if (!(e instanceof DomainError)) this.logger.error(`import of item ${item.ref} (${item.kind}) failed: ${(e as Error).message}`);
+      throw new UnprocessableError('bundle_item_failed', `Item "${item.ref}" (${item.kind}) could not be imported; nothing was imported.`, { ref: item.ref, kind: item.kind, cause });
+    }
+  }
+}
+
+function planView(bundle: ExportBundle, order: BundleItem[], planned: PlannedItem[]): ImportPlan {
+  const entry = (p: PlannedItem): PlanEntry => ({ ref: p.ref, kind: p.kind, reason: p.reason });
+  const byKind: Record<string, number> = {};
+  for (const i of bundle.items) byKind[i.kind] = (byKind[i.kind] ?? 0) + 1;
+  const of = (a: PlanAction) => planned.filter((p) => p.action === a);
+  return {
+    dryRun: true,
+    migrated: false,
+    bundleVersion: SUPPORTED_BUNDLE_VERSION,
+    bundleOrigin: bundle.source.origin,
+    itemCount: bundle.items.length,
+    byKind,
+    order: order.map((i) => i.ref),
+    items: planned,
+    creates: of('create').map(entry),
+    updates: of('update').map(entry),
+    skips: of('skip').map(entry),
+    conflicts: of('conflict').map(entry),
+    counts: { create: of('create').length, update: of('update').length, skip: of('skip').length, conflict: of('conflict').length },
+    secretsToRebind: unique(planned.flatMap((p) => p.secretsToRebind ?? [])),
+  };
+}
+
+function requireScope(p: Principal, scope: string): void {
+  if (!p.scopes.has(scope)) throw new ForbiddenError(`The credential lacks the ${scope} scope.`, { requiredScopes: [scope], missingScopes: [scope] });
+}
+
+function toScope(p: Principal): PortabilityScope {
+  return p.workspace ? { tenant: p.tenant, workspace: p.workspace, principal: p.principal } : { tenant: p.tenant, principal: p.principal };
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
