@@ -39,5 +39,6 @@ module.exports = async () => {
     testTimeout: 60000,
     maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : 2,
     verbose: false,
+    reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   };
 };

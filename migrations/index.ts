@@ -1,5 +1,8 @@
 import type { MigrationClass } from '../src/platform/database/migration-runner';
 import { Platform1764680000000 } from './1764680000000-platform';
+import { Proposals1764710000000 } from './1764710000000-proposals';
+import { Connections1764700000000 } from './1764700000000-connections';
+import { Goals1764720000000 } from './1764720000000-goals';
 
 /** The migrations, in the order they run. Append only; a landed migration is never edited. */
-export const MIGRATIONS: MigrationClass[] = [Platform1764680000000];
+export const MIGRATIONS: MigrationClass[] = [Platform1764680000000, Proposals1764710000000, Connections1764700000000, Goals1764720000000];

@@ -10,6 +10,7 @@ import { ApiKeyService } from './platform/identity/api-key.service';
 import { generateOpenApiDocument } from './platform/openapi/generate';
 import { routeScopesTable } from './platform/openapi/route-scopes';
 import { ROLES } from './platform/identity/scopes';
+import { exportCommand, importCommand } from './capabilities/portability/portability.cli';
 
 function config(): HostConfig {
   return loadHostConfig(process.env);
@@ -187,6 +188,35 @@ export function buildCli(): Command {
       else process.stdout.write(text);
       if (opts.scopesOut) fs.writeFileSync(opts.scopesOut, routeScopesTable(doc));
     });
+
+  // Portability (RFC 0098): the host boots without listening; logs go to stderr so stdout is the bundle.
+  const withPortabilityApp = async (fn: (app: Awaited<ReturnType<typeof createHost>>['app']) => Promise<number>) => {
+    // A one-shot process: no scheduler ticks, no bootstrap key.
+    const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false });
+    try {
+      process.exitCode = await fn(host.app);
+    } finally {
+      await host.close();
+    }
+  };
+  program
+    .command('export')
+    .description("export a tenant's estate as a secret-free bundle (JSON on stdout, or --out)")
+    .requiredOption('--tenant <tenant>', 'tenant to export')
+    .option('--workspace <workspace>', 'workspace to export (with the tenant-wide estate)')
+    .option('--principal <principal>', 'principal recorded as source.originPrincipal (default: system)')
+    .option('--kinds <kinds>', 'comma-separated bundle item kinds (default: all the host exports)')
+    .option('--out <file>', 'write the bundle to a file')
+    .action((opts: { tenant: string; workspace?: string; principal?: string; kinds?: string; out?: string }) => withPortabilityApp((app) => exportCommand(app, opts)));
+  program
+    .command('import <file>')
+    .description('import a bundle file ("-" for stdin) into a tenant, all or nothing; --dry-run writes nothing (exit 2 on conflicts)')
+    .requiredOption('--tenant <tenant>', 'tenant that will own what is imported')
+    .option('--workspace <workspace>', 'workspace that will own what is imported')
+    .option('--principal <principal>', 'principal that will own what is imported (default: system)')
+    .option('--dry-run', 'print the plan; write nothing')
+    .option('--json', 'print the full plan or result as JSON')
+    .action((file: string, opts: { tenant: string; workspace?: string; principal?: string; dryRun?: boolean; json?: boolean }) => withPortabilityApp((app) => importCommand(app, file, opts)));
 
   return program;
 }

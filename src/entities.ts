@@ -3,6 +3,11 @@ import { EventEntity, EventStreamEntity, RunEntity } from './platform/events/eve
 import { InstalledArtifactEntity } from './platform/artifacts/installed-artifact.entity';
 import { PluginStateEntity } from './platform/plugins/plugin-state.entity';
 import { ScheduledTaskEntity } from './platform/scheduler/scheduled-task.entity';
+import { ProposalEntity } from './capabilities/proposals/proposal.entity';
+import { ApprovalDecisionEntity, ApprovalEntity } from './capabilities/proposals/approvals/approval.entity';
+import { AutomationScheduleEntity } from './capabilities/proposals/automations/automation-schedule.entity';
+import { CONNECTIONS_ENTITIES } from './capabilities/connections/connections.entities';
+import { GoalEntity, GoalRunEntity } from './capabilities/goals/goal.entity';
 
 /** Every entity of the host, listed explicitly (no globs). Capabilities add theirs here. */
 export const ENTITIES: Function[] = [
@@ -13,4 +18,11 @@ export const ENTITIES: Function[] = [
   InstalledArtifactEntity,
   PluginStateEntity,
   ScheduledTaskEntity,
+  ProposalEntity,
+  ApprovalEntity,
+  ApprovalDecisionEntity,
+  AutomationScheduleEntity,
+  ...CONNECTIONS_ENTITIES,
+  GoalEntity,
+  GoalRunEntity,
 ];

@@ -1,4 +1,9 @@
 import type { Type } from '@nestjs/common';
+import { ToolCatalogModule } from './tool-catalog/tool-catalog.module';
+import { PortabilityModule } from './portability/portability.module';
+import { ProposalsModule } from './proposals/proposals.module';
+import { GoalsModule } from './goals/goals.module';
+import { ConnectionsModule } from './connections/connections.module';
 
 /** The capability modules the host mounts. Each contributes its routes, advertisers and providers. */
-export const CAPABILITY_MODULES: Type<unknown>[] = [];
+export const CAPABILITY_MODULES: Type<unknown>[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule];

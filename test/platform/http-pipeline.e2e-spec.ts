@@ -63,6 +63,18 @@ describe('HTTP pipeline, discovery and the event log', () => {
     });
   });
 
+  describe('logs', () => {
+    it('carry the request id and never the Authorization header', async () => {
+      const res = await t.http('GET', '/v1/does-not-exist', { token: admin, headers: { 'x-request-id': 'trace-me-123' } });
+      expect(res.status).toBe(404);
+      const lines = t.logs.filter((l) => l.includes('trace-me-123'));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(JSON.parse(l)).toEqual(expect.objectContaining({ reqId: 'trace-me-123' }));
+      const secret = admin.split('_').pop()!;
+      expect(t.logs.some((l) => l.includes(secret))).toBe(false);
+    });
+  });
+
   describe('discovery', () => {
     it('is public, validates against the published schema, and carries cache headers', async () => {
       const res = await t.http('GET', '/.well-known/openwop');

@@ -78,24 +78,14 @@ const embedded = () => process.env.OPENWOP_TEST_DB_MODE === 'embedded';
 
 /** Boots the real host (Nest on Fastify) against a fresh, migrated PostgreSQL database. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  let databaseName = options.database ?? `owt_${randomBytes(6).toString('hex')}`;
-  const owned = !options.database;
-  if (embedded()) {
-    databaseName = 'postgres';
-    if (owned) {
-      await admin(async (c) => {
-        await c.query('DROP SCHEMA IF EXISTS public CASCADE');
-        await c.query('CREATE SCHEMA public');
-      });
-    }
-  } else if (owned) {
-    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"`));
-  }
   let configPath: string | undefined;
   if (options.configFile) {
     configPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-cfg-')), 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(options.configFile));
   }
+  let databaseName = options.database ?? `owt_${randomBytes(6).toString('hex')}`;
+  const owned = !options.database;
+  if (embedded()) databaseName = 'postgres';
   const env: Record<string, string> = {
     LOG_LEVEL: 'info',
     OPENWOP_SCHEDULER_ENABLED: 'false',
@@ -105,7 +95,18 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     DATABASE_URL: embedded() ? adminUrl() : withDatabase(adminUrl(), databaseName),
   };
   if (configPath) env.OPENWOP_CONFIG = configPath;
+  // Configuration errors surface before any database exists, so a failing test leaves nothing behind.
   const config = loadHostConfig(env);
+  if (embedded()) {
+    if (owned) {
+      await admin(async (c) => {
+        await c.query('DROP SCHEMA IF EXISTS public CASCADE');
+        await c.query('CREATE SCHEMA public');
+      });
+    }
+  } else if (owned) {
+    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"`));
+  }
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {

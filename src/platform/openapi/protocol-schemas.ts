@@ -5,6 +5,15 @@
 export const PROTOCOL_SCHEMAS: Record<string, string> = {
   ErrorEnvelope: 'error-envelope',
   RunEvent: 'run-event',
+  ToolDescriptor: 'tool-descriptor',
+  CompactToolDescriptor: 'compact-tool-descriptor',
+  Proposal: 'proposal',
+  ExportBundle: 'export-bundle',
+  Goal: 'goal',
+  GoalCreateRequest: 'goal-create-request',
+  GoalUpdateRequest: 'goal-update-request',
+  GoalRunReport: 'goal-run-report',
+  ConnectionPackManifest: 'connection-pack-manifest',
 };
 
 export function protocolSchemaRef(component: string): { $ref: string } {

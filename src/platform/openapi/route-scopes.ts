@@ -8,7 +8,10 @@ export function routeScopesTable(doc: Record<string, unknown>): string {
     for (const [method, op] of Object.entries(ops)) {
       const scopes = (op['x-required-scopes'] as string[] | undefined) ?? [];
       const secured = Array.isArray(op.security) && op.security.length > 0;
-      const label = !secured ? 'public' : `${op['x-test-seam'] ? 'seam ' : ''}${scopes.length ? scopes.join(' + ') : 'authenticated'}`;
+      // Some routes check a scope only after validating the request (portability): show it too.
+      const deferred = (op['x-deferred-scopes'] as string[] | undefined) ?? [];
+      const required = scopes.length ? scopes.join(' + ') : 'authenticated';
+      const label = !secured ? 'public' : `${op['x-test-seam'] ? 'seam ' : ''}${required}${deferred.length ? `, then ${deferred.join(' | ')}` : ''}`;
       lines.push(`${method.toUpperCase().padEnd(6)} ${p.padEnd(60)} ${label}`);
     }
   }
