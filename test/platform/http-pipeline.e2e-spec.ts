@@ -84,6 +84,8 @@ describe('HTTP pipeline, discovery and the event log', () => {
       expect(res.body.limits.maxRequestBodyBytes).toBe(4096);
       expect(res.body.authorization).toEqual(expect.objectContaining({ supported: true, failClosed: true }));
       expect(res.body.capabilities).toBeUndefined();
+      expect(res.body.schemaVersions).toEqual(expect.objectContaining({ 'error-envelope': 1, 'run-event': 1, 'tool-descriptor': 1, goal: 1, proposal: 1 }));
+      expect(res.body.schemaVersions['goal-create-request']).toBeUndefined();
       expect(res.headers['cache-control']).toMatch(/max-age/);
       expect(res.headers.etag).toMatch(/^"[^"]+"$/);
     });

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { HealthService } from '../health/health.service';
 import { ROLES } from '../identity/scopes';
+import { PROTOCOL_SCHEMAS } from '../openapi/protocol-schemas';
+import { SCHEMAS_ROOT } from '../schemas/schema-registry';
 import { Advertiser, CapabilityAdvertiser } from './capability-advertiser';
 
 export const HOST_NAME = 'openwop-host';
@@ -44,7 +48,7 @@ export class DiscoveryDocumentService {
     const doc: Record<string, unknown> = {
       protocolVersion: '1.0',
       supportedEnvelopes: [],
-      schemaVersions: {},
+      schemaVersions: protocolSchemaVersions(),
       limits: { clarificationRounds: 0, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: this.config.maxRequestBodyBytes },
       implementation: { name: HOST_NAME, version: HOST_VERSION },
       authorization: {
@@ -69,6 +73,13 @@ export class DiscoveryDocumentService {
     const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
     return { body, etag };
   }
+}
+
+/** The published v1 schemas whose shapes the host serves (error envelope, run events, capability payloads). */
+function protocolSchemaVersions(): Record<string, number> {
+  const official = new Set(fs.readdirSync(path.join(SCHEMAS_ROOT, 'openwop')).map((f) => f.replace(/\.schema\.json$/, '')));
+  const names = ['capabilities', ...Object.values(PROTOCOL_SCHEMAS)].filter((n) => official.has(n));
+  return Object.fromEntries([...new Set(names)].sort().map((n) => [n, 1]));
 }
 
 export function sortKeys(v: unknown): unknown {
