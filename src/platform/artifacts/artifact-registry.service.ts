@@ -90,32 +90,36 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     const bytes = canonicalJson(content);
     const ref = artifactRef(content);
     const run = async (m: EntityManager): Promise<InstallResult> => {
-      const repo = m.getRepository(InstalledArtifactEntity);
       const workspaceKey = scope.workspace ?? '';
       // The unique index decides between racing installs: exactly one insert wins, the others
-      // lock the winner's row and compare bytes.
+      // lock the winner's row and compare bytes. Every statement returns the row, so an install
+      // costs one round trip when new and two otherwise.
       const inserted = (await m.query(
         `INSERT INTO "installed_artifact" ("tenant","workspace_key","kind","name","version","ref","bytes","content","origin","installed_by")
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8::jsonb,$9,$10)
-         ON CONFLICT ("tenant","workspace_key","kind","name") DO NOTHING RETURNING "id"`,
+         ON CONFLICT ("tenant","workspace_key","kind","name") DO NOTHING RETURNING ${ROW_COLUMNS}`,
         [scope.tenant, workspaceKey, kind, name, version ?? null, ref, bytes, bytes, origin, scope.principal],
-      )) as Array<{ id: string }>;
+      )) as RawArtifactRow[];
       let outcome: InstallOutcome = 'created';
-      let id = inserted[0]?.id;
-      if (!id) {
-        const row = await repo
-          .createQueryBuilder('a')
-          .setLock('pessimistic_write')
-          .where('a.tenant = :t AND a.workspace_key = :w AND a.kind = :k AND a.name = :n', { t: scope.tenant, w: workspaceKey, k: kind, n: name })
-          .getOneOrFail();
-        id = row.id;
-        outcome = row.ref === ref ? 'unchanged' : 'updated';
+      let row = inserted[0];
+      if (!row) {
+        const [current] = (await m.query(
+          `SELECT ${ROW_COLUMNS} FROM "installed_artifact"
+           WHERE "tenant" = $1 AND "workspace_key" = $2 AND "kind" = $3 AND "name" = $4 FOR UPDATE`,
+          [scope.tenant, workspaceKey, kind, name],
+        )) as RawArtifactRow[];
+        outcome = current.ref === ref ? 'unchanged' : 'updated';
+        row = current;
         if (outcome === 'updated') {
-          await repo.update({ id }, { ref, bytes, content: content as never, version: version ?? null, origin, installedBy: scope.principal });
+          const updated = (await m.query(
+            `UPDATE "installed_artifact" SET "ref" = $2, "bytes" = $3, "content" = $4::jsonb, "version" = $5, "origin" = $6, "installed_by" = $7, "updated_at" = now()
+             WHERE "id" = $1 RETURNING ${ROW_COLUMNS}`,
+            [current.id, ref, bytes, bytes, version ?? null, origin, scope.principal],
+          )) as [RawArtifactRow[], number];
+          row = updated[0][0];
         }
       }
-      const fresh = await repo.findOneByOrFail({ id });
-      const artifact = toArtifact(fresh);
+      const artifact = rawToArtifact(row);
       if (outcome !== 'unchanged') await installer.afterInstall?.(artifact, scope, m);
       return { artifact, outcome };
     };
@@ -163,6 +167,38 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     const row = await this.ds.getRepository(InstalledArtifactEntity).findOne({ where: { tenant: scope.tenant, workspaceKey: scope.workspace ?? '', kind, name } });
     return row?.bytes;
   }
+}
+
+const ROW_COLUMNS = '"id","kind","name","version","ref","content","origin","workspace_key","installed_by","created_at","updated_at"';
+
+interface RawArtifactRow {
+  id: string;
+  kind: string;
+  name: string;
+  version: string | null;
+  ref: string;
+  content: Record<string, unknown>;
+  origin: string;
+  workspace_key: string;
+  installed_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function rawToArtifact(r: RawArtifactRow): InstalledArtifact {
+  return {
+    id: r.id,
+    kind: r.kind,
+    name: r.name,
+    version: r.version ?? undefined,
+    ref: r.ref,
+    content: r.content,
+    origin: r.origin,
+    workspace: r.workspace_key || undefined,
+    installedBy: r.installed_by,
+    createdAt: new Date(r.created_at).toISOString(),
+    updatedAt: new Date(r.updated_at).toISOString(),
+  };
 }
 
 function toArtifact(e: InstalledArtifactEntity): InstalledArtifact {
