@@ -28,50 +28,53 @@ class ProjectionCache {
   }
 }
 
-/** `node-pack`: the node typeIds of the packs installed for the tenant, plus the host-wide pack folder. */
+/**
+ * A source projecting one pack kind of the registry for the tenant, plus the host-wide pack folder's
+ * packs of that kind. Projections are cached per content hash.
+ */
 @Injectable()
-@ToolSource({ source: 'node-pack', name: 'node-pack' })
-export class NodePackToolSource implements ToolSourceProvider {
-  private readonly cache = new ProjectionCache(nodePackTools);
+abstract class RegistryPackToolSource implements ToolSourceProvider {
+  protected abstract readonly kind: string;
+  protected abstract readonly cache: ProjectionCache;
+  /** The packs of this kind loaded from the folder at start, projected. */
+  protected abstract directoryProjection(): ToolDescriptor[];
   private directoryTools?: ToolDescriptor[];
 
   constructor(
     private readonly registry: ArtifactRegistryService,
-    private readonly directory: PackDirectory,
+    protected readonly directory: PackDirectory,
     private readonly changes: PackListingChanges,
   ) {}
 
   subscribe(onChange: (scope?: ToolListingScope) => void): void {
-    this.changes.on(NODE_PACK_KIND, onChange);
+    this.changes.on(this.kind, onChange);
   }
 
   async listTools(ctx: ToolListingContext): Promise<ToolDescriptor[]> {
-    const installed = await this.registry.list({ tenant: ctx.tenant, workspace: ctx.workspace }, [NODE_PACK_KIND]);
-    this.directoryTools ??= this.directory.nodePacks.flatMap((p) => nodePackTools(p.content));
+    const installed = await this.registry.list({ tenant: ctx.tenant, workspace: ctx.workspace }, [this.kind]);
+    this.directoryTools ??= this.directoryProjection();
     return [...this.directoryTools, ...this.cache.tools(installed)];
+  }
+}
+
+/** `node-pack`: the node typeIds of the packs installed for the tenant, plus the host-wide pack folder. */
+@Injectable()
+@ToolSource({ source: 'node-pack', name: 'node-pack' })
+export class NodePackToolSource extends RegistryPackToolSource {
+  protected readonly kind = NODE_PACK_KIND;
+  protected readonly cache = new ProjectionCache(nodePackTools);
+  protected directoryProjection(): ToolDescriptor[] {
+    return this.directory.nodePacks.flatMap((p) => nodePackTools(p.content));
   }
 }
 
 /** `workflow`: the chains of the workflow-chain packs installed for the tenant, plus the pack folder's. */
 @Injectable()
 @ToolSource({ source: 'workflow', name: 'workflow' })
-export class WorkflowToolSource implements ToolSourceProvider {
-  private readonly cache = new ProjectionCache(workflowChainTools);
-  private directoryTools?: ToolDescriptor[];
-
-  constructor(
-    private readonly registry: ArtifactRegistryService,
-    private readonly directory: PackDirectory,
-    private readonly changes: PackListingChanges,
-  ) {}
-
-  subscribe(onChange: (scope?: ToolListingScope) => void): void {
-    this.changes.on(WORKFLOW_CHAIN_PACK_KIND, onChange);
-  }
-
-  async listTools(ctx: ToolListingContext): Promise<ToolDescriptor[]> {
-    const installed = await this.registry.list({ tenant: ctx.tenant, workspace: ctx.workspace }, [WORKFLOW_CHAIN_PACK_KIND]);
-    this.directoryTools ??= this.directory.workflowChainPacks.flatMap((p) => workflowChainTools(p.content));
-    return [...this.directoryTools, ...this.cache.tools(installed)];
+export class WorkflowToolSource extends RegistryPackToolSource {
+  protected readonly kind = WORKFLOW_CHAIN_PACK_KIND;
+  protected readonly cache = new ProjectionCache(workflowChainTools);
+  protected directoryProjection(): ToolDescriptor[] {
+    return this.directory.workflowChainPacks.flatMap((p) => workflowChainTools(p.content));
   }
 }
