@@ -56,3 +56,25 @@ describe('a plugin installed from its npm tarball', () => {
     expect(fs.existsSync(path.join(installed, 'node_modules'))).toBe(false);
   });
 });
+
+describe('the plugin SDK package', () => {
+  it('packs compiled JavaScript and type declarations only', () => {
+    const work = path.join(ROOT, 'test/.tmp', `sdk-${process.pid}`);
+    fs.mkdirSync(work, { recursive: true });
+    try {
+      const packed = JSON.parse(
+        execFileSync('npm', ['pack', path.join(ROOT, 'plugins/sdk'), '--pack-destination', work, '--json'], { cwd: work, encoding: 'utf8', stdio: 'pipe', timeout: 120_000 }),
+      ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+      const files = packed[0].files.map((f) => f.path);
+      expect(files).toEqual(expect.arrayContaining(['index.js', 'dist/index.js', 'dist/index.d.ts', 'dist/plugin.js', 'dist/tool-source.d.ts']));
+      expect(files.some((f) => f.startsWith('src/') || f.endsWith('.spec.js'))).toBe(false);
+      execFileSync('tar', ['-xzf', path.join(work, packed[0].filename), '-C', work]);
+      // Published, the entry point falls back to the compiled build.
+      const sdk = require(path.join(work, 'package/index.js')) as { definePlugin: unknown; PLUGIN_API_VERSION: string };
+      expect(typeof sdk.definePlugin).toBe('function');
+      expect(sdk.PLUGIN_API_VERSION).toBe(JSON.parse(fs.readFileSync(path.join(ROOT, 'plugins/sdk/package.json'), 'utf8')).version);
+    } finally {
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
