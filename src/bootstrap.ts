@@ -68,7 +68,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         const given = req.headers['x-request-id'];
         return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
       },
-      trustProxy: process.env.OPENWOP_TRUST_PROXY === 'true',
+      trustProxy: config.trustProxy,
     });
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot({ config, dataSource, pluginState, openApi, plugins: plugins.loaded }),

@@ -11,6 +11,7 @@ import { SchemaRegistry } from '../schemas/schema-registry';
 export interface HostConfig {
   port: number;
   host: string;
+  trustProxy: boolean;
   databaseUrl?: string;
   dataDir: string;
   configFile?: string;
@@ -67,6 +68,7 @@ export interface EnvSetting {
 export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'PORT', default: '8080', description: 'TCP port the HTTP server listens on.' },
   { name: 'HOST', default: '127.0.0.1', description: 'Bind address (use 0.0.0.0 in containers).' },
+  { name: 'OPENWOP_TRUST_PROXY', default: 'false', description: 'Trust X-Forwarded-* headers (set behind a load balancer or reverse proxy).' },
   { name: 'DATABASE_URL', description: 'PostgreSQL connection string. Unset: the embedded PostgreSQL under OPENWOP_DATA_DIR.' },
   { name: 'OPENWOP_DATA_DIR', default: './.data', description: 'Folder of the embedded database (and its socket, used by the CLI while the host runs).' },
   { name: 'OPENWOP_CONFIG', description: 'Path of a JSON or YAML file with structured settings (MCP servers, host-extension tools, plugin options), validated against schemas/host-config.schema.json.' },
@@ -176,6 +178,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: str(env, 'HOST') ?? '127.0.0.1',
+    trustProxy: bool(env, 'OPENWOP_TRUST_PROXY', false),
     databaseUrl,
     dataDir: path.resolve(str(env, 'OPENWOP_DATA_DIR') ?? './.data'),
     configFile,
