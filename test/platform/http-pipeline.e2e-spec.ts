@@ -179,6 +179,15 @@ describe('HTTP pipeline, discovery and the event log', () => {
       expect(res.body.details.requiredScopes).toEqual(['goals:write']);
     });
 
+    it('keeps a workspace-bound creator inside its workspace', async () => {
+      const k = await t.key({ workspace: 'ws-1', scopes: ['keys:manage', 'runs:read'] });
+      const other = await t.http('POST', '/v1/keys', { token: k, body: { principal: 'bot', workspace: 'ws-2', scopes: ['runs:read'] } });
+      expect(other.status).toBe(403);
+      const same = await t.http('POST', '/v1/keys', { token: k, body: { principal: 'bot', scopes: ['runs:read'] } });
+      expect(same.status).toBe(201);
+      expect(same.body.apiKey.workspace).toBe('ws-1');
+    });
+
     it('mints a working key through the generated client', async () => {
       const api = t.api(admin);
       const created = await api.POST('/v1/keys', { body: { principal: 'sdk-bot', scopes: ['runs:read'] } });

@@ -80,6 +80,10 @@ export class KeysController {
   @ApiCreatedResponse({ schema: { type: 'object', required: ['key', 'apiKey'], properties: { key: { type: 'string' }, apiKey: KEY_VIEW } } })
   @ApiErrors(400, 401, 403)
   async create(@CurrentPrincipal() p: Principal, @Body() body: CreateKeyBody): Promise<{ key: string; apiKey: ApiKeyView }> {
+    // A workspace-bound caller mints keys for its own workspace only.
+    if (p.workspace && body.workspace !== undefined && body.workspace !== p.workspace) {
+      throw new ForbiddenError('A workspace-bound key cannot mint keys for another workspace.');
+    }
     const wanted = [...(body.scopes ?? []), ...expandRoles(body.roles ?? [])];
     if (!hasScopes(p, wanted)) {
       throw new ForbiddenError('A key cannot grant scopes its creator does not hold.', { requiredScopes: wanted.filter((s) => !p.scopes.has(s)) });
