@@ -45,6 +45,12 @@ describe('plugin loader, strict and misconfigured', () => {
     await expect(createTestApp({ env: { OPENWOP_PLUGINS: fixture('wrong-host-range.ts'), OPENWOP_PLUGINS_STRICT: 'true' } })).rejects.toThrow(/failed to load/);
   });
 
+  it('refuses to start with a route that declares neither scopes nor public access (fail closed)', async () => {
+    await expect(createTestApp({ env: { OPENWOP_PLUGINS: fixture('undeclared-route.ts') } })).rejects.toThrow(
+      /routes without @Scopes\(\) or @Public\(\): OpenDoorController\.open/,
+    );
+  });
+
   it('refuses a plugin whose options do not match its schema', async () => {
     const t = await createTestApp({ env: { OPENWOP_PLUGINS: fixture('good-plugin.ts') }, configFile: { plugins: { 'example.greeting': { greeting: 42 } } } });
     try {
