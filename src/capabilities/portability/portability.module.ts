@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ArtifactInstallerLookup } from './artifact-installer-lookup';
 import { PackPortableKind } from './kinds/pack.portable-kind';
 import { PromptTemplatePortableKind } from './kinds/prompt-template.portable-kind';
 import { SchedulePortableKind } from './kinds/schedule.portable-kind';
@@ -12,7 +11,7 @@ import { PortabilityService } from './portability.service';
 @Module({
   imports: [DiscoveryModule],
   controllers: [PortabilityController],
-  providers: [PortabilityService, PortabilityAdvertiser, ArtifactInstallerLookup, PackPortableKind, PromptTemplatePortableKind, SchedulePortableKind],
+  providers: [PortabilityService, PortabilityAdvertiser, PackPortableKind, PromptTemplatePortableKind, SchedulePortableKind],
   exports: [PortabilityService],
 })
 export class PortabilityModule {}

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { PROPOSAL_KINDS, ProposalKind } from '@openwop-host/plugin-sdk';
+import { PROPOSAL_KINDS, ProposalDraft, ProposalKind } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactRef, canonicalJson } from '../../platform/artifacts/artifact-registry.service';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
@@ -17,16 +17,11 @@ export interface ProposalQuery {
   limit?: number;
 }
 
-export interface NewProposal {
-  kind: ProposalKind;
-  title?: string;
-  rationale?: string;
-  artifact: Record<string, unknown>;
-  sourceRunIds: string[];
-  synthesizerModel?: string;
+/** A draft from a synthesizer, or one submitted from outside (which carries no synthesis evidence). */
+export type NewProposal = Omit<ProposalDraft, 'evidenceKey'> & {
   /** Synthesis evidence: at most one proposal per evidence key and scope. */
   evidenceKey?: string;
-}
+};
 
 export interface ProposalRevision {
   artifact?: Record<string, unknown>;

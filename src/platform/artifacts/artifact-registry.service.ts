@@ -71,6 +71,11 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     return i;
   }
 
+  /** The registry name and version `content` would be installed under, or undefined without an installer for `kind`. */
+  identify(kind: string, content: Record<string, unknown>): { name: string; version?: string } | undefined {
+    return this.installers.get(kind)?.identify(content);
+  }
+
   async validate(kind: string, content: unknown): Promise<ArtifactViolation[]> {
     if (!content || typeof content !== 'object' || Array.isArray(content)) return [{ path: '', message: 'must be an object' }];
     return this.installer(kind).validate(content as Record<string, unknown>);
@@ -202,17 +207,17 @@ function rawToArtifact(r: RawArtifactRow): InstalledArtifact {
 }
 
 function toArtifact(e: InstalledArtifactEntity): InstalledArtifact {
-  return {
+  return rawToArtifact({
     id: e.id,
     kind: e.kind,
     name: e.name,
-    version: e.version ?? undefined,
+    version: e.version,
     ref: e.ref,
     content: e.content,
     origin: e.origin,
-    workspace: e.workspaceKey || undefined,
-    installedBy: e.installedBy,
-    createdAt: e.createdAt.toISOString(),
-    updatedAt: e.updatedAt.toISOString(),
-  };
+    workspace_key: e.workspaceKey,
+    installed_by: e.installedBy,
+    created_at: e.createdAt,
+    updated_at: e.updatedAt,
+  });
 }

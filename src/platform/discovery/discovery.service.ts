@@ -37,18 +37,22 @@ export class DiscoveryDocumentService {
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
+  private found?: CapabilityAdvertiser[];
+  private readonly schemaVersions = protocolSchemaVersions();
+
+  /** The advertisers are fixed once the application is built; they are looked up once. */
   private advertisers(): CapabilityAdvertiser[] {
-    return this.discovery
+    return (this.found ??= this.discovery
       .getProviders({ metadataKey: Advertiser.KEY })
       .map((w) => w.instance as CapabilityAdvertiser)
-      .filter((i) => i && typeof i.advertise === 'function');
+      .filter((i) => i && typeof i.advertise === 'function'));
   }
 
   async document(): Promise<{ body: Record<string, unknown>; etag: string }> {
     const doc: Record<string, unknown> = {
       protocolVersion: '1.0',
       supportedEnvelopes: [],
-      schemaVersions: protocolSchemaVersions(),
+      schemaVersions: { ...this.schemaVersions },
       limits: { clarificationRounds: 0, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: this.config.maxRequestBodyBytes },
       implementation: { name: HOST_NAME, version: HOST_VERSION },
       authorization: {

@@ -10,7 +10,6 @@ import type {
 } from '@openwop-host/plugin-sdk';
 import type { EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactRef } from '../../../platform/artifacts/artifact-registry.service';
-import { ArtifactInstallerLookup } from '../artifact-installer-lookup';
 
 /** Registry `origin` of everything an import installs. */
 export const IMPORT_ORIGIN = 'import';
@@ -27,10 +26,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** The registry kinds this bundle kind covers. */
   protected abstract readonly registryKinds: readonly string[];
 
-  constructor(
-    protected readonly registry: ArtifactRegistryService,
-    protected readonly installers: ArtifactInstallerLookup,
-  ) {}
+  constructor(protected readonly registry: ArtifactRegistryService) {}
 
   /** The registry kind an item installs into. */
   protected abstract registryKindOf(payload: Record<string, unknown>): string;
@@ -102,7 +98,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     const content = this.contentFor(item.payload, undefined);
     const violations = await this.registry.validate(kind, content);
     if (violations.length) return { plan: { action: 'skip', reason: `The payload is malformed for "${kind}".`, violations } };
-    const name = this.installers.identify(kind, content)?.name;
+    const name = this.registry.identify(kind, content)?.name;
     if (!name) return { plan: { action: 'skip', reason: `The installer of "${kind}" cannot name the payload.`, violations: [{ path: '', message: 'unnamed artifact' }] } };
     return { kind, name };
   }
@@ -111,7 +107,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     const manager = tx as EntityManager;
     const kind = this.registryKindOf(item.payload);
     // Only kinds whose content depends on the destination's current state pay for the lookup.
-    const name = this.contentDependsOnExisting ? this.installers.identify(kind, this.contentFor(item.payload, undefined))?.name : undefined;
+    const name = this.contentDependsOnExisting ? this.registry.identify(kind, this.contentFor(item.payload, undefined))?.name : undefined;
     const existing = name ? await this.registry.get(scope, kind, name, manager) : undefined;
     const { artifact, outcome } = await this.registry.install(kind, this.contentFor(item.payload, existing), scope, IMPORT_ORIGIN, manager);
     const result = outcome === 'unchanged' ? 'skipped' : outcome;
