@@ -95,12 +95,12 @@ describe('conformance: goal-standing-continuation (behavioural legs)', () => {
     await t?.close();
   });
 
-  it('advertises agents.goals at the discovery root (the behaviour gate), never under a capabilities wrapper', async () => {
+  it('advertises agents.goals at the discovery root (the behaviour gate), mirrored under the deprecated capabilities wrapper', async () => {
     const agents = (await readCapabilityFamily('agents')) as { goals?: { requiresBounds?: boolean; judge?: string; continuation?: string[] } } | undefined;
     expect(agents?.goals).toBeDefined();
     expect(agents!.goals!.requiresBounds).not.toBe(false);
     const doc = await t.http('GET', '/.well-known/openwop');
-    expect(doc.body.capabilities?.agents).toBeUndefined();
+    expect(doc.body.capabilities.agents).toEqual(doc.body.agents);
     expect(SchemaRegistry.shared().validate('capabilities', doc.body)).toEqual([]);
   });
 

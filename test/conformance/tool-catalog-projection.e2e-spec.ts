@@ -23,7 +23,7 @@ describe('conformance: tool-catalog-projection', () => {
     const res = await t.http('GET', '/.well-known/openwop', { token: key });
     expect(res.status).toBe(200);
     expect(res.body.toolCatalog.supported).toBe(true);
-    expect(res.body.capabilities?.toolCatalog).toBeUndefined();
+    expect(res.body.capabilities.toolCatalog).toEqual(res.body.toolCatalog); // the deprecated mirror
   });
 
   it('GET /v1/tools without Authorization is 401', async () => {

@@ -460,6 +460,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host/sample/credentials/echo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** (test seam) Resolve a seeded credential in an echo run and return the run's observable surfaces */
+        post: operations["seamCredentialEcho"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/host/sample/export": {
         parameters: {
             query?: never;
@@ -1465,6 +1482,10 @@ export interface components {
         SeamConsentPlanBody: {
             provider: string;
             requested: ("read" | "write")[];
+        };
+        SeamCredentialEchoBody: {
+            /** @description Plaintext the seam seeds as a credential; it must never come back. */
+            canary: string;
         };
         SeamEgressCheckBody: {
             provider: string;
@@ -4230,6 +4251,104 @@ export interface operations {
             };
             /** @description internal_error (details.correlationId). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    seamCredentialEcho: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeamCredentialEchoBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        channels: {
+                            [key: string]: unknown;
+                        }[];
+                        credentialRef: string;
+                        debugBundle: {
+                            [key: string]: unknown;
+                        };
+                        events: {
+                            [key: string]: unknown;
+                        }[];
+                        inputs: {
+                            [key: string]: unknown;
+                        };
+                        runId: string;
+                        snapshot: {
+                            [key: string]: unknown;
+                        };
+                        variables: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Error. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

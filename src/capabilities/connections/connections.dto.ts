@@ -93,3 +93,11 @@ export class SeamEgressCheckBody extends EgressCheckBody {
   @MaxLength(300)
   provider: string;
 }
+
+export class SeamCredentialEchoBody {
+  @ApiProperty({ description: 'Plaintext the seam seeds as a credential; it must never come back.', writeOnly: true, maxLength: MAX_CREDENTIAL_BYTES })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_CREDENTIAL_BYTES)
+  canary: string;
+}

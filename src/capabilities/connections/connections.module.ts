@@ -16,6 +16,7 @@ import { ConnectionPacksController } from './packs/connection-packs.controller';
 import { ConnectionPacksService } from './packs/connection-packs.service';
 import { ConnectionRefPortableKind } from './portability/connection-ref.portable-kind';
 import { ConnectionPackSeamsController } from './seams/connection-pack-seams.controller';
+import { CredentialEchoService } from './seams/credential-echo.service';
 import { ConnectorToolSource } from './tools/connector-tool.source';
 
 /**
@@ -38,6 +39,7 @@ import { ConnectorToolSource } from './tools/connector-tool.source';
     ConnectionsAdvertiser,
     ConnectorToolSource,
     ConnectionRefPortableKind,
+    CredentialEchoService,
   ],
   exports: [ConnectionsService, ConnectionPacksService],
 })

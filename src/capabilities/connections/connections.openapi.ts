@@ -100,3 +100,19 @@ export const SEAM_INSTALL_RESULT = {
     },
   },
 };
+
+export const CREDENTIAL_ECHO_SURFACES = {
+  type: 'object',
+  required: ['runId', 'credentialRef', 'inputs', 'variables', 'channels', 'events', 'snapshot', 'debugBundle'],
+  description: 'Every observable surface of the echo run: the credential appears only as its reference.',
+  properties: {
+    runId: { type: 'string' },
+    credentialRef: { type: 'string' },
+    inputs: { type: 'object', additionalProperties: true },
+    variables: { type: 'object', additionalProperties: true },
+    channels: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    events: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    snapshot: { type: 'object', additionalProperties: true },
+    debugBundle: { type: 'object', additionalProperties: true },
+  },
+};

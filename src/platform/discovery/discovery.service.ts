@@ -26,6 +26,9 @@ export function deepMerge(target: Record<string, unknown>, source: Record<string
   return target;
 }
 
+/** Root fields of the discovery document that are not capability families (not mirrored). */
+const CORE_FIELDS = new Set(['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'capabilities']);
+
 /** Composes the discovery document from the advertisers of the modules that are actually mounted. */
 @Injectable()
 export class DiscoveryDocumentService {
@@ -74,6 +77,10 @@ export class DiscoveryDocumentService {
       }
     }
     const body = sortKeys(doc) as Record<string, unknown>;
+    // Older readers (scenarios such as credential-payload-redaction, the reference loader) read the
+    // families under the deprecated `capabilities` wrapper: the same blocks are mirrored there, so
+    // both places always agree and one ETag covers both.
+    body.capabilities = Object.fromEntries(Object.keys(body).filter((k) => !CORE_FIELDS.has(k)).map((k) => [k, body[k]]));
     const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
     return { body, etag };
   }

@@ -4,11 +4,12 @@ import { DomainError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { SeamConsentPlanBody, SeamEgressCheckBody, SeamInstallBody, SeamResolveBody } from '../connections.dto';
-import { CONSENT_PLAN, EGRESS_DECISION, PROVIDER_RESOLUTION, SEAM_INSTALL_RESULT } from '../connections.openapi';
+import { SeamConsentPlanBody, SeamCredentialEchoBody, SeamEgressCheckBody, SeamInstallBody, SeamResolveBody } from '../connections.dto';
+import { CONSENT_PLAN, CREDENTIAL_ECHO_SURFACES, EGRESS_DECISION, PROVIDER_RESOLUTION, SEAM_INSTALL_RESULT } from '../connections.openapi';
 import { ConnectionPacksService, ProviderResolution } from '../packs/connection-packs.service';
 import type { ConsentPlan } from '../packs/consent-plan';
 import type { EgressDecision } from '../packs/egress-check';
+import { CredentialEchoService, CredentialEchoSurfaces } from './credential-echo.service';
 
 /**
  * The conformance seams of host-sample-test-seams.md §10, answered by the same service methods as
@@ -17,7 +18,23 @@ import type { EgressDecision } from '../packs/egress-check';
 @ApiTags('connections')
 @Controller()
 export class ConnectionPackSeamsController {
-  constructor(private readonly packs: ConnectionPacksService) {}
+  constructor(
+    private readonly packs: ConnectionPacksService,
+    private readonly echo: CredentialEchoService,
+  ) {}
+
+  /** RFC 0046 §C.1 probe (`credential-payload-redaction`): resolve a seeded canary credential; only its reference comes back. */
+  @TestSeam()
+  @Scopes('connections:manage')
+  @Post('/v1/host/sample/credentials/echo')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'seamCredentialEcho', summary: '(test seam) Resolve a seeded credential in an echo run and return the run\'s observable surfaces' })
+  @ApiBody({ type: SeamCredentialEchoBody })
+  @ApiOkResponse({ schema: CREDENTIAL_ECHO_SURFACES })
+  @ApiErrors(400, 401, 403, 404, 503)
+  credentialEcho(@CurrentPrincipal() p: Principal, @Body() body: SeamCredentialEchoBody): Promise<CredentialEchoSurfaces> {
+    return this.echo.echo(p, body.canary);
+  }
 
   @TestSeam()
   @Scopes('connections:manage')
