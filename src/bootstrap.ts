@@ -73,7 +73,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot({ config, dataSource, pluginState, openApi, plugins: plugins.loaded }),
       adapter,
-      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false },
+      // rawBody: the JSON parser keeps the body as received, so artifacts are stored byte for byte.
+      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, rawBody: true },
     );
     app.enableShutdownHooks();
     const health = app.get(HealthService);

@@ -2083,7 +2083,7 @@ export interface operations {
                             manifest: components["schemas"]["ConnectionPackManifest"];
                             name: string;
                             providerId: string;
-                            /** @description sha256:<hex> of the installed canonical (RFC 8785) bytes. */
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
                             ref: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2151,7 +2151,7 @@ export interface operations {
                             manifest: components["schemas"]["ConnectionPackManifest"];
                             name: string;
                             providerId: string;
-                            /** @description sha256:<hex> of the installed canonical (RFC 8785) bytes. */
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
                             ref: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2177,7 +2177,7 @@ export interface operations {
                             manifest: components["schemas"]["ConnectionPackManifest"];
                             name: string;
                             providerId: string;
-                            /** @description sha256:<hex> of the installed canonical (RFC 8785) bytes. */
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
                             ref: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -2277,7 +2277,7 @@ export interface operations {
                         manifest: components["schemas"]["ConnectionPackManifest"];
                         name: string;
                         providerId: string;
-                        /** @description sha256:<hex> of the installed canonical (RFC 8785) bytes. */
+                        /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
                         ref: string;
                         /** Format: date-time */
                         updatedAt: string;
@@ -5673,7 +5673,7 @@ export interface operations {
                     "application/json": {
                         /** @description The approval gate that released the install (null for direct-rbac). */
                         approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied). */
+                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
                         installedArtifactRef?: string;
                         /** @description The approval gate opened (approval-gate activation, 202). */
                         pendingApprovalId?: string;
@@ -5691,7 +5691,7 @@ export interface operations {
                     "application/json": {
                         /** @description The approval gate that released the install (null for direct-rbac). */
                         approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied). */
+                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
                         installedArtifactRef?: string;
                         /** @description The approval gate opened (approval-gate activation, 202). */
                         pendingApprovalId?: string;
@@ -6993,7 +6993,7 @@ export interface operations {
                     "application/json": {
                         /** @description The approval gate that released the install (null for direct-rbac). */
                         approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied). */
+                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
                         installedArtifactRef?: string;
                         /** @description The approval gate opened (approval-gate activation, 202). */
                         pendingApprovalId?: string;
@@ -7012,7 +7012,7 @@ export interface operations {
                     "application/json": {
                         /** @description The approval gate that released the install (null for direct-rbac). */
                         approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied). */
+                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
                         installedArtifactRef?: string;
                         /** @description The approval gate opened (approval-gate activation, 202). */
                         pendingApprovalId?: string;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { EventLogService, HOST_STREAM } from '../../src/platform/events/event-log.service';
 import { RunService } from '../../src/platform/events/run.service';
@@ -31,8 +30,13 @@ function chainPack(name: string, chainId = `${name}.run`): Record<string, unknow
   };
 }
 
+/** The ref a client computes over the bytes it sent (the test client sends `JSON.stringify(body)`). */
 function sha256Ref(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalize(value) as string, 'utf8').digest('hex')}`;
+  return textHash(JSON.stringify(value));
+}
+
+function textHash(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
 describe('proposals (direct-rbac)', () => {
@@ -164,7 +168,7 @@ describe('proposals (direct-rbac)', () => {
     const applied = await t.http('POST', `/v1/proposals/${p.id}/apply`, { token: admin, body: {} });
     expect(applied.status).toBe(200);
     expect(await toolIds(reader)).toContain('openwop:vendor.acme.agent.triage');
-    expect(await t.moduleRef.get(ArtifactRegistryService).bytes({ tenant: 'acme' }, 'node-pack', 'vendor.acme.agent-tools')).toBe(canonicalize(agentPack));
+    expect(await t.moduleRef.get(ArtifactRegistryService).bytes({ tenant: 'acme' }, 'node-pack', 'vendor.acme.agent-tools')).toBe(JSON.stringify(agentPack));
   });
 
   it('installs exactly the last persisted bytes (revise → apply → compare)', async () => {
@@ -175,10 +179,11 @@ describe('proposals (direct-rbac)', () => {
     const revised = await t.http('PATCH', `/v1/host/sample/proposals/${p.id}`, { token: reader, body: { artifact: reordered, note: 'tightened' } });
     expect(revised.status).toBe(200);
     expect(revised.body.artifact).toEqual(revisedArtifact);
+    expect(revised.text).toContain(`"artifact":${JSON.stringify(reordered)}`);
 
     const applied = await t.http('POST', `/v1/host/sample/proposals/${p.id}/apply`, { token: admin, body: {} });
     expect(applied.status).toBe(200);
-    const expectedRef = sha256Ref(revisedArtifact);
+    const expectedRef = sha256Ref(reordered);
     expect(applied.body.installedArtifactRef).toBe(expectedRef);
     expect(applied.body.approvalId).toBeNull();
     expect(applied.body.proposal.state).toBe('applied');
@@ -188,7 +193,7 @@ describe('proposals (direct-rbac)', () => {
     expect(stored.body.artifact).toEqual(revisedArtifact);
     expect(schemas.validate('proposal', stored.body)).toEqual([]);
     const installedBytes = await t.moduleRef.get(ArtifactRegistryService).bytes({ tenant: 'acme' }, 'workflow-chain-pack', 'private.acme.bytes');
-    expect(installedBytes).toBe(canonicalize(stored.body.artifact));
+    expect(installedBytes).toBe(JSON.stringify(reordered));
 
     // Re-applying the same bytes yields the same ref and installs nothing new.
     const again = await t.http('POST', `/v1/proposals/${p.id}/apply`, { token: admin, body: {} });
@@ -330,6 +335,51 @@ describe('proposals (direct-rbac)', () => {
     expect(fourth.duplicateOf).toBe(applied.body.installedArtifactRef);
     const created = (await hostEvents('acme', 'proposal.created')).find((e) => e.payload.proposalId === second.id);
     expect(created!.payload.duplicateOf).toBe(`proposal:${first.id}`);
+  });
+
+  it('keeps the submitted artifact bytes: GET serves them verbatim, apply installs and hashes them', async () => {
+    // Its own tenant, so the templates it installs stay out of the other tests' listings.
+    const proposer = await t.key({ tenant: 'bytes', principal: 'learner', scopes: ['proposals:propose', 'proposals:read'] });
+    const reader = await t.key({ tenant: 'bytes', principal: 'reviewer', scopes: ['proposals:read', 'proposals:review'] });
+    const admin = await t.key({ tenant: 'bytes', principal: 'alice', scopes: ALL });
+    // Keys deliberately unsorted, odd whitespace and an escaped character: a re-serialization
+    // (jsonb, canonical JSON or JSON.stringify) would change every one of them.
+    const artifactText = '{ "version":"1.0.0",  "templateId" : "bytes.exact",\n "kind":"system", "text":"Say \\u0041 {{x}}", "tags":["z","a"] }';
+    const body = `{"provenance":{"sourceRunIds":["run-1"]},"artifact":${artifactText},"kind":"prompt-template","title":"bytes"}`;
+    const created = await t.http('POST', '/v1/proposals', { token: proposer, rawBody: body, headers: { 'content-type': 'application/json' } });
+    expect(created.status).toBe(201);
+    expect(created.text).toContain(`"artifact":${artifactText}`);
+    expect(schemas.validate('proposal', created.body)).toEqual([]);
+
+    for (const url of [`/v1/proposals/${created.body.id}`, `/v1/host/sample/proposals/${created.body.id}`]) {
+      const got = await t.http('GET', url, { token: reader });
+      expect(got.status).toBe(200);
+      expect(got.headers['content-type']).toMatch(/^application\/json/);
+      expect(got.text).toContain(`"artifact":${artifactText}`);
+      expect(got.body.artifact).toEqual(JSON.parse(artifactText));
+    }
+    const listed = await t.http('GET', '/v1/proposals?kind=prompt-template', { token: reader });
+    expect(listed.text).toContain(`"artifact":${artifactText}`);
+
+    const applied = await t.http('POST', `/v1/proposals/${created.body.id}/apply`, { token: admin, body: {} });
+    expect(applied.status).toBe(200);
+    // The client's hash of its own bytes is the installed ref.
+    expect(applied.body.installedArtifactRef).toBe(textHash(artifactText));
+    expect(applied.text).toContain(`"artifact":${artifactText}`);
+    expect(await t.moduleRef.get(ArtifactRegistryService).bytes({ tenant: 'bytes' }, 'prompt-template', 'bytes.exact')).toBe(artifactText);
+    const after = await t.http('GET', `/v1/proposals/${created.body.id}`, { token: reader });
+    expect(after.text).toContain(`"artifact":${artifactText}`);
+    expect(after.body.activation.installedArtifactRef).toBe(textHash(artifactText));
+
+    // A revision keeps its own submitted bytes the same way.
+    const p2 = await create(proposer, { kind: 'prompt-template', artifact: { templateId: 'bytes.revised', version: '1.0.0', kind: 'system', text: 'a' }, provenance: { sourceRunIds: [] } });
+    const revisedText = '{"text":"b" ,"kind":"system","version":"1.0.1","templateId":"bytes.revised"}';
+    const revised = await t.http('PATCH', `/v1/proposals/${p2.id}`, { token: reader, rawBody: `{"note":"n","artifact":${revisedText}}`, headers: { 'content-type': 'application/json' } });
+    expect(revised.status).toBe(200);
+    expect(revised.text).toContain(`"artifact":${revisedText}`);
+    const applied2 = await t.http('POST', `/v1/proposals/${p2.id}/apply`, { token: admin, body: {} });
+    expect(applied2.body.installedArtifactRef).toBe(textHash(revisedText));
+    expect(await t.moduleRef.get(ArtifactRegistryService).bytes({ tenant: 'bytes' }, 'prompt-template', 'bytes.revised')).toBe(revisedText);
   });
 
   it('makes a prompt template resolvable only once its proposal is applied', async () => {

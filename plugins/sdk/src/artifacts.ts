@@ -17,7 +17,7 @@ export interface InstalledArtifact {
   kind: string;
   name: string;
   version?: string;
-  /** `sha256:<hex>` of the RFC 8785 canonical bytes. */
+  /** `sha256:<hex>` of the stored bytes (the artifact's JSON text as submitted). */
   ref: string;
   content: Record<string, unknown>;
   origin: string;
@@ -29,8 +29,8 @@ export interface InstalledArtifact {
 
 /**
  * Artifact installer extension point: one provider per artifact kind (node-pack,
- * workflow-chain-pack, prompt-template, automation, ...). The host stores the exact canonical bytes
- * in its pack registry; the installer validates them and reacts to install/uninstall.
+ * workflow-chain-pack, prompt-template, automation, ...). The host stores the artifact's JSON text
+ * exactly as submitted in its pack registry; the installer validates them and reacts to install/uninstall.
  * Used by proposals (apply) and portability (import), and by anyone installing packs.
  */
 export interface ArtifactInstallerProvider {

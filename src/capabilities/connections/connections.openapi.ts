@@ -20,7 +20,7 @@ export const CONNECTION_PACK_VIEW = {
     providerId: { type: 'string' },
     displayName: { type: 'string' },
     category: { type: 'string' },
-    ref: { type: 'string', description: 'sha256:<hex> of the installed canonical (RFC 8785) bytes.' },
+    ref: { type: 'string', description: 'sha256:<hex> of the installed bytes (the manifest JSON text as submitted).' },
     installedBy: { type: 'string' },
     installedAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },

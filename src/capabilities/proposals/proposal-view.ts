@@ -1,4 +1,5 @@
 import type { ProposalKind } from '@openwop-host/plugin-sdk';
+import { withVerbatimText } from '../../platform/http/json-text';
 import type { ProposalEntity } from './proposal.entity';
 
 export type ProposalState = 'draft' | 'revised' | 'applied' | 'rejected' | 'archived';
@@ -26,7 +27,8 @@ export function toProposalView(p: ProposalEntity): ProposalView {
     id: p.id,
     kind: p.kind as ProposalKind,
     state: p.state as ProposalState,
-    artifact: JSON.parse(p.artifactBytes) as Record<string, unknown>,
+    // Served as the stored text itself (VerbatimJsonInterceptor), not a re-serialization.
+    artifact: withVerbatimText(JSON.parse(p.artifactBytes) as Record<string, unknown>, p.artifactBytes),
     provenance: { sourceRunIds: p.sourceRunIds, ...(p.synthesizerModel ? { synthesizerModel: p.synthesizerModel } : {}) },
     duplicateOf: p.duplicateOf,
     owner: {

@@ -35,7 +35,7 @@ export class ProposalEntity {
   @Column({ type: 'text', nullable: true })
   rationale: string | null;
 
-  /** The artifact exactly as last persisted: RFC 8785 canonical JSON text (what apply installs). */
+  /** The artifact exactly as last persisted: its JSON text as submitted, byte for byte (what GET serves and apply installs). */
   @Column({ name: 'artifact_bytes', type: 'text' })
   artifactBytes: string;
 

@@ -1,6 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rawBodyText, VerbatimJsonInterceptor } from '../../platform/http/verbatim-json.interceptor';
+import { jsonMemberText } from '../../platform/http/json-text';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
@@ -21,6 +23,8 @@ const ID_PARAM = { name: 'id', description: 'Proposal id (host-assigned UUID, st
  */
 @ApiTags('proposals')
 @Controller()
+// Artifacts go out as the exact text they were submitted as.
+@UseInterceptors(VerbatimJsonInterceptor)
 export class ProposalsController {
   constructor(
     private readonly proposals: ProposalsService,
@@ -54,12 +58,13 @@ export class ProposalsController {
   @ApiBody({ type: CreateProposalDto })
   @ApiCreatedResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(400, 401, 403, 413)
-  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateProposalDto): Promise<ProposalView> {
+  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateProposalDto, @Req() req: FastifyRequest): Promise<ProposalView> {
     const created = await this.proposals.create(p, {
       kind: body.kind,
       title: body.title,
       rationale: body.rationale,
       artifact: body.artifact,
+      artifactText: artifactTextOf(req),
       sourceRunIds: body.provenance.sourceRunIds,
       synthesizerModel: body.provenance.synthesizerModel,
     });
@@ -121,8 +126,9 @@ export class ProposalsController {
   @ApiBody({ type: ReviseProposalDto })
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(400, 401, 403, 404, 409, 413, 422)
-  async revise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto): Promise<ProposalView> {
-    return this.proposals.revise(p, id, { artifact: body.artifact, title: body.title, rationale: body.rationale });
+  async revise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto, @Req() req: FastifyRequest): Promise<ProposalView> {
+    const artifactText = body.artifact === undefined ? undefined : artifactTextOf(req);
+    return this.proposals.revise(p, id, { artifact: body.artifact, artifactText, title: body.title, rationale: body.rationale });
   }
 
   @TestSeam()
@@ -134,8 +140,8 @@ export class ProposalsController {
   @ApiBody({ type: ReviseProposalDto })
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(400, 401, 403, 404, 409, 413, 422)
-  async seamRevise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto): Promise<ProposalView> {
-    return this.revise(p, id, body);
+  async seamRevise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto, @Req() req: FastifyRequest): Promise<ProposalView> {
+    return this.revise(p, id, body, req);
   }
 
   /**
@@ -218,4 +224,10 @@ export class ProposalsController {
   async seamArchive(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ProposalView> {
     return this.archive(p, id);
   }
+}
+
+/** The submitted text of the body's `artifact` member (undefined when the raw body is not at hand). */
+function artifactTextOf(req: FastifyRequest): string | undefined {
+  const raw = rawBodyText(req);
+  return raw === undefined ? undefined : jsonMemberText(raw, 'artifact');
 }

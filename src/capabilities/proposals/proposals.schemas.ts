@@ -12,7 +12,7 @@ export const APPLY_RESULT_SCHEMA: SchemaObject = {
   required: ['status', 'proposal'],
   properties: {
     status: { type: 'string', enum: ['applied', 'pending-approval'] },
-    installedArtifactRef: { type: 'string', description: '`sha256:<hex>` of the RFC 8785 canonical bytes installed (when applied).' },
+    installedArtifactRef: { type: 'string', description: '`sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied).' },
     approvalId: { type: 'string', nullable: true, description: 'The approval gate that released the install (null for direct-rbac).' },
     pendingApprovalId: { type: 'string', description: 'The approval gate opened (approval-gate activation, 202).' },
     proposal: protocolSchemaRef('Proposal'),

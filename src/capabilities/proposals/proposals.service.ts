@@ -1,7 +1,8 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { PROPOSAL_KINDS, ProposalDraft, ProposalKind } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
-import { ArtifactRegistryService, artifactRef, canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { ArtifactRegistryService, artifactText, textRef } from '../../platform/artifacts/artifact-registry.service';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
@@ -21,10 +22,14 @@ export interface ProposalQuery {
 export type NewProposal = Omit<ProposalDraft, 'evidenceKey'> & {
   /** Synthesis evidence: at most one proposal per evidence key and scope. */
   evidenceKey?: string;
+  /** The artifact's JSON text exactly as submitted (stored and installed byte for byte); else `JSON.stringify(artifact)`. */
+  artifactText?: string;
 };
 
 export interface ProposalRevision {
   artifact?: Record<string, unknown>;
+  /** The revised artifact's JSON text exactly as submitted. */
+  artifactText?: string;
   title?: string;
   rationale?: string;
 }
@@ -39,7 +44,7 @@ const OPEN: readonly string[] = ['draft', 'revised'];
 /**
  * Reviewable-learning proposals (RFC 0096). Proposals are inert rows: nothing but `apply` (or the
  * release of its approval gate) reads their artifact for anything other than review, and `apply`
- * installs exactly the stored canonical bytes through the pack registry, in the same transaction
+ * installs exactly the stored bytes (the artifact's JSON text as submitted) through the pack registry, in the same transaction
  * that marks the proposal applied and emits `proposal.activated`.
  */
 @Injectable()
@@ -83,8 +88,8 @@ export class ProposalsService implements OnModuleInit {
   async create(principal: Principal, input: NewProposal): Promise<ProposalView | undefined> {
     if (!PROPOSAL_KINDS.includes(input.kind)) throw new ValidationError(`Unknown proposal kind "${input.kind}".`);
     if (!isPlainObject(input.artifact)) throw new ValidationError('artifact must be a JSON object.', { path: '/artifact' });
-    const bytes = canonicalJson(input.artifact);
-    const ref = artifactRef(input.artifact);
+    const bytes = storedText(input.artifact, input.artifactText);
+    const ref = textRef(bytes);
     const workspaceKey = principal.workspace ?? '';
     return this.ds.transaction(async (m) => {
       const duplicateOf = await this.detectDuplicate(m, principal, input.kind, input.artifact, ref);
@@ -141,8 +146,8 @@ export class ProposalsService implements OnModuleInit {
             throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
           }
         }
-        row.artifactBytes = canonicalJson(patch.artifact);
-        row.artifactRef = artifactRef(patch.artifact);
+        row.artifactBytes = storedText(patch.artifact, patch.artifactText);
+        row.artifactRef = textRef(row.artifactBytes);
         row.duplicateOf = await this.detectDuplicate(m, scopeOf(row), row.kind as ProposalKind, patch.artifact, row.artifactRef, row.id);
       }
       if (patch.title !== undefined) row.title = patch.title;
@@ -245,12 +250,14 @@ export class ProposalsService implements OnModuleInit {
 
   private async install(m: EntityManager, row: ProposalEntity, artifact: Record<string, unknown>, principal: Principal, approvalId: string | null): Promise<void> {
     const kind = row.kind as ProposalKind;
+    // The stored bytes themselves are installed (and hashed): no re-serialization in between.
     const { artifact: installed } = await this.registry.install(
       REGISTRY_KIND[kind],
       artifact,
       { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal },
       `proposal:${row.id}`,
       m,
+      row.artifactBytes,
     );
     row.state = 'applied';
     row.installedArtifactRef = installed.ref;
@@ -310,6 +317,22 @@ export class ProposalsService implements OnModuleInit {
 
 function scopeOf(row: ProposalEntity): TenantScope {
   return { tenant: row.tenant, workspace: row.workspaceKey || undefined };
+}
+
+/**
+ * The text to store for an artifact: the submitted text when it is the JSON of exactly this value
+ * (it is the span of the parsed request body), else `JSON.stringify` of the value.
+ */
+function storedText(artifact: Record<string, unknown>, text: string | undefined): string {
+  if (text === undefined) return artifactText(artifact);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ValidationError('artifact must be a JSON object.', { path: '/artifact' });
+  }
+  if (!isPlainObject(parsed) || !isDeepStrictEqual(parsed, artifact)) throw new ValidationError('artifact text does not match the artifact.', { path: '/artifact' });
+  return text;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -22,9 +22,19 @@ export function canonicalJson(value: unknown): string {
   return s;
 }
 
-/** `sha256:<hex>` of the canonical bytes: the identity of an artifact's exact content. */
+/** `sha256:<hex>` of an artifact's stored JSON text: the identity of its exact bytes. */
+export function textRef(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** The text an artifact is stored as when no submitted text exists: `JSON.stringify` (key order kept). */
+export function artifactText(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** The ref `value` gets when installed without submitted text (`textRef(artifactText(value))`). */
 export function artifactRef(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex')}`;
+  return textRef(artifactText(value));
 }
 
 export type InstallOutcome = 'created' | 'updated' | 'unchanged';
@@ -35,8 +45,8 @@ export interface InstallResult {
 }
 
 /**
- * The pack registry: installs artifacts through the installer of their kind, storing the exact
- * canonical bytes, tenant- and workspace-scoped. Every write can join the caller's transaction.
+ * The pack registry: installs artifacts through the installer of their kind, storing their JSON
+ * text exactly as submitted (plus a jsonb copy for queries), tenant- and workspace-scoped. Every write can join the caller's transaction.
  */
 @Injectable()
 export class ArtifactRegistryService implements OnApplicationBootstrap {
@@ -82,18 +92,20 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
   }
 
   /**
-   * Installs (or replaces) an artifact. Re-installing the same bytes is `unchanged` and keeps the
+   * Installs (or replaces) an artifact. `text` is its JSON text exactly as submitted (it must parse
+   * to `content`); the registry stores those bytes and derives the ref from them. Without it, the
+   * text is `JSON.stringify(content)`. Re-installing the same bytes is `unchanged` and keeps the
    * same ref. Malformed content → 422, nothing written.
    */
-  async install(kind: string, content: Record<string, unknown>, scope: InstallScope, origin: string, manager?: EntityManager): Promise<InstallResult> {
+  async install(kind: string, content: Record<string, unknown>, scope: InstallScope, origin: string, manager?: EntityManager, text?: string): Promise<InstallResult> {
     const installer = this.installer(kind);
     const violations = await installer.validate(content);
     if (violations.length) {
       throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${kind}".`, { kind, violations });
     }
     const { name, version } = installer.identify(content);
-    const bytes = canonicalJson(content);
-    const ref = artifactRef(content);
+    const bytes = text ?? artifactText(content);
+    const ref = textRef(bytes);
     const run = async (m: EntityManager): Promise<InstallResult> => {
       const workspaceKey = scope.workspace ?? '';
       // The unique index decides between racing installs: exactly one insert wins, the others
@@ -167,14 +179,15 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     return row ? toArtifact(row) : undefined;
   }
 
-  /** The stored canonical bytes (for byte-exactness checks and export). */
+  /** The stored bytes: the artifact's JSON text as submitted (for byte-exactness checks). */
   async bytes(scope: TenantScope, kind: string, name: string): Promise<string | undefined> {
     const row = await this.ds.getRepository(InstalledArtifactEntity).findOne({ where: { tenant: scope.tenant, workspaceKey: scope.workspace ?? '', kind, name } });
     return row?.bytes;
   }
 }
 
-const ROW_COLUMNS = '"id","kind","name","version","ref","content","origin","workspace_key","installed_by","created_at","updated_at"';
+// `bytes`, not the jsonb copy: parsing the stored text keeps the submitted key order.
+const ROW_COLUMNS = '"id","kind","name","version","ref","bytes","origin","workspace_key","installed_by","created_at","updated_at"';
 
 interface RawArtifactRow {
   id: string;
@@ -182,7 +195,7 @@ interface RawArtifactRow {
   name: string;
   version: string | null;
   ref: string;
-  content: Record<string, unknown>;
+  bytes: string;
   origin: string;
   workspace_key: string;
   installed_by: string;
@@ -197,7 +210,7 @@ function rawToArtifact(r: RawArtifactRow): InstalledArtifact {
     name: r.name,
     version: r.version ?? undefined,
     ref: r.ref,
-    content: r.content,
+    content: JSON.parse(r.bytes) as Record<string, unknown>,
     origin: r.origin,
     workspace: r.workspace_key || undefined,
     installedBy: r.installed_by,
@@ -213,7 +226,7 @@ function toArtifact(e: InstalledArtifactEntity): InstalledArtifact {
     name: e.name,
     version: e.version,
     ref: e.ref,
-    content: e.content,
+    bytes: e.bytes,
     origin: e.origin,
     workspace_key: e.workspaceKey,
     installed_by: e.installedBy,

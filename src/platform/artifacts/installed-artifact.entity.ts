@@ -28,14 +28,15 @@ export class InstalledArtifactEntity {
   @Column({ type: 'text', nullable: true })
   version: string | null;
 
-  /** `sha256:<hex>` of the RFC 8785 canonical bytes of `content`. */
+  /** `sha256:<hex>` of `bytes`. */
   @Column({ type: 'text' })
   ref: string;
 
-  /** The exact canonical bytes that were installed. */
+  /** The artifact's JSON text exactly as submitted (what is installed, exported and hashed). */
   @Column({ type: 'text' })
   bytes: string;
 
+  /** A parsed copy of `bytes` for queries (jsonb normalizes key order: never serve it). */
   @Column({ type: 'jsonb' })
   content: Record<string, unknown>;
 

@@ -1,6 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiCreatedResponse } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { submittedText } from '../../../platform/http/json-text';
+import { rawBodyText } from '../../../platform/http/verbatim-json.interceptor';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
@@ -33,9 +35,10 @@ export class ConnectionPacksController {
   @ApiCreatedResponse({ schema: INSTALL_RESULT })
   @ApiOkResponse({ schema: INSTALL_RESULT })
   @ApiErrors(400, 401, 403, 409, 413, 422)
-  async install(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
+  async install(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('The body must be a connection pack manifest (a JSON object).');
-    const result = await this.packs.install(p, body);
+    const raw = rawBodyText(req);
+    const result = await this.packs.install(p, body, 'api', raw === undefined ? undefined : submittedText(raw, undefined, body));
     reply.status(result.outcome === 'created' ? 201 : 200);
     return result;
   }

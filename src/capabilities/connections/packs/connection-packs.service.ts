@@ -22,7 +22,7 @@ export interface ConnectionPackView {
   providerId: string;
   displayName: string;
   category: string;
-  /** `sha256:<hex>` of the installed canonical bytes. */
+  /** `sha256:<hex>` of the installed bytes (the manifest's JSON text as submitted). */
   ref: string;
   installedBy: string;
   installedAt: string;
@@ -68,11 +68,12 @@ export class ConnectionPacksService {
    * failure), then the registry install and the provider claim in one transaction. Re-installing
    * identical bytes is `unchanged`.
    */
-  async install(p: Principal, manifest: unknown, origin = 'api'): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
+  async install(p: Principal, manifest: unknown, origin = 'api', text?: string): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
     const errors = validateConnectionPackManifest(manifest, { maxBytes: connectionsSettings(this.config).maxManifestBytes });
     if (errors.length) throw new ManifestRejectedError(errors);
     const result = await this.ds.transaction(async (m) => {
-      const r = await this.registry.install(CONNECTION_PACK_KIND, manifest as Record<string, unknown>, { tenant: p.tenant, principal: p.principal }, origin, m);
+      // `text`: the manifest as submitted, stored (and hashed into `ref`) byte for byte.
+      const r = await this.registry.install(CONNECTION_PACK_KIND, manifest as Record<string, unknown>, { tenant: p.tenant, principal: p.principal }, origin, m, text);
       if (r.outcome !== 'unchanged') {
         const view = toView(r.artifact);
         await this.events.append({ tenant: p.tenant }, HOST_STREAM, 'connection_pack.installed', { name: view.name, version: view.version, providerId: view.providerId, ref: view.ref, outcome: r.outcome }, { manager: m });
@@ -84,9 +85,9 @@ export class ConnectionPacksService {
   }
 
   /** The seam's view of an install: refusals are data (`{installed:false, errors}`), not HTTP errors. */
-  async installForSeam(p: Principal, manifest: unknown): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
+  async installForSeam(p: Principal, manifest: unknown, text?: string): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
     try {
-      await this.install(p, manifest, 'seam');
+      await this.install(p, manifest, 'seam', text);
       return { installed: true };
     } catch (e) {
       if (e instanceof ManifestRejectedError) return { installed: false, errors: e.errors.map(({ code, path, message }) => ({ code, path, message })) };

@@ -1,4 +1,7 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { submittedText } from '../../../platform/http/json-text';
+import { rawBodyText } from '../../../platform/http/verbatim-json.interceptor';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
@@ -44,8 +47,9 @@ export class ConnectionPackSeamsController {
   @ApiBody({ type: SeamInstallBody })
   @ApiOkResponse({ schema: SEAM_INSTALL_RESULT })
   @ApiErrors(400, 401, 403, 404)
-  install(@CurrentPrincipal() p: Principal, @Body() body: SeamInstallBody): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
-    return this.packs.installForSeam(p, body.manifest);
+  install(@CurrentPrincipal() p: Principal, @Body() body: SeamInstallBody, @Req() req: FastifyRequest): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
+    const raw = rawBodyText(req);
+    return this.packs.installForSeam(p, body.manifest, raw === undefined ? undefined : submittedText(raw, 'manifest', body.manifest));
   }
 
   @TestSeam()

@@ -7,7 +7,7 @@ import { PackListingChanges } from './pack-listing-changes';
 import { nodePackTools, workflowChainTools } from './pack-tools';
 
 /**
- * Projected tools per artifact content ref (`sha256:` of the canonical bytes): an unchanged pack
+ * Projected tools per artifact content ref (`sha256:` of the stored bytes): an unchanged pack
  * yields the very same descriptor objects on every refresh, so the catalog does no work for it.
  */
 class ProjectionCache {
