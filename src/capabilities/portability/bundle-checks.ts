@@ -79,11 +79,16 @@ export interface BundleCredentialFinding {
 }
 
 /** Credential values anywhere in a bundle's items (paths and reasons only, never values). */
+const CONNECTION_PACK_TOKEN_ENDPOINT = '/payload/provider/auth/endpoints/token';
+
 export function findBundleCredentials(bundle: ExportBundle): BundleCredentialFinding[] {
   const out: BundleCredentialFinding[] = [];
   bundle.items.forEach((item, index) => {
     // The whole item: a ref or dependsOn entry is no place for a credential either.
-    const findings = scanForCredentials(item);
+    // A connection pack names its token ENDPOINT (a URL) `token`: exempt at exactly that path, as
+    // the pack install scan does (RFC 0095 clause 2); value heuristics still apply to it.
+    const isConnectionPack = item.kind === 'pack' && item.payload && typeof item.payload === 'object' && item.payload.kind === 'connection';
+    const findings = scanForCredentials(item, isConnectionPack ? { exemptPaths: [CONNECTION_PACK_TOKEN_ENDPOINT] } : {});
     const refLeaks = findings.some((f) => f.path === '/ref');
     for (const f of findings) {
       const name = refLeaks ? `items[${index}]` : `${item.kind}:${item.ref}`;

@@ -3,6 +3,7 @@ import { ArtifactInstaller, ArtifactInstallerProvider, ArtifactViolation, Connec
 import type { EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { ConflictError } from '../../../platform/errors/domain-error';
+import { ConnectionChangeNotifier } from '../connection-change-notifier';
 import { ConnectionEntity } from '../connections/connection.entity';
 import { connectionsSettings } from '../connections.settings';
 import { validateConnectionPackManifest } from './connection-pack-validator';
@@ -22,6 +23,7 @@ export class ConnectionPackInstaller implements ArtifactInstallerProvider {
   constructor(
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     private readonly builtins: BuiltinProviderRegistry,
+    private readonly notifier: ConnectionChangeNotifier,
   ) {}
 
   validate(content: Record<string, unknown>): ArtifactViolation[] {
@@ -53,6 +55,8 @@ export class ConnectionPackInstaller implements ArtifactInstallerProvider {
         heldBy: holder?.packName,
       });
     }
+    // Whoever installed it (the route, a bundle import): the connector tools are listed anew.
+    this.notifier.changed(scope.tenant);
   }
 
   async afterUninstall(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void> {

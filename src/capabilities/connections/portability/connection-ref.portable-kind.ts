@@ -3,6 +3,8 @@ import { BundleItem, PortabilityScope, PortableItemOutcome, PortableItemPlan, Po
 import type { EntityManager } from 'typeorm';
 import { CONNECTION_NAME } from '../connections.dto';
 import { ConnectionsService } from '../connections/connections.service';
+import { CONNECTION_PACK_KIND } from '../packs/connection-pack.installer';
+import { ConnectionPacksService } from '../packs/connection-packs.service';
 
 const PROVIDER_ID = /^[a-z][a-z0-9-]{0,127}$/;
 
@@ -20,14 +22,33 @@ interface ConnectionRefPayload {
 @PortableKind({ kind: 'connection-ref' })
 @Injectable()
 export class ConnectionRefPortableKind implements PortableKindProvider {
-  constructor(private readonly connections: ConnectionsService) {}
+  constructor(
+    private readonly connections: ConnectionsService,
+    private readonly packs: ConnectionPacksService,
+  ) {}
 
+  /**
+   * A connection whose provider resolves to an installed connection pack depends on that pack's
+   * `pack` item (`connection-pack:<name>`), so an importer installs the pack first and the
+   * reference resolves at the destination.
+   */
   async export(scope: PortabilityScope): Promise<BundleItem[]> {
-    return (await this.connections.list(scope)).map((c) => ({
-      kind: 'connection-ref',
-      ref: `connection:${c.name}`,
-      payload: { name: c.name, provider: c.provider, kind: 'connection', scope: 'tenant', credentialRef: `[REDACTED:${c.id}]` },
-    }));
+    const packOf = new Map<string, string | undefined>();
+    const items: BundleItem[] = [];
+    for (const c of await this.connections.list(scope)) {
+      if (!packOf.has(c.provider)) {
+        const r = await this.packs.resolve(scope, c.provider);
+        packOf.set(c.provider, r.resolved && r.source === 'pack' ? r.packName : undefined);
+      }
+      const pack = packOf.get(c.provider);
+      items.push({
+        kind: 'connection-ref',
+        ref: `connection:${c.name}`,
+        dependsOn: pack ? [`${CONNECTION_PACK_KIND}:${pack}`] : [],
+        payload: { name: c.name, provider: c.provider, kind: 'connection', scope: 'tenant', credentialRef: `[REDACTED:${c.id}]` },
+      });
+    }
+    return items;
   }
 
   async plan(scope: PortabilityScope, item: BundleItem, tx?: unknown): Promise<PortableItemPlan> {

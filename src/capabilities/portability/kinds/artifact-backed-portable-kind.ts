@@ -31,6 +31,14 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** The registry kind an item installs into. */
   protected abstract registryKindOf(payload: Record<string, unknown>): string;
 
+  /**
+   * The scope an item of registry kind `kind` is installed in. Default: the importer's scope.
+   * Tenant-wide kinds (connection packs) drop the workspace.
+   */
+  protected scopeFor(_kind: string, scope: PortabilityScope): PortabilityScope {
+    return scope;
+  }
+
   /** True when `contentFor` reads the destination's current artifact (apply then looks it up). */
   protected readonly contentDependsOnExisting: boolean = false;
 
@@ -72,7 +80,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
       // `list` also returns the tenant-wide artifacts to a workspace caller; an import writes only
       // into the caller's own workspace key, so only those rows can be replaced.
       for (const a of await this.registry.list(scope, kinds, manager)) {
-        if ((a.workspace ?? undefined) === (scope.workspace ?? undefined)) existing.set(`${a.kind}:${a.name}`, a);
+        if ((a.workspace ?? undefined) === (this.scopeFor(a.kind, scope).workspace ?? undefined)) existing.set(`${a.kind}:${a.name}`, a);
       }
     }
     return items.map((item, i) => {
@@ -108,8 +116,9 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     const kind = this.registryKindOf(item.payload);
     // Only kinds whose content depends on the destination's current state pay for the lookup.
     const name = this.contentDependsOnExisting ? this.registry.identify(kind, this.contentFor(item.payload, undefined))?.name : undefined;
-    const existing = name ? await this.registry.get(scope, kind, name, manager) : undefined;
-    const { artifact, outcome } = await this.registry.install(kind, this.contentFor(item.payload, existing), scope, IMPORT_ORIGIN, manager);
+    const target = this.scopeFor(kind, scope);
+    const existing = name ? await this.registry.get(target, kind, name, manager) : undefined;
+    const { artifact, outcome } = await this.registry.install(kind, this.contentFor(item.payload, existing), target, IMPORT_ORIGIN, manager);
     const result = outcome === 'unchanged' ? 'skipped' : outcome;
     return { result, targetId: artifact.id, reason: `${kind} "${artifact.name}" ${outcome}` };
   }
