@@ -104,6 +104,23 @@ describe('portability: connection packs', () => {
     expect((await http('GET', '/v1/connections', { token: keyC })).body.connections).toEqual([]);
   });
 
+  it('a batch that fails inside the transaction is replayed item by item to name the failing item; nothing is written', async () => {
+    const keyD = await t.key({ tenant: 'cp-d', principal: 'dan', scopes: SCOPES });
+    expect((await http('POST', '/v1/connection-packs', { token: keyD, body: pack })).status).toBe(201);
+    // Two independent packs: one batch. The second claims the provider the installed pack holds.
+    const fresh = structuredClone(pack);
+    fresh.name = 'core.openwop.connections.fresh-ads';
+    fresh.provider.id = 'fresh-ads';
+    const rival = { ...structuredClone(pack), name: 'core.openwop.connections.rival-ads' };
+    const bundle = { bundleVersion: '1', source: { origin: 'test' }, items: [{ kind: 'pack', ref: 'fresh', payload: fresh }, { kind: 'pack', ref: 'rival', payload: rival }] };
+    const plan = await http('POST', '/v1/import?dryRun=true', { token: keyD, body: bundle });
+    expect(plan.body.counts).toMatchObject({ create: 2, conflict: 0 });
+    const r = await http('POST', '/v1/import', { token: keyD, body: bundle });
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ error: 'bundle_item_failed', details: { ref: 'rival', kind: 'pack', cause: { error: 'connection_provider_conflict' } } });
+    expect((await http('GET', '/v1/connection-packs', { token: keyD })).body.packs.map((p: { name: string }) => p.name)).toEqual([pack.name]);
+  });
+
   it('the canary credential appears nowhere: answers, events, logs', async () => {
     expect(texts.length).toBeGreaterThan(10);
     expect(texts.filter((x) => x.includes(CANARY))).toEqual([]);

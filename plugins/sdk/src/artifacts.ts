@@ -40,6 +40,12 @@ export interface ArtifactInstallerProvider {
   identify(content: Record<string, unknown>): { name: string; version?: string };
   /** Called inside the install transaction after the bytes are stored. */
   afterInstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
+  /**
+   * Optional batch form of `afterInstall`, called once for the artifacts a batch install created or
+   * changed (the registry's `installMany`, used by bundle imports). When absent, `afterInstall` is
+   * called per artifact.
+   */
+  afterInstallMany?(artifacts: InstalledArtifact[], scope: InstallScope, tx: unknown): Promise<void>;
   afterUninstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
 }
 

@@ -116,6 +116,13 @@ export interface PortableKindProvider {
    * triggers are imported disabled; credentials are never imported (list them in `secretsToRebind`).
    */
   apply(scope: PortabilityScope, item: BundleItem, tx: unknown): Promise<PortableItemOutcome>;
+  /**
+   * Optional batch form of `apply` for large bundles (one statement per batch instead of one per
+   * item): the outcomes of `items`, in the same order. Same rules as `apply`; the items of one call
+   * never depend on each other. When a call throws, the host undoes the batch and applies its items
+   * one by one through `apply` to name the failing item. When absent, the host calls `apply` per item.
+   */
+  applyMany?(scope: PortabilityScope, items: BundleItem[], tx: unknown): Promise<PortableItemOutcome[]>;
 }
 
 /** Marks a provider as the portability contribution for one bundle item kind. */

@@ -136,7 +136,7 @@ export function topologicalOrder(items: readonly BundleItem[]): BundleItem[] {
   for (const item of items) {
     const deps = [...new Set(item.dependsOn ?? [])];
     indegree.set(item.ref, deps.length);
-    for (const d of deps) dependents.set(d, [...(dependents.get(d) ?? []), item.ref]);
+    for (const d of deps) pushTo(dependents, d, item.ref);
   }
   const position = new Map(items.map((i, n) => [i.ref, n]));
   // A sorted ready-list keeps the order deterministic (bundle order among independent items).
@@ -192,4 +192,11 @@ function pointerToDots(pointer: string): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Appends `value` to the list under `key` (in place: copying the list per append is quadratic). */
+export function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }

@@ -25,6 +25,7 @@ import {
   checkBundleShape,
   ExportBundle,
   findBundleCredentials,
+  pushTo,
   SUPPORTED_BUNDLE_VERSION,
   topologicalOrder,
 } from './bundle-checks';
@@ -33,6 +34,8 @@ import { portabilityConfig, PortabilityConfig } from './portability.config';
 export const EXPORT_SCOPE = 'portability:export';
 /** Items per `planMany` call (a provider may read all of a kind once per call). */
 const PLAN_BATCH = 10_000;
+/** Items per `applyMany` call (one registry statement per step per batch). */
+const APPLY_BATCH = 2_000;
 export const IMPORT_SCOPE = 'portability:import';
 
 export type PlanAction = 'create' | 'update' | 'skip' | 'conflict';
@@ -213,16 +216,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     requireScope(principal, IMPORT_SCOPE);
     // Re-ownership: the caller's identity at the destination; source.originPrincipal grants nothing.
     const scope = toScope(principal);
-    const planned = await this.planAll(scope, order, undefined, opts.onProgress);
-    if (opts.dryRun) return planView(bundle, order, planned);
-
-    const refused = planned.filter((p) => p.action === 'conflict');
-    if (refused.length) {
-      const first = refused[0];
-      throw new UnprocessableError('bundle_item_invalid', `Item "${first.ref}" (${first.kind}) cannot be imported: ${first.reason} Nothing was imported.`, {
-        items: refused.slice(0, 50).map((p) => ({ ref: p.ref, kind: p.kind, reason: p.reason, violations: p.violations ?? [] })),
-      });
-    }
+    if (opts.dryRun) return planView(bundle, order, await this.planAll(scope, order, undefined, opts.onProgress));
     return this.applyAll(scope, bundle, order, opts.onProgress);
   }
 
@@ -252,7 +246,7 @@ export class PortabilityService implements OnApplicationBootstrap {
   private async planItems(scope: PortabilityScope, order: BundleItem[], tx: EntityManager | undefined, onProgress?: ImportOptions['onProgress']): Promise<PortableItemPlan[]> {
     const plans: PortableItemPlan[] = new Array<PortableItemPlan>(order.length);
     const byKind = new Map<BundleItemKind, number[]>();
-    order.forEach((item, i) => byKind.set(item.kind, [...(byKind.get(item.kind) ?? []), i]));
+    order.forEach((item, i) => pushTo(byKind, item.kind, i));
     let done = 0;
     const progressed = (n: number) => {
       done += n;
@@ -285,32 +279,50 @@ export class PortabilityService implements OnApplicationBootstrap {
 
   private async applyAll(scope: PortabilityScope, bundle: ExportBundle, order: BundleItem[], onProgress?: ImportOptions['onProgress']): Promise<ImportResult> {
     return this.ds.transaction(async (m) => {
-      // Plans again inside the transaction: an item already present byte-for-byte is reported
-      // skipped without touching it, so re-importing a large bundle costs a few reads.
-      const current = await this.planItems(scope, order, m);
-      const stale = current.findIndex((p) => p.violations?.length);
-      if (stale >= 0) {
-        throw new UnprocessableError('bundle_item_invalid', `Item "${order[stale].ref}" (${order[stale].kind}) cannot be imported: ${current[stale].reason} Nothing was imported.`, {
-          items: [{ ref: order[stale].ref, kind: order[stale].kind, reason: current[stale].reason, violations: current[stale].violations }],
+      // The plan is made inside the transaction, once: every item is checked before the first
+      // write, and an item already present byte-for-byte is reported skipped without touching it
+      // (re-importing a large bundle costs a few reads).
+      const planned = await this.planAll(scope, order, m, onProgress);
+      const refused = planned.filter((p) => p.action === 'conflict');
+      if (refused.length) {
+        const first = refused[0];
+        throw new UnprocessableError('bundle_item_invalid', `Item "${first.ref}" (${first.kind}) cannot be imported: ${first.reason} Nothing was imported.`, {
+          items: refused.slice(0, 50).map((p) => ({ ref: p.ref, kind: p.kind, reason: p.reason, violations: p.violations ?? [] })),
         });
       }
-      const items: AppliedItem[] = [];
-      for (const [n, item] of order.entries()) {
-        const provider = this.providers.get(item.kind)!;
-        let outcome: PortableItemOutcome;
-        const plan = current[n];
-        if (plan.action === 'skip') {
-          outcome = { result: 'skipped', reason: plan.reason, targetId: plan.targetId, secretsToRebind: plan.secretsToRebind };
-        } else {
-          outcome = await this.applyItem(provider, scope, item, m);
+      const outcomes = new Array<PortableItemOutcome>(order.length);
+      let done = 0;
+      const progressed = (n: number) => {
+        done += n;
+        onProgress?.({ phase: 'apply', done, total: order.length });
+      };
+      for (const level of dependencyLevels(order)) {
+        const byKind = new Map<BundleItemKind, number[]>();
+        for (const i of level) {
+          const plan = planned[i];
+          if (plan.action === 'skip') {
+            outcomes[i] = { result: 'skipped', reason: plan.reason, targetId: plan.targetId, secretsToRebind: plan.secretsToRebind };
+            progressed(1);
+          } else pushTo(byKind, order[i].kind, i);
         }
+        for (const [kind, indexes] of byKind) {
+          const provider = this.providers.get(kind)!;
+          for (let start = 0; start < indexes.length; start += APPLY_BATCH) {
+            const chunk = indexes.slice(start, start + APPLY_BATCH);
+            const results = await this.applyBatch(provider, scope, chunk.map((i) => order[i]), m);
+            chunk.forEach((i, k) => (outcomes[i] = results[k]));
+            progressed(chunk.length);
+          }
+        }
+      }
+      const items: AppliedItem[] = order.map((item, n) => {
+        const outcome = outcomes[n];
         const applied: AppliedItem = { ref: item.ref, kind: item.kind, action: outcome.result, result: outcome.result };
         if (outcome.reason) applied.reason = outcome.reason;
         if (outcome.targetId) applied.targetId = outcome.targetId;
         if (outcome.secretsToRebind?.length) applied.secretsToRebind = outcome.secretsToRebind;
-        items.push(applied);
-        onProgress?.({ phase: 'apply', done: n + 1, total: order.length });
-      }
+        return applied;
+      });
       const counts: ImportCounts = { created: 0, updated: 0, skipped: 0, failed: 0 };
       for (const i of items) counts[i.result]++;
       const secretsToRebind = unique(items.flatMap((i) => i.secretsToRebind ?? []));
@@ -334,6 +346,30 @@ export class PortabilityService implements OnApplicationBootstrap {
     });
   }
 
+  /**
+   * Independent items of one kind, in the import transaction: through the provider's `applyMany`
+   * when it has one (inside a savepoint), else item by item. A failing batch is rolled back to its
+   * savepoint and replayed item by item, so the error names the failing item; either way the
+   * import fails and its transaction rolls back.
+   */
+  private async applyBatch(provider: PortableKindProvider, scope: PortabilityScope, items: BundleItem[], m: EntityManager): Promise<PortableItemOutcome[]> {
+    if (provider.applyMany && items.length > 1) {
+      await m.query('SAVEPOINT "import_batch"');
+      try {
+        const results = await provider.applyMany(scope, items, m);
+        if (results.length !== items.length) throw new Error(`portable kind "${items[0].kind}" applied ${results.length} of ${items.length} items`);
+        await m.query('RELEASE SAVEPOINT "import_batch"');
+        return results;
+      } catch (e) {
+        await m.query('ROLLBACK TO SAVEPOINT "import_batch"');
+        this.logger.warn(`batch import of ${items.length} ${items[0].kind} item(s) failed (${(e as Error).message}); replaying it item by item`);
+      }
+    }
+    const out: PortableItemOutcome[] = [];
+    for (const item of items) out.push(await this.applyItem(provider, scope, item, m));
+    return out;
+  }
+
   /** One item in the import transaction; a failure fails the import (the transaction rolls back). */
   private async applyItem(provider: PortableKindProvider, scope: PortabilityScope, item: BundleItem, m: EntityManager): Promise<PortableItemOutcome> {
     try {
@@ -344,6 +380,22 @@ export class PortabilityService implements OnApplicationBootstrap {
       throw new UnprocessableError('bundle_item_failed', `Item "${item.ref}" (${item.kind}) could not be imported; nothing was imported.`, { ref: item.ref, kind: item.kind, cause });
     }
   }
+}
+
+/**
+ * The items (indexes into `order`, a topological order) grouped by dependency depth: an item's
+ * level is one more than the deepest item it depends on, so the items of one level never depend on
+ * each other and may be applied as one batch per kind, level after level.
+ */
+function dependencyLevels(order: readonly BundleItem[]): number[][] {
+  const depth = new Map<string, number>();
+  const levels: number[][] = [];
+  order.forEach((item, i) => {
+    const d = Math.max(-1, ...(item.dependsOn ?? []).map((r) => depth.get(r) ?? -1)) + 1;
+    depth.set(item.ref, d);
+    (levels[d] ??= []).push(i);
+  });
+  return levels;
 }
 
 function planView(bundle: ExportBundle, order: BundleItem[], planned: PlannedItem[]): ImportPlan {

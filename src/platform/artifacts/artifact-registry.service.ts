@@ -143,6 +143,88 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     return manager ? run(manager) : this.ds.transaction(run);
   }
 
+  /**
+   * Installs many artifacts of one kind for one scope, with one statement per step for the whole
+   * batch: one INSERT ... ON CONFLICT DO NOTHING (new names), one locking SELECT of the names that
+   * exist, one UPDATE of those whose bytes changed. The outcomes match `install` per entry (same
+   * order): the unique index decides racing installs exactly as it does there. Every entry is
+   * validated first: a malformed one → 422 naming its index, nothing written. Names must be
+   * distinct within a batch. Runs in `manager`'s transaction (bundle imports) or its own.
+   */
+  async installMany(kind: string, entries: ReadonlyArray<{ content: Record<string, unknown>; text?: string }>, scope: InstallScope, origin: string, manager?: EntityManager): Promise<InstallResult[]> {
+    const installer = this.installer(kind);
+    const prepared: Array<{ name: string; version: string | null; bytes: string; ref: string }> = [];
+    for (const [index, e] of entries.entries()) {
+      const violations = await installer.validate(e.content);
+      if (violations.length) {
+        throw new UnprocessableError('validation_error', `Artifact #${index} is malformed for kind "${kind}".`, { kind, index, violations });
+      }
+      const { name, version } = installer.identify(e.content);
+      const bytes = e.text ?? artifactText(e.content);
+      prepared.push({ name, version: version ?? null, bytes, ref: textRef(bytes) });
+    }
+    if (new Set(prepared.map((p) => p.name)).size !== prepared.length) throw new Error(`installMany: duplicate ${kind} names in one batch`);
+    const workspaceKey = scope.workspace ?? '';
+    const run = async (m: EntityManager): Promise<InstallResult[]> => {
+      // The rows come back without their bytes: the content is the entry's own (same bytes, same
+      // content), so nothing is transferred or parsed twice.
+      const byName = new Map<string, { row: LeanArtifactRow; outcome: InstallOutcome }>();
+      if (!prepared.length) return [];
+      const inserted = (await m.query(
+        `INSERT INTO "installed_artifact" ("tenant","workspace_key","kind","name","version","ref","bytes","content","origin","installed_by")
+         SELECT $1, $2, $3, u.name, u.version, u.ref, u.bytes, u.bytes::jsonb, $4, $5
+         FROM unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS u(name, version, ref, bytes)
+         ON CONFLICT ("tenant","workspace_key","kind","name") DO NOTHING RETURNING ${LEAN_COLUMNS}`,
+        [scope.tenant, workspaceKey, kind, origin, scope.principal, prepared.map((p) => p.name), prepared.map((p) => p.version), prepared.map((p) => p.ref), prepared.map((p) => p.bytes)],
+      )) as LeanArtifactRow[];
+      for (const row of inserted) byName.set(row.name, { row, outcome: 'created' });
+      const rest = prepared.filter((p) => !byName.has(p.name));
+      if (rest.length) {
+        const current = (await m.query(
+          `SELECT ${LEAN_COLUMNS} FROM "installed_artifact"
+           WHERE "tenant" = $1 AND "workspace_key" = $2 AND "kind" = $3 AND "name" = ANY($4::text[]) FOR UPDATE`,
+          [scope.tenant, workspaceKey, kind, rest.map((p) => p.name)],
+        )) as LeanArtifactRow[];
+        const currentByName = new Map(current.map((r) => [r.name, r]));
+        const changed = rest.filter((p) => currentByName.get(p.name)!.ref !== p.ref);
+        for (const p of rest) if (currentByName.get(p.name)!.ref === p.ref) byName.set(p.name, { row: currentByName.get(p.name)!, outcome: 'unchanged' });
+        if (changed.length) {
+          const updated = (await m.query(
+            `UPDATE "installed_artifact" AS a SET "ref" = u.ref, "bytes" = u.bytes, "content" = u.bytes::jsonb, "version" = u.version, "origin" = $1, "installed_by" = $2, "updated_at" = now()
+             FROM unnest($3::uuid[], $4::text[], $5::text[], $6::text[]) AS u(id, version, ref, bytes)
+             WHERE a."id" = u.id RETURNING ${LEAN_COLUMNS.split(',').map((c) => `a.${c}`).join(',')}`,
+            [origin, scope.principal, changed.map((p) => currentByName.get(p.name)!.id), changed.map((p) => p.version), changed.map((p) => p.ref), changed.map((p) => p.bytes)],
+          )) as [LeanArtifactRow[], number];
+          for (const row of updated[0]) byName.set(row.name, { row, outcome: 'updated' });
+        }
+      }
+      const results = prepared.map((p, i): InstallResult => {
+        const { row, outcome } = byName.get(p.name)!;
+        const artifact: InstalledArtifact = {
+          id: row.id,
+          kind,
+          name: row.name,
+          version: row.version ?? undefined,
+          ref: row.ref,
+          content: entries[i].content,
+          origin: row.origin,
+          workspace: scope.workspace || undefined,
+          installedBy: row.installed_by,
+          createdAt: new Date(row.created_at).toISOString(),
+          updatedAt: new Date(row.updated_at).toISOString(),
+        };
+        return { artifact, outcome };
+      });
+      const touched = results.filter((r) => r.outcome !== 'unchanged').map((r) => r.artifact);
+      if (touched.length) {
+        if (installer.afterInstallMany) await installer.afterInstallMany(touched, scope, m);
+        else if (installer.afterInstall) for (const a of touched) await installer.afterInstall(a, scope, m);
+      }
+      return results;
+    };
+    return manager ? run(manager) : this.ds.transaction(run);
+  }
+
   async uninstall(scope: TenantScope & { principal: string }, kind: string, name: string, manager?: EntityManager): Promise<InstalledArtifact> {
     const run = async (m: EntityManager) => {
       const repo = m.getRepository(InstalledArtifactEntity);
@@ -188,6 +270,10 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
 
 // `bytes`, not the jsonb copy: parsing the stored text keeps the submitted key order.
 const ROW_COLUMNS = '"id","kind","name","version","ref","bytes","origin","workspace_key","installed_by","created_at","updated_at"';
+
+const LEAN_COLUMNS = '"id","name","version","ref","origin","installed_by","created_at","updated_at"';
+
+type LeanArtifactRow = Pick<RawArtifactRow, 'id' | 'name' | 'version' | 'ref' | 'origin' | 'installed_by' | 'created_at' | 'updated_at'>;
 
 interface RawArtifactRow {
   id: string;

@@ -111,6 +111,48 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     return { kind, name };
   }
 
+  /**
+   * Batch apply: one registry `installMany` per registry kind of the batch (one INSERT for the new
+   * artifacts, one locking SELECT and one UPDATE for the existing ones), instead of statements per item.
+   */
+  async applyMany(scope: PortabilityScope, items: BundleItem[], tx: unknown): Promise<PortableItemOutcome[]> {
+    if (this.apply !== ArtifactBackedPortableKind.prototype.apply) {
+      // A subclass that customizes `apply` keeps its per-item behaviour.
+      const out: PortableItemOutcome[] = [];
+      for (const item of items) out.push(await this.apply(scope, item, tx));
+      return out;
+    }
+    const manager = tx as EntityManager;
+    const outcomes = new Array<PortableItemOutcome>(items.length);
+    const byKind = new Map<string, number[]>();
+    items.forEach((item, i) => {
+      const kind = this.registryKindOf(item.payload);
+      const list = byKind.get(kind);
+      if (list) list.push(i);
+      else byKind.set(kind, [i]);
+    });
+    for (const [kind, indexes] of byKind) {
+      const target = this.scopeFor(kind, scope);
+      let existing = new Map<string, InstalledArtifact>();
+      if (this.contentDependsOnExisting) {
+        const rows = await this.registry.list(target, [kind], manager);
+        existing = new Map(rows.filter((a) => (a.workspace ?? undefined) === (target.workspace ?? undefined)).map((a) => [a.name, a]));
+      }
+      const contents = indexes.map((i) => {
+        const payload = items[i].payload;
+        if (!this.contentDependsOnExisting) return { content: this.contentFor(payload, undefined) };
+        const name = this.registry.identify(kind, this.contentFor(payload, undefined))?.name;
+        return { content: this.contentFor(payload, name ? existing.get(name) : undefined) };
+      });
+      const results = await this.registry.installMany(kind, contents, target, IMPORT_ORIGIN, manager);
+      indexes.forEach((itemIndex, k) => {
+        const { artifact, outcome } = results[k];
+        outcomes[itemIndex] = { result: outcome === 'unchanged' ? 'skipped' : outcome, targetId: artifact.id, reason: `${kind} "${artifact.name}" ${outcome}` };
+      });
+    }
+    return outcomes;
+  }
+
   async apply(scope: PortabilityScope, item: BundleItem, tx: unknown): Promise<PortableItemOutcome> {
     const manager = tx as EntityManager;
     const kind = this.registryKindOf(item.payload);
