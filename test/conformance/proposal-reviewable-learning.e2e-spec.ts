@@ -124,6 +124,31 @@ describe('proposal-reviewable-learning: behavioral (against the host)', () => {
     expect((await t.http('GET', '/v1/prompt-templates/conformance.demo', { token: conformanceKey })).status).toBe(404);
   });
 
+  it('no re-synthesis (the invariant the scenario header names): the installed artifact byte-matches the last persisted one', async () => {
+    // A reviewer revises through the seam with keys out of canonical order; an authorized principal applies.
+    const publisher = await t.key({ tenant: 'conformance', principal: 'publisher', scopes: ['proposals:read', 'packs:publish'] });
+    const revisedText = '{"version":"1.0.1","text":"You are concise.","templateId":"conformance.demo","kind":"system"}';
+    const revised = await t.http('PATCH', `/v1/host/sample/proposals/${seededId}`, {
+      token: conformanceKey,
+      rawBody: `{"artifact":${revisedText}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(revised.status).toBe(200);
+    expect(revised.body.state).toBe('revised');
+    const applied = await t.http('POST', `/v1/host/sample/proposals/${seededId}/apply`, { token: publisher, body: {} });
+    expect(applied.status).toBe(200);
+    const stored = await t.http('GET', `/v1/host/sample/proposals/${seededId}`, { token: conformanceKey });
+    expect(stored.body.state).toBe('applied');
+    // The persisted artifact is served as it was sent, and the ref is the hash of exactly those bytes.
+    expect(stored.text).toContain(`"artifact":${revisedText}`);
+    const { createHash } = await import('node:crypto');
+    expect(stored.body.activation.installedArtifactRef).toBe(`sha256:${createHash('sha256').update(revisedText).digest('hex')}`);
+    const installed = await t.http('GET', '/v1/prompt-templates/conformance.demo', { token: conformanceKey });
+    expect(installed.status).toBe(200);
+    expect(installed.body.template).toEqual(JSON.parse(revisedText));
+    expect(installed.body.ref).toBe(stored.body.activation.installedArtifactRef);
+  });
+
   it('the seam paths need a credential (never 200 unauthenticated)', async () => {
     expect((await t.http('GET', '/v1/host/sample/proposals?state=draft')).status).toBe(401);
     expect((await t.http('POST', `/v1/host/sample/proposals/${seededId}/apply`, { body: {} })).status).toBe(401);

@@ -121,6 +121,22 @@ describe('portability: connection packs', () => {
     expect((await http('GET', '/v1/connection-packs', { token: keyD })).body.packs.map((p: { name: string }) => p.name)).toEqual([pack.name]);
   });
 
+  it('a connection pack keeps the bytes it was installed with: ref, GET and export agree with them', async () => {
+    const keyE = await t.key({ tenant: 'cp-e', principal: 'erin', scopes: SCOPES });
+    // The manifest's own keys in reverse order, pretty-printed: neither survives a re-serialization.
+    const reversed = Object.fromEntries(Object.entries(pack).reverse());
+    const text = JSON.stringify(reversed, null, 2);
+    const installed = await http('POST', '/v1/connection-packs', { token: keyE, rawBody: text, headers: { 'content-type': 'application/json' } });
+    expect(installed.status).toBe(201);
+    const { createHash } = await import('node:crypto');
+    expect(installed.body.pack.ref).toBe(`sha256:${createHash('sha256').update(text).digest('hex')}`);
+    const got = await http('GET', `/v1/connection-packs/${pack.name}`, { token: keyE });
+    expect(got.text).toContain(`"manifest":${text}`);
+    // Exported in the submitted key order (bundles are JSON documents of their own: whitespace is the bundle's).
+    const exported = await http('GET', '/v1/export?kinds=pack', { token: keyE });
+    expect(JSON.stringify(exported.body.items[0].payload)).toBe(JSON.stringify(reversed));
+  });
+
   it('the canary credential appears nowhere: answers, events, logs', async () => {
     expect(texts.length).toBeGreaterThan(10);
     expect(texts.filter((x) => x.includes(CANARY))).toEqual([]);

@@ -370,6 +370,11 @@ describe('proposals (direct-rbac)', () => {
     const after = await t.http('GET', `/v1/proposals/${created.body.id}`, { token: reader });
     expect(after.text).toContain(`"artifact":${artifactText}`);
     expect(after.body.activation.installedArtifactRef).toBe(textHash(artifactText));
+    // The installed template is served as those bytes too.
+    const resolved = await t.http('GET', '/v1/prompt-templates/bytes.exact', { token: reader });
+    expect(resolved.status).toBe(200);
+    expect(resolved.text).toContain(`"template":${artifactText}`);
+    expect(resolved.body.ref).toBe(textHash(artifactText));
 
     // A revision keeps its own submitted bytes the same way.
     const p2 = await create(proposer, { kind: 'prompt-template', artifact: { templateId: 'bytes.revised', version: '1.0.0', kind: 'system', text: 'a' }, provenance: { sourceRunIds: [] } });

@@ -1,4 +1,5 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, UseInterceptors } from '@nestjs/common';
+import { VerbatimJsonInterceptor } from '../../platform/http/verbatim-json.interceptor';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
@@ -19,6 +20,8 @@ export class PromptTemplateQuery {
 /** What applied prompt-template and automation proposals became: installed, resolvable, scheduled. */
 @ApiTags('proposals')
 @Controller()
+// Installed artifacts go out as their stored bytes.
+@UseInterceptors(VerbatimJsonInterceptor)
 export class InstalledArtifactsController {
   constructor(
     private readonly templates: PromptTemplatesService,

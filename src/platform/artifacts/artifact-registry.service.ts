@@ -12,6 +12,7 @@ import {
 import canonicalize from 'canonicalize';
 import { DataSource, EntityManager } from 'typeorm';
 import { NotFoundError, UnprocessableError } from '../errors/domain-error';
+import { withVerbatimText } from '../http/json-text';
 import type { TenantScope } from '../identity/principal';
 import { InstalledArtifactEntity } from './installed-artifact.entity';
 
@@ -296,7 +297,8 @@ function rawToArtifact(r: RawArtifactRow): InstalledArtifact {
     name: r.name,
     version: r.version ?? undefined,
     ref: r.ref,
-    content: JSON.parse(r.bytes) as Record<string, unknown>,
+    // Marked with its source: routes serializing through VerbatimJsonInterceptor emit the stored bytes.
+    content: withVerbatimText(JSON.parse(r.bytes) as Record<string, unknown>, r.bytes),
     origin: r.origin,
     workspace: r.workspace_key || undefined,
     installedBy: r.installed_by,

@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiCreatedResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { submittedText } from '../../../platform/http/json-text';
-import { rawBodyText } from '../../../platform/http/verbatim-json.interceptor';
+import { rawBodyText, VerbatimJsonInterceptor } from '../../../platform/http/verbatim-json.interceptor';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
@@ -20,6 +20,8 @@ const PROVIDER_PARAM = { name: 'providerId', description: 'A provider id, or <pa
 /** Connection packs (RFC 0095) and provider resolution for the caller's tenant. */
 @ApiTags('connections')
 @Controller()
+// Manifests go out as the bytes they were installed with.
+@UseInterceptors(VerbatimJsonInterceptor)
 export class ConnectionPacksController {
   constructor(private readonly packs: ConnectionPacksService) {}
 
