@@ -94,6 +94,28 @@ describe('checkBundleCredentials', () => {
   });
 });
 
+describe('checkBundleCredentials: connection packs', () => {
+  const packItem = (payload: Record<string, unknown>): BundleItem => ({ kind: 'pack', ref: 'p', payload });
+  const endpoints = { authorize: 'https://example.com/oauth/authorize', token: 'https://example.com/oauth/token' };
+
+  it("exempts a connection pack's token endpoint URL at exactly provider.auth.endpoints.token", () => {
+    const ok = checkBundleShape(bundle([packItem({ kind: 'connection', provider: { id: 'x', auth: { kind: 'oauth2', endpoints } } })]), 10);
+    expect(() => checkBundleCredentials(ok)).not.toThrow();
+  });
+
+  it('still flags a token anywhere else, a token endpoint outside a connection pack, and credential-looking endpoint values', () => {
+    const elsewhere = checkBundleShape(bundle([packItem({ kind: 'connection', provider: { id: 'x', endpoints, auth: { kind: 'oauth2' } } })]), 10);
+    expect(refusal(() => checkBundleCredentials(elsewhere)).details).toMatchObject({ findings: [{ path: '/payload/provider/endpoints/token' }] });
+    const notConnection = checkBundleShape(bundle([packItem({ kind: 'node', provider: { auth: { endpoints } } })]), 10);
+    expect(refusal(() => checkBundleCredentials(notConnection)).details).toMatchObject({ findings: [{ path: '/payload/provider/auth/endpoints/token' }] });
+    const withPassword = checkBundleShape(
+      bundle([packItem({ kind: 'connection', provider: { auth: { endpoints: { token: 'https://user:hunter2hunter2@example.com/token' } } } })]),
+      10,
+    );
+    expect(refusal(() => checkBundleCredentials(withPassword)).details).toMatchObject({ findings: [{ path: '/payload/provider/auth/endpoints/token' }] });
+  });
+});
+
 describe('topologicalOrder', () => {
   it('orders dependencies first and keeps bundle order among independent items', () => {
     const order = topologicalOrder([item('c', ['b']), item('x'), item('b', ['a']), item('a')]);
