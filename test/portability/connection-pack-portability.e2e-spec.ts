@@ -86,7 +86,8 @@ describe('portability: connection packs', () => {
     expect(r.status).toBe(422);
     expect(r.body.error).toBe('bundle_credential_material');
 
-    // A rival pack claiming the same provider id: the installer's claim refuses it, the import rolls back.
+    // A rival pack claiming the provider id an installed pack holds: the dry run shows the conflict
+    // (the installer's preflight), and the apply refuses before writing anything.
     const rival = { ...structuredClone(pack), name: `${pack.name}-rival` };
     expect((await http('POST', '/v1/connection-packs', { token: keyC, body: pack })).status).toBe(201);
     const rivalBundle = {
@@ -97,9 +98,12 @@ describe('portability: connection packs', () => {
         { kind: 'connection-ref', ref: 'c', dependsOn: ['rival'], payload: { name: 'rival-conn', provider: pack.provider.id } },
       ],
     };
+    const planned = await http('POST', '/v1/import?dryRun=true', { token: keyC, body: rivalBundle });
+    expect(planned.status).toBe(200);
+    expect(planned.body.conflicts).toEqual([expect.objectContaining({ ref: 'rival', kind: 'pack', reason: expect.stringContaining('connection_provider_conflict') })]);
     const refused = await http('POST', '/v1/import', { token: keyC, body: rivalBundle });
     expect(refused.status).toBe(422);
-    expect(refused.body.error).toBe('bundle_item_failed');
+    expect(refused.body).toMatchObject({ error: 'bundle_item_invalid', details: { items: [{ ref: 'rival', kind: 'pack' }] } });
     expect((await http('GET', '/v1/connection-packs', { token: keyC })).body.packs.map((p: { name: string }) => p.name)).toEqual([pack.name]);
     expect((await http('GET', '/v1/connections', { token: keyC })).body.connections).toEqual([]);
   });
@@ -107,18 +111,33 @@ describe('portability: connection packs', () => {
   it('a batch that fails inside the transaction is replayed item by item to name the failing item; nothing is written', async () => {
     const keyD = await t.key({ tenant: 'cp-d', principal: 'dan', scopes: SCOPES });
     expect((await http('POST', '/v1/connection-packs', { token: keyD, body: pack })).status).toBe(201);
-    // Two independent packs: one batch. The second claims the provider the installed pack holds.
-    const fresh = structuredClone(pack);
-    fresh.name = 'core.openwop.connections.fresh-ads';
-    fresh.provider.id = 'fresh-ads';
-    const rival = { ...structuredClone(pack), name: 'core.openwop.connections.rival-ads' };
-    const bundle = { bundleVersion: '1', source: { origin: 'test' }, items: [{ kind: 'pack', ref: 'fresh', payload: fresh }, { kind: 'pack', ref: 'rival', payload: rival }] };
+    // Three independent packs: one batch. The second and third claim the same new provider id, which
+    // no plan can see (nothing holds it yet): the batch's install claims it once and fails on the other.
+    const named = (name: string) => {
+      const p = structuredClone(pack);
+      p.name = `core.openwop.connections.${name}`;
+      p.provider.id = 'fresh-ads';
+      return p;
+    };
+    const other = structuredClone(pack);
+    other.name = 'core.openwop.connections.other-ads';
+    other.provider.id = 'other-ads';
+    const bundle = {
+      bundleVersion: '1',
+      source: { origin: 'test' },
+      items: [
+        { kind: 'pack', ref: 'other', payload: other },
+        { kind: 'pack', ref: 'fresh', payload: named('fresh-ads') },
+        { kind: 'pack', ref: 'twin', payload: named('twin-ads') },
+      ],
+    };
     const plan = await http('POST', '/v1/import?dryRun=true', { token: keyD, body: bundle });
-    expect(plan.body.counts).toMatchObject({ create: 2, conflict: 0 });
+    expect(plan.body.counts).toMatchObject({ create: 3, conflict: 0 });
     const r = await http('POST', '/v1/import', { token: keyD, body: bundle });
     expect(r.status).toBe(422);
-    expect(r.body).toMatchObject({ error: 'bundle_item_failed', details: { ref: 'rival', kind: 'pack', cause: { error: 'connection_provider_conflict' } } });
+    expect(r.body).toMatchObject({ error: 'bundle_item_failed', details: { ref: 'twin', kind: 'pack', cause: { error: 'connection_provider_conflict' } } });
     expect((await http('GET', '/v1/connection-packs', { token: keyD })).body.packs.map((p: { name: string }) => p.name)).toEqual([pack.name]);
+    expect(t.logs.some((l) => l.includes('replaying it item by item'))).toBe(true);
   });
 
   it('a connection pack keeps the bytes it was installed with: ref, GET and export agree with them', async () => {

@@ -38,6 +38,12 @@ export interface ArtifactInstallerProvider {
   validate(content: Record<string, unknown>): ArtifactViolation[] | Promise<ArtifactViolation[]>;
   /** The registry name (unique per tenant and kind) and version of an artifact. */
   identify(content: Record<string, unknown>): { name: string; version?: string };
+  /**
+   * Optional read-only checks of `content` against the destination that would make its install
+   * fail there (for example a provider id another installed artifact holds). Bundle import plans
+   * call it so a dry run shows the conflict and an apply refuses before writing. Never writes.
+   */
+  preflight?(content: Record<string, unknown>, scope: InstallScope, tx?: unknown): Promise<ArtifactViolation[]>;
   /** Called inside the install transaction after the bytes are stored. */
   afterInstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
   /**

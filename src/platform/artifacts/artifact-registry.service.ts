@@ -92,6 +92,11 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
     return this.installer(kind).validate(content as Record<string, unknown>);
   }
 
+  /** The installer's read-only destination checks for `content` (none when it has no `preflight`). */
+  async preflight(kind: string, content: Record<string, unknown>, scope: InstallScope, manager?: EntityManager): Promise<ArtifactViolation[]> {
+    return (await this.installer(kind).preflight?.(content, scope, manager ?? this.ds.manager)) ?? [];
+  }
+
   /**
    * Installs (or replaces) an artifact. `text` is its JSON text exactly as submitted (it must parse
    * to `content`); the registry stores those bytes and derives the ref from them. Without it, the

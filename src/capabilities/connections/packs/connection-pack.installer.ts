@@ -37,6 +37,15 @@ export class ConnectionPackInstaller implements ArtifactInstallerProvider {
     return { name: String(content.name), version: String(content.version) };
   }
 
+  /** A provider id another installed pack of the tenant holds would refuse the install (the claim in `afterInstall`). */
+  async preflight(content: Record<string, unknown>, scope: InstallScope, tx?: unknown): Promise<ArtifactViolation[]> {
+    const providerId = (content as unknown as ConnectionPackManifest).provider?.id;
+    if (typeof providerId !== 'string' || !tx) return [];
+    const holder = await (tx as EntityManager).getRepository(ConnectionProviderClaimEntity).findOne({ where: { tenant: scope.tenant, providerId } });
+    if (!holder || holder.packName === content.name) return [];
+    return [{ path: '/provider/id', message: `connection_provider_conflict: provider "${providerId}" is already defined by the installed pack "${holder.packName}"` }];
+  }
+
   async afterInstall(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void> {
     const m = tx as EntityManager;
     const providerId = (artifact.content as unknown as ConnectionPackManifest).provider.id;

@@ -73,7 +73,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** Plans many items with one registry read per registry kind (large bundles). */
   async planMany(scope: PortabilityScope, items: BundleItem[], tx?: unknown): Promise<PortableItemPlan[]> {
     const manager = tx as EntityManager | undefined;
-    const probes = await Promise.all(items.map((item) => this.probe(item)));
+    const probes = await Promise.all(items.map((item) => this.probe(scope, item, manager)));
     const kinds = [...new Set(probes.flatMap((p) => ('name' in p ? [p.kind] : [])))];
     const existing = new Map<string, InstalledArtifact>();
     if (kinds.length) {
@@ -98,7 +98,7 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   }
 
   /** The registry kind and name of an item, or the refusal that stops it. */
-  private async probe(item: BundleItem): Promise<{ kind: string; name: string } | { plan: PortableItemPlan }> {
+  private async probe(scope: PortabilityScope, item: BundleItem, manager: EntityManager | undefined): Promise<{ kind: string; name: string } | { plan: PortableItemPlan }> {
     const kind = this.registryKindOf(item.payload);
     if (!this.registry.hasKind(kind)) {
       return { plan: { action: 'skip', reason: `This host has no installer for "${kind}".`, violations: [{ path: '', message: `no installer for artifact kind "${kind}"` }] } };
@@ -108,6 +108,8 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     if (violations.length) return { plan: { action: 'skip', reason: `The payload is malformed for "${kind}".`, violations } };
     const name = this.registry.identify(kind, content)?.name;
     if (!name) return { plan: { action: 'skip', reason: `The installer of "${kind}" cannot name the payload.`, violations: [{ path: '', message: 'unnamed artifact' }] } };
+    const conflicts = await this.registry.preflight(kind, content, this.scopeFor(kind, scope), manager);
+    if (conflicts.length) return { plan: { action: 'skip', reason: `The ${kind} "${name}" cannot be installed here: ${conflicts[0].message}`, violations: conflicts } };
     return { kind, name };
   }
 
