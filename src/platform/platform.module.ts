@@ -21,6 +21,7 @@ import { MetricsService } from './metrics/metrics.service';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
+import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
 
@@ -50,6 +51,7 @@ export class PlatformModule {
       HealthService,
       PeriodicTaskService,
       MetricsService,
+      RateLimiterService,
     ];
     return {
       module: PlatformModule,
