@@ -1320,6 +1320,8 @@ export interface components {
         };
         GoalListResponse: {
             goals: components["schemas"]["Goal"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /**
          * GoalRunReport
@@ -1643,6 +1645,10 @@ export interface operations {
     listApprovals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 state?: "pending" | "granted" | "denied" | "expired" | "cancelled";
             };
             header?: never;
@@ -1688,6 +1694,8 @@ export interface operations {
                                 kind: string;
                             };
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -2084,7 +2092,12 @@ export interface operations {
     };
     listAutomations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2115,7 +2128,18 @@ export interface operations {
                             };
                             workspace?: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -2158,7 +2182,12 @@ export interface operations {
     };
     listConnectionPacks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2171,6 +2200,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         packs: {
                             category: string;
                             displayName: string;
@@ -2187,6 +2218,15 @@ export interface operations {
                             version: string;
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -2524,7 +2564,12 @@ export interface operations {
     };
     listConnectionProviders: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2537,6 +2582,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         providers: {
                             /** @enum {string} */
                             code?: "connection_provider_unresolved" | "connection_provider_conflict";
@@ -2551,6 +2598,15 @@ export interface operations {
                             version?: string;
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -2861,7 +2917,12 @@ export interface operations {
     };
     listConnections: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2890,7 +2951,18 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -3372,6 +3444,10 @@ export interface operations {
     listGoals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 /** @description Only goals in this state. */
                 state?: "active" | "satisfied" | "escalated" | "abandoned" | "bound-exceeded";
             };
@@ -4006,7 +4082,12 @@ export interface operations {
     };
     listGoalRuns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description Goal id (UUID). Unknown and foreign ids are 404. */
@@ -4022,6 +4103,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         runs: {
                             confidence: number | null;
                             costUsd: number | null;
@@ -4036,6 +4119,15 @@ export interface operations {
                             status: string;
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -4706,6 +4798,10 @@ export interface operations {
     seamListGoals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 /** @description Only goals in this state. */
                 state?: "active" | "satisfied" | "escalated" | "abandoned" | "bound-exceeded";
             };
@@ -5653,7 +5749,10 @@ export interface operations {
     seamListProposals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
                 kind?: "agent-pack" | "workflow-chain-pack" | "prompt-template" | "automation";
+                /** @description Items per page. */
                 limit?: number;
                 state?: "draft" | "revised" | "applied" | "rejected" | "archived";
             };
@@ -5669,6 +5768,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         proposals: components["schemas"]["Proposal"][];
                     };
                 };
@@ -6674,7 +6775,12 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6704,7 +6810,18 @@ export interface operations {
                             tenant: string;
                             workspace?: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -6916,7 +7033,12 @@ export interface operations {
     };
     listPromptTemplates: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6929,6 +7051,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         templates: {
                             origin: string;
                             ref: string;
@@ -6938,6 +7062,15 @@ export interface operations {
                             };
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -7066,7 +7199,10 @@ export interface operations {
     listProposals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
                 kind?: "agent-pack" | "workflow-chain-pack" | "prompt-template" | "automation";
+                /** @description Items per page. */
                 limit?: number;
                 state?: "draft" | "revised" | "applied" | "rejected" | "archived";
             };
@@ -7082,6 +7218,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         proposals: components["schemas"]["Proposal"][];
                     };
                 };
