@@ -52,6 +52,16 @@ export async function bareServer(path: string, body: string): Promise<{ url: str
   return { url: `http://127.0.0.1:${port}${path}`, close: () => app.close() };
 }
 
+/**
+ * Rate limits stay on in benchmarks (their bookkeeping is part of the measured cost) with budgets no
+ * load generator reaches; an explicit OPENWOP_RATE_LIMIT_* in the environment wins.
+ */
+export const BENCH_RATE_BUDGETS: Record<string, string> = {
+  OPENWOP_RATE_LIMIT_READ: '999999999/1s',
+  OPENWOP_RATE_LIMIT_WRITE: '999999999/1s',
+  OPENWOP_RATE_LIMIT_PUBLIC: '999999999/1s',
+};
+
 export interface BenchHost {
   host: Host;
   baseUrl: string;
@@ -69,7 +79,7 @@ export async function startBenchHost(env: Record<string, string> = {}): Promise<
   await c.end();
   const u = new URL(admin);
   u.pathname = `/${name}`;
-  const config = loadHostConfig({ LOG_LEVEL: 'warn', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', ...env, DATABASE_URL: u.toString() });
+  const config = loadHostConfig({ LOG_LEVEL: 'warn', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', ...BENCH_RATE_BUDGETS, ...env, DATABASE_URL: u.toString() });
   const host = await createHost(config);
   await host.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = host.app.getHttpServer().address();

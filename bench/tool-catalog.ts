@@ -23,6 +23,7 @@ import { createHost, Host } from '../src/bootstrap';
 import { ArtifactRegistryService } from '../src/platform/artifacts/artifact-registry.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
 import { ApiKeyService } from '../src/platform/identity/api-key.service';
+import { BENCH_RATE_BUDGETS } from './harness';
 
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const FIXTURE = path.join(__dirname, '../test/fixtures/mcp/fixture-server.js');
@@ -147,6 +148,7 @@ async function bootHost(total: number, dir: string): Promise<{ host: Host; token
   const u = new URL(ADMIN_URL);
   u.pathname = `/${dbName}`;
   const config = loadHostConfig({
+    ...BENCH_RATE_BUDGETS,
     ...process.env,
     DATABASE_URL: u.toString(),
     OPENWOP_CONFIG: configFile,

@@ -16,9 +16,12 @@ import { ApiKeyService } from './identity/api-key.service';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
+import { metricsControllers } from './metrics/metrics.controller';
+import { MetricsService } from './metrics/metrics.service';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
+import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
 
@@ -47,11 +50,13 @@ export class PlatformModule {
       ArtifactRegistryService,
       HealthService,
       PeriodicTaskService,
+      MetricsService,
+      RateLimiterService,
     ];
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

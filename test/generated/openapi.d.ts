@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Prometheus metrics of this replica (OPENWOP_METRICS=scope: needs metrics:read) */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/approvals": {
         parameters: {
             query?: never;
@@ -1320,6 +1337,8 @@ export interface components {
         };
         GoalListResponse: {
             goals: components["schemas"]["Goal"][];
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
         };
         /**
          * GoalRunReport
@@ -1588,9 +1607,69 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition format 0.0.4. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listApprovals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 state?: "pending" | "granted" | "denied" | "expired" | "cancelled";
             };
             header?: never;
@@ -1636,6 +1715,8 @@ export interface operations {
                                 kind: string;
                             };
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };
@@ -1659,6 +1740,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1747,6 +1837,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1857,6 +1956,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1983,6 +2091,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -1996,7 +2113,12 @@ export interface operations {
     };
     listAutomations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2027,7 +2149,18 @@ export interface operations {
                             };
                             workspace?: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -2041,6 +2174,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2061,7 +2203,12 @@ export interface operations {
     };
     listConnectionPacks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2074,6 +2221,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         packs: {
                             category: string;
                             displayName: string;
@@ -2092,6 +2241,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
             401: {
                 headers: {
@@ -2103,6 +2261,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2240,6 +2407,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2305,6 +2481,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2378,6 +2563,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2391,7 +2585,12 @@ export interface operations {
     };
     listConnectionProviders: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2404,6 +2603,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         providers: {
                             /** @enum {string} */
                             code?: "connection_provider_unresolved" | "connection_provider_conflict";
@@ -2420,6 +2621,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
             401: {
                 headers: {
@@ -2431,6 +2641,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2510,6 +2729,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2611,6 +2839,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2679,6 +2916,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2692,7 +2938,12 @@ export interface operations {
     };
     listConnections: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2721,7 +2972,18 @@ export interface operations {
                             /** Format: date-time */
                             updatedAt: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -2735,6 +2997,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2834,6 +3105,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2916,6 +3196,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -2966,6 +3255,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3059,6 +3357,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3135,6 +3442,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3149,6 +3465,10 @@ export interface operations {
     listGoals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 /** @description Only goals in this state. */
                 state?: "active" | "satisfied" | "escalated" | "abandoned" | "bound-exceeded";
             };
@@ -3186,6 +3506,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3261,6 +3590,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3312,6 +3650,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3408,6 +3755,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3497,6 +3853,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3557,6 +3922,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3631,6 +4005,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3698,6 +4081,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3711,7 +4103,12 @@ export interface operations {
     };
     listGoalRuns: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path: {
                 /** @description Goal id (UUID). Unknown and foreign ids are 404. */
@@ -3727,6 +4124,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         runs: {
                             confidence: number | null;
                             costUsd: number | null;
@@ -3741,6 +4140,15 @@ export interface operations {
                             status: string;
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -3763,6 +4171,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3850,6 +4267,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -3921,6 +4347,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4020,6 +4455,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4087,6 +4531,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4169,6 +4622,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4242,6 +4704,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4423,6 +4894,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4437,6 +4917,10 @@ export interface operations {
     seamListGoals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
                 /** @description Only goals in this state. */
                 state?: "active" | "satisfied" | "escalated" | "abandoned" | "bound-exceeded";
             };
@@ -4483,6 +4967,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4567,6 +5060,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4618,6 +5120,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4714,6 +5225,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4803,6 +5323,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4863,6 +5392,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4937,6 +5475,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -4997,6 +5544,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5077,6 +5633,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5280,6 +5845,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -5294,7 +5868,10 @@ export interface operations {
     seamListProposals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
                 kind?: "agent-pack" | "workflow-chain-pack" | "prompt-template" | "automation";
+                /** @description Items per page. */
                 limit?: number;
                 state?: "draft" | "revised" | "applied" | "rejected" | "archived";
             };
@@ -5310,6 +5887,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         proposals: components["schemas"]["Proposal"][];
                     };
                 };
@@ -5343,6 +5922,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5428,6 +6016,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -5486,6 +6083,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -5537,6 +6143,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5635,6 +6250,15 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5746,6 +6370,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -5826,6 +6459,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -5867,6 +6509,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5932,6 +6583,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6009,6 +6669,15 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6203,6 +6872,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6216,7 +6894,12 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6246,7 +6929,18 @@ export interface operations {
                             tenant: string;
                             workspace?: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -6260,6 +6954,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6345,6 +7048,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6418,6 +7130,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6431,7 +7152,12 @@ export interface operations {
     };
     listPromptTemplates: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6444,6 +7170,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         templates: {
                             origin: string;
                             ref: string;
@@ -6453,6 +7181,15 @@ export interface operations {
                             };
                         }[];
                     };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
@@ -6466,6 +7203,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6549,6 +7295,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6563,7 +7318,10 @@ export interface operations {
     listProposals: {
         parameters: {
             query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
                 kind?: "agent-pack" | "workflow-chain-pack" | "prompt-template" | "automation";
+                /** @description Items per page. */
                 limit?: number;
                 state?: "draft" | "revised" | "applied" | "rejected" | "archived";
             };
@@ -6579,6 +7337,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         proposals: components["schemas"]["Proposal"][];
                     };
                 };
@@ -6603,6 +7363,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6671,6 +7440,15 @@ export interface operations {
             };
             /** @description payload_too_large: the body exceeds limits.maxRequestBodyBytes. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6747,6 +7525,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6805,6 +7592,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -6856,6 +7652,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6954,6 +7759,15 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7067,6 +7881,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -7140,6 +7963,15 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7222,6 +8054,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description internal_error (details.correlationId). */
             500: {
                 headers: {
@@ -7284,6 +8125,15 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7354,6 +8204,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,6 +6,7 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
 import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
+import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
 import { crossedBound, nextDueAt } from './goal-policy';
 import { GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
@@ -56,6 +57,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
     private readonly clock: GoalClock,
     private readonly health: HealthService,
     private readonly registry: SchedulerRegistry,
+    private readonly metrics: GoalSchedulerMetrics,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
   ) {}
@@ -104,8 +106,10 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       const batch = await this.claim(now, owner, Math.min(this.settings.batchSize, limit - result.claimed));
       if (!batch.length) break;
       result.claimed += batch.length;
+      this.metrics.claimedBatch(now, batch.map((g) => g.nextDueAt));
       await pool(batch, this.settings.concurrency, (g) => this.work(g, now, owner, signal, result));
     }
+    this.metrics.passFinished(result);
     if (result.failed === 0) this.health.report('goals.scheduler', true);
     return result;
   }

@@ -4,13 +4,14 @@ import { IsIn, IsOptional } from 'class-validator';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { ApiNextCursor, NEXT_CURSOR_PROPERTY, PageQuery } from '../../platform/pagination/page-query';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import { GoalRunView, GoalStatusView, GoalView } from './goal-view';
 import { GoalsService } from './goals.service';
 
 const STATES = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
 
-export class GoalListQuery {
+export class GoalListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: STATES, description: 'Only goals in this state.' })
   @IsOptional()
   @IsIn(STATES)
@@ -20,6 +21,9 @@ export class GoalListQuery {
 export class GoalListResponse {
   @ApiProperty({ type: 'array', items: protocolSchemaRef('Goal') })
   goals: GoalView[];
+
+  @ApiNextCursor()
+  nextCursor: string | null;
 }
 
 const GOAL = { schema: protocolSchemaRef('Goal') };
@@ -41,8 +45,9 @@ const STATUS_SCHEMA = {
 
 const RUNS_SCHEMA = {
   type: 'object',
-  required: ['runs'],
+  required: ['runs', 'nextCursor'],
   properties: {
+    nextCursor: NEXT_CURSOR_PROPERTY,
     runs: {
       type: 'array',
       items: {
@@ -118,7 +123,8 @@ export class GoalsController {
   @ApiOkResponse({ type: GoalListResponse })
   @ApiErrors(400, 401, 403)
   async list(@CurrentPrincipal() p: Principal, @Query() q: GoalListQuery): Promise<GoalListResponse> {
-    return { goals: await this.goals.list(p, q.state) };
+    const page = await this.goals.list(p, q);
+    return { goals: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('goals:read')
@@ -128,7 +134,7 @@ export class GoalsController {
   @ApiOkResponse({ type: GoalListResponse })
   @ApiErrors(400, 401, 403, 404)
   async seamList(@CurrentPrincipal() p: Principal, @Query() q: GoalListQuery): Promise<GoalListResponse> {
-    return { goals: await this.goals.list(p, q.state) };
+    return this.list(p, q);
   }
 
   @Scopes('goals:read')
@@ -166,9 +172,10 @@ export class GoalsController {
   @Op('listGoalRuns', 'Host extension: the contributing runs of a goal with their recorded verdicts and costs')
   @GoalIdParam()
   @ApiOkResponse({ schema: RUNS_SCHEMA })
-  @ApiErrors(401, 403, 404)
-  async runs(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<{ runs: GoalRunView[] }> {
-    return { runs: await this.goals.runs(p, id) };
+  @ApiErrors(400, 401, 403, 404)
+  async runs(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: PageQuery): Promise<{ runs: GoalRunView[]; nextCursor: string | null }> {
+    const page = await this.goals.runs(p, id, q);
+    return { runs: page.items, nextCursor: page.nextCursor };
   }
 
   // --- update (PATCH and POST) ----------------------------------------------------------------

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
+import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
 import { GoalSchedulerService } from './goal-scheduler.service';
 import { GoalsAdvertiser } from './goals.advertiser';
 import { GoalsController } from './goals.controller';
@@ -22,6 +23,7 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
     GoalsService,
+    GoalSchedulerMetrics,
     GoalSchedulerService,
     GoalsAdvertiser,
   ],

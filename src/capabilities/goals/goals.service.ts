@@ -6,6 +6,8 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { ConflictError, DomainError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { keysetPage } from '../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { SchemaRegistry } from '../../platform/schemas/schema-registry';
 import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
@@ -147,15 +149,21 @@ export class GoalsService {
     return toGoalView(goal);
   }
 
-  async list(scope: TenantScope, state?: string): Promise<GoalView[]> {
+  /** A page of the caller's goals, newest first. */
+  async list(scope: TenantScope, q: PageRequest & { state?: string } = {}): Promise<Page<GoalView>> {
+    const { state } = q;
     if (state !== undefined && !GOAL_STATES.includes(state as GoalState)) {
       throw new ValidationError(`state must be one of ${GOAL_STATES.join(', ')}.`, { state });
     }
-    const where: Record<string, unknown> = { tenant: scope.tenant };
-    if (scope.workspace) where.workspace = scope.workspace;
-    if (state) where.state = state;
-    const rows = await this.ds.getRepository(GoalEntity).find({ where, order: { createdAt: 'DESC', id: 'ASC' }, take: 1000 });
-    return rows.map(toGoalView);
+    const qb = this.ds.getRepository(GoalEntity).createQueryBuilder('g').where('g.tenant = :t', { t: scope.tenant });
+    if (scope.workspace) qb.andWhere('g.workspace = :w', { w: scope.workspace });
+    if (state) qb.andWhere('g.state = :s', { s: state });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'g.created_at', type: 'timestamptz' }, { column: 'g.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: 'goals', tenant: scope.tenant, workspace: scope.workspace, filters: { state } },
+    });
+    return { items: page.items.map(toGoalView), nextCursor: page.nextCursor };
   }
 
   async get(scope: TenantScope, id: string): Promise<GoalView> {
@@ -166,11 +174,16 @@ export class GoalsService {
     return toGoalStatusView(await this.find(scope, id));
   }
 
-  /** The contributing runs of a goal, in the order they were recorded. */
-  async runs(scope: TenantScope, id: string): Promise<GoalRunView[]> {
+  /** A page of the contributing runs of a goal, in the order they were recorded. */
+  async runs(scope: TenantScope, id: string, q: PageRequest = {}): Promise<Page<GoalRunView>> {
     const g = await this.find(scope, id);
-    const rows = await this.ds.getRepository(GoalRunEntity).find({ where: { tenant: g.tenant, goalId: g.id }, order: { ordinal: 'ASC' } });
-    return rows.map(toGoalRunView);
+    const qb = this.ds.getRepository(GoalRunEntity).createQueryBuilder('r').where('r.tenant = :t AND r.goal_id = :g', { t: g.tenant, g: g.id });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'r.ordinal', type: 'int' }, { column: 'r.run_id', type: 'text' }],
+      direction: 'ASC',
+      binding: { list: `goal-runs:${g.id}`, tenant: scope.tenant, workspace: scope.workspace },
+    });
+    return { items: page.items.map(toGoalRunView), nextCursor: page.nextCursor };
   }
 
   async update(p: Principal, id: string, raw: unknown): Promise<GoalView> {

@@ -5,6 +5,8 @@ import { IsOptional, IsString, Matches } from 'class-validator';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { arrayPage } from '../../platform/pagination/keyset';
+import { NEXT_CURSOR_PROPERTY, PageQuery } from '../../platform/pagination/page-query';
 import { AUTOMATION_LIST_SCHEMA, PROMPT_TEMPLATE_ENTRY_SCHEMA } from './proposals.schemas';
 import { AutomationRunnerService, AutomationView } from './automations/automation-runner.service';
 import { PromptTemplatesService, ResolvedPromptTemplate } from './prompt-templates/prompt-templates.service';
@@ -31,10 +33,18 @@ export class InstalledArtifactsController {
   @Scopes('proposals:read')
   @Get('/v1/prompt-templates')
   @ApiOperation({ operationId: 'listPromptTemplates', summary: 'List installed (resolvable) prompt templates' })
-  @ApiOkResponse({ schema: { type: 'object', required: ['templates'], properties: { templates: { type: 'array', items: PROMPT_TEMPLATE_ENTRY_SCHEMA } } } })
-  @ApiErrors(401, 403)
-  async list(@CurrentPrincipal() p: Principal): Promise<{ templates: ResolvedPromptTemplate[] }> {
-    return { templates: await this.templates.list(p) };
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['templates', 'nextCursor'],
+      properties: { templates: { type: 'array', items: PROMPT_TEMPLATE_ENTRY_SCHEMA }, nextCursor: NEXT_CURSOR_PROPERTY },
+    },
+  })
+  @ApiErrors(400, 401, 403)
+  async list(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ templates: ResolvedPromptTemplate[]; nextCursor: string | null }> {
+    // Resolved in memory (a workspace's template shadows the tenant's): paged by templateId.
+    const page = arrayPage(await this.templates.list(p), (t) => String(t.template.templateId), q, { list: 'prompt-templates', tenant: p.tenant, workspace: p.workspace });
+    return { templates: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('proposals:read')
@@ -51,8 +61,9 @@ export class InstalledArtifactsController {
   @Get('/v1/automations')
   @ApiOperation({ operationId: 'listAutomations', summary: 'List installed automations and their schedules' })
   @ApiOkResponse({ schema: AUTOMATION_LIST_SCHEMA })
-  @ApiErrors(401, 403)
-  async automationsList(@CurrentPrincipal() p: Principal): Promise<{ automations: AutomationView[] }> {
-    return { automations: await this.automations.list(p) };
+  @ApiErrors(400, 401, 403)
+  async automationsList(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ automations: AutomationView[]; nextCursor: string | null }> {
+    const page = await this.automations.list(p, q);
+    return { automations: page.items, nextCursor: page.nextCursor };
   }
 }

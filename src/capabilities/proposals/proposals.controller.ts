@@ -36,8 +36,9 @@ export class ProposalsController {
   @ApiOperation({ operationId: 'listProposals', summary: 'List proposals of the caller’s tenant·workspace, optionally by state and kind' })
   @ApiOkResponse({ schema: PROPOSAL_LIST_SCHEMA })
   @ApiErrors(400, 401, 403)
-  async list(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[] }> {
-    return { proposals: await this.proposals.list(p, q) };
+  async list(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[]; nextCursor: string | null }> {
+    const page = await this.proposals.list(p, q);
+    return { proposals: page.items, nextCursor: page.nextCursor };
   }
 
   @TestSeam()
@@ -47,7 +48,7 @@ export class ProposalsController {
   @ApiOperation({ operationId: 'seamListProposals', summary: 'Test seam: list proposals' })
   @ApiOkResponse({ schema: PROPOSAL_LIST_SCHEMA })
   @ApiErrors(400, 401, 403, 404)
-  async seamList(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[] }> {
+  async seamList(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[]; nextCursor: string | null }> {
     return this.list(p, q);
   }
 

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { PROPOSAL_KINDS, ProposalKind } from '@openwop-host/plugin-sdk';
+import { PageQuery } from '../../platform/pagination/page-query';
 import { PROPOSAL_STATES, ProposalState } from './proposal-view';
 
-export class ProposalListQuery {
+export class ProposalListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: PROPOSAL_STATES })
   @IsOptional()
   @IsIn(PROPOSAL_STATES)
@@ -14,14 +15,6 @@ export class ProposalListQuery {
   @IsOptional()
   @IsIn(PROPOSAL_KINDS)
   kind?: ProposalKind;
-
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  limit?: number;
 }
 
 export class ProvenanceDto {
@@ -121,7 +114,7 @@ export class ApprovalDecisionDto {
   reason?: string;
 }
 
-export class ApprovalListQuery {
+export class ApprovalListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] })
   @IsOptional()
   @IsIn(['pending', 'granted', 'denied', 'expired', 'cancelled'])

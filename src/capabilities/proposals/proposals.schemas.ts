@@ -1,10 +1,11 @@
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { NEXT_CURSOR_PROPERTY } from '../../platform/pagination/page-query';
 
 export const PROPOSAL_LIST_SCHEMA: SchemaObject = {
   type: 'object',
-  required: ['proposals'],
-  properties: { proposals: { type: 'array', items: protocolSchemaRef('Proposal') } },
+  required: ['proposals', 'nextCursor'],
+  properties: { proposals: { type: 'array', items: protocolSchemaRef('Proposal') }, nextCursor: NEXT_CURSOR_PROPERTY },
 };
 
 export const APPLY_RESULT_SCHEMA: SchemaObject = {
@@ -68,7 +69,11 @@ export const APPROVAL_SCHEMA: SchemaObject = {
   },
 };
 
-export const APPROVAL_LIST_SCHEMA: SchemaObject = { type: 'object', required: ['approvals'], properties: { approvals: { type: 'array', items: APPROVAL_SCHEMA } } };
+export const APPROVAL_LIST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['approvals', 'nextCursor'],
+  properties: { approvals: { type: 'array', items: APPROVAL_SCHEMA }, nextCursor: NEXT_CURSOR_PROPERTY },
+};
 
 export const PROMPT_TEMPLATE_ENTRY_SCHEMA: SchemaObject = {
   type: 'object',
@@ -82,8 +87,9 @@ export const PROMPT_TEMPLATE_ENTRY_SCHEMA: SchemaObject = {
 
 export const AUTOMATION_LIST_SCHEMA: SchemaObject = {
   type: 'object',
-  required: ['automations'],
+  required: ['automations', 'nextCursor'],
   properties: {
+    nextCursor: NEXT_CURSOR_PROPERTY,
     automations: {
       type: 'array',
       items: {

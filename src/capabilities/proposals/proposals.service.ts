@@ -6,16 +6,17 @@ import { ArtifactRegistryService, artifactText, textRef } from '../../platform/a
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { keysetPage } from '../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { ApprovalEntity } from './approvals/approval.entity';
 import { ApprovalsService } from './approvals/approvals.service';
 import { ProposalEntity } from './proposal.entity';
 import { ProposalState, ProposalView, toProposalView } from './proposal-view';
 import { PROPOSALS_SETTINGS, ProposalsSettings, REGISTRY_KIND } from './proposals.settings';
 
-export interface ProposalQuery {
+export interface ProposalQuery extends PageRequest {
   state?: ProposalState;
   kind?: ProposalKind;
-  limit?: number;
 }
 
 /** A draft from a synthesizer, or one submitted from outside (which carries no synthesis evidence). */
@@ -71,13 +72,18 @@ export class ProposalsService implements OnModuleInit {
     return PROPOSAL_KINDS.filter((k) => this.registry.hasKind(REGISTRY_KIND[k]));
   }
 
-  async list(scope: TenantScope, q: ProposalQuery = {}): Promise<ProposalView[]> {
+  /** A page of the caller's proposals, newest first. */
+  async list(scope: TenantScope, q: ProposalQuery = {}): Promise<Page<ProposalView>> {
     const qb = this.ds.getRepository(ProposalEntity).createQueryBuilder('p').where('p.tenant = :t', { t: scope.tenant });
     if (scope.workspace) qb.andWhere('p.workspace_key = :w', { w: scope.workspace });
     if (q.state) qb.andWhere('p.state = :s', { s: q.state });
     if (q.kind) qb.andWhere('p.kind = :k', { k: q.kind });
-    const rows = await qb.orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'ASC').limit(q.limit ?? 100).getMany();
-    return rows.map(toProposalView);
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'p.created_at', type: 'timestamptz' }, { column: 'p.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: 'proposals', tenant: scope.tenant, workspace: scope.workspace, filters: { state: q.state, kind: q.kind } },
+    });
+    return { items: page.items.map(toProposalView), nextCursor: page.nextCursor };
   }
 
   async get(scope: TenantScope, id: string): Promise<ProposalView> {

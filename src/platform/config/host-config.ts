@@ -38,6 +38,23 @@ export interface HostConfig {
   schedulerEnabled: boolean;
   instanceId: string;
   toolSourceTimeoutMs: number;
+  /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
+  metrics: 'public' | 'scope' | 'off';
+  rateLimit: RateLimitConfig;
+}
+
+/** A fixed-window budget: at most `limit` requests per `windowMs`. */
+export interface RateBudget {
+  limit: number;
+  windowMs: number;
+}
+
+/** The route classes requests are counted in (see src/platform/rate-limit). */
+export type RateClass = 'read' | 'write' | 'auth-failures' | 'public';
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  budgets: Record<RateClass, RateBudget>;
 }
 
 /** The parsed OPENWOP_CONFIG file. Each capability reads its own section. */
@@ -95,6 +112,12 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_SCHEDULER_TICK_MS', default: '5000', description: 'How often each replica looks for due scheduled work.' },
   { name: 'OPENWOP_SCHEDULER_ENABLED', default: 'true', description: 'Run the scheduler ticker in this replica.' },
   { name: 'OPENWOP_INSTANCE_ID', description: 'Name of this replica in leases and logs (default: hostname and pid).' },
+  { name: 'OPENWOP_METRICS', default: 'scope', description: 'Access to GET /metrics (Prometheus): `public` (no credential), `scope` (a credential holding `metrics:read`) or `off` (not served: 404).' },
+  { name: 'OPENWOP_RATE_LIMIT_ENABLED', default: 'true', description: 'Rate-limit requests per credential (and per client address where no credential applies). Counters are per replica.' },
+  { name: 'OPENWOP_RATE_LIMIT_READ', default: '6000/60s', description: 'Budget of each credential for GET/HEAD requests, `<requests>/<window>` (window in ms, s, m or h).' },
+  { name: 'OPENWOP_RATE_LIMIT_WRITE', default: '1200/60s', description: 'Budget of each credential for POST, PUT, PATCH and DELETE requests.' },
+  { name: 'OPENWOP_RATE_LIMIT_AUTH_FAILURES', default: '60/60s', description: 'Requests refused with 401 allowed per client address; past it the address gets 429 until the window ends.' },
+  { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
 ];
 
@@ -113,6 +136,23 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   const n = Number(v);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+const WINDOW_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `<requests>/<window>` (for example `600/1m`, `20/500ms`). */
+export function parseRateBudget(name: string, value: string): RateBudget {
+  const m = /^\s*(\d{1,9})\s*\/\s*(\d{1,7})(ms|s|m|h)\s*$/.exec(value);
+  if (!m) throw new ConfigError(`${name} must look like <requests>/<window>, for example 600/60s (window in ms, s, m or h); got "${value}"`);
+  const limit = Number(m[1]);
+  const windowMs = Number(m[2]) * WINDOW_UNITS[m[3]];
+  if (limit < 1) throw new ConfigError(`${name}: the request budget must be at least 1, got ${limit}`);
+  if (windowMs < 100 || windowMs > 86_400_000) throw new ConfigError(`${name}: the window must be between 100ms and 24h, got ${windowMs}ms`);
+  return { limit, windowMs };
+}
+
+function budget(env: NodeJS.ProcessEnv, name: string, dflt: string): RateBudget {
+  return parseRateBudget(name, str(env, name) ?? dflt);
 }
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -147,6 +187,10 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   const activation = str(env, 'OPENWOP_PROPOSALS_ACTIVATION') ?? 'direct-rbac';
   if (activation !== 'direct-rbac' && activation !== 'approval-gate') {
     throw new ConfigError(`OPENWOP_PROPOSALS_ACTIVATION must be direct-rbac or approval-gate, got "${activation}"`);
+  }
+  const metrics = str(env, 'OPENWOP_METRICS') ?? 'scope';
+  if (metrics !== 'public' && metrics !== 'scope' && metrics !== 'off') {
+    throw new ConfigError(`OPENWOP_METRICS must be public, scope or off; got "${metrics}"`);
   }
   const logLevel = str(env, 'LOG_LEVEL') ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) {
@@ -211,5 +255,15 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     schedulerEnabled: bool(env, 'OPENWOP_SCHEDULER_ENABLED', true),
     instanceId: str(env, 'OPENWOP_INSTANCE_ID') ?? `${require('node:os').hostname()}:${process.pid}`,
     toolSourceTimeoutMs: int(env, 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', 5000, 10, 600_000),
+    metrics,
+    rateLimit: {
+      enabled: bool(env, 'OPENWOP_RATE_LIMIT_ENABLED', true),
+      budgets: {
+        read: budget(env, 'OPENWOP_RATE_LIMIT_READ', '6000/60s'),
+        write: budget(env, 'OPENWOP_RATE_LIMIT_WRITE', '1200/60s'),
+        'auth-failures': budget(env, 'OPENWOP_RATE_LIMIT_AUTH_FAILURES', '60/60s'),
+        public: budget(env, 'OPENWOP_RATE_LIMIT_PUBLIC', '1200/60s'),
+      },
+    },
   };
 }

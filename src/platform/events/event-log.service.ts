@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, MoreThan } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
+import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
 
 /** The stream id of a tenant's host-level events (goal, proposal, import...): they belong to no run. */
@@ -46,7 +47,10 @@ export interface EventQuery {
 export class EventLogService {
   private readonly waiters = new Set<() => void>();
 
-  constructor(private readonly ds: DataSource) {}
+  constructor(
+    private readonly ds: DataSource,
+    private readonly metrics: MetricsService,
+  ) {}
 
   async append(scope: TenantScope, streamId: string, type: string, payload: Record<string, unknown>, opts: AppendOptions = {}): Promise<RunEventView> {
     const write = async (m: EntityManager): Promise<RunEventView> => {
@@ -72,7 +76,7 @@ export class EventLogService {
       await m.getRepository(EventEntity).insert(entity as never);
       return toView({ ...entity, createdAt: entity.createdAt ?? new Date() } as EventEntity);
     };
-    const view = opts.manager ? await write(opts.manager) : await this.ds.transaction(write);
+    const view = await this.metrics.timeEventAppend(() => (opts.manager ? write(opts.manager) : this.ds.transaction(write)));
     this.notify();
     return view;
   }

@@ -3,6 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, IsNull } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError, NotFoundError } from '../errors/domain-error';
+import type { CursorBinding } from '../pagination/cursor';
+import { keysetPage } from '../pagination/keyset';
+import type { Page, PageRequest } from '../pagination/page-query';
 import { ApiKeyEntity } from './api-key.entity';
 import { Principal } from './principal';
 import { expandRoles, isValidScope, ROLES } from './scopes';
@@ -98,6 +101,17 @@ export class ApiKeyService {
   async list(tenant: string): Promise<ApiKeyView[]> {
     const rows = await this.ds.getRepository(ApiKeyEntity).find({ where: { tenant }, order: { createdAt: 'ASC' } });
     return rows.map((r) => this.view(r));
+  }
+
+  /** A page of a tenant's keys, oldest first (the HTTP list; the CLI lists them all). */
+  async page(tenant: string, q: PageRequest, binding: CursorBinding): Promise<Page<ApiKeyView>> {
+    const qb = this.ds.getRepository(ApiKeyEntity).createQueryBuilder('k').where('k.tenant = :t', { t: tenant });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'k.created_at', type: 'timestamptz' }, { column: 'k.id', type: 'uuid' }],
+      direction: 'ASC',
+      binding,
+    });
+    return { items: page.items.map((r) => this.view(r)), nextCursor: page.nextCursor };
   }
 
   /** Revokes a key; with a tenant, only a key of that tenant (others answer not found). */

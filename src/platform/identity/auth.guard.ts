@@ -2,13 +2,18 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
+import { RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { ApiKeyService } from './api-key.service';
 import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
 
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
- * The one global guard: seam gate → authentication → scopes. Fails closed: a route that declares
+ * The one global guard: seam gate → authentication → rate limit → scopes (the protocol evaluates
+ * rate limits before scopes). Public routes are rate-limited per client address, and so are
+ * refused credentials (401s), whose address is refused outright once over budget. Fails closed: a route that declares
  * neither @Scopes nor @Public is refused (and the route audit refuses to start the host with one).
  */
 @Injectable()
@@ -17,6 +22,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
     private readonly jwt: JwtVerifier,
+    private readonly limiter: RateLimiterService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
@@ -26,13 +32,24 @@ export class AuthGuard implements CanActivate {
     const isSeam = this.reflector.getAllAndOverride<boolean>(SEAM_KEY, targets);
     // Seams that are off look exactly like routes that do not exist.
     if (isSeam && !this.config.testSeams) throw new NotFoundError('No such route.');
+    const req = context.switchToHttp().getRequest<PrincipalRequest>();
     const isPublic = this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets);
-    if (isPublic && !isSeam) return true;
+    if (isPublic && !isSeam) {
+      this.limiter.take('public', 'address', req.ip);
+      return true;
+    }
     const scopes = this.reflector.getAllAndOverride<string[]>(SCOPES_KEY, targets);
     if (!scopes && !isSeam) throw new ForbiddenError('This route declares no scopes and is closed.');
 
-    const req = context.switchToHttp().getRequest<PrincipalRequest>();
-    req.principal = await this.authenticate(req);
+    // An address that keeps presenting bad credentials is refused before any verification work.
+    this.limiter.check('auth-failures', 'address', req.ip);
+    try {
+      req.principal = await this.authenticate(req);
+    } catch (e) {
+      if (e instanceof UnauthenticatedError) this.limiter.take('auth-failures', 'address', req.ip);
+      throw e;
+    }
+    this.limiter.take(READ_METHODS.has(req.method) ? 'read' : 'write', 'key', RateLimiterService.credentialKey(req.principal));
     if (scopes && !hasScopes(req.principal, scopes)) {
       throw new ForbiddenError('The credential lacks a required scope.', {
         requiredScopes: scopes,

@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsDateString, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ForbiddenError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';
+import { pageSchema, PageQuery } from '../pagination/page-query';
 import { ApiKeyService, ApiKeyView } from './api-key.service';
 import { CurrentPrincipal, Scopes } from './decorators';
 import { hasScopes, Principal } from './principal';
@@ -103,10 +104,11 @@ export class KeysController {
   @Scopes('keys:manage')
   @Get('/v1/keys')
   @ApiOperation({ operationId: 'listApiKeys', summary: 'List the API keys of the caller’s tenant (never their secrets)' })
-  @ApiOkResponse({ schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: KEY_VIEW } } } })
-  @ApiErrors(401, 403)
-  async list(@CurrentPrincipal() p: Principal): Promise<{ keys: ApiKeyView[] }> {
-    return { keys: await this.keys.list(p.tenant) };
+  @ApiOkResponse({ schema: pageSchema('keys', KEY_VIEW) })
+  @ApiErrors(400, 401, 403)
+  async list(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ keys: ApiKeyView[]; nextCursor: string | null }> {
+    const page = await this.keys.page(p.tenant, q, { list: 'keys', tenant: p.tenant, workspace: p.workspace });
+    return { keys: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('keys:manage')

@@ -18,6 +18,7 @@ export const HOST_SCOPES = {
   'portability:export': 'Export the tenant estate as a bundle.',
   'portability:import': 'Plan and apply bundle imports.',
   'keys:manage': 'Create, list and revoke API keys of the own tenant.',
+  'metrics:read': 'Read the Prometheus metrics of the host (GET /metrics, when OPENWOP_METRICS=scope). Host-wide, not tenant-scoped.',
 } as const;
 
 export type HostScope = keyof typeof HOST_SCOPES;
@@ -36,7 +37,9 @@ export const ROLES: Record<string, { description: string; scopes: readonly strin
       'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import',
     ],
   },
-  admin: { description: 'Every scope the host defines.', scopes: ALL_HOST_SCOPES },
+  admin: { description: 'Every tenant scope the host defines (not the host-wide metrics:read).', scopes: ALL_HOST_SCOPES.filter((s) => s !== 'metrics:read') },
+  // Host-wide observability is an operator's grant, never part of a tenant role.
+  monitor: { description: 'Reads the host-wide Prometheus metrics (metrics:read) and nothing of any tenant.', scopes: ['metrics:read'] },
 };
 
 export function expandRoles(roles: readonly string[]): string[] {

@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { pageSchema, PageQuery } from '../../../platform/pagination/page-query';
 import { CreateConnectionBody, RotateCredentialBody } from '../connections.dto';
 import { CONNECTION_VIEW } from '../connections.openapi';
 import { ConnectionsService, ConnectionView } from './connections.service';
@@ -32,10 +33,11 @@ export class ConnectionsController {
   @Scopes('connections:read')
   @Get('/v1/connections')
   @ApiOperation({ operationId: 'listConnections', summary: "List the tenant's connections (references only)" })
-  @ApiOkResponse({ schema: { type: 'object', required: ['connections'], properties: { connections: { type: 'array', items: CONNECTION_VIEW } } } })
-  @ApiErrors(401, 403)
-  async list(@CurrentPrincipal() p: Principal): Promise<{ connections: ConnectionView[] }> {
-    return { connections: await this.connections.list(p) };
+  @ApiOkResponse({ schema: pageSchema('connections', CONNECTION_VIEW) })
+  @ApiErrors(400, 401, 403)
+  async list(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ connections: ConnectionView[]; nextCursor: string | null }> {
+    const page = await this.connections.page(p, q);
+    return { connections: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('connections:read')

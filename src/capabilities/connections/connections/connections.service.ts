@@ -3,6 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, DomainError, NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
+import { keysetPage } from '../../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { ConnectionChangeNotifier } from '../connection-change-notifier';
 import { CredentialStoreService } from '../credentials/credential-store.service';
 import { ConnectionPacksService } from '../packs/connection-packs.service';
@@ -79,6 +81,17 @@ export class ConnectionsService {
   async list(scope: TenantScope, manager?: EntityManager): Promise<ConnectionView[]> {
     const rows = await (manager ?? this.ds.manager).getRepository(ConnectionEntity).find({ where: { tenant: scope.tenant }, order: { name: 'ASC' } });
     return rows.map(toConnectionView);
+  }
+
+  /** A page of the tenant's connections, by name. */
+  async page(scope: TenantScope, q: PageRequest): Promise<Page<ConnectionView>> {
+    const qb = this.ds.getRepository(ConnectionEntity).createQueryBuilder('c').where('c.tenant = :t', { t: scope.tenant });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'c.name', type: 'text' }, { column: 'c.id', type: 'uuid' }],
+      direction: 'ASC',
+      binding: { list: 'connections', tenant: scope.tenant, workspace: scope.workspace },
+    });
+    return { items: page.items.map(toConnectionView), nextCursor: page.nextCursor };
   }
 
   /** Whether any tenant has a connection with a credential bound (what the connector source projects from). */

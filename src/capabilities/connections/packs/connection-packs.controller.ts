@@ -8,6 +8,8 @@ import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators'
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../../platform/openapi/protocol-schemas';
+import { arrayPage } from '../../../platform/pagination/keyset';
+import { pageSchema, PageQuery } from '../../../platform/pagination/page-query';
 import { ConsentPlanQuery, EgressCheckBody, PROVIDER_REF } from '../connections.dto';
 import { CONNECTION_PACK_VIEW, CONSENT_PLAN, EGRESS_DECISION, INSTALL_RESULT, PROVIDER_RESOLUTION } from '../connections.openapi';
 import { ConnectionPacksService, ConnectionPackView, InstallOutcome, ProviderResolution } from './connection-packs.service';
@@ -48,10 +50,12 @@ export class ConnectionPacksController {
   @Scopes('connections:read')
   @Get('/v1/connection-packs')
   @ApiOperation({ operationId: 'listConnectionPacks', summary: 'List the connection packs installed for the tenant' })
-  @ApiOkResponse({ schema: { type: 'object', required: ['packs'], properties: { packs: { type: 'array', items: CONNECTION_PACK_VIEW } } } })
-  @ApiErrors(401, 403)
-  async list(@CurrentPrincipal() p: Principal): Promise<{ packs: ConnectionPackView[] }> {
-    return { packs: await this.packs.list(p) };
+  @ApiOkResponse({ schema: pageSchema('packs', CONNECTION_PACK_VIEW) })
+  @ApiErrors(400, 401, 403)
+  async list(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ packs: ConnectionPackView[]; nextCursor: string | null }> {
+    // Pack names are unique per tenant; the installed set is small and read from the registry.
+    const page = arrayPage(await this.packs.list(p), (pack) => pack.name, q, { list: 'connection-packs', tenant: p.tenant, workspace: p.workspace });
+    return { packs: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('connections:read')
@@ -78,10 +82,12 @@ export class ConnectionPacksController {
   @Scopes('connections:read')
   @Get('/v1/connection-providers')
   @ApiOperation({ operationId: 'listConnectionProviders', summary: 'Every provider id of the tenant (built-ins and installed packs) and how it resolves' })
-  @ApiOkResponse({ schema: { type: 'object', required: ['providers'], properties: { providers: { type: 'array', items: PROVIDER_RESOLUTION } } } })
-  @ApiErrors(401, 403)
-  async providers(@CurrentPrincipal() p: Principal): Promise<{ providers: ProviderResolution[] }> {
-    return { providers: await this.packs.listProviders(p) };
+  @ApiOkResponse({ schema: pageSchema('providers', PROVIDER_RESOLUTION) })
+  @ApiErrors(400, 401, 403)
+  async providers(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ providers: ProviderResolution[]; nextCursor: string | null }> {
+    // Computed per request (built-ins merged with the tenant's claims): paged by provider id.
+    const page = arrayPage(await this.packs.listProviders(p), (r) => r.providerId, q, { list: 'connection-providers', tenant: p.tenant, workspace: p.workspace });
+    return { providers: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('connections:read')

@@ -20,8 +20,9 @@ export class ApprovalsController {
   @ApiOperation({ operationId: 'listApprovals', summary: 'List approval gates of the caller’s tenant·workspace' })
   @ApiOkResponse({ schema: APPROVAL_LIST_SCHEMA })
   @ApiErrors(400, 401, 403)
-  async list(@CurrentPrincipal() p: Principal, @Query() q: ApprovalListQuery): Promise<{ approvals: ApprovalView[] }> {
-    return { approvals: await this.approvals.list(p, q.state) };
+  async list(@CurrentPrincipal() p: Principal, @Query() q: ApprovalListQuery): Promise<{ approvals: ApprovalView[]; nextCursor: string | null }> {
+    const page = await this.approvals.list(p, q);
+    return { approvals: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('approvals:respond')

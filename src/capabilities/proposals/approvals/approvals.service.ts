@@ -4,6 +4,8 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { ROLES } from '../../../platform/identity/scopes';
+import { keysetPage } from '../../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
@@ -117,12 +119,17 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return gate;
   }
 
-  async list(scope: TenantScope, state?: ApprovalState): Promise<ApprovalView[]> {
+  /** A page of the caller's approval gates, newest first. */
+  async list(scope: TenantScope, q: PageRequest & { state?: ApprovalState } = {}): Promise<Page<ApprovalView>> {
     const qb = this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.tenant = :t', { t: scope.tenant });
     if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
-    if (state) qb.andWhere('a.state = :s', { s: state });
-    const rows = await qb.orderBy('a.created_at', 'DESC').limit(500).getMany();
-    return Promise.all(rows.map((r) => this.view(this.ds.manager, r)));
+    if (q.state) qb.andWhere('a.state = :s', { s: q.state });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'a.created_at', type: 'timestamptz' }, { column: 'a.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: 'approvals', tenant: scope.tenant, workspace: scope.workspace, filters: { state: q.state } },
+    });
+    return { items: await Promise.all(page.items.map((r) => this.view(this.ds.manager, r))), nextCursor: page.nextCursor };
   }
 
   async get(scope: TenantScope, id: string): Promise<ApprovalView> {

@@ -3,6 +3,8 @@ import { DataSource } from 'typeorm';
 import { RunService } from '../../../platform/events/run.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
+import { keysetPage } from '../../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
 import { AutomationScheduleEntity } from './automation-schedule.entity';
 import { AutomationSpec, nextRunAfter } from './automation-spec';
@@ -93,15 +95,19 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
   }
 
   /** The automations installed for a scope (its own workspace's and the tenant-wide ones). */
-  async list(scope: TenantScope): Promise<AutomationView[]> {
-    const rows = await this.ds
+  /** A page of the caller's automations, by name. */
+  async list(scope: TenantScope, q: PageRequest = {}): Promise<Page<AutomationView>> {
+    const qb = this.ds
       .getRepository(AutomationScheduleEntity)
       .createQueryBuilder('a')
       .where('a.tenant = :t', { t: scope.tenant })
-      .andWhere('a.workspace_key IN (:...w)', { w: scope.workspace ? ['', scope.workspace] : [''] })
-      .orderBy('a.name', 'ASC')
-      .getMany();
-    return rows.map((r) => ({
+      .andWhere('a.workspace_key IN (:...w)', { w: scope.workspace ? ['', scope.workspace] : [''] });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'a.name', type: 'text' }, { column: 'a.id', type: 'uuid' }],
+      direction: 'ASC',
+      binding: { list: 'automations', tenant: scope.tenant, workspace: scope.workspace },
+    });
+    const items = page.items.map((r) => ({
       name: r.name,
       workspace: r.workspaceKey || undefined,
       enabled: r.enabled,
@@ -113,5 +119,6 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
       lastRunId: r.lastRunId,
       runCount: r.runCount,
     }));
+    return { items, nextCursor: page.nextCursor };
   }
 }

@@ -1,0 +1,131 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { HOST_CONFIG, HostConfig } from '../config/host-config';
+
+/** Every metric the host and its capabilities expose starts with this prefix. */
+export const METRIC_PREFIX = 'openwop_';
+
+/** Latency buckets (seconds) for request-sized work: 1 ms .. 10 s. */
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The label of requests no route matched (raw URLs would make the series unbounded). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+interface PgPoolLike {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+}
+
+/**
+ * The host's Prometheus registry, one per application (never prom-client's global one, so two hosts
+ * in one process, as in the tests, keep their own numbers). Platform code records HTTP requests,
+ * database pool use and event-log appends here; a capability registers its own collectors through
+ * `counter()`, `gauge()` and `histogram()` (a gauge may compute its value at scrape time with
+ * `collect`), and `GET /metrics` exposes all of them.
+ */
+@Injectable()
+export class MetricsService implements OnModuleInit {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly eventAppend: Histogram<string>;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    this.httpRequests = this.counter({
+      name: 'openwop_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status'],
+    });
+    this.httpDuration = this.histogram({
+      name: 'openwop_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+    });
+    this.eventAppend = this.histogram({
+      name: 'openwop_event_log_append_duration_seconds',
+      help: 'Time to append one event to the durable event log (sequence upsert and insert).',
+      buckets: LATENCY_BUCKETS,
+    });
+    const pool = () => this.pool();
+    this.gauge({
+      name: 'openwop_db_pool_connections',
+      help: 'PostgreSQL pool connections of this replica: total (open), idle, and waiting (requests queued for a connection).',
+      labelNames: ['state'],
+      collect() {
+        const p = pool();
+        if (!p) return;
+        this.set({ state: 'total' }, p.totalCount);
+        this.set({ state: 'idle' }, p.idleCount);
+        this.set({ state: 'waiting' }, p.waitingCount);
+      },
+    });
+  }
+
+  onModuleInit(): void {
+    if (this.config.metrics === 'off') return;
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify) return;
+    fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      this.recordRequest(req.method, req.routeOptions?.url, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+  }
+
+  /** Records one answered request; `route` is the route pattern (`/v1/goals/:id`), never the raw URL. */
+  recordRequest(method: string, route: string | undefined, status: number, seconds: number): void {
+    const labels = { method, route: route ?? UNMATCHED_ROUTE, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  /** Times an event-log append. */
+  async timeEventAppend<T>(fn: () => Promise<T>): Promise<T> {
+    const end = this.eventAppend.startTimer();
+    try {
+      return await fn();
+    } finally {
+      end();
+    }
+  }
+
+  counter<L extends string = string>(config: Omit<CounterConfiguration<L>, 'registers'>): Counter<L> {
+    return this.adopt(new Counter<L>({ ...config, registers: [] }));
+  }
+
+  gauge<L extends string = string>(config: Omit<GaugeConfiguration<L>, 'registers'>): Gauge<L> {
+    return this.adopt(new Gauge<L>({ ...config, registers: [] }));
+  }
+
+  histogram<L extends string = string>(config: Omit<HistogramConfiguration<L>, 'registers'>): Histogram<L> {
+    return this.adopt(new Histogram<L>({ ...config, registers: [] }));
+  }
+
+  /** The exposition text (Prometheus text format 0.0.4). */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private adopt<M extends Metric>(metric: M): M {
+    const name = (metric as unknown as { name: string }).name;
+    if (!name.startsWith(METRIC_PREFIX)) throw new Error(`metric "${name}" must start with "${METRIC_PREFIX}"`);
+    // Registering a name twice throws: two collectors never silently share one series.
+    this.registry.registerMetric(metric);
+    return metric;
+  }
+
+  private pool(): PgPoolLike | undefined {
+    const driver = this.ds.driver as unknown as { master?: PgPoolLike };
+    const p = driver.master;
+    return p && typeof p.totalCount === 'number' ? p : undefined;
+  }
+}

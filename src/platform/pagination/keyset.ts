@@ -1,0 +1,75 @@
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { CursorBinding, decodeCursor, encodeCursor, KeyType } from './cursor';
+import { DEFAULT_PAGE_LIMIT, Page, PageRequest } from './page-query';
+
+/** One component of a list's sort key: a column expression of the query (`g.created_at`) and its type. */
+export interface KeysetColumn {
+  column: string;
+  type: KeyType;
+}
+
+export interface KeysetOptions {
+  /** The sort key, most significant first; together unique (end with the primary key). */
+  keys: KeysetColumn[];
+  /** One direction for the whole key (a row-value comparison cannot mix them). */
+  direction: 'ASC' | 'DESC';
+  binding: CursorBinding;
+}
+
+/** The exact text of a key component as the cursor carries it (timestamps to the microsecond, in UTC). */
+function readExpression(k: KeysetColumn): string {
+  return k.type === 'timestamptz' ? `to_char(${k.column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` : `(${k.column})::text`;
+}
+
+/**
+ * Keyset pagination of a TypeORM query the caller has already filtered by tenant (and anything else):
+ * orders it by `keys`, continues strictly after the cursor's position, and reads one row more than
+ * the page to know whether a next page exists. Rows inserted while a client pages never shift,
+ * repeat or hide the rows it has not read yet; they appear on a later page when they sort after the
+ * position, and never when they sort before it. The query must not join (one raw row per entity).
+ */
+export async function keysetPage<T extends ObjectLiteral>(qb: SelectQueryBuilder<T>, page: PageRequest, opts: KeysetOptions): Promise<Page<T>> {
+  const limit = page.limit ?? DEFAULT_PAGE_LIMIT;
+  const types = opts.keys.map((k) => k.type);
+  if (page.cursor !== undefined) {
+    const after = decodeCursor(page.cursor, opts.binding, types);
+    const lhs = opts.keys.map((k) => k.column).join(', ');
+    const rhs = opts.keys.map((k, i) => `CAST(:__keyset${i} AS ${k.type})`).join(', ');
+    qb.andWhere(`(${lhs}) ${opts.direction === 'ASC' ? '>' : '<'} (${rhs})`, Object.fromEntries(after.map((v, i) => [`__keyset${i}`, v])));
+  }
+  opts.keys.forEach((k, i) => {
+    if (i === 0) qb.orderBy(k.column, opts.direction);
+    else qb.addOrderBy(k.column, opts.direction);
+    qb.addSelect(readExpression(k), `__keyset_${i}`);
+  });
+  qb.limit(limit + 1);
+  const { entities, raw } = await qb.getRawAndEntities();
+  if (entities.length !== raw.length) throw new Error('keysetPage: the query must return one row per entity (no joins)');
+  const more = entities.length > limit;
+  const items = entities.slice(0, limit);
+  let nextCursor: string | null = null;
+  if (more) {
+    const last = raw[limit - 1] as Record<string, string>;
+    nextCursor = encodeCursor(opts.binding, opts.keys.map((_, i) => String(last[`__keyset_${i}`])));
+  }
+  return { items, nextCursor };
+}
+
+/**
+ * The same contract over a list computed in memory (merged from several sources, resolved per
+ * item...): sorted by a unique string key, continued strictly after the cursor's key.
+ */
+export function arrayPage<T>(all: readonly T[], keyOf: (item: T) => string, page: PageRequest, binding: CursorBinding): Page<T> {
+  const limit = page.limit ?? DEFAULT_PAGE_LIMIT;
+  const after = page.cursor !== undefined ? decodeCursor(page.cursor, binding, ['text'])[0] : undefined;
+  const sorted = [...all].sort((a, b) => compare(keyOf(a), keyOf(b)));
+  const rest = after === undefined ? sorted : sorted.filter((item) => compare(keyOf(item), after) > 0);
+  const items = rest.slice(0, limit);
+  const nextCursor = rest.length > limit ? encodeCursor(binding, [keyOf(items[items.length - 1])]) : null;
+  return { items, nextCursor };
+}
+
+/** Code-unit order: the same on every replica, whatever its locale. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,351 @@
+/**
+ * Cursor pagination of every list route. The set of list routes comes from the OpenAPI document:
+ * a new GET route that returns a collection fails this suite until it is paginated (and listed in
+ * ROUTES below) or exempted with a reason.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ApprovalsService } from '../../src/capabilities/proposals/approvals/approvals.service';
+import { systemPrincipal } from '../../src/platform/identity/principal';
+import { encodeCursor } from '../../src/platform/pagination/cursor';
+import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
+import { goalBody } from '../goals/goal-test-kit';
+import { createTestApp, HttpResult, TestApp } from '../support/test-app';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const envelopeOk = (body: unknown) => expect(SchemaRegistry.shared().validate('error-envelope', body)).toEqual([]);
+const FIXTURES = path.resolve(__dirname, '../fixtures/connection-packs');
+const githubPack = (): Json => JSON.parse(fs.readFileSync(path.join(FIXTURES, 'connection-pack-github.json'), 'utf8'));
+const rnd = () => randomBytes(3).toString('hex');
+const TENANTS = ['acme', 'globex'] as const;
+type Tenant = (typeof TENANTS)[number];
+
+/** GET routes returning a collection that are deliberately not cursor-paginated, and why. */
+const EXEMPT: Record<string, string> = {
+  '/v1/tools': 'the protocol fixes the catalog as a bare ToolDescriptor array (RFC 0078)',
+  '/v1/export': 'one ExportBundle (RFC 0098): a bundle is imported whole (dependsOn spans it), so it is not a page',
+  '/v1/host/sample/export': 'the conformance seam of /v1/export',
+  '/v1/runs/{runId}/events/poll': 'pages by the protocol’s own cursor, lastSequence (gap-free per stream)',
+  '/v1/host/sample/test/runs/{runId}/events': 'the conformance seam returns a run’s whole event log as the suite expects',
+  '/v1/connection-providers/{providerId}/consent-plan': 'one plan (its steps are the ordered consent steps of one provider), not a list',
+};
+
+interface Ctx {
+  tenant: Tenant;
+  token: string;
+  goalId: string;
+  connectionProvider: string;
+}
+
+interface ListRoute {
+  path: string;
+  /** The concrete URL for a tenant (path parameters filled in). */
+  url(c: Ctx): string;
+  itemsKey: string;
+  idOf(item: Json): string;
+  /** Adds one item for the tenant and returns its id. */
+  seed(c: Ctx, i: number): Promise<string>;
+}
+
+describe('cursor pagination of every list route', () => {
+  let t: TestApp;
+  const ctx = {} as Record<Tenant, Ctx>;
+
+  const ok = async (res: Promise<HttpResult>, status = [200, 201]): Promise<Json> => {
+    const r = await res;
+    if (!status.includes(r.status)) throw new Error(`seeding failed: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const post = (c: Ctx, url: string, body: unknown) => ok(t.http('POST', url, { token: c.token, body }));
+  const proposeAndApply = async (c: Ctx, kind: string, artifact: Json) => {
+    const p = await post(c, '/v1/proposals', { kind, artifact, provenance: { sourceRunIds: [] } });
+    await post(c, `/v1/proposals/${p.id}/apply`, {});
+  };
+  const installPack = async (c: Ctx, providerId: string) => {
+    const m = githubPack();
+    m.name = `private.${c.tenant}.pack-${providerId}`;
+    m.provider.id = providerId;
+    await post(c, '/v1/connection-packs', m);
+    return m.name as string;
+  };
+
+  const ROUTES: ListRoute[] = [
+    {
+      path: '/v1/keys',
+      url: () => '/v1/keys',
+      itemsKey: 'keys',
+      idOf: (k) => k.id,
+      seed: async (c, i) => (await post(c, '/v1/keys', { principal: `p${i}-${rnd()}`, scopes: ['goals:read'] })).apiKey.id,
+    },
+    {
+      path: '/v1/goals',
+      url: () => '/v1/goals',
+      itemsKey: 'goals',
+      idOf: (g) => g.id,
+      seed: async (c) => (await post(c, '/v1/goals', goalBody({ continuation: { mode: 'manual' }, schedule: undefined }))).id,
+    },
+    {
+      path: '/v1/host/sample/goals',
+      url: () => '/v1/host/sample/goals',
+      itemsKey: 'goals',
+      idOf: (g) => g.id,
+      seed: async (c) => (await post(c, '/v1/goals', goalBody({ continuation: { mode: 'manual' }, schedule: undefined }))).id,
+    },
+    {
+      path: '/v1/goals/{id}/runs',
+      url: (c) => `/v1/goals/${c.goalId}/runs`,
+      itemsKey: 'runs',
+      idOf: (r) => r.runId,
+      seed: async (c, i) => {
+        const runId = `run-${i}-${rnd()}`;
+        await ok(t.http('POST', `/v1/goals/${c.goalId}/runs`, { token: c.token, body: { runId, output: { green: false } } }), [200]);
+        return runId;
+      },
+    },
+    {
+      path: '/v1/proposals',
+      url: () => '/v1/proposals',
+      itemsKey: 'proposals',
+      idOf: (p) => p.id,
+      seed: async (c, i) => (await post(c, '/v1/proposals', { kind: 'automation', artifact: { name: `draft-${i}-${rnd()}` }, provenance: { sourceRunIds: [] } })).id,
+    },
+    {
+      path: '/v1/host/sample/proposals',
+      url: () => '/v1/host/sample/proposals',
+      itemsKey: 'proposals',
+      idOf: (p) => p.id,
+      seed: async (c, i) => (await post(c, '/v1/proposals', { kind: 'automation', artifact: { name: `draft-${i}-${rnd()}` }, provenance: { sourceRunIds: [] } })).id,
+    },
+    {
+      path: '/v1/approvals',
+      url: () => '/v1/approvals',
+      itemsKey: 'approvals',
+      idOf: (a) => a.id,
+      // Gates open when a proposal is applied in approval-gate mode; the service opens them the same way.
+      seed: (c, i) =>
+        t.ds.transaction(async (m) => {
+          const gate = await t.app.get(ApprovalsService).open(
+            m,
+            { subjectKind: 'proposal', subjectId: randomUUID(), tenant: c.tenant, workspaceKey: '', artifactRef: `sha256:${'0'.repeat(64)}`, artifactType: 'automation', title: 'gate' },
+            systemPrincipal(c.tenant),
+          );
+          return gate.id;
+        }),
+    },
+    {
+      path: '/v1/automations',
+      url: () => '/v1/automations',
+      itemsKey: 'automations',
+      idOf: (a) => a.name,
+      seed: async (c, i) => {
+        const name = `auto-${i}-${rnd()}`;
+        await proposeAndApply(c, 'automation', { name, schedule: { intervalMs: 3_600_000 }, action: { type: 'start-run', workflowId: 'reports.nightly', inputs: {} } });
+        return name;
+      },
+    },
+    {
+      path: '/v1/prompt-templates',
+      url: () => '/v1/prompt-templates',
+      itemsKey: 'templates',
+      idOf: (x) => x.template.templateId,
+      seed: async (c, i) => {
+        const templateId = `tpl.n${i}x${rnd()}`;
+        await proposeAndApply(c, 'prompt-template', { templateId, version: '1.0.0', kind: 'system', text: 'hi' });
+        return templateId;
+      },
+    },
+    {
+      path: '/v1/connection-packs',
+      url: () => '/v1/connection-packs',
+      itemsKey: 'packs',
+      idOf: (p) => p.name,
+      seed: (c, i) => installPack(c, `prov-${i}-${rnd()}`),
+    },
+    {
+      path: '/v1/connection-providers',
+      url: () => '/v1/connection-providers',
+      itemsKey: 'providers',
+      idOf: (p) => p.providerId,
+      seed: async (c, i) => {
+        const id = `prov-${i}-${rnd()}`;
+        await installPack(c, id);
+        return id;
+      },
+    },
+    {
+      path: '/v1/connections',
+      url: () => '/v1/connections',
+      itemsKey: 'connections',
+      idOf: (x) => x.id,
+      seed: async (c, i) => (await post(c, '/v1/connections', { provider: c.connectionProvider, name: `conn-${i}-${rnd()}`, credential: `sk-${rnd()}` })).id,
+    },
+  ];
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` } });
+    for (const tenant of TENANTS) {
+      const token = await t.key({ tenant, principal: 'owner', roles: ['admin'] });
+      const c: Ctx = { tenant, token, goalId: '', connectionProvider: `conn-prov-${tenant}` };
+      c.goalId = (await post(c, '/v1/goals', goalBody({ continuation: { mode: 'manual' }, schedule: undefined, bounds: { maxLoopIterations: 100 } }))).id;
+      await installPack(c, c.connectionProvider);
+      ctx[tenant] = c;
+    }
+  });
+  afterAll(() => t.close());
+
+  it('covers every GET route of the OpenAPI document that returns a collection', async () => {
+    const doc = (await t.http('GET', '/v1/openapi.json')).body as Json;
+    const resolve = (s: Json | undefined): Json | undefined => (s?.$ref ? doc.components.schemas[s.$ref.split('/').pop()] : s);
+    const collections: string[] = [];
+    for (const [p, ops] of Object.entries(doc.paths as Json)) {
+      const op = (ops as Json).get;
+      if (!op || /\}$/.test(p)) continue;
+      const schema = resolve(op.responses?.['200']?.content?.['application/json']?.schema);
+      if (!schema) continue;
+      const variants: Json[] = schema.oneOf ?? [schema];
+      const isCollection = variants.some((v) => v.type === 'array' || Object.values((resolve(v)?.properties ?? {}) as Json).some((prop) => resolve(prop)?.type === 'array'));
+      if (isCollection) collections.push(p);
+    }
+    const covered = new Set(ROUTES.map((r) => r.path));
+    expect(collections.filter((p) => !covered.has(p) && !EXEMPT[p])).toEqual([]);
+    // Every paginated route documents limit, cursor and nextCursor.
+    for (const r of ROUTES) {
+      const op = doc.paths[r.path].get;
+      expect(op.parameters.filter((x: Json) => x.in === 'query').map((x: Json) => x.name)).toEqual(expect.arrayContaining(['limit', 'cursor']));
+      const schema = resolve(op.responses['200'].content['application/json'].schema)!;
+      expect(schema.required).toEqual(expect.arrayContaining([r.itemsKey, 'nextCursor']));
+      expect(schema.properties.nextCursor.type).toEqual(['string', 'null']);
+    }
+    expect(collections.filter((p) => covered.has(p)).sort()).toEqual([...covered].sort());
+  });
+
+  const pageThrough = async (c: Ctx, route: ListRoute, limit: number, between?: (pageNo: number) => Promise<void>) => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const q = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+      const res = await t.http('GET', `${route.url(c)}?${q}`, { token: c.token });
+      expect(res.status).toBe(200);
+      const items = res.body[route.itemsKey] as Json[];
+      expect(items.length).toBeLessThanOrEqual(limit);
+      expect(Object.keys(res.body)).toEqual(expect.arrayContaining([route.itemsKey, 'nextCursor']));
+      seen.push(...items.map(route.idOf));
+      cursor = res.body.nextCursor;
+      if (cursor !== null) {
+        expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+        expect(items).toHaveLength(limit);
+      }
+      pages++;
+      if (between) await between(pages);
+    } while (cursor !== null && pages < 100);
+    expect(cursor).toBeNull();
+    return seen;
+  };
+
+  describe.each(ROUTES.map((r) => [r.path, r] as const))('%s', (_path, route) => {
+    const seeded: Record<Tenant, string[]> = { acme: [], globex: [] };
+
+    beforeAll(async () => {
+      for (const tenant of TENANTS) for (let i = 0; i < 5; i++) seeded[tenant].push(await route.seed(ctx[tenant], i));
+    });
+
+    it('serves pages that together are exactly the whole list, in order, each tenant only its own', async () => {
+      for (const tenant of TENANTS) {
+        const c = ctx[tenant];
+        const whole = await t.http('GET', `${route.url(c)}?limit=500`, { token: c.token });
+        expect(whole.status).toBe(200);
+        expect(whole.body.nextCursor).toBeNull();
+        const all = (whole.body[route.itemsKey] as Json[]).map(route.idOf);
+        expect(all).toEqual(expect.arrayContaining(seeded[tenant]));
+        const other = seeded[tenant === 'acme' ? 'globex' : 'acme'];
+        expect(all.filter((id) => other.includes(id))).toEqual([]);
+        expect(await pageThrough(c, route, 2)).toEqual(all);
+        expect(await pageThrough(c, route, 1)).toEqual(all);
+        // Without a limit: the default page size (100) holds them all.
+        const dflt = await t.http('GET', route.url(c), { token: c.token });
+        expect((dflt.body[route.itemsKey] as Json[]).map(route.idOf)).toEqual(all);
+      }
+    });
+
+    it('stays stable when items are added between pages: no repeats, nothing that existed is skipped', async () => {
+      const c = ctx.acme;
+      const before = ((await t.http('GET', `${route.url(c)}?limit=500`, { token: c.token })).body[route.itemsKey] as Json[]).map(route.idOf);
+      const added: string[] = [];
+      const seen = await pageThrough(c, route, 2, async (page) => {
+        if (page <= 2) {
+          const id = await route.seed(c, 100 + page);
+          added.push(id);
+          seeded.acme.push(id);
+        }
+      });
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen.filter((id) => !added.includes(id))).toEqual(before);
+      // Whatever was added appears at most once, and only where it sorts after the pages already read.
+      expect(seen.filter((id) => added.includes(id)).length).toBeLessThanOrEqual(added.length);
+    });
+
+    it('refuses another tenant’s cursor, a malformed cursor and a bad limit with 400 validation_error', async () => {
+      const a = ctx.acme;
+      const b = ctx.globex;
+      const bPage = await t.http('GET', `${route.url(b)}?limit=1`, { token: b.token });
+      const bCursor = bPage.body.nextCursor as string;
+      expect(bCursor).toEqual(expect.any(String));
+      const bad: Array<[string, string]> = [
+        ['cursor', bCursor],
+        ['cursor', 'not+base64/url=='],
+        ['cursor', 'e30'],
+        ['cursor', Buffer.from('{"v":1,"b":"x","k":[]}').toString('base64url')],
+        ['cursor', 'A'.repeat(5000)],
+        ['limit', '0'],
+        ['limit', '501'],
+        ['limit', '-1'],
+        ['limit', '1.5'],
+        ['limit', 'ten'],
+        ['limit', ''],
+      ];
+      for (const [name, value] of bad) {
+        const res = await t.http('GET', `${route.url(a)}?${new URLSearchParams({ [name]: value })}`, { token: a.token });
+        expect([name, value.slice(0, 40), res.status]).toEqual([name, value.slice(0, 40), 400]);
+        expect(res.body.error).toBe('validation_error');
+        envelopeOk(res.body);
+        // The refusal tells nothing of the other tenant's rows.
+        for (const id of seeded.globex) expect(res.text).not.toContain(id);
+      }
+      const twice = await t.http('GET', `${route.url(a)}?limit=1&limit=2`, { token: a.token });
+      expect(twice.status).toBe(400);
+    });
+  });
+
+  it('binds a cursor to its list and its filters', async () => {
+    const c = ctx.acme;
+    const drafts = await t.http('GET', '/v1/proposals?state=draft&limit=1', { token: c.token });
+    const cursor = drafts.body.nextCursor as string;
+    expect((await t.http('GET', `/v1/proposals?state=draft&limit=1&cursor=${cursor}`, { token: c.token })).status).toBe(200);
+    // The seam serves the same list: the cursor is valid on both paths.
+    expect((await t.http('GET', `/v1/host/sample/proposals?state=draft&limit=1&cursor=${cursor}`, { token: c.token })).status).toBe(200);
+    for (const url of [`/v1/proposals?state=applied&cursor=${cursor}`, `/v1/proposals?cursor=${cursor}`, `/v1/proposals?state=draft&kind=automation&cursor=${cursor}`, `/v1/goals?cursor=${cursor}`]) {
+      const res = await t.http('GET', url, { token: c.token });
+      expect([url, res.status]).toEqual([url, 400]);
+    }
+    // A cursor of one goal's runs does not page another goal's runs.
+    const other = await post(c, '/v1/goals', goalBody({ continuation: { mode: 'manual' }, schedule: undefined }));
+    const runsCursor = (await t.http('GET', `/v1/goals/${c.goalId}/runs?limit=1`, { token: c.token })).body.nextCursor as string;
+    expect((await t.http('GET', `/v1/goals/${other.id}/runs?cursor=${runsCursor}`, { token: c.token })).status).toBe(400);
+  });
+
+  it('answers a forged cursor with an impossible position with 400, never a database error', async () => {
+    const binding = { list: 'goals', tenant: 'acme' };
+    for (const key of [['2026-02-30T00:00:00.000000Z', '00000000-0000-4000-8000-000000000000'], ['2026-01-01T00:00:00.000000Z', 'not-a-uuid'], ['yesterday', '00000000-0000-4000-8000-000000000000'], ['2026-01-01T00:00:00.000000Z']]) {
+      const res = await t.http('GET', `/v1/goals?cursor=${encodeCursor(binding, key)}`, { token: ctx.acme.token });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('validation_error');
+    }
+    // A well-formed position past every row is simply an empty last page.
+    const past = await t.http('GET', `/v1/goals?cursor=${encodeCursor(binding, ['1970-01-01T00:00:00.000000Z', '00000000-0000-4000-8000-000000000000'])}`, { token: ctx.acme.token });
+    expect(past.status).toBe(200);
+    expect(past.body).toEqual({ goals: [], nextCursor: null });
+  });
+});
