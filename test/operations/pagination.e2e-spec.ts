@@ -336,6 +336,19 @@ describe('cursor pagination of every list route', () => {
     expect((await t.http('GET', `/v1/goals/${other.id}/runs?cursor=${runsCursor}`, { token: c.token })).status).toBe(400);
   });
 
+  it('is typed in the generated client: limit and cursor in, nextCursor out', async () => {
+    const c = ctx.acme;
+    for (let i = 0; i < 3; i++) await post(c, '/v1/connections', { provider: c.connectionProvider, name: `typed-${i}-${rnd()}`, credential: `sk-${rnd()}` });
+    const api = t.api(c.token);
+    const first = await api.GET('/v1/connections', { params: { query: { limit: 2 } } });
+    expect(first.data!.connections).toHaveLength(2);
+    const cursor: string | null = first.data!.nextCursor;
+    const second = await api.GET('/v1/connections', { params: { query: { limit: 2, cursor: cursor! } } });
+    expect(second.data!.connections.map((c) => c.id)).not.toContain(first.data!.connections[0].id);
+    const refused = await api.GET('/v1/connections', { params: { query: { limit: 0 } } });
+    expect(refused.error).toMatchObject({ error: 'validation_error' });
+  });
+
   it('answers a forged cursor with an impossible position with 400, never a database error', async () => {
     const binding = { list: 'goals', tenant: 'acme' };
     for (const key of [['2026-02-30T00:00:00.000000Z', '00000000-0000-4000-8000-000000000000'], ['2026-01-01T00:00:00.000000Z', 'not-a-uuid'], ['yesterday', '00000000-0000-4000-8000-000000000000'], ['2026-01-01T00:00:00.000000Z']]) {

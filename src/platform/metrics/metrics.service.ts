@@ -14,6 +14,20 @@ export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 /** The label of requests no route matched (raw URLs would make the series unbounded). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
+let processMetrics: Registry | undefined;
+
+/**
+ * Node.js process metrics (CPU, memory, event-loop lag, GC) are collected once per process: their
+ * collectors install process-wide observers, so several hosts in one process (tests) share them.
+ */
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics, prefix: METRIC_PREFIX });
+  }
+  return processMetrics;
+}
+
 interface PgPoolLike {
   totalCount: number;
   idleCount: number;
@@ -39,7 +53,6 @@ export class MetricsService implements OnModuleInit {
     private readonly adapterHost: HttpAdapterHost,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {
-    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     this.httpRequests = this.counter({
       name: 'openwop_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -112,7 +125,8 @@ export class MetricsService implements OnModuleInit {
 
   /** The exposition text (Prometheus text format 0.0.4). */
   async render(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    const merged = Registry.merge([processRegistry(), this.registry]);
+    return { contentType: this.registry.contentType, body: await merged.metrics() };
   }
 
   private adopt<M extends Metric>(metric: M): M {
