@@ -16,6 +16,7 @@ import { ApiKeyService } from './identity/api-key.service';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
+import { WhoAmIController } from './identity/whoami.controller';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
@@ -51,7 +52,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

@@ -38,6 +38,8 @@ export interface HostConfig {
   schedulerEnabled: boolean;
   instanceId: string;
   toolSourceTimeoutMs: number;
+  /** Serve the operator console at /console. */
+  consoleEnabled: boolean;
 }
 
 /** The parsed OPENWOP_CONFIG file. Each capability reads its own section. */
@@ -96,6 +98,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_SCHEDULER_ENABLED', default: 'true', description: 'Run the scheduler ticker in this replica.' },
   { name: 'OPENWOP_INSTANCE_ID', description: 'Name of this replica in leases and logs (default: hostname and pid).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
+  { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -211,5 +214,6 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     schedulerEnabled: bool(env, 'OPENWOP_SCHEDULER_ENABLED', true),
     instanceId: str(env, 'OPENWOP_INSTANCE_ID') ?? `${require('node:os').hostname()}:${process.pid}`,
     toolSourceTimeoutMs: int(env, 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', 5000, 10, 600_000),
+    consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
   };
 }
