@@ -56,7 +56,7 @@ export class ConsoleModule implements OnModuleInit {
       decorateReply: false,
       index: ['index.html'],
       wildcard: true,
-      dotfiles: 'deny',
+      dotfiles: 'ignore',
       setHeaders(reply, file) {
         secure(reply);
         // Hashed bundle names never change content; the page itself must always be revalidated.

@@ -7,6 +7,14 @@ type Goal = Schemas['Goal'];
 type GoalState = Goal['state'];
 const STATES: GoalState[] = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
 
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
 function GoalDetail({ id, identity, onChanged }: { id: string; identity: Identity; onChanged: () => void }) {
   const [tick, setTick] = useState(0);
   const goal = useLoad(() => call(api.GET('/v1/goals/{id}', { params: { path: { id } } })), [id, tick]);
@@ -99,10 +107,10 @@ function GoalDetail({ id, identity, onChanged }: { id: string; identity: Identit
               text={g.bounds.maxCostUsd !== undefined ? `${(s?.accumulatedCostUsd ?? 0).toFixed(2)} of ${g.bounds.maxCostUsd.toFixed(2)}` : `${(s?.accumulatedCostUsd ?? 0).toFixed(2)} (no bound)`}
             />
             <Meter
-              label="Time"
+              label="Time since start"
               value={Math.round(elapsedMs / 1000)}
               max={g.bounds.runTimeoutMs !== undefined ? Math.round(g.bounds.runTimeoutMs / 1000) : undefined}
-              text={g.bounds.runTimeoutMs !== undefined ? `${Math.round(elapsedMs / 1000)} s of ${Math.round(g.bounds.runTimeoutMs / 1000)} s` : `${Math.round(elapsedMs / 1000)} s (no bound)`}
+              text={g.bounds.runTimeoutMs !== undefined ? `${duration(elapsedMs)} of ${duration(g.bounds.runTimeoutMs)}` : `${duration(elapsedMs)} (no bound)`}
             />
           </Section>
           <Section title="Verdict history">

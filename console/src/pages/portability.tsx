@@ -198,7 +198,17 @@ function Import() {
             const f = (e.target as HTMLInputElement).files?.[0];
             if (!f) return;
             setFileName(f.name);
-            void f.text().then((t) => (setText(t), setResult(null)));
+            void f.text().then((t) => {
+              // Shown pretty-printed when it is JSON; sent as parsed, so formatting never changes the bundle.
+              let shown = t;
+              try {
+                shown = JSON.stringify(JSON.parse(t), null, 2);
+              } catch {
+                /* not JSON: shown as is, and the plan step says why it cannot be sent */
+              }
+              setText(shown);
+              setResult(null);
+            });
           }}
         />
         <label for="bundle-text">…or paste the bundle</label>

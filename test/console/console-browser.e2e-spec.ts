@@ -1,0 +1,360 @@
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
+import { createTestApp, TestApp } from '../support/test-app';
+
+/**
+ * The operator console in a real headless Chromium against a real host on a test database, listening
+ * on a loopback port: sign-in, each page's main task, tenant isolation, scope-driven UI, keyboard use
+ * and an axe-core accessibility check. Screenshots land in test/.tmp/console-screenshots.
+ */
+const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const TOOL_CONFIG = {
+  tools: {
+    hostExtensions: [
+      {
+        toolId: 'x-host-acme-invoice-lookup',
+        title: 'Invoice lookup',
+        description: 'Finds an invoice by number.',
+        safetyTier: 'read',
+        inputSchema: { type: 'object', required: ['number'], properties: { number: { type: 'string', pattern: '^INV-[0-9]+$' } } },
+        outputSchema: { type: 'object', properties: { total: { type: 'number' } } },
+      },
+      { toolId: 'x-host-acme-refund', title: 'Refund', description: 'Refunds a payment.', safetyTier: 'write' },
+    ],
+  },
+};
+
+describe('operator console in a browser', () => {
+  let t: TestApp;
+  let chrome: RunningBrowser;
+  let base: string;
+  let adminA: string;
+  let viewerA: string;
+  let adminB: string;
+  let proposalA: { id: string; title: string };
+  let goalA: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    buildConsole();
+    fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+    // Launch first: without Chromium the suite fails here, loudly, before anything else is set up.
+    chrome = await launchChromium();
+    t = await createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = t.app.getHttpServer().address();
+    base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    adminA = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
+    viewerA = await t.key({ tenant: 'acme', principal: 'vic', roles: ['viewer'] });
+    adminB = await t.key({ tenant: 'globex', principal: 'bob', roles: ['admin'] });
+
+    const proposal = await t.api(adminA).POST('/v1/proposals', {
+      body: {
+        kind: 'prompt-template',
+        title: 'Acme weekly summary template',
+        rationale: 'Seen in three runs',
+        artifact: { templateId: 'acme.weekly', version: '1.0.0', kind: 'system', text: 'Summarize the week for Acme.' },
+        provenance: { sourceRunIds: ['run-1', 'run-2'] },
+      },
+    });
+    expect(proposal.response.status).toBe(201);
+    proposalA = { id: proposal.data!.id, title: 'Acme weekly summary template' };
+    const other = await t.api(adminB).POST('/v1/proposals', {
+      body: { kind: 'prompt-template', title: 'Globex secret plan', artifact: { templateId: 'globex.plan', version: '1.0.0', kind: 'system', text: 'Globex only.' }, provenance: { sourceRunIds: [] } },
+    });
+    expect(other.response.status).toBe(201);
+    const goal = await t.http('POST', '/v1/goals', {
+      token: adminA,
+      body: {
+        objective: 'Keep the Acme release checklist green',
+        completion: { check: 'host' },
+        criteria: { type: 'object', required: ['green'], properties: { green: { const: true } } },
+        continuation: { mode: 'manual' },
+        bounds: { maxLoopIterations: 5, maxCostUsd: 10 },
+      },
+    });
+    expect(goal.status).toBe(201);
+    goalA = goal.body.id;
+    expect((await t.http('POST', `/v1/goals/${goalA}/runs`, { token: adminA, body: { runId: 'run-a1', costUsd: 1.5, output: { green: false } } })).status).toBe(200);
+    const goalB = await t.http('POST', '/v1/goals', {
+      token: adminB,
+      body: { objective: 'Globex quarterly target', completion: { check: 'host' }, criteria: { type: 'object' }, continuation: { mode: 'manual' }, bounds: { maxLoopIterations: 3 } },
+    });
+    expect(goalB.status).toBe(201);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await chrome?.close();
+    await t?.close();
+  });
+
+  async function openConsole(): Promise<Page> {
+    const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${base}/console/`);
+    return page;
+  }
+
+  async function signIn(token: string): Promise<Page> {
+    const page = await openConsole();
+    await page.getByLabel('API key').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    return page;
+  }
+
+  async function goTo(page: Page, name: string): Promise<void> {
+    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name }).click();
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  }
+
+  /** axe-core in the page: no serious or critical violation. */
+  async function expectAccessible(page: Page): Promise<void> {
+    await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+      const r = await axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target) }));
+    });
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+  }
+
+  it('signs in with an API key kept in sessionStorage only, and shows the canonical error for a bad key', async () => {
+    const page = await openConsole();
+    await expectAccessible(page);
+    await shot(page, '00-sign-in');
+    await page.getByLabel('API key').fill('owk_bogus_bogus');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.locator('.error-code').textContent()).toBe('unauthenticated');
+    expect(await alert.locator('.error-message').textContent()).toBe('The API key is not valid.');
+
+    await page.getByLabel('API key').fill(adminA);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    expect(await page.evaluate(() => Object.values(sessionStorage))).toEqual([adminA]);
+    expect(await page.evaluate(() => Object.values(localStorage))).toEqual([]);
+    expect(page.url()).not.toContain(adminA);
+    expect(await page.locator('body').textContent()).not.toContain(adminA);
+    // A reload keeps the session; signing out forgets the key.
+    await page.reload();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual([]);
+  });
+
+  it('finds a tool by search, source and safety tier, and shows its descriptor with schemas', async () => {
+    const page = await signIn(adminA);
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    // This host serves no run engine: the Runs page is not offered.
+    expect(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').allTextContents()).toEqual(['Tools', 'Proposals', 'Goals', 'Connections', 'Portability']);
+    await page.getByRole('row', { name: /x-host-acme-refund/ }).waitFor();
+    await page.getByLabel('Search').fill('invoice');
+    await page.getByLabel('Source').selectOption('host-extension');
+    await page.getByLabel('Safety tier').selectOption('read');
+    await page.getByText(/^1 of \d+ tools$/).waitFor();
+    expect(await page.getByRole('row', { name: /x-host-acme-refund/ }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Show tool x-host-acme-invoice-lookup' }).click();
+    const input = page.getByRole('figure').filter({ hasText: 'Input schema' });
+    await input.waitFor();
+    expect(await input.textContent()).toContain('^INV-[0-9]+$');
+    expect(await page.getByRole('figure').filter({ hasText: 'Output schema' }).textContent()).toContain('"total"');
+    await expectAccessible(page);
+    await shot(page, '01-tools');
+    await page.getByLabel('Compact view (RFC 0112)').check();
+    await page.getByRole('figure').filter({ hasText: 'Input schema' }).waitFor();
+    expect(await page.getByRole('figure').filter({ hasText: 'Output schema' }).count()).toBe(0);
+    await shot(page, '01-tools-compact');
+  });
+
+  it('reviews a proposal: revises it with a side-by-side diff, compares revisions, then applies it', async () => {
+    const page = await signIn(adminA);
+    await goTo(page, 'Proposals');
+    await page.getByRole('button', { name: proposalA.title }).click();
+    const editor = page.getByLabel('Artifact (JSON)');
+    await editor.waitFor();
+    const current = JSON.parse(await editor.inputValue());
+    await editor.fill(JSON.stringify({ ...current, text: 'Summarize the week for Acme, with open risks.' }, null, 2));
+    const diff = page.getByRole('region', { name: 'Differences between Current revision and Your edit' });
+    await diff.waitFor();
+    expect(await diff.locator('td.del').textContent()).toContain('Summarize the week for Acme.');
+    expect(await diff.locator('td.add').textContent()).toContain('with open risks');
+    await page.getByRole('button', { name: 'Save revision' }).click();
+    await page.getByText('Revision saved.').waitFor();
+    const compare = page.getByRole('region', { name: /Differences between Revision 1 .* and Revision 2/ });
+    await compare.waitFor();
+    expect(await compare.locator('td.add').textContent()).toContain('with open risks');
+    await expectAccessible(page);
+    await shot(page, '02-proposals-review');
+
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText(/^Applied: installed as/).waitFor();
+    const stored = await t.api(adminA).GET('/v1/proposals/{id}', { params: { path: { id: proposalA.id } } });
+    expect(stored.data!.state).toBe('applied');
+    expect((stored.data!.artifact as { text: string }).text).toBe('Summarize the week for Acme, with open risks.');
+    const template = await t.http('GET', '/v1/prompt-templates/acme.weekly', { token: adminA });
+    expect(template.status).toBe(200);
+    // Applied: no further review actions are offered.
+    expect(await page.getByRole('button', { name: /^(Apply|Reject)$/ }).count()).toBe(0);
+    await shot(page, '02-proposals-applied');
+  });
+
+  it('shows a goal against its bounds with its verdict history, and pauses it', async () => {
+    const page = await signIn(adminA);
+    await goTo(page, 'Goals');
+    await page.getByRole('button', { name: 'Keep the Acme release checklist green' }).click();
+    const iterations = page.getByRole('progressbar', { name: 'Iterations' });
+    await iterations.waitFor();
+    expect(await iterations.getAttribute('value')).toBe('1');
+    expect(await iterations.getAttribute('max')).toBe('5');
+    expect(await page.getByText('1.50 of 10.00').count()).toBe(1);
+    await page.getByRole('table', { name: 'Runs judged for this goal' }).getByRole('row', { name: /run-a1/ }).waitFor();
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await page.getByText(/^Paused:/).waitFor();
+    await page.getByRole('button', { name: 'Resume' }).waitFor();
+    const status = await t.api(adminA).GET('/v1/goals/{id}/status', { params: { path: { id: goalA } } });
+    expect(status.data!.paused).toBe(true);
+    await expectAccessible(page);
+    await shot(page, '03-goals');
+  });
+
+  it('shows the consent plan before a credential can be set, and never shows the credential', async () => {
+    const page = await signIn(adminA);
+    await goTo(page, 'Connections');
+    await page.getByRole('button', { name: 'Connect to github' }).click();
+    const plan = page.getByRole('list', { name: 'Consent steps' });
+    await plan.waitFor();
+    expect(await plan.textContent()).toContain('Step 1: read access');
+    expect(await page.getByLabel(/^Credential/).count()).toBe(0);
+    await page.getByLabel('Also plan write access').check();
+    await page.getByText('Step 2: write access (a separate re-consent)').waitFor();
+    await expectAccessible(page);
+    await shot(page, '04-connections-consent-plan');
+
+    await page.getByRole('button', { name: 'I have reviewed the plan: set a credential' }).click();
+    const secret = `ghp_${randomBytes(12).toString('hex')}`;
+    await page.getByLabel('Connection name').fill('acme-github');
+    await page.getByLabel(/^Credential/).fill(secret);
+    await page.getByRole('button', { name: 'Create connection' }).click();
+    await page.getByText(/^Connection created/).waitFor();
+    const row = page.getByRole('row', { name: /acme-github/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('bound');
+    expect(await page.content()).not.toContain(secret);
+    await shot(page, '04-connections');
+  });
+
+  it('plans an import as a dry run (nothing written) before applying it, with the plan shown', async () => {
+    const exported = await t.http('GET', '/v1/export', { token: adminA });
+    expect(exported.status).toBe(200);
+    const page = await signIn(adminB);
+    await goTo(page, 'Portability');
+    await page.getByLabel('Bundle file (JSON)').setInputFiles({ name: 'acme-export.json', mimeType: 'application/json', buffer: Buffer.from(exported.text) });
+    await page.getByRole('button', { name: 'Plan import (dry run)' }).click();
+    const plan = page.getByRole('region', { name: 'Dry-run plan' });
+    await plan.waitFor();
+    expect(await plan.textContent()).toMatch(/to create/);
+    expect(await plan.getByRole('row', { name: /acme\.weekly/ }).count()).toBeGreaterThan(0);
+    // The dry run wrote nothing in tenant B.
+    expect((await t.http('GET', '/v1/prompt-templates/acme.weekly', { token: adminB })).status).toBe(404);
+    await expectAccessible(page);
+    await shot(page, '05-portability-dry-run');
+
+    await page.getByRole('button', { name: 'Apply import' }).click();
+    await page.getByRole('region', { name: 'Import result' }).waitFor();
+    expect((await t.http('GET', '/v1/prompt-templates/acme.weekly', { token: adminB })).status).toBe(200);
+    await shot(page, '05-portability-applied');
+  });
+
+  it('a server error in an action is shown with its canonical error and message', async () => {
+    const page = await signIn(adminA);
+    await goTo(page, 'Portability');
+    await page.getByLabel('…or paste the bundle').fill('{"bundleVersion": "nope", "items": "x"}');
+    await page.getByRole('button', { name: 'Plan import (dry run)' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.locator('.error-code').textContent()).toMatch(/^[a-z_]+$/);
+    expect((await alert.locator('.error-message').textContent())!.length).toBeGreaterThan(0);
+    await shot(page, '06-error');
+  });
+
+  it('two tenants each see only their own proposals and goals', async () => {
+    const b = await signIn(adminB);
+    await goTo(b, 'Proposals');
+    await b.getByRole('button', { name: 'Globex secret plan' }).waitFor();
+    expect(await b.getByText(proposalA.title).count()).toBe(0);
+    await goTo(b, 'Goals');
+    await b.getByRole('button', { name: 'Globex quarterly target' }).waitFor();
+    expect(await b.getByText('Keep the Acme release checklist green').count()).toBe(0);
+    await shot(b, '07-tenant-b-goals');
+
+    const a = await signIn(adminA);
+    await goTo(a, 'Proposals');
+    await a.getByRole('button', { name: proposalA.title }).waitFor();
+    expect(await a.getByText('Globex secret plan').count()).toBe(0);
+  });
+
+  it('a viewer key sees every page it may read and no write action anywhere', async () => {
+    const page = await signIn(viewerA);
+    expect(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').allTextContents()).toEqual(['Tools', 'Proposals', 'Goals', 'Connections']);
+    const writes = /^(Apply|Reject|Archive|Save revision|Grant|Deny|Pause|Resume|Abandon|Connect…|Rotate|Delete|Uninstall|Download export|Plan import \(dry run\)|Apply import)$/;
+    await goTo(page, 'Proposals');
+    await page.getByRole('button', { name: proposalA.title }).click();
+    await page.getByRole('heading', { name: proposalA.title, level: 2 }).waitFor();
+    expect(await page.getByLabel('Artifact (JSON)').count()).toBe(0);
+    expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
+    await shot(page, '08-viewer-proposals');
+    await goTo(page, 'Goals');
+    await page.getByRole('button', { name: 'Keep the Acme release checklist green' }).click();
+    await page.getByRole('progressbar', { name: 'Iterations' }).waitFor();
+    expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
+    await goTo(page, 'Connections');
+    await page.getByRole('row', { name: /acme-github/ }).waitFor();
+    expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
+    await expectAccessible(page);
+    await shot(page, '08-viewer-connections');
+    // The Portability page is not reachable by its address either.
+    await page.goto(`${base}/console/#/portability`);
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+  });
+
+  it('can be used from the keyboard: sign in with Enter, skip link, pages reachable by Tab', async () => {
+    const page = await openConsole();
+    await page.getByLabel('API key').focus();
+    await page.keyboard.type(adminA);
+    await page.keyboard.press('Enter');
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+    // From the top of the page: the skip link, then the page links in order.
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Tools');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Proposals');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Proposals' }).waitFor();
+    // A new page puts focus at the start of its content.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.closest('main') !== null)).toBe(true);
+    // The skip link jumps over the navigation.
+    await page.reload();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+  });
+});
