@@ -49,6 +49,9 @@ async function main() {
     return;
   }
   const started = Date.now();
+  // Built beside the live folder and swapped in, so a host serving the console (or a second build
+  // running at the same time, as two test workers may) never sees a half-written folder.
+  const tmpDir = `${outDir}.tmp-${process.pid}`;
   await vite.build({
     configFile: false,
     root: consoleDir,
@@ -57,7 +60,7 @@ async function main() {
     publicDir: false,
     oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
     build: {
-      outDir,
+      outDir: tmpDir,
       emptyOutDir: true,
       target: 'es2022',
       sourcemap: false,
@@ -66,7 +69,17 @@ async function main() {
       modulePreload: { polyfill: false },
     },
   });
-  fs.writeFileSync(stampFile, hash);
+  fs.writeFileSync(path.join(tmpDir, '.build-stamp'), hash);
+  const oldDir = `${outDir}.old-${process.pid}`;
+  if (fs.existsSync(outDir)) fs.renameSync(outDir, oldDir);
+  try {
+    fs.renameSync(tmpDir, outDir);
+  } catch (e) {
+    // Another build swapped its (identical) output in first.
+    if (!fs.existsSync(path.join(outDir, 'index.html'))) throw e;
+    fs.rmSync(tmpDir, { recursive: true, force: true });
+  }
+  fs.rmSync(oldDir, { recursive: true, force: true });
   process.stdout.write(`console: built into console/dist in ${Date.now() - started} ms\n`);
 }
 

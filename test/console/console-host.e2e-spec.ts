@@ -79,7 +79,8 @@ describe('the host serves the operator console', () => {
   });
 
   it('GET /v1/whoami refuses a missing or bad credential with 401 unauthenticated', async () => {
-    for (const headers of [{}, { authorization: 'Bearer owk_nope_nope' }, { authorization: 'Basic abc' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer owk_nope_nope' }, { authorization: 'Basic abc' }];
+    for (const headers of attempts) {
       const res = await t.http('GET', '/v1/whoami', { headers });
       expect(res.status).toBe(401);
       expect(res.body.error).toBe('unauthenticated');

@@ -67,19 +67,27 @@ export async function launchChromium(): Promise<RunningBrowser> {
     });
   });
   const browser = await chromium.connectOverCDP(ws);
+  const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      // The whole process group this suite started (Chromium's renderer and utility processes).
+      if (child.pid) process.kill(-child.pid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
   return {
     browser,
     async close() {
       await browser.close().catch(() => undefined);
-      // The whole process group this suite started (Chromium's renderer and utility processes).
-      if (child.pid && child.exitCode === null) {
-        try {
-          process.kill(-child.pid, 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
+      signal('SIGTERM');
+      const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 5000).unref());
+      if ((await Promise.race([exited, timer])) === 'timeout') {
+        signal('SIGKILL');
+        await exited;
       }
-      fs.rmSync(profile, { recursive: true, force: true });
+      child.stderr?.destroy();
+      fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }
