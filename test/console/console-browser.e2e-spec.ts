@@ -288,6 +288,41 @@ describe('operator console in a browser', () => {
     await shot(page, '06-error');
   });
 
+  it('under approval-gate activation, apply opens a gate that an approver grants from the console', async () => {
+    const gated = await createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' } });
+    try {
+      await gated.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = gated.app.getHttpServer().address();
+      const gatedBase = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      const admin = await gated.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
+      const created = await gated.api(admin).POST('/v1/proposals', {
+        body: { kind: 'prompt-template', title: 'Gated template', artifact: { templateId: 'acme.gated', version: '1.0.0', kind: 'system', text: 'Gated.' }, provenance: { sourceRunIds: [] } },
+      });
+      expect(created.response.status).toBe(201);
+      const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.goto(`${gatedBase}/console/#/proposals`);
+      await page.getByLabel('API key').fill(admin);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Gated template' }).click();
+      await page.getByRole('button', { name: 'Apply' }).click();
+      await page.getByText(/^Waiting for approval: gate/).waitFor();
+      const grant = page.getByRole('button', { name: `Grant gate for proposal ${created.data!.id}` });
+      await grant.waitFor();
+      await expectAccessible(page);
+      await shot(page, '02-proposals-approval-gate');
+      await grant.click();
+      await page.getByText('No gate is waiting for a decision.').waitFor();
+      // The proposal on screen follows the decision.
+      await page.locator('dl.facts .badge-applied').waitFor();
+      const stored = await gated.api(admin).GET('/v1/proposals/{id}', { params: { path: { id: created.data!.id } } });
+      expect(stored.data!.state).toBe('applied');
+    } finally {
+      await gated.close();
+    }
+  });
+
   it('two tenants each see only their own proposals and goals', async () => {
     const b = await signIn(adminB);
     await goTo(b, 'Proposals');

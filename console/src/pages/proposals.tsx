@@ -75,8 +75,8 @@ function Reviser({ proposal, onSaved }: { proposal: Proposal; onSaved: (p: Propo
   );
 }
 
-function ProposalDetail({ id, identity, onChanged }: { id: string; identity: Identity; onChanged: () => void }) {
-  const loaded = useLoad(() => call(api.GET('/v1/proposals/{id}', { params: { path: { id } } })), [id]);
+function ProposalDetail({ id, identity, refresh, onChanged }: { id: string; identity: Identity; refresh: number; onChanged: () => void }) {
+  const loaded = useLoad(() => call(api.GET('/v1/proposals/{id}', { params: { path: { id } } })), [id, refresh]);
   const [current, setCurrent] = useState<Proposal | undefined>(undefined);
   const [revisions, setRevisions] = useState<Revision[]>([]);
   const [left, setLeft] = useState(0);
@@ -256,7 +256,7 @@ async function loadApprovals() {
   return (await call(api.GET('/v1/approvals', { params: { query: { state: 'pending' } } }))).approvals;
 }
 
-function Approvals({ refresh }: { refresh: number }) {
+function Approvals({ refresh, onDecided }: { refresh: number; onDecided: () => void }) {
   const list = useLoad(loadApprovals, [refresh]);
   const action = useAction();
   const [reason, setReason] = useState('');
@@ -267,7 +267,7 @@ function Approvals({ refresh }: { refresh: number }) {
           ? call(api.POST('/v1/approvals/{id}/grant', { params: { path: { id: a.id } }, body: reason ? { reason } : {} }))
           : call(api.POST('/v1/approvals/{id}/deny', { params: { path: { id: a.id } }, body: reason ? { reason } : {} })),
       )
-      .then((r) => r && list.reload());
+      .then((r) => r && onDecided());
   return (
     <Section title="Approval gates">
       <ErrorBanner error={list.error ?? action.error} />
@@ -331,7 +331,7 @@ export function ProposalsPage({ identity }: { identity: Identity }) {
   const counts = useMemo(() => (list.data ?? []).length, [list.data]);
   return (
     <>
-      {can(identity, 'approvals:respond') ? <Approvals refresh={refresh} /> : null}
+      {can(identity, 'approvals:respond') ? <Approvals refresh={refresh} onDecided={() => setRefresh((r) => r + 1)} /> : null}
       {readable ? (
         <div class="split">
           <Section title="Proposals">
@@ -383,7 +383,7 @@ export function ProposalsPage({ identity }: { identity: Identity }) {
               </table>
             ) : null}
           </Section>
-          {selected ? <ProposalDetail id={selected} identity={identity} onChanged={() => setRefresh((r) => r + 1)} /> : <p class="muted">Select a proposal to review it.</p>}
+          {selected ? <ProposalDetail id={selected} identity={identity} refresh={refresh} onChanged={() => setRefresh((r) => r + 1)} /> : <p class="muted">Select a proposal to review it.</p>}
         </div>
       ) : null}
     </>
