@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -321,6 +322,89 @@ describe('operator console in a browser', () => {
     } finally {
       await gated.close();
     }
+  });
+
+  it('Runs: follows a run over SSE (resuming with Last-Event-ID) and cancels it, against the run-engine contract', async () => {
+    // This host has no run engine yet, so the page is driven against the v1 contract (issue: run engine;
+    // shapes from the published run-snapshot, run-event and run-event-payloads schemas): the browser's
+    // requests to /v1/runs are answered here, and every answer is validated against those schemas first.
+    const schemas = SchemaRegistry.shared();
+    const payloads = 'https://openwop.dev/spec/v1/run-event-payloads.schema.json';
+    const started = new Date(Date.now() - 5000).toISOString();
+    const snapshot = (status: string) => ({ runId: 'run-7', workflowId: 'acme.nightly-report', status, startedAt: started, currentNodeId: 'fetch' });
+    const event = (sequence: number, type: string, payload: Record<string, unknown>, def: string, nodeId?: string) => {
+      const e = { eventId: `evt-${sequence}`, runId: 'run-7', type, payload, timestamp: new Date().toISOString(), sequence, ...(nodeId ? { nodeId } : {}) };
+      expect(schemas.validate('run-event', e)).toEqual([]);
+      expect(schemas.validateWith({ $ref: `${payloads}#/$defs/${def}` }, payload)).toEqual([]);
+      return `id: ${sequence}\nevent: ${type}\ndata: ${JSON.stringify(e)}\n\n`;
+    };
+    const first = event(1, 'run.started', { workflowId: 'acme.nightly-report' }, 'runStarted') + event(2, 'node.started', { nodeId: 'fetch', typeId: 'core.delay' }, 'nodeStarted', 'fetch');
+    const last = event(3, 'run.cancelled', { reason: 'cancelled from the console' }, 'runCancelled');
+    let cancelled = false;
+    const cancelAuth: string[] = [];
+    const resumedFrom: string[] = [];
+    const answer = (body: unknown, status = 200) => {
+      if (status === 200 && typeof body === 'object' && body && 'status' in body) expect(schemas.validate('run-snapshot', body)).toEqual([]);
+      return { status, contentType: 'application/json', body: JSON.stringify(body) };
+    };
+
+    const page = await (async () => {
+      const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
+      contexts.push(context);
+      const p = await context.newPage();
+      await p.route(
+        (url) => url.pathname === '/v1/runs' || url.pathname.startsWith('/v1/runs/run-7'),
+        async (route) => {
+          const req = route.request();
+          const url = new URL(req.url());
+          if (url.pathname === '/v1/runs') {
+            return route.fulfill(answer({ runs: [snapshot(cancelled ? 'cancelled' : 'running'), { ...snapshot('completed'), runId: 'run-6', currentNodeId: undefined }], nextCursor: null }));
+          }
+          if (url.pathname === '/v1/runs/run-7') return route.fulfill(answer(snapshot(cancelled ? 'cancelled' : 'running')));
+          if (url.pathname === '/v1/runs/run-7/cancel' && req.method() === 'POST') {
+            cancelAuth.push((await req.allHeaders()).authorization ?? '');
+            cancelled = true;
+            return route.fulfill(answer(snapshot('cancelling')));
+          }
+          if (url.pathname === '/v1/runs/run-7/events') {
+            const lastId = (await req.allHeaders())['last-event-id'];
+            if (lastId) resumedFrom.push(lastId);
+            // The first connection delivers two events and drops; the resumed one continues after them.
+            const body = !lastId ? first : cancelled ? last : ': keep-alive\n\n';
+            return route.fulfill({ status: 200, contentType: 'text/event-stream', body });
+          }
+          return route.fulfill(answer({ error: 'not_found', message: 'No such run.' }, 404));
+        },
+      );
+      await p.goto(`${base}/console/`);
+      await p.getByLabel('API key').fill(adminA);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('navigation', { name: 'Pages' }).waitFor();
+      return p;
+    })();
+    await goTo(page, 'Runs');
+    await page.getByRole('row', { name: /run-6/ }).waitFor();
+    await page.getByRole('button', { name: 'run-7' }).click();
+    const events = page.getByRole('list', { name: 'Run events' });
+    await events.getByText('node.started').waitFor();
+    expect(await events.getByRole('listitem').count()).toBe(2);
+    await expectAccessible(page);
+    await shot(page, '09-runs');
+    await page.getByRole('button', { name: 'Cancel run', exact: true }).click();
+    await page.getByRole('button', { name: 'Cancel this run' }).click();
+    await events.getByText('run.cancelled').waitFor();
+    await page.locator('dl.facts .badge-cancelled').waitFor();
+    expect(cancelAuth).toEqual([`Bearer ${adminA}`]);
+    expect(resumedFrom.length).toBeGreaterThan(0);
+    expect(new Set(resumedFrom)).toEqual(new Set(['2']));
+    expect(await events.getByRole('listitem').allTextContents()).toEqual([
+      expect.stringContaining('run.started'),
+      expect.stringContaining('node.started [fetch]'),
+      expect.stringContaining('run.cancelled'),
+    ]);
+    // Terminal: no cancel button any more.
+    expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(0);
+    await shot(page, '09-runs-cancelled');
   });
 
   it('two tenants each see only their own proposals and goals', async () => {
