@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import jwt from 'jsonwebtoken';
 import type { BrowserContext, Page } from 'playwright-core';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
@@ -80,6 +81,8 @@ describe('operator console in a browser', () => {
     expect(goal.status).toBe(201);
     goalA = goal.body.id;
     expect((await t.http('POST', `/v1/goals/${goalA}/runs`, { token: adminA, body: { runId: 'run-a1', costUsd: 1.5, output: { green: false } } })).status).toBe(200);
+    const slack = await t.api(adminA).POST('/v1/connections', { body: { name: 'acme-slack', provider: 'slack', credential: `xoxb-${randomBytes(8).toString('hex')}` } });
+    expect(slack.response.status).toBe(201);
     const goalB = await t.http('POST', '/v1/goals', {
       token: adminB,
       body: { objective: 'Globex quarterly target', completion: { check: 'host' }, criteria: { type: 'object' }, continuation: { mode: 'manual' }, bounds: { maxLoopIterations: 3 } },
@@ -256,6 +259,10 @@ describe('operator console in a browser', () => {
   });
 
   it('plans an import as a dry run (nothing written) before applying it, with the plan shown', async () => {
+    const digest = await t.api(adminA).POST('/v1/proposals', {
+      body: { kind: 'prompt-template', title: 'Digest', artifact: { templateId: 'acme.digest', version: '1.0.0', kind: 'system', text: 'Digest.' }, provenance: { sourceRunIds: [] } },
+    });
+    expect((await t.api(adminA).POST('/v1/proposals/{id}/apply', { params: { path: { id: digest.data!.id } } })).response.status).toBe(200);
     const exported = await t.http('GET', '/v1/export', { token: adminA });
     expect(exported.status).toBe(200);
     const page = await signIn(adminB);
@@ -265,15 +272,25 @@ describe('operator console in a browser', () => {
     const plan = page.getByRole('region', { name: 'Dry-run plan' });
     await plan.waitFor();
     expect(await plan.textContent()).toMatch(/to create/);
-    expect(await plan.getByRole('row', { name: /acme\.weekly/ }).count()).toBeGreaterThan(0);
+    expect(await plan.getByRole('row', { name: /prompt-template:acme\.digest/ }).textContent()).toContain('create');
     // The dry run wrote nothing in tenant B.
-    expect((await t.http('GET', '/v1/prompt-templates/acme.weekly', { token: adminB })).status).toBe(404);
+    expect((await t.http('GET', '/v1/prompt-templates/acme.digest', { token: adminB })).status).toBe(404);
     await expectAccessible(page);
     await shot(page, '05-portability-dry-run');
 
     await page.getByRole('button', { name: 'Apply import' }).click();
     await page.getByRole('region', { name: 'Import result' }).waitFor();
-    expect((await t.http('GET', '/v1/prompt-templates/acme.weekly', { token: adminB })).status).toBe(200);
+    expect((await t.http('GET', '/v1/prompt-templates/acme.digest', { token: adminB })).status).toBe(200);
+
+    // Export: the bundle is downloaded as a file, and it is tenant B's own estate.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download export' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^openwop-export-globex-.*\.json$/);
+    const file = path.join(SCREENSHOT_DIR, '..', 'console-export.json');
+    await download.saveAs(file);
+    const bundle = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(bundle.source.origin).toContain('globex');
+    expect(bundle.items.map((i: { ref: string }) => i.ref)).toContain('prompt-template:acme.digest');
+    await page.getByText(/^Exported \d+ items? \(\d+ bytes\)/).waitFor();
     await shot(page, '05-portability-applied');
   });
 
@@ -289,8 +306,9 @@ describe('operator console in a browser', () => {
     await shot(page, '06-error');
   });
 
-  it('under approval-gate activation, apply opens a gate that an approver grants from the console', async () => {
-    const gated = await createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' } });
+  it('signs in with a JWT where JWTs are configured; under approval-gate activation, apply opens a gate granted from the console', async () => {
+    const secret = randomBytes(32).toString('hex');
+    const gated = await createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: secret } });
     try {
       await gated.app.listen({ port: 0, host: '127.0.0.1' });
       const address = gated.app.getHttpServer().address();
@@ -304,8 +322,12 @@ describe('operator console in a browser', () => {
       contexts.push(context);
       const page = await context.newPage();
       await page.goto(`${gatedBase}/console/#/proposals`);
-      await page.getByLabel('API key').fill(admin);
+      const token = jwt.sign({ tenant: 'acme', roles: ['admin'] }, secret, { algorithm: 'HS256', subject: 'jo', expiresIn: 300 });
+      await page.getByLabel('Bearer token (JWT)').check();
+      await page.getByLabel('Bearer token', { exact: true }).fill(token);
       await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('jo · acme').waitFor();
+      expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([token]);
       await page.getByRole('button', { name: 'Gated template' }).click();
       await page.getByRole('button', { name: 'Apply' }).click();
       await page.getByText(/^Waiting for approval: gate/).waitFor();
@@ -438,7 +460,7 @@ describe('operator console in a browser', () => {
     await page.getByRole('progressbar', { name: 'Iterations' }).waitFor();
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
     await goTo(page, 'Connections');
-    await page.getByRole('row', { name: /acme-github/ }).waitFor();
+    await page.getByRole('row', { name: /acme-slack/ }).waitFor();
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
     await expectAccessible(page);
     await shot(page, '08-viewer-connections');
