@@ -16,8 +16,11 @@ export function storeCredential(token: string): void {
   window.sessionStorage.setItem(STORAGE_KEY, token);
 }
 
+/** Signing out forgets the credential and everything the console kept for this tab. */
 export function clearCredential(): void {
-  window.sessionStorage.removeItem(STORAGE_KEY);
+  for (const key of Object.keys(window.sessionStorage)) {
+    if (key.startsWith('openwop.console.')) window.sessionStorage.removeItem(key);
+  }
 }
 
 export interface Identity {

@@ -198,6 +198,11 @@ describe('operator console in a browser', () => {
     const compare = page.getByRole('region', { name: /Differences between Revision 1 .* and Revision 2/ });
     await compare.waitFor();
     expect(await compare.locator('td.add').textContent()).toContain('with open risks');
+    // The revisions seen stay comparable after a reload of the tab.
+    await page.reload();
+    await page.getByRole('button', { name: proposalA.title }).click();
+    await compare.waitFor();
+    expect(await compare.locator('td.del').textContent()).toContain('Summarize the week for Acme.');
     await expectAccessible(page);
     await shot(page, '02-proposals-review');
 

@@ -16,19 +16,41 @@ interface Revision {
 
 /**
  * The host keeps the current bytes of a proposal, not its past revisions: the console keeps every
- * revision it has seen in this tab (the one it loaded, and each one saved here), so a reviewer can
- * compare any two of them side by side, and always sees the diff of an edit before saving it.
+ * revision it has seen in this tab (the one it loaded, each one saved here, and any newer one found on
+ * a later visit, even after a reload), so a reviewer can compare any two of them side by side, and
+ * always sees the diff of an edit before saving it. Kept in sessionStorage beside the credential and
+ * cleared with it on sign-out; artifacts are reviewable content, never credentials.
  */
-const seen = new Map<string, Revision[]>();
+const REVISIONS_KEY = 'openwop.console.revisions';
+const MAX_REVISIONS = 20;
+const MAX_PROPOSALS = 50;
+
+function loadSeen(): Record<string, Revision[]> {
+  try {
+    return JSON.parse(window.sessionStorage.getItem(REVISIONS_KEY) ?? '{}') as Record<string, Revision[]>;
+  } catch {
+    return {};
+  }
+}
 
 function remember(p: Proposal): Revision[] {
-  const list = seen.get(p.id) ?? [];
+  const seen = loadSeen();
+  const key = `${p.owner.tenant}/${p.id}`;
+  const list = seen[key] ?? [];
   const last = list[list.length - 1];
   if (!last || stableJson(last.artifact) !== stableJson(p.artifact)) {
     list.push({ label: `Revision ${list.length + 1} (${p.state}, ${when(p.updatedAt ?? p.createdAt)})`, artifact: p.artifact });
   }
-  seen.set(p.id, list);
-  return [...list];
+  delete seen[key];
+  seen[key] = list.slice(-MAX_REVISIONS);
+  const keys = Object.keys(seen);
+  for (const old of keys.slice(0, Math.max(0, keys.length - MAX_PROPOSALS))) delete seen[old];
+  try {
+    window.sessionStorage.setItem(REVISIONS_KEY, JSON.stringify(seen));
+  } catch {
+    /* storage full: the comparison still works for this page view */
+  }
+  return seen[key];
 }
 
 function Reviser({ proposal, onSaved }: { proposal: Proposal; onSaved: (p: Proposal) => void }) {
@@ -214,7 +236,7 @@ function ProposalDetail({ id, identity, refresh, onChanged }: { id: string; iden
           <Section title="Compare revisions">
             {revisions.length < 2 ? (
               <p class="muted">
-                One revision seen so far. Revisions saved in this console (or seen after a reload) can be compared here side by side.
+                One revision seen so far. Each revision saved here, or found changed on a later visit in this tab, can be compared here side by side.
               </p>
             ) : (
               <>
