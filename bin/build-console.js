@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // Builds the operator console (console/) into console/dist, which the host serves at /console.
-// Run by `npm ci`/`npm install` (the root `prepare` script) and by `serve` when the build is missing.
+// Run by `npm ci`/`npm install` (the root `prepare` script) and by `serve` (with --if-stale).
 //   --if-stale  rebuild only when a source file, the OpenAPI document or the build tooling changed.
 // Without the build tooling (an install with --omit=dev) it says so and exits 0: the host then serves a
 // page telling how to build the console, and everything else works.
@@ -37,6 +37,8 @@ function sourceHash() {
 
 async function main() {
   const ifStale = process.argv.includes('--if-stale');
+  // A deployment that ships only the built files has nothing to build from.
+  if (!fs.existsSync(path.join(consoleDir, 'src'))) return;
   const hash = sourceHash();
   if (ifStale && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash && fs.existsSync(path.join(outDir, 'index.html'))) {
     return;

@@ -34,17 +34,20 @@ function keyService(h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig
   return new ApiKeyService(h.dataSource, cfg);
 }
 
-/** A fresh clone installed with --ignore-scripts has no console build yet: make it before listening. */
-function buildConsoleIfMissing(cfg: HostConfig): void {
-  if (!cfg.consoleEnabled || consoleBuilt()) return;
+/**
+ * The console is built on install (`prepare`); a clone installed with --ignore-scripts, or sources
+ * changed since (a pull), are built here before listening. A no-op when the build is current.
+ */
+function buildConsoleIfStale(cfg: HostConfig): void {
+  if (!cfg.consoleEnabled) return;
   const script = path.join(__dirname, '..', 'bin', 'build-console.js');
-  const r = spawnSync(process.execPath, [script], { stdio: 'inherit' });
-  if (r.status !== 0) process.stderr.write('console: the build failed; the host starts without it\n');
+  const r = spawnSync(process.execPath, [script, '--if-stale'], { stdio: 'inherit' });
+  if (r.status !== 0) process.stderr.write(`console: the build failed; the host starts ${consoleBuilt() ? 'with the previous build' : 'without it'}\n`);
 }
 
 async function serve(): Promise<void> {
   const cfg = config();
-  buildConsoleIfMissing(cfg);
+  buildConsoleIfStale(cfg);
   const host = await createHost(cfg);
   const log = host.logger;
   const keys = host.app.get(ApiKeyService);

@@ -1,6 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, call } from './api/client';
+import { api, ApiError, call, CREDENTIAL_REFUSED } from './api/client';
 import { runsServed } from './api/runs';
 import { ConnectionsPage } from './pages/connections';
 import { GoalsPage } from './pages/goals';
@@ -195,6 +195,17 @@ function App() {
   useEffect(() => {
     if (identity && can(identity, 'runs:read')) void runsServed().then(setRuns);
   }, [identity]);
+
+  // A credential revoked or expired while signed in: back to the sign-in form, saying why.
+  useEffect(() => {
+    const refused = (e: Event) => {
+      clearCredential();
+      setError((e as CustomEvent<ApiError>).detail);
+      setIdentity(null);
+    };
+    window.addEventListener(CREDENTIAL_REFUSED, refused);
+    return () => window.removeEventListener(CREDENTIAL_REFUSED, refused);
+  }, []);
 
   if (checking) return <p role="status">Checking the credential…</p>;
   if (!identity) {

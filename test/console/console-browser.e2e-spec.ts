@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { BrowserContext, Page } from 'playwright-core';
+import { ApiKeyService } from '../../src/platform/identity/api-key.service';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -170,6 +171,20 @@ describe('operator console in a browser', () => {
     await page.reload();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual([]);
+  });
+
+  it('a key revoked mid-session sends the console back to sign-in, saying why, and forgets the key', async () => {
+    const keys = t.app.get(ApiKeyService);
+    const { key, view } = await keys.create({ tenant: 'acme', principal: 'temp', roles: ['viewer'] });
+    const page = await signIn(key);
+    await keys.revoke(view.id, 'acme');
+    await goTo(page, 'Goals').catch(() => undefined);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.locator('.error-code').textContent()).toBe('unauthenticated');
+    expect(await alert.locator('.error-message').textContent()).toBe('The API key has been revoked.');
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate('Object.keys(sessionStorage)')).toEqual([]);
   });

@@ -20,11 +20,22 @@ export class ApiError extends Error {
   }
 }
 
+/** Raised when the host stops accepting the signed-in credential (revoked or expired mid-session). */
+export const CREDENTIAL_REFUSED = 'openwop-console:credential-refused';
+
+export function reportRefusal(status: number, body: unknown): void {
+  if (status === 401 && credential()) window.dispatchEvent(new CustomEvent(CREDENTIAL_REFUSED, { detail: toApiError(status, body) }));
+}
+
 const auth: Middleware = {
   onRequest({ request }) {
     const token = credential();
     if (token) request.headers.set('authorization', `Bearer ${token}`);
     return request;
+  },
+  async onResponse({ response }) {
+    if (response.status === 401) reportRefusal(401, await response.clone().json().catch(() => undefined));
+    return response;
   },
 };
 

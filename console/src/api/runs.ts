@@ -4,7 +4,7 @@
  * without a run engine has none of these routes in its OpenAPI document; when it does, these calls
  * can move to the generated client.
  */
-import { ApiError, toApiError } from './client';
+import { ApiError, reportRefusal, toApiError } from './client';
 import { credential } from '../session';
 
 export type RunStatus =
@@ -67,6 +67,7 @@ async function request(path: string, init: RequestInit = {}): Promise<Response> 
 
 async function json<T>(res: Response): Promise<T> {
   const body: unknown = await res.json().catch(() => undefined);
+  reportRefusal(res.status, body);
   if (!res.ok) throw toApiError(res.status, body);
   return body as T;
 }
