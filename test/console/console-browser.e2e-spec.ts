@@ -293,6 +293,22 @@ describe('operator console in a browser', () => {
     expect(await row.textContent()).toContain('bound');
     expect(await page.content()).not.toContain(secret);
     await shot(page, '04-connections');
+
+    // Rotate (write-only again), then delete.
+    const rotated = `ghp_${randomBytes(12).toString('hex')}`;
+    await page.getByRole('button', { name: 'Rotate credential of acme-github' }).click();
+    await page.getByLabel('New credential for acme-github').fill(rotated);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Credential of acme-github rotated.').waitFor();
+    expect(await page.content()).not.toContain(rotated);
+    const conn = (await t.api(adminA).GET('/v1/connections')).data!.connections.find((c) => c.name === 'acme-github')!;
+    expect(conn.credentialBound).toBe(true);
+    expect(JSON.stringify(conn)).not.toContain(rotated);
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Delete acme-github' }).click();
+    await page.getByText('Connection acme-github deleted.').waitFor();
+    await row.waitFor({ state: 'detached' });
+    expect((await t.api(adminA).GET('/v1/connections/{id}', { params: { path: { id: conn.id } } })).response.status).toBe(404);
   });
 
   it('plans an import as a dry run (nothing written) before applying it, with the plan shown', async () => {
@@ -378,6 +394,21 @@ describe('operator console in a browser', () => {
       await page.locator('dl.facts .badge-applied').waitFor();
       const stored = await gated.api(admin).GET('/v1/proposals/{id}', { params: { path: { id: created.data!.id } } });
       expect(stored.data!.state).toBe('applied');
+
+      // A second one is denied, with a reason: nothing is installed.
+      const second = await gated.api(admin).POST('/v1/proposals', {
+        body: { kind: 'prompt-template', title: 'Denied template', artifact: { templateId: 'acme.denied', version: '1.0.0', kind: 'system', text: 'No.' }, provenance: { sourceRunIds: [] } },
+      });
+      const opened = await gated.api(admin).POST('/v1/proposals/{id}/apply', { params: { path: { id: second.data!.id } } });
+      const gateId = opened.data!.pendingApprovalId!;
+      await page.reload();
+      await page.getByLabel('Reason (optional, recorded with the decision)').fill('not needed');
+      await page.getByRole('button', { name: `Deny gate for proposal ${second.data!.id}` }).click();
+      await page.getByText('No gate is waiting for a decision.').waitFor();
+      const gate = await gated.api(admin).GET('/v1/approvals/{id}', { params: { path: { id: gateId } } });
+      expect(gate.data!.state).toBe('denied');
+      expect(gate.data!.decisions[0].reason).toBe('not needed');
+      expect((await gated.http('GET', '/v1/prompt-templates/acme.denied', { token: admin })).status).toBe(404);
     } finally {
       await gated.close();
     }
