@@ -60,7 +60,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };

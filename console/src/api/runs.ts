@@ -74,7 +74,7 @@ async function json<T>(res: Response): Promise<T> {
 
 /** Whether this host serves runs: an unknown route answers 404, a served one 200 (or 401/403). */
 export async function runsServed(): Promise<boolean> {
-  const res = await request('/v1/runs?limit=1').catch(() => undefined);
+  const res = await request('/v1/runs').catch(() => undefined);
   return Boolean(res && res.status !== 404);
 }
 
@@ -106,7 +106,8 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
   let lastId: string | undefined;
   let stopped = false;
   const loop = async () => {
-    for (let attempt = 0; !stopped && attempt < 20; attempt++) {
+    // Reconnects after a dropped stream; gives up after 20 failures in a row (a served stream resets the count).
+    for (let failures = 0; !stopped && failures < 20; ) {
       try {
         const res = await request(`/v1/runs/${encodeURIComponent(runId)}/events`, {
           headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
@@ -116,6 +117,7 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
           onError(toApiError(res.status, await res.json().catch(() => undefined)));
           return;
         }
+        failures = 0;
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = '';
         for (;;) {
@@ -147,7 +149,7 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
         }
       } catch (e) {
         if (stopped || abort.signal.aborted) return;
-        if (attempt === 19) onError(new ApiError(0, 'network_error', e instanceof Error ? e.message : 'The event stream broke.'));
+        if (++failures === 20) onError(new ApiError(0, 'network_error', e instanceof Error ? e.message : 'The event stream broke.'));
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
