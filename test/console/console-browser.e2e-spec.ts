@@ -39,6 +39,9 @@ describe('operator console in a browser', () => {
   let adminB: string;
   let proposalA: { id: string; title: string };
   let goalA: string;
+  /** A second host: proposals activated through approval gates, and bearer JWTs accepted. */
+  let gated: TestApp;
+  const jwtSecret = randomBytes(32).toString('hex');
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
@@ -46,7 +49,10 @@ describe('operator console in a browser', () => {
     fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
     // Launch first: without Chromium the suite fails here, loudly, before anything else is set up.
     chrome = await launchChromium();
-    t = await createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } });
+    [t, gated] = await Promise.all([
+      createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } }),
+      createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: jwtSecret } }),
+    ]);
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.getHttpServer().address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -94,22 +100,24 @@ describe('operator console in a browser', () => {
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => undefined);
     await chrome?.close();
-    await t?.close();
+    await Promise.all([t?.close(), gated?.close()]);
   });
 
-  async function openConsole(): Promise<Page> {
+  async function openConsole(pageName?: string): Promise<Page> {
     const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
     contexts.push(context);
     const page = await context.newPage();
-    await page.goto(`${base}/console/`);
+    await page.goto(`${base}/console/${pageName ? `#/${pageName.toLowerCase()}` : ''}`);
     return page;
   }
 
-  async function signIn(token: string): Promise<Page> {
-    const page = await openConsole();
+  /** Signs in on the console's address for a page (`#/goals`), landing on that page. */
+  async function signIn(token: string, pageName?: string): Promise<Page> {
+    const page = await openConsole(pageName);
     await page.getByLabel('API key').fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    if (pageName) await page.getByRole('heading', { level: 1, name: pageName }).waitFor();
     return page;
   }
 
@@ -214,8 +222,7 @@ describe('operator console in a browser', () => {
   });
 
   it('reviews a proposal: revises it with a side-by-side diff, compares revisions, then applies it', async () => {
-    const page = await signIn(adminA);
-    await goTo(page, 'Proposals');
+    const page = await signIn(adminA, 'Proposals');
     await page.getByRole('button', { name: proposalA.title }).click();
     const editor = page.getByLabel('Artifact (JSON)');
     await editor.waitFor();
@@ -251,8 +258,7 @@ describe('operator console in a browser', () => {
   });
 
   it('shows a goal against its bounds with its verdict history, and pauses it', async () => {
-    const page = await signIn(adminA);
-    await goTo(page, 'Goals');
+    const page = await signIn(adminA, 'Goals');
     await page.getByRole('button', { name: 'Keep the Acme release checklist green' }).click();
     const iterations = page.getByRole('progressbar', { name: 'Iterations' });
     await iterations.waitFor();
@@ -270,8 +276,7 @@ describe('operator console in a browser', () => {
   });
 
   it('shows the consent plan before a credential can be set, and never shows the credential', async () => {
-    const page = await signIn(adminA);
-    await goTo(page, 'Connections');
+    const page = await signIn(adminA, 'Connections');
     await page.getByRole('button', { name: 'Connect to github' }).click();
     const plan = page.getByRole('list', { name: 'Consent steps' });
     await plan.waitFor();
@@ -318,8 +323,7 @@ describe('operator console in a browser', () => {
     expect((await t.api(adminA).POST('/v1/proposals/{id}/apply', { params: { path: { id: digest.data!.id } } })).response.status).toBe(200);
     const exported = await t.http('GET', '/v1/export', { token: adminA });
     expect(exported.status).toBe(200);
-    const page = await signIn(adminB);
-    await goTo(page, 'Portability');
+    const page = await signIn(adminB, 'Portability');
     await page.getByLabel('Bundle file (JSON)').setInputFiles({ name: 'acme-export.json', mimeType: 'application/json', buffer: Buffer.from(exported.text) });
     await page.getByRole('button', { name: 'Plan import (dry run)' }).click();
     const plan = page.getByRole('region', { name: 'Dry-run plan' });
@@ -348,8 +352,7 @@ describe('operator console in a browser', () => {
   });
 
   it('a server error in an action is shown with its canonical error and message', async () => {
-    const page = await signIn(adminA);
-    await goTo(page, 'Portability');
+    const page = await signIn(adminA, 'Portability');
     await page.getByLabel('…or paste the bundle').fill('{"bundleVersion": "nope", "items": "x"}');
     await page.getByRole('button', { name: 'Plan import (dry run)' }).click();
     const alert = page.getByRole('alert');
@@ -360,9 +363,7 @@ describe('operator console in a browser', () => {
   });
 
   it('signs in with a JWT where JWTs are configured; under approval-gate activation, apply opens a gate granted from the console', async () => {
-    const secret = randomBytes(32).toString('hex');
-    const gated = await createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: secret } });
-    try {
+    {
       await gated.app.listen({ port: 0, host: '127.0.0.1' });
       const address = gated.app.getHttpServer().address();
       const gatedBase = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -375,7 +376,7 @@ describe('operator console in a browser', () => {
       contexts.push(context);
       const page = await context.newPage();
       await page.goto(`${gatedBase}/console/#/proposals`);
-      const token = jwt.sign({ tenant: 'acme', roles: ['admin'] }, secret, { algorithm: 'HS256', subject: 'jo', expiresIn: 300 });
+      const token = jwt.sign({ tenant: 'acme', roles: ['admin'] }, jwtSecret, { algorithm: 'HS256', subject: 'jo', expiresIn: 300 });
       await page.getByLabel('Bearer token (JWT)').check();
       await page.getByLabel('Bearer token', { exact: true }).fill(token);
       await page.getByRole('button', { name: 'Sign in' }).click();
@@ -409,8 +410,6 @@ describe('operator console in a browser', () => {
       expect(gate.data!.state).toBe('denied');
       expect(gate.data!.decisions[0].reason).toBe('not needed');
       expect((await gated.http('GET', '/v1/prompt-templates/acme.denied', { token: admin })).status).toBe(404);
-    } finally {
-      await gated.close();
     }
   });
 
@@ -498,8 +497,7 @@ describe('operator console in a browser', () => {
   });
 
   it('two tenants each see only their own proposals and goals', async () => {
-    const b = await signIn(adminB);
-    await goTo(b, 'Proposals');
+    const b = await signIn(adminB, 'Proposals');
     await b.getByRole('button', { name: 'Globex secret plan' }).waitFor();
     expect(await b.getByText(proposalA.title).count()).toBe(0);
     await goTo(b, 'Goals');
@@ -507,8 +505,7 @@ describe('operator console in a browser', () => {
     expect(await b.getByText('Keep the Acme release checklist green').count()).toBe(0);
     await shot(b, '07-tenant-b-goals');
 
-    const a = await signIn(adminA);
-    await goTo(a, 'Proposals');
+    const a = await signIn(adminA, 'Proposals');
     await a.getByRole('button', { name: proposalA.title }).waitFor();
     expect(await a.getByText('Globex secret plan').count()).toBe(0);
   });
@@ -530,7 +527,6 @@ describe('operator console in a browser', () => {
     await goTo(page, 'Connections');
     await page.getByRole('row', { name: /acme-slack/ }).waitFor();
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
-    await expectAccessible(page);
     await shot(page, '08-viewer-connections');
     // The Portability page is not reachable by its address either.
     await page.goto(`${base}/console/#/portability`);
