@@ -28,7 +28,7 @@ module.exports = async () => {
   return {
     rootDir: __dirname,
     testEnvironment: 'node',
-    testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
+    testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     // A few dependencies ship ES modules only; SWC turns them into CommonJS for Jest on Node 20.
     transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser)/)'],

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CAPABILITY_MODULES } from './capabilities';
+import { ConsoleModule } from './console/console.module';
 import { PlatformModule, PlatformOptions } from './platform/platform.module';
 import type { LoadedPlugin } from './platform/plugins/plugin-loader';
 
@@ -7,13 +8,13 @@ export interface AppOptions extends PlatformOptions {
   plugins: LoadedPlugin[];
 }
 
-/** The host: the platform, every capability module, and the plugins that loaded. */
+/** The host: the platform, every capability module, the operator console, and the plugins that loaded. */
 @Module({})
 export class AppModule {
   static forRoot(options: AppOptions): DynamicModule {
     return {
       module: AppModule,
-      imports: [PlatformModule.forRoot(options), ...CAPABILITY_MODULES, ...options.plugins.map((p) => p.module)],
+      imports: [PlatformModule.forRoot(options), ...CAPABILITY_MODULES, ConsoleModule, ...options.plugins.map((p) => p.module)],
     };
   }
 }

@@ -1,8 +1,11 @@
 import 'reflect-metadata';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIGRATIONS } from '../migrations';
 import { createHost } from './bootstrap';
+import { consoleBuilt } from './console/console-assets';
 import { ConfigError, HostConfig, loadHostConfig } from './platform/config/host-config';
 import { openDatabase } from './platform/database/data-source.factory';
 import { migrationStatus, runMigrations } from './platform/database/migration-runner';
@@ -31,8 +34,20 @@ function keyService(h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig
   return new ApiKeyService(h.dataSource, cfg);
 }
 
+/**
+ * The console is built on install (`prepare`); a clone installed with --ignore-scripts, or sources
+ * changed since (a pull), are built here before listening. A no-op when the build is current.
+ */
+function buildConsoleIfStale(cfg: HostConfig): void {
+  if (!cfg.consoleEnabled) return;
+  const script = path.join(__dirname, '..', 'bin', 'build-console.js');
+  const r = spawnSync(process.execPath, [script, '--if-stale'], { stdio: 'inherit' });
+  if (r.status !== 0) process.stderr.write(`console: the build failed; the host starts ${consoleBuilt() ? 'with the previous build' : 'without it'}\n`);
+}
+
 async function serve(): Promise<void> {
   const cfg = config();
+  buildConsoleIfStale(cfg);
   const host = await createHost(cfg);
   const log = host.logger;
   const keys = host.app.get(ApiKeyService);
@@ -56,6 +71,7 @@ async function serve(): Promise<void> {
         '',
         `Manage keys with: npx openwop-host keys create --tenant default --principal me --role editor`,
         `API reference: ${base}/docs`,
+        `Operator console: ${base}/console/ (sign in with the key above)`,
         '',
       ].join('\n'),
     );

@@ -18,6 +18,7 @@ import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
 import { metricsControllers } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
+import { WhoAmIController } from './identity/whoami.controller';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
@@ -56,7 +57,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

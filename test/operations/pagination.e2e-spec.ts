@@ -30,6 +30,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/runs/{runId}/events/poll': 'pages by the protocol’s own cursor, lastSequence (gap-free per stream)',
   '/v1/host/sample/test/runs/{runId}/events': 'the conformance seam returns a run’s whole event log as the suite expects',
   '/v1/connection-providers/{providerId}/consent-plan': 'one plan (its steps are the ordered consent steps of one provider), not a list',
+  '/v1/whoami': 'the caller\'s own principal; its arrays are the credential\'s scopes and roles, not a list of resources',
 };
 
 interface Ctx {

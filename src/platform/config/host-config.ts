@@ -38,6 +38,8 @@ export interface HostConfig {
   schedulerEnabled: boolean;
   instanceId: string;
   toolSourceTimeoutMs: number;
+  /** Serve the operator console at /console. */
+  consoleEnabled: boolean;
   /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
   metrics: 'public' | 'scope' | 'off';
   rateLimit: RateLimitConfig;
@@ -119,6 +121,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_RATE_LIMIT_AUTH_FAILURES', default: '60/60s', description: 'Requests refused with 401 allowed per client address; past it the address gets 429 until the window ends.' },
   { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
+  { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -265,5 +268,6 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
         public: budget(env, 'OPENWOP_RATE_LIMIT_PUBLIC', '1200/60s'),
       },
     },
+    consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
   };
 }
