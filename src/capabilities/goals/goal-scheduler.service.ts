@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { In, DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
-import { GoalClock } from './goal-clock';
+import { GoalClock, GoalLease } from './goal-clock';
+import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
 import { GoalExtensionsService } from './goal-extensions.service';
-import { crossedBound, nextDueAt } from './goal-policy';
+import { crossedBound } from './goal-policy';
+import { hydrateGoals, rowsOf } from './goal-rows';
 import { GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
-import { GoalsService } from './goals.service';
 
 export interface SchedulerPassResult {
   /** Goals claimed (each at most once per pass). */
@@ -35,6 +36,9 @@ export interface RunOnceOptions {
 
 const TICKER = 'goals.continuation';
 
+/** SQL: the claimed goal's arm asks for a new run (nothing in flight; schedule continuation, not paused). */
+const WANTS_RUN_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND g."continuation_mode" = 'schedule' AND NOT g."paused")`;
+
 /**
  * The continuation scheduler of standing goals. Every replica ticks (OPENWOP_SCHEDULER_TICK_MS) and
  * claims due goals with `FOR UPDATE SKIP LOCKED` plus a lease (owner + expiry) on the goal rows, so
@@ -42,6 +46,10 @@ const TICKER = 'goals.continuation';
  * conditional on still holding the lease, and a crashed replica's lease simply expires and another
  * replica resumes the same iteration (same idempotency key, same in-flight run). A goal due long ago
  * gets one catch-up iteration: the next slot is always counted from the time of the pass.
+ *
+ * A pass costs a fixed number of statements per claimed batch, not per goal: one claim that returns
+ * the rows and reserves their idempotency keys, and the continuation step (one read, one transaction)
+ * that records every outcome, re-arms every goal and appends every event of the batch.
  */
 @Injectable()
 export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -51,7 +59,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
 
   constructor(
     private readonly ds: DataSource,
-    private readonly goals: GoalsService,
+    private readonly continuation: GoalContinuationService,
     private readonly extensions: GoalExtensionsService,
     private readonly clock: GoalClock,
     private readonly health: HealthService,
@@ -96,6 +104,8 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
    */
   async runOnce(opts: RunOnceOptions = {}): Promise<SchedulerPassResult> {
     const now = opts.now ?? (await this.clock.now());
+    // Every claim of this pass expires at now + leaseMs, counted from here.
+    const lease = this.clock.lease(now, this.settings.leaseMs);
     const signal = opts.signal ?? this.abort.signal;
     const owner = `${this.config.instanceId}:${randomUUID()}`;
     const result: SchedulerPassResult = { claimed: 0, dispatched: 0, recorded: 0, closed: 0, fenced: 0, failed: 0 };
@@ -104,120 +114,105 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       const batch = await this.claim(now, owner, Math.min(this.settings.batchSize, limit - result.claimed));
       if (!batch.length) break;
       result.claimed += batch.length;
-      await pool(batch, this.settings.concurrency, (g) => this.work(g, now, owner, signal, result));
+      const items = await this.dispatch(batch, now, lease, signal, result);
+      let settled: ContinuationResult[];
+      try {
+        settled = await this.continuation.settle(items, { now, fence: owner, onNoVerdict: 'unsatisfied' });
+      } catch (e) {
+        // Nothing of the batch was written: its claims expire and another pass resumes the same iterations.
+        result.failed += batch.length;
+        this.logger.warn({ err: (e as Error).message }, 'recording a goal batch failed; its iterations are retried after the lease');
+        this.health.report('goals.scheduler', false, `recording a goal batch failed: ${(e as Error).name}`);
+        continue;
+      }
+      for (const r of settled) {
+        if (r.status === 'recorded') result.recorded++;
+        else if (r.status === 'closed') result.closed++;
+        else if (r.status === 'fenced') result.fenced++;
+      }
     }
     if (result.failed === 0) this.health.report('goals.scheduler', true);
     return result;
   }
 
-  /** Claims up to `limit` due goals for `owner` until now + leaseMs (rows another replica holds are skipped). */
+  /**
+   * Claims up to `limit` due goals for `owner` until now + leaseMs and returns them whole, in one
+   * statement (rows another replica holds are skipped). The same statement reserves the next
+   * idempotency key of every claimed goal whose arm asks for a new run, so the key is persisted
+   * before any worker is asked: a replica that takes over after a crash asks again with the same
+   * key instead of starting a second run.
+   */
   private async claim(now: Date, owner: string, limit: number): Promise<GoalEntity[]> {
     const expires = new Date(now.getTime() + this.settings.leaseMs);
-    const rows = (await this.ds.query(
-      `WITH due AS (
-         SELECT "id" FROM "goal"
-         WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
-         ORDER BY "next_due_at"
-         LIMIT $2
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE "goal" SET "lease_owner" = $3, "lease_expires_at" = $4 FROM due WHERE "goal"."id" = due."id"
-       RETURNING "goal"."id"`,
-      [now, limit, owner, expires],
-    )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
-    const ids = (Array.isArray(rows[0]) ? rows[0] : rows) as Array<{ id: string }>;
-    if (!ids.length) return [];
-    return this.ds.getRepository(GoalEntity).find({ where: { id: In(ids.map((r) => r.id)), leaseOwner: owner } });
+    const raw = rowsOf<Record<string, unknown>>(
+      await this.ds.query(
+        `WITH due AS (
+           SELECT "id" FROM "goal"
+           WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
+           ORDER BY "next_due_at"
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED
+         )
+         UPDATE "goal" g SET "lease_owner" = $3, "lease_expires_at" = $4,
+           "dispatch_key" = CASE WHEN ${WANTS_RUN_SQL} THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE g."dispatch_key" END,
+           "dispatch_count" = CASE WHEN ${WANTS_RUN_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END
+         FROM due WHERE g."id" = due."id"
+         RETURNING g.*`,
+        [now, limit, owner, expires],
+      ),
+    );
+    // Oldest due first, as claimed.
+    return hydrateGoals(this.ds, raw).sort((a, b) => (a.nextDueAt?.getTime() ?? 0) - (b.nextDueAt?.getTime() ?? 0));
   }
 
-  private async work(goal: GoalEntity, now: Date, owner: string, signal: AbortSignal, result: SchedulerPassResult): Promise<void> {
+  /**
+   * Works a claimed batch up to the continuation step: which goals close at a bound, which have
+   * nothing to start, and for the others the worker's start/collect, in lanes (settings.concurrency).
+   * Before each start the lane checks that the claim still holds by the goal clock (with a margin),
+   * so a replica that stalled past its lease starts nothing more once it wakes up; every write after
+   * that is fenced in the database anyway.
+   */
+  private async dispatch(batch: GoalEntity[], now: Date, lease: GoalLease, signal: AbortSignal, result: SchedulerPassResult): Promise<ContinuationItem[]> {
+    const items: ContinuationItem[] = batch.map((goal) => ({ goal, intent: { kind: 'rearm' } }));
+    await pool(batch.map((_, i) => i), Math.max(1, this.settings.concurrency), async (i) => {
+      items[i].intent = await this.iterate(batch[i], now, signal, result, lease);
+    });
+    return items;
+  }
+
+  /** One goal's iteration up to the continuation step. */
+  private async iterate(goal: GoalEntity, now: Date, signal: AbortSignal, result: SchedulerPassResult, lease: GoalLease): Promise<ContinuationIntent> {
     try {
       // Bounds first, even when no run reports: a goal past its deadline closes now.
-      if (crossedBound(goal, now)) {
-        const closed = await this.ds.transaction(async (m) => {
-          const g = await this.goals.lockGoal(m, goal, owner);
-          if (!g || g.state !== 'active') return false;
-          await this.goals.closeIn(m, g, 'bound-exceeded', now);
-          return true;
-        });
-        if (closed) result.closed++;
-        else result.fenced++;
-        return;
-      }
-      const worker = goal.pendingRunId || goal.dispatchKey || (goal.continuationMode === 'schedule' && !goal.paused) ? this.extensions.worker(goal.worker) : undefined;
-      const inFlight = Boolean(goal.pendingRunId || goal.dispatchKey);
-      if (!inFlight && (goal.paused || goal.continuationMode !== 'schedule')) {
-        // Nothing to start (paused, or manual): just re-arm the deadline check.
-        await this.release(goal, owner, now, 'rearm');
-        return;
-      }
+      if (crossedBound(goal, now)) return { kind: 'close-bound' };
+      // Nothing in flight and nothing reserved by the claim: paused, manual or not armed.
+      if (!goal.pendingRunId && !goal.dispatchKey) return { kind: 'rearm' };
+      const worker = this.extensions.worker(goal.worker);
       if (!worker) {
         this.health.report('goals.scheduler', false, `goal worker "${goal.worker}" is not available`);
         result.failed++;
-        await this.release(goal, owner, now, 'retry');
-        return;
+        return { kind: 'retry' };
       }
-      const subject = this.goals.subjectOf(goal);
+      const subject = this.continuation.subjectOf(goal);
       let runId = goal.pendingRunId;
       if (!runId) {
-        // Dispatch: the idempotency key is persisted before the worker is asked, so a replica that
-        // takes over after a crash asks again with the same key instead of starting a second run.
-        let key = goal.dispatchKey;
-        if (!key) {
-          key = `${goal.id}:${goal.dispatchCount + 1}`;
-          const set = await this.ds.query(
-            `UPDATE "goal" SET "dispatch_key" = $1, "dispatch_count" = "dispatch_count" + 1
-             WHERE "id" = $2 AND "lease_owner" = $3 AND "state" = 'active' AND NOT "paused" AND "continuation_mode" = 'schedule' AND "dispatch_key" IS NULL`,
-            [key, goal.id, owner],
-          );
-          if (affected(set) !== 1) {
-            // Paused, switched to manual or closed since the claim (or the claim was lost): start nothing.
-            if (!(await this.release(goal, owner, now, 'rearm'))) result.fenced++;
-            return;
-          }
-        }
-        const started = await worker.start(subject, { idempotencyKey: key, signal });
+        // The claim ran out while this replica was busy or stalled: another replica owns the goal now.
+        if (!(await lease.held())) return { kind: 'rearm' };
+        const started = await worker.start(subject, { idempotencyKey: goal.dispatchKey!, signal });
         result.dispatched++;
         runId = started.runId;
-        goal.dispatchKey = key;
       }
       const outcome = await worker.collect(subject, runId, signal);
-      if (!outcome) {
-        // Still running: remember the run (until now the dispatch key alone identified it) and poll later.
-        if (!(await this.release(goal, owner, now, 'poll', runId))) result.fenced++;
-        return;
-      }
-      const recorded = await this.goals.recordOutcome(goal, { ...outcome, runId }, { now, fence: owner, onNoVerdict: 'unsatisfied', known: goal });
-      if (recorded.fenced) result.fenced++;
-      else if (recorded.recorded) result.recorded++;
+      // Still running: remember the run (until now the dispatch key alone identified it) and poll later.
+      if (!outcome) return { kind: 'poll', runId };
+      return { kind: 'record', outcome: { ...outcome, runId } };
     } catch (e) {
       result.failed++;
       this.logger.warn({ goalId: goal.id, err: (e as Error).message }, 'goal iteration failed; retrying later');
       this.health.report('goals.scheduler', false, `a goal worker failed: ${(e as Error).name}`);
-      await this.release(goal, owner, now, 'retry').catch(() => undefined);
+      return { kind: 'retry' };
     }
   }
-
-  /** Gives the claim back with the goal's next due time, computed from the fresh row. False when the claim was lost. */
-  private async release(goal: GoalEntity, owner: string, now: Date, why: 'rearm' | 'poll' | 'retry', pendingRunId?: string): Promise<boolean> {
-    return this.ds.transaction(async (m) => {
-      const g = await this.goals.lockGoal(m, goal, owner);
-      if (!g) return false;
-      if (pendingRunId && g.state === 'active') g.pendingRunId = pendingRunId;
-      let due = nextDueAt(g, now, { slot: this.goals.armedSlot(g, now, false), pollMs: this.goals.pollMs(g) });
-      if (why === 'retry' && g.state === 'active') {
-        const retry = new Date(now.getTime() + this.settings.retryDelayMs);
-        due = due && due < retry ? due : retry;
-      }
-      await m.getRepository(GoalEntity).update({ id: g.id, tenant: g.tenant }, { nextDueAt: due, pendingRunId: g.pendingRunId, leaseOwner: null, leaseExpiresAt: null });
-      return true;
-    });
-  }
-}
-
-function affected(res: unknown): number {
-  // pg through TypeORM answers [rows, count] for UPDATE.
-  return Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
 }
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { GoalClock } from './goal-clock';
+import { GoalContinuationService } from './goal-continuation.service';
 import { GoalExtensionsService } from './goal-extensions.service';
 import { GoalSchedulerService } from './goal-scheduler.service';
 import { GoalsAdvertiser } from './goals.advertiser';
@@ -21,10 +22,11 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     HostSchemaJudge,
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
+    GoalContinuationService,
     GoalsService,
     GoalSchedulerService,
     GoalsAdvertiser,
   ],
-  exports: [GoalsService, GoalSchedulerService, GoalExtensionsService, GoalClock],
+  exports: [GoalsService, GoalContinuationService, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })
 export class GoalsModule {}
