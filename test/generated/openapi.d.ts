@@ -1266,13 +1266,18 @@ export interface components {
         };
         /**
          * GoalCreateRequest
-         * @description Creates a standing goal (RFC 0097 entity shape) plus host extensions: `criteria` (the JSON Schema a run's output must satisfy for the `host` judge), `schedule` (interval or cron of a `schedule` goal) and `worker` (the goal worker that re-engages work). `bounds` are required while agents.goals.requiresBounds is advertised (422 otherwise). armRef is assigned by the host.
+         * @description Creates a standing goal (RFC 0097 entity shape) plus host extensions: `criteria` (the JSON Schema a run's output must satisfy for the `host` judge), `schedule` (interval or cron of a `schedule` goal, or the tick of a `heartbeat` goal), `commitment` (the fire instant of a `commitment` goal) and `worker` (the goal worker that re-engages work). `bounds` are required while agents.goals.requiresBounds is advertised (422 otherwise). armRef is assigned by the host.
          */
         GoalCreateRequest: {
             bounds?: {
                 maxCostUsd?: number;
                 maxLoopIterations?: number;
                 runTimeoutMs?: number;
+            };
+            /** @description Commitment continuation (RFC 0068, time condition): the instant the goal's standing commitment fires. It fires once, starting one run; setting it again (PATCH) re-arms it. Required for, and only for, commitment mode. */
+            commitment?: {
+                /** Format: date-time */
+                at: string;
             };
             completion: {
                 /** @enum {string} */
@@ -1292,7 +1297,7 @@ export interface components {
             schedule?: components["schemas"]["GoalCreateRequest_schedule"];
             /** @description Refused with 422 unless `active`: the state is set by the host. */
             state?: string;
-            /** @description Goal worker id (default: the host's default worker). Schedule mode only. */
+            /** @description Goal worker id (default: the host's default worker). Schedule, commitment and heartbeat modes. */
             worker?: string;
         };
         GoalCreateRequest_schedule: {
@@ -1317,9 +1322,14 @@ export interface components {
         };
         /**
          * GoalUpdateRequest
-         * @description Edits an active goal: objective, completion, continuation and the host extensions criteria, schedule and worker. A client `state` is refused with 422: completion is the judge's alone, and pause/resume/abandon have their own routes.
+         * @description Edits an active goal: objective, completion, continuation and the host extensions criteria, schedule, commitment and worker. A client `state` is refused with 422: completion is the judge's alone, and pause/resume/abandon have their own routes.
          */
         GoalUpdateRequest: {
+            /** @description Commitment continuation (RFC 0068, time condition): the instant the goal's standing commitment fires. It fires once, starting one run; setting it again re-arms the commitment. Commitment mode only. */
+            commitment?: {
+                /** Format: date-time */
+                at: string;
+            };
             completion?: {
                 /** @enum {string} */
                 check: "verifier" | "host";
@@ -3862,6 +3872,11 @@ export interface operations {
                         accumulatedCostUsd: number;
                         /** Format: date-time */
                         closedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the armed commitment of a commitment goal fires (null once fired, until re-armed).
+                         */
+                        commitmentAt: string | null;
                         /** @description JSON Schema criteria of the host judge. */
                         criteria: Record<string, never> | null;
                         goalId: string;
@@ -3874,7 +3889,7 @@ export interface operations {
                         paused: boolean;
                         /** @description The run of the iteration in flight. */
                         pendingRunId: string | null;
-                        /** @description {intervalMs} or {cron, timezone?} of a schedule goal. */
+                        /** @description {intervalMs} or {cron, timezone?} of a schedule goal, or the tick of a heartbeat goal. */
                         schedule: Record<string, never> | null;
                         worker: string | null;
                     };

@@ -191,9 +191,9 @@ describe('openwop-runtime goal worker', () => {
     expect(await checkGoalWorkerContract(t.moduleRef.get(OpenWopRuntimeWorker), { waitMs: 1 })).toEqual([]);
   });
 
-  it('advertises schedule continuation because the runtime worker is configured (and it is the only worker)', async () => {
+  it('advertises schedule and commitment continuation because the runtime worker is configured (and it is the only worker; it has no heartbeat predicate)', async () => {
     expect(t.moduleRef.get(GoalExtensionsService).availableWorkerIds()).toEqual(['openwop-runtime']);
     const doc = await t.http('GET', '/.well-known/openwop');
-    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'manual']);
+    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'commitment', 'manual']);
   });
 });

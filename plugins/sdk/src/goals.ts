@@ -94,6 +94,25 @@ export interface GoalWorkerStartContext {
   signal: AbortSignal;
 }
 
+/** What a heartbeat predicate observed on one tick (RFC 0060). */
+export interface GoalHeartbeatObservation {
+  /**
+   * The observed state: an opaque JSON value the host persists (size-capped) and hands back as
+   * `priorState` on the next tick. The host compares it with the prior state: only a transition
+   * may start a run.
+   */
+  state: unknown;
+  /** On a transition, whether to start a run (default true). An unchanged tick never starts one. */
+  enqueue?: boolean;
+}
+
+export interface GoalHeartbeatContext {
+  /** The state the previous tick observed (null before the first tick). */
+  priorState: unknown;
+  /** Aborted when the evaluation exceeds the host's heartbeat runtime budget. */
+  signal: AbortSignal;
+}
+
 /**
  * A worker. `start` begins one run for a goal iteration and returns its id quickly; `collect` is
  * called on later scheduler ticks and returns the outcome once the run is terminal (undefined while
@@ -106,6 +125,12 @@ export interface GoalWorkerProvider {
   readonly pollIntervalMs?: number;
   start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }>;
   collect(goal: GoalWorkSubject, runId: string, signal: AbortSignal): Promise<GoalRunOutcome | undefined>;
+  /**
+   * Optional: the cheap, idempotent predicate of `heartbeat` continuation (RFC 0060). Called on each
+   * heartbeat tick while no run is in flight; it must observe external state and cause no side
+   * effect. A worker without `probe` does not serve heartbeat goals.
+   */
+  probe?(goal: GoalWorkSubject, ctx: GoalHeartbeatContext): Promise<GoalHeartbeatObservation>;
 }
 
 /** `id` is what a goal names in its `worker` field (e.g. `openwop-runtime`). */

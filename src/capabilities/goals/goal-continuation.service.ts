@@ -351,9 +351,14 @@ export class GoalContinuationService {
     return events.map(([type, payload]) => ({ scope: scopeOf(g), streamId: HOST_STREAM, type, payload, correlationId: g.id }));
   }
 
-  /** The next iteration slot of an armed schedule goal (null when nothing is armed). */
+  /**
+   * When the goal's arm next asks to be looked at (null when nothing is armed): the next slot of a
+   * schedule, the next tick of a heartbeat, or the instant of an armed commitment.
+   */
   armedSlot(g: GoalEntity, now: Date, immediate: boolean): Date | null {
-    if (g.state !== 'active' || g.paused || g.continuationMode !== 'schedule' || !g.schedule) return null;
+    if (g.state !== 'active' || g.paused) return null;
+    if (g.continuationMode === 'commitment') return g.commitmentAt ? new Date(g.commitmentAt) : null;
+    if ((g.continuationMode !== 'schedule' && g.continuationMode !== 'heartbeat') || !g.schedule) return null;
     if (immediate && 'intervalMs' in g.schedule) return now;
     return nextSlot(g.schedule, now);
   }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
+import canonicalize from 'canonicalize';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
@@ -36,8 +38,13 @@ export interface RunOnceOptions {
 
 const TICKER = 'goals.continuation';
 
-/** SQL: the claimed goal's arm asks for a new run (nothing in flight; schedule continuation, not paused). */
-const WANTS_RUN_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND g."continuation_mode" = 'schedule' AND NOT g."paused")`;
+/**
+ * SQL: the claimed goal's arm fires a new run (nothing in flight, not paused): every slot of a
+ * schedule, or a commitment whose instant has come. A heartbeat fires only on a predicate transition
+ * (see `heartbeat`).
+ */
+const FIRES_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND NOT g."paused"
+  AND (g."continuation_mode" = 'schedule' OR (g."continuation_mode" = 'commitment' AND g."commitment_at" <= $1)))`;
 
 /**
  * The continuation scheduler of standing goals. Every replica ticks (OPENWOP_SCHEDULER_TICK_MS) and
@@ -114,7 +121,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       const batch = await this.claim(now, owner, Math.min(this.settings.batchSize, limit - result.claimed));
       if (!batch.length) break;
       result.claimed += batch.length;
-      const items = await this.dispatch(batch, now, lease, signal, result);
+      const items = await this.dispatch(batch, now, owner, lease, signal, result);
       let settled: ContinuationResult[];
       try {
         settled = await this.continuation.settle(items, { now, fence: owner, onNoVerdict: 'unsatisfied' });
@@ -138,7 +145,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   /**
    * Claims up to `limit` due goals for `owner` until now + leaseMs and returns them whole, in one
    * statement (rows another replica holds are skipped). The same statement reserves the next
-   * idempotency key of every claimed goal whose arm asks for a new run, so the key is persisted
+   * idempotency key of every claimed goal whose arm fires (and spends a fired commitment), so the key is persisted
    * before any worker is asked: a replica that takes over after a crash asks again with the same
    * key instead of starting a second run.
    */
@@ -154,8 +161,10 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
            FOR UPDATE SKIP LOCKED
          )
          UPDATE "goal" g SET "lease_owner" = $3, "lease_expires_at" = $4,
-           "dispatch_key" = CASE WHEN ${WANTS_RUN_SQL} THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE g."dispatch_key" END,
-           "dispatch_count" = CASE WHEN ${WANTS_RUN_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END
+           "dispatch_key" = CASE WHEN ${FIRES_SQL} THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE g."dispatch_key" END,
+           "dispatch_count" = CASE WHEN ${FIRES_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END,
+           -- A commitment fires once: the claim that reserves its run spends it.
+           "commitment_at" = CASE WHEN ${FIRES_SQL} AND g."continuation_mode" = 'commitment' THEN NULL ELSE g."commitment_at" END
          FROM due WHERE g."id" = due."id"
          RETURNING g.*`,
         [now, limit, owner, expires],
@@ -172,26 +181,33 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
    * so a replica that stalled past its lease starts nothing more once it wakes up; every write after
    * that is fenced in the database anyway.
    */
-  private async dispatch(batch: GoalEntity[], now: Date, lease: GoalLease, signal: AbortSignal, result: SchedulerPassResult): Promise<ContinuationItem[]> {
+  private async dispatch(batch: GoalEntity[], now: Date, owner: string, lease: GoalLease, signal: AbortSignal, result: SchedulerPassResult): Promise<ContinuationItem[]> {
     const items: ContinuationItem[] = batch.map((goal) => ({ goal, intent: { kind: 'rearm' } }));
     await pool(batch.map((_, i) => i), Math.max(1, this.settings.concurrency), async (i) => {
-      items[i].intent = await this.iterate(batch[i], now, signal, result, lease);
+      items[i].intent = await this.iterate(batch[i], now, owner, signal, result, lease);
     });
     return items;
   }
 
   /** One goal's iteration up to the continuation step. */
-  private async iterate(goal: GoalEntity, now: Date, signal: AbortSignal, result: SchedulerPassResult, lease: GoalLease): Promise<ContinuationIntent> {
+  private async iterate(goal: GoalEntity, now: Date, owner: string, signal: AbortSignal, result: SchedulerPassResult, lease: GoalLease): Promise<ContinuationIntent> {
     try {
       // Bounds first, even when no run reports: a goal past its deadline closes now.
       if (crossedBound(goal, now)) return { kind: 'close-bound' };
-      // Nothing in flight and nothing reserved by the claim: paused, manual or not armed.
-      if (!goal.pendingRunId && !goal.dispatchKey) return { kind: 'rearm' };
+      const heartbeat = !goal.pendingRunId && !goal.dispatchKey && goal.continuationMode === 'heartbeat' && !goal.paused;
+      // Nothing in flight and nothing reserved by the claim: paused, manual, or an arm that did not fire.
+      if (!goal.pendingRunId && !goal.dispatchKey && !heartbeat) return { kind: 'rearm' };
       const worker = this.extensions.worker(goal.worker);
-      if (!worker) {
+      if (!worker || (heartbeat && typeof worker.probe !== 'function')) {
         this.health.report('goals.scheduler', false, `goal worker "${goal.worker}" is not available`);
         result.failed++;
         return { kind: 'retry' };
+      }
+      if (heartbeat) {
+        if (!(await lease.held())) return { kind: 'rearm' };
+        const key = await this.heartbeat(goal, worker, owner, signal);
+        if (!key) return { kind: 'rearm' };
+        goal.dispatchKey = key;
       }
       const subject = this.continuation.subjectOf(goal);
       let runId = goal.pendingRunId;
@@ -213,7 +229,71 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       return { kind: 'retry' };
     }
   }
+
+  /** A heartbeat tick of a claimed goal; answers the reserved idempotency key when a transition starts a run. */
+  private async heartbeat(goal: GoalEntity, worker: GoalWorkerProvider, owner: string, signal: AbortSignal): Promise<string | undefined> {
+    const tick = await observeHeartbeat(goal, worker.probe!.bind(worker), this.continuation.subjectOf(goal), {
+      maxRuntimeMs: this.settings.heartbeatMaxRuntimeMs,
+      maxStateBytes: this.settings.heartbeatMaxStateBytes,
+      signal,
+    });
+    if (tick.status === 'timeout' || tick.status === 'error') {
+      this.logger.warn({ goalId: goal.id, status: tick.status, reason: tick.reason }, 'goal heartbeat evaluation did not complete; nothing started');
+      return undefined;
+    }
+    if (tick.status === 'unchanged') return undefined;
+    const rows = rowsOf<{ dispatch_key: string | null }>(
+      await this.ds.query(
+        `UPDATE "goal" g SET "heartbeat_state" = $3::jsonb,
+           "dispatch_key" = CASE WHEN $4 THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE NULL END,
+           "dispatch_count" = CASE WHEN $4 THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END
+         WHERE g."id" = $1 AND g."lease_owner" = $2 AND g."state" = 'active' AND NOT g."paused" AND g."continuation_mode" = 'heartbeat'
+           AND g."dispatch_key" IS NULL AND g."pending_run_id" IS NULL
+         RETURNING g."dispatch_key"`,
+        [goal.id, owner, JSON.stringify(tick.state), tick.enqueue === true],
+      ),
+    );
+    if (!rows.length) return undefined;
+    goal.heartbeatState = tick.state;
+    if (rows[0].dispatch_key) goal.dispatchCount += 1;
+    return rows[0].dispatch_key ?? undefined;
+  }
 }
+
+/**
+ * One heartbeat tick (RFC 0060) of a goal: the worker's predicate observes external state, bounded by
+ * goals.heartbeatMaxRuntimeMs; only a transition from the persisted prior state may start a run. The
+ * new state and the run's idempotency key are written together, conditional on the claim, so a
+ * transition starts at most one run whichever replica sees it. Answers the key, or undefined when
+ * nothing starts (unchanged, over budget, failed, refused, or the claim was lost).
+ */
+export async function observeHeartbeat(
+  goal: GoalEntity,
+  probe: NonNullable<GoalWorkerProvider['probe']>,
+  subject: GoalWorkSubject,
+  opts: { maxRuntimeMs: number; maxStateBytes: number; signal: AbortSignal },
+): Promise<{ status: 'changed' | 'unchanged' | 'timeout' | 'error'; state?: unknown; enqueue?: boolean; reason?: string }> {
+  const budget = new AbortController();
+  const timer = setTimeout(() => budget.abort(), opts.maxRuntimeMs);
+  try {
+    const observed = await Promise.race([
+      probe(subject, { priorState: goal.heartbeatState ?? null, signal: AbortSignal.any([opts.signal, budget.signal]) }),
+      new Promise<never>((_, reject) => budget.signal.addEventListener('abort', () => reject(new HeartbeatTimeout()), { once: true })),
+    ]);
+    const state = observed?.state === undefined ? null : observed.state;
+    const text = canonicalize(state) ?? 'null';
+    if (Buffer.byteLength(text) > opts.maxStateBytes) return { status: 'error', reason: `the observed state exceeds ${opts.maxStateBytes} bytes` };
+    if (text === (canonicalize(goal.heartbeatState ?? null) ?? 'null')) return { status: 'unchanged' };
+    return { status: 'changed', state: JSON.parse(text) as unknown, enqueue: observed?.enqueue !== false };
+  } catch (e) {
+    if (e instanceof HeartbeatTimeout) return { status: 'timeout' };
+    return { status: 'error', reason: (e as Error)?.name ?? 'Error' };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class HeartbeatTimeout extends Error {}
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -11,7 +11,7 @@ import { GoalExtensionsService } from './goal-extensions.service';
 import { closeGoal, FinalGoalState, GoalContinuationService } from './goal-continuation.service';
 import { checkSchedule, deadlineOf, effectiveBounds, hasDeclaredBounds, nextDueAt } from './goal-policy';
 import { toGoalRunView, toGoalStatusView, toGoalView, GoalRunView, GoalStatusView, GoalView } from './goal-view';
-import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState } from './goal.entity';
+import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState, RUN_MODES } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 
@@ -25,6 +25,7 @@ interface CreateBody {
   bounds?: GoalBounds;
   criteria?: Record<string, unknown>;
   schedule?: GoalSchedule;
+  commitment?: { at: string };
   worker?: string;
   state?: string;
 }
@@ -52,11 +53,17 @@ export class GoalsService {
 
   /** The continuation modes this host serves (what agents.goals.continuation advertises). */
   servedModes(): GoalContinuationMode[] {
-    return this.extensions.availableWorkerIds().length ? ['schedule', 'manual'] : ['manual'];
+    const ids = this.extensions.availableWorkerIds();
+    const modes: GoalContinuationMode[] = [];
+    // schedule and commitment arms start runs through any worker; heartbeat needs a worker with a predicate.
+    if (ids.length) modes.push('schedule', 'commitment');
+    if (ids.some((id) => typeof this.extensions.worker(id)?.probe === 'function')) modes.push('heartbeat');
+    modes.push('manual');
+    return modes;
   }
 
-  defaultWorker(): string | undefined {
-    const ids = this.extensions.availableWorkerIds();
+  defaultWorker(mode: GoalContinuationMode = 'schedule'): string | undefined {
+    const ids = this.workersFor(mode);
     if (this.settings.defaultWorker) return ids.includes(this.settings.defaultWorker) ? this.settings.defaultWorker : undefined;
     if (ids.includes('openwop-runtime')) return 'openwop-runtime';
     return ids.length === 1 ? ids[0] : undefined;
@@ -77,11 +84,9 @@ export class GoalsService {
     const mode = this.checkMode(req.continuation.mode);
     if (req.criteria !== undefined && check !== 'host') throw new ValidationError('criteria apply to the host judge only.', { check });
     this.checkJudge(check, req.criteria);
-    const worker = mode === 'schedule' ? this.checkWorker(req.worker) : null;
-    if (mode !== 'schedule' && (req.worker !== undefined || req.schedule !== undefined)) {
-      throw new ValidationError('worker and schedule apply to schedule continuation only.', { mode });
-    }
-    const schedule = mode === 'schedule' ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
+    const worker = RUN_MODES.includes(mode) ? this.checkWorker(req.worker, mode) : null;
+    this.checkModeExtensions(mode, req);
+    const schedule = usesSchedule(mode) ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
 
     const now = await this.clock.now();
     const bounds = effectiveBounds(req.bounds ?? {}, this.settings.limits);
@@ -99,6 +104,8 @@ export class GoalsService {
       continuationMode: mode,
       armRef: null,
       schedule,
+      commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
+      heartbeatState: null,
       worker,
       bounds,
       deadlineAt: deadlineOf(now, bounds),
@@ -116,8 +123,8 @@ export class GoalsService {
       createdAt: now,
       updatedAt: now,
     });
-    // The arm (RFC 0052 job) is named after the goal, so the id is chosen here.
-    if (mode === 'schedule') goal.armRef = armRefOf(goal.id);
+    // The arm (RFC 0052 job, RFC 0068 commitment, RFC 0060 heartbeat) is named after the goal, so the id is chosen here.
+    goal.armRef = armRefOf(goal.id, mode);
     goal.nextDueAt = nextDueAt(goal, now, { slot: this.armedSlot(goal, now, true), pollMs: this.pollMs(goal) });
     await repo.insert(goal as QueryDeepPartialEntity<GoalEntity>);
     return toGoalView(goal);
@@ -168,16 +175,20 @@ export class GoalsService {
       g.criteria = criteria ?? null;
       const previousMode = g.continuationMode;
       if (req.continuation) g.continuationMode = this.checkMode(req.continuation.mode);
-      if (g.continuationMode === 'schedule') {
-        if (req.worker !== undefined || !g.worker) g.worker = this.checkWorker(req.worker ?? g.worker ?? undefined);
+      const mode = g.continuationMode;
+      this.checkModeExtensions(mode, req, mode !== previousMode);
+      // (A manual goal keeps its worker: a run it had in flight is still followed to its end.)
+      if (RUN_MODES.includes(mode) && (req.worker !== undefined || !g.worker || mode !== previousMode)) g.worker = this.checkWorker(req.worker ?? g.worker ?? undefined, mode);
+      if (usesSchedule(mode)) {
         if (req.schedule !== undefined) g.schedule = this.checkScheduleValue(req.schedule);
         g.schedule ??= { intervalMs: this.settings.defaultIntervalMs };
-        g.armRef = armRefOf(g.id);
-      } else {
-        if (req.worker !== undefined || req.schedule !== undefined) throw new ValidationError('worker and schedule apply to schedule continuation only.', { mode: g.continuationMode });
-        g.armRef = null;
       }
-      const rearm = g.continuationMode !== previousMode || req.schedule !== undefined;
+      // A new instant re-arms the commitment (it fires once per instant); leaving commitment mode disarms it.
+      if (mode !== 'commitment') g.commitmentAt = null;
+      else if (req.commitment) g.commitmentAt = new Date(req.commitment.at);
+      if (mode !== 'heartbeat') g.heartbeatState = null;
+      g.armRef = armRefOf(g.id, mode);
+      const rearm = g.continuationMode !== previousMode || req.schedule !== undefined || req.commitment !== undefined;
       if (rearm) g.nextDueAt = nextDueAt(g, now, { slot: this.armedSlot(g, now, true), pollMs: this.pollMs(g) });
       g.updatedAt = now;
     });
@@ -251,6 +262,8 @@ export class GoalsService {
       continuationMode: g.continuationMode,
       armRef: g.armRef,
       schedule: g.schedule as QueryDeepPartialEntity<GoalEntity>['schedule'],
+      commitmentAt: g.commitmentAt,
+      heartbeatState: g.heartbeatState as QueryDeepPartialEntity<GoalEntity>['heartbeatState'],
       worker: g.worker,
       iterations: g.iterations,
       costUsd: g.costUsd,
@@ -300,15 +313,32 @@ export class GoalsService {
     }
   }
 
-  private checkWorker(requested: string | undefined): string {
-    const id = requested ?? this.defaultWorker();
-    if (!id || !this.extensions.worker(id)) {
-      throw new UnprocessableError('worker_unavailable', requested ? `No goal worker "${requested}" is available.` : 'No goal worker is available for schedule continuation.', {
-        worker: requested ?? null,
-        available: this.extensions.availableWorkerIds(),
-      });
+  private checkWorker(requested: string | undefined, mode: GoalContinuationMode): string {
+    const id = requested ?? this.defaultWorker(mode);
+    const worker = id ? this.extensions.worker(id) : undefined;
+    if (!id || !worker || (mode === 'heartbeat' && typeof worker.probe !== 'function')) {
+      throw new UnprocessableError(
+        'worker_unavailable',
+        requested ? `No goal worker "${requested}" is available for ${mode} continuation.` : `No goal worker is available for ${mode} continuation.`,
+        { worker: requested ?? null, available: this.workersFor(mode) },
+      );
     }
     return id;
+  }
+
+  /** The available workers that can serve a mode (heartbeat: those with a predicate). */
+  private workersFor(mode: GoalContinuationMode): string[] {
+    return this.extensions.availableWorkerIds().filter((id) => mode !== 'heartbeat' || typeof this.extensions.worker(id)?.probe === 'function');
+  }
+
+  /** `schedule`, `commitment` and `worker` apply to the modes that use them, and commitment mode needs its instant. */
+  private checkModeExtensions(mode: GoalContinuationMode, req: UpdateBody, entering = true): void {
+    if (!RUN_MODES.includes(mode) && req.worker !== undefined) throw new ValidationError(`worker does not apply to ${mode} continuation.`, { mode });
+    if (!usesSchedule(mode) && req.schedule !== undefined) throw new ValidationError('schedule applies to schedule and heartbeat continuation only.', { mode });
+    if (mode !== 'commitment' && req.commitment !== undefined) throw new ValidationError('commitment applies to commitment continuation only.', { mode });
+    if (mode === 'commitment' && entering && req.commitment === undefined) {
+      throw new ValidationError('commitment continuation needs commitment.at, the instant its commitment fires.', { violations: [{ path: '/commitment', message: 'is required for commitment continuation', keyword: 'required' }] });
+    }
   }
 
   private checkScheduleValue(schedule: GoalSchedule): GoalSchedule {
@@ -355,8 +385,16 @@ export class GoalsService {
   }
 }
 
-export function armRefOf(goalId: string): string {
-  return `goal:${goalId}:continuation`;
+/** The arm of a goal's continuation, named after the goal (null for manual: nothing is armed). */
+export function armRefOf(goalId: string, mode: GoalContinuationMode): string | null {
+  if (mode === 'schedule') return `goal:${goalId}:continuation`;
+  if (mode === 'commitment') return `goal:${goalId}:commitment`;
+  if (mode === 'heartbeat') return `goal:${goalId}:heartbeat`;
+  return null;
+}
+
+function usesSchedule(mode: GoalContinuationMode): boolean {
+  return mode === 'schedule' || mode === 'heartbeat';
 }
 
 /** A client never sets the state: completion is the judge's, the rest have their own verbs. */
