@@ -22,6 +22,21 @@ export interface GoalWorkSubject {
   objective: string;
   /** 1-based number of the iteration being worked on (contributing runs judged so far + 1). */
   iteration: number;
+  /** The goal's continuation arm (`continuation.armRef`: the RFC 0052 job, RFC 0068 commitment or RFC 0060 heartbeat). */
+  armRef?: string;
+  /**
+   * The workflow (chain) the goal asked its runs to execute (host extension `workflowId` of the goal),
+   * when it named one. A worker that runs workflows uses it, else its own configured workflow.
+   */
+  workflowId?: string;
+}
+
+/** A goal a worker is asked to serve, when it is created or edited (see {@link GoalWorkerProvider.accepts}). */
+export interface GoalWorkTarget {
+  tenant: string;
+  workspace?: string;
+  mode: 'schedule' | 'commitment' | 'heartbeat';
+  workflowId?: string;
 }
 
 /** An RFC 0090 `agent.verified` verdict (content-free). */
@@ -121,6 +136,12 @@ export interface GoalHeartbeatContext {
 export interface GoalWorkerProvider {
   /** Whether the worker can serve goals now (e.g. it is configured); an unavailable worker is not offered. */
   available?(): boolean;
+  /**
+   * Optional: whether this worker can serve a goal, asked when a goal chooses it (create, edit).
+   * Answer a reason to refuse (the client gets 422 `worker_rejected` with it), undefined to accept;
+   * e.g. a worker that starts workflow runs refuses a goal that names no workflow when it has none configured.
+   */
+  accepts?(goal: GoalWorkTarget): string | undefined;
   /** How soon to ask `collect` again about a run that is still running (default 1000 ms). */
   readonly pollIntervalMs?: number;
   start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }>;

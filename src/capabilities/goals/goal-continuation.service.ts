@@ -5,6 +5,7 @@ import { ConflictError, DomainError } from '../../platform/errors/domain-error';
 import { AppendEntry, EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { TenantScope } from '../../platform/identity/principal';
 import { GoalExtensionsService } from './goal-extensions.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound, nextDueAt, nextSlot } from './goal-policy';
 import { hydrateGoals } from './goal-rows';
 import { GoalEntity, GoalState } from './goal.entity';
@@ -90,6 +91,7 @@ export class GoalContinuationService {
     private readonly ds: DataSource,
     private readonly events: EventLogService,
     private readonly extensions: GoalExtensionsService,
+    private readonly workers: GoalWorkerSelector,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
   ) {}
 
@@ -364,13 +366,16 @@ export class GoalContinuationService {
   }
 
   pollMs(g: GoalEntity): number {
-    const w = this.extensions.worker(g.worker);
+    const w = this.workers.workerOf(g);
     return Math.max(10, w?.pollIntervalMs ?? DEFAULT_POLL_MS);
   }
 
+  /** The goal as its worker and judge see it (no credentials, nothing of another tenant). */
   subjectOf(g: GoalEntity): GoalWorkSubject {
     const s: GoalWorkSubject = { goalId: g.id, tenant: g.tenant, objective: g.objective, iteration: g.iterations + 1 };
     if (g.workspace) s.workspace = g.workspace;
+    if (g.armRef) s.armRef = g.armRef;
+    if (g.workflowId) s.workflowId = g.workflowId;
     return s;
   }
 

@@ -8,7 +8,7 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
 import { GoalClock, GoalLease } from './goal-clock';
 import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
-import { GoalExtensionsService } from './goal-extensions.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound } from './goal-policy';
 import { hydrateGoals, rowsOf } from './goal-rows';
 import { GoalEntity } from './goal.entity';
@@ -67,7 +67,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   constructor(
     private readonly ds: DataSource,
     private readonly continuation: GoalContinuationService,
-    private readonly extensions: GoalExtensionsService,
+    private readonly workers: GoalWorkerSelector,
     private readonly clock: GoalClock,
     private readonly health: HealthService,
     private readonly registry: SchedulerRegistry,
@@ -197,7 +197,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       const heartbeat = !goal.pendingRunId && !goal.dispatchKey && goal.continuationMode === 'heartbeat' && !goal.paused;
       // Nothing in flight and nothing reserved by the claim: paused, manual, or an arm that did not fire.
       if (!goal.pendingRunId && !goal.dispatchKey && !heartbeat) return { kind: 'rearm' };
-      const worker = this.extensions.worker(goal.worker);
+      const worker = this.workers.workerOf(goal);
       if (!worker || (heartbeat && typeof worker.probe !== 'function')) {
         this.health.report('goals.scheduler', false, `goal worker "${goal.worker}" is not available`);
         result.failed++;

@@ -83,6 +83,13 @@ export class GoalEntity {
   @Column({ name: 'heartbeat_state', type: 'jsonb', nullable: true })
   heartbeatState: unknown;
 
+  /**
+   * The workflow (chain) the goal's runs execute, when the goal names one (a host extension: the wire
+   * Goal is closed). Handed to the worker with every iteration.
+   */
+  @Column({ name: 'workflow_id', type: 'text', nullable: true })
+  workflowId: string | null;
+
   /** The goal worker that re-engages work (schedule, commitment and heartbeat modes). */
   @Column({ type: 'text', nullable: true })
   worker: string | null;

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { GoalClock } from './goal-clock';
 import { GoalContinuationService } from './goal-continuation.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { GoalExtensionsService } from './goal-extensions.service';
 import { GoalSchedulerService } from './goal-scheduler.service';
 import { GoalsAdvertiser } from './goals.advertiser';
@@ -22,11 +23,12 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     HostSchemaJudge,
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
+    GoalWorkerSelector,
     GoalContinuationService,
     GoalsService,
     GoalSchedulerService,
     GoalsAdvertiser,
   ],
-  exports: [GoalsService, GoalContinuationService, GoalSchedulerService, GoalExtensionsService, GoalClock],
+  exports: [GoalsService, GoalContinuationService, GoalWorkerSelector, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })
 export class GoalsModule {}

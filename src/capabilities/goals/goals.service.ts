@@ -8,7 +8,8 @@ import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { SchemaRegistry } from '../../platform/schemas/schema-registry';
 import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
-import { closeGoal, FinalGoalState, GoalContinuationService } from './goal-continuation.service';
+import { closeGoal, FinalGoalState, GoalContinuationService, scopeOf } from './goal-continuation.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { checkSchedule, deadlineOf, effectiveBounds, hasDeclaredBounds, nextDueAt } from './goal-policy';
 import { toGoalRunView, toGoalStatusView, toGoalView, GoalRunView, GoalStatusView, GoalView } from './goal-view';
 import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState, RUN_MODES } from './goal.entity';
@@ -27,6 +28,7 @@ interface CreateBody {
   schedule?: GoalSchedule;
   commitment?: { at: string };
   worker?: string;
+  workflowId?: string;
   state?: string;
 }
 
@@ -47,26 +49,14 @@ export class GoalsService {
     private readonly extensions: GoalExtensionsService,
     private readonly hostJudge: HostSchemaJudge,
     private readonly continuation: GoalContinuationService,
+    private readonly workers: GoalWorkerSelector,
     private readonly schemas: SchemaRegistry,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
   ) {}
 
   /** The continuation modes this host serves (what agents.goals.continuation advertises). */
   servedModes(): GoalContinuationMode[] {
-    const ids = this.extensions.availableWorkerIds();
-    const modes: GoalContinuationMode[] = [];
-    // schedule and commitment arms start runs through any worker; heartbeat needs a worker with a predicate.
-    if (ids.length) modes.push('schedule', 'commitment');
-    if (ids.some((id) => typeof this.extensions.worker(id)?.probe === 'function')) modes.push('heartbeat');
-    modes.push('manual');
-    return modes;
-  }
-
-  defaultWorker(mode: GoalContinuationMode = 'schedule'): string | undefined {
-    const ids = this.workersFor(mode);
-    if (this.settings.defaultWorker) return ids.includes(this.settings.defaultWorker) ? this.settings.defaultWorker : undefined;
-    if (ids.includes('openwop-runtime')) return 'openwop-runtime';
-    return ids.length === 1 ? ids[0] : undefined;
+    return this.workers.servedModes();
   }
 
   async create(p: Principal, raw: unknown): Promise<GoalView> {
@@ -84,7 +74,7 @@ export class GoalsService {
     const mode = this.checkMode(req.continuation.mode);
     if (req.criteria !== undefined && check !== 'host') throw new ValidationError('criteria apply to the host judge only.', { check });
     this.checkJudge(check, req.criteria);
-    const worker = RUN_MODES.includes(mode) ? this.checkWorker(req.worker, mode) : null;
+    const worker = RUN_MODES.includes(mode) ? this.workers.choose(mode as RunMode, req.worker, { ...scopeOf({ tenant: p.tenant, workspace: p.workspace ?? null }), workflowId: req.workflowId }) : null;
     this.checkModeExtensions(mode, req);
     const schedule = usesSchedule(mode) ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
 
@@ -105,6 +95,7 @@ export class GoalsService {
       armRef: null,
       schedule,
       commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
+      workflowId: req.workflowId ?? null,
       heartbeatState: null,
       worker,
       bounds,
@@ -178,7 +169,10 @@ export class GoalsService {
       const mode = g.continuationMode;
       this.checkModeExtensions(mode, req, mode !== previousMode);
       // (A manual goal keeps its worker: a run it had in flight is still followed to its end.)
-      if (RUN_MODES.includes(mode) && (req.worker !== undefined || !g.worker || mode !== previousMode)) g.worker = this.checkWorker(req.worker ?? g.worker ?? undefined, mode);
+      if (req.workflowId !== undefined) g.workflowId = req.workflowId;
+      if (RUN_MODES.includes(mode) && (req.worker !== undefined || req.workflowId !== undefined || !g.worker || mode !== previousMode)) {
+        g.worker = this.workers.choose(mode as RunMode, req.worker ?? g.worker ?? undefined, { ...scopeOf(g), workflowId: g.workflowId ?? undefined });
+      }
       if (usesSchedule(mode)) {
         if (req.schedule !== undefined) g.schedule = this.checkScheduleValue(req.schedule);
         g.schedule ??= { intervalMs: this.settings.defaultIntervalMs };
@@ -263,6 +257,7 @@ export class GoalsService {
       armRef: g.armRef,
       schedule: g.schedule as QueryDeepPartialEntity<GoalEntity>['schedule'],
       commitmentAt: g.commitmentAt,
+      workflowId: g.workflowId,
       heartbeatState: g.heartbeatState as QueryDeepPartialEntity<GoalEntity>['heartbeatState'],
       worker: g.worker,
       iterations: g.iterations,
@@ -313,27 +308,9 @@ export class GoalsService {
     }
   }
 
-  private checkWorker(requested: string | undefined, mode: GoalContinuationMode): string {
-    const id = requested ?? this.defaultWorker(mode);
-    const worker = id ? this.extensions.worker(id) : undefined;
-    if (!id || !worker || (mode === 'heartbeat' && typeof worker.probe !== 'function')) {
-      throw new UnprocessableError(
-        'worker_unavailable',
-        requested ? `No goal worker "${requested}" is available for ${mode} continuation.` : `No goal worker is available for ${mode} continuation.`,
-        { worker: requested ?? null, available: this.workersFor(mode) },
-      );
-    }
-    return id;
-  }
-
-  /** The available workers that can serve a mode (heartbeat: those with a predicate). */
-  private workersFor(mode: GoalContinuationMode): string[] {
-    return this.extensions.availableWorkerIds().filter((id) => mode !== 'heartbeat' || typeof this.extensions.worker(id)?.probe === 'function');
-  }
-
   /** `schedule`, `commitment` and `worker` apply to the modes that use them, and commitment mode needs its instant. */
   private checkModeExtensions(mode: GoalContinuationMode, req: UpdateBody, entering = true): void {
-    if (!RUN_MODES.includes(mode) && req.worker !== undefined) throw new ValidationError(`worker does not apply to ${mode} continuation.`, { mode });
+    if (!RUN_MODES.includes(mode) && (req.worker !== undefined || req.workflowId !== undefined)) throw new ValidationError(`worker and workflowId do not apply to ${mode} continuation.`, { mode });
     if (!usesSchedule(mode) && req.schedule !== undefined) throw new ValidationError('schedule applies to schedule and heartbeat continuation only.', { mode });
     if (mode !== 'commitment' && req.commitment !== undefined) throw new ValidationError('commitment applies to commitment continuation only.', { mode });
     if (mode === 'commitment' && entering && req.commitment === undefined) {
@@ -392,6 +369,8 @@ export function armRefOf(goalId: string, mode: GoalContinuationMode): string | n
   if (mode === 'heartbeat') return `goal:${goalId}:heartbeat`;
   return null;
 }
+
+type RunMode = Exclude<GoalContinuationMode, 'manual'>;
 
 function usesSchedule(mode: GoalContinuationMode): boolean {
   return mode === 'schedule' || mode === 'heartbeat';
