@@ -153,7 +153,12 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
     const expires = new Date(now.getTime() + this.settings.leaseMs);
     const raw = rowsOf<Record<string, unknown>>(
       await this.ds.query(
-        `WITH due AS (
+        `WITH durability AS (
+           -- The claim does not wait for its WAL flush: a claim lost with a crashed database is made again
+           -- identically (same leases to take, same keys, derived from the durable dispatch count), and a
+           -- later synchronous commit of this session flushes it anyway.
+           SELECT set_config('synchronous_commit', 'off', true)
+         ), due AS (
            SELECT "id" FROM "goal"
            WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
            ORDER BY "next_due_at"
@@ -165,7 +170,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
            "dispatch_count" = CASE WHEN ${FIRES_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END,
            -- A commitment fires once: the claim that reserves its run spends it.
            "commitment_at" = CASE WHEN ${FIRES_SQL} AND g."continuation_mode" = 'commitment' THEN NULL ELSE g."commitment_at" END
-         FROM due WHERE g."id" = due."id"
+         FROM due, durability WHERE g."id" = due."id"
          RETURNING g.*`,
         [now, limit, owner, expires],
       ),
