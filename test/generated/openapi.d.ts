@@ -1317,13 +1317,18 @@ export interface components {
         };
         /**
          * GoalCreateRequest
-         * @description Creates a standing goal (RFC 0097 entity shape) plus host extensions: `criteria` (the JSON Schema a run's output must satisfy for the `host` judge), `schedule` (interval or cron of a `schedule` goal) and `worker` (the goal worker that re-engages work). `bounds` are required while agents.goals.requiresBounds is advertised (422 otherwise). armRef is assigned by the host.
+         * @description Creates a standing goal (RFC 0097 entity shape) plus host extensions: `criteria` (the JSON Schema a run's output must satisfy for the `host` judge), `schedule` (interval or cron of a `schedule` goal, or the tick of a `heartbeat` goal), `commitment` (the fire instant of a `commitment` goal), `worker` and `workflowId` (the workflow the goal's runs execute) (the goal worker that re-engages work). `bounds` are required while agents.goals.requiresBounds is advertised (422 otherwise). armRef is assigned by the host.
          */
         GoalCreateRequest: {
             bounds?: {
                 maxCostUsd?: number;
                 maxLoopIterations?: number;
                 runTimeoutMs?: number;
+            };
+            /** @description Commitment continuation (RFC 0068, time condition): the instant the goal's standing commitment fires. It fires once, starting one run; setting it again (PATCH) re-arms it. Required for, and only for, commitment mode. */
+            commitment?: {
+                /** Format: date-time */
+                at: string;
             };
             completion: {
                 /** @enum {string} */
@@ -1343,8 +1348,10 @@ export interface components {
             schedule?: components["schemas"]["GoalCreateRequest_schedule"];
             /** @description Refused with 422 unless `active`: the state is set by the host. */
             state?: string;
-            /** @description Goal worker id (default: the host's default worker). Schedule mode only. */
+            /** @description Goal worker id (default: the host's default worker). Schedule, commitment and heartbeat modes. */
             worker?: string;
+            /** @description The workflow (chain) the goal's runs execute, handed to the worker with every iteration (the wire Goal is closed, so it is a host extension, readable at /status). Schedule, commitment and heartbeat modes. */
+            workflowId?: string;
         };
         GoalCreateRequest_schedule: {
             intervalMs: number;
@@ -1370,9 +1377,14 @@ export interface components {
         };
         /**
          * GoalUpdateRequest
-         * @description Edits an active goal: objective, completion, continuation and the host extensions criteria, schedule and worker. A client `state` is refused with 422: completion is the judge's alone, and pause/resume/abandon have their own routes.
+         * @description Edits an active goal: objective, completion, continuation and the host extensions criteria, schedule, commitment, worker and workflowId. A client `state` is refused with 422: completion is the judge's alone, and pause/resume/abandon have their own routes.
          */
         GoalUpdateRequest: {
+            /** @description Commitment continuation (RFC 0068, time condition): the instant the goal's standing commitment fires. It fires once, starting one run; setting it again re-arms the commitment. Commitment mode only. */
+            commitment?: {
+                /** Format: date-time */
+                at: string;
+            };
             completion?: {
                 /** @enum {string} */
                 check: "verifier" | "host";
@@ -1388,6 +1400,7 @@ export interface components {
             schedule?: components["schemas"]["GoalUpdateRequest_schedule"];
             state?: string;
             worker?: string;
+            workflowId?: string;
         };
         GoalUpdateRequest_schedule: {
             intervalMs: number;
@@ -4326,6 +4339,11 @@ export interface operations {
                         accumulatedCostUsd: number;
                         /** Format: date-time */
                         closedAt: string | null;
+                        /**
+                         * Format: date-time
+                         * @description When the armed commitment of a commitment goal fires (null once fired, until re-armed).
+                         */
+                        commitmentAt: string | null;
                         /** @description JSON Schema criteria of the host judge. */
                         criteria: Record<string, never> | null;
                         goalId: string;
@@ -4338,9 +4356,12 @@ export interface operations {
                         paused: boolean;
                         /** @description The run of the iteration in flight. */
                         pendingRunId: string | null;
-                        /** @description {intervalMs} or {cron, timezone?} of a schedule goal. */
+                        /** @description {intervalMs} or {cron, timezone?} of a schedule goal, or the tick of a heartbeat goal. */
                         schedule: Record<string, never> | null;
+                        /** @description The goal worker that starts its runs. */
                         worker: string | null;
+                        /** @description The workflow (chain) its runs execute, when the goal names one. */
+                        workflowId: string | null;
                     };
                 };
             };

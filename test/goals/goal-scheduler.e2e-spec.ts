@@ -46,9 +46,9 @@ describe('goal continuation scheduler', () => {
     }
   };
 
-  it('advertises schedule continuation once a worker is available, and arms the goal with a job reference', async () => {
+  it('advertises schedule and commitment continuation once a worker is available, and arms the goal with a job reference', async () => {
     const doc = await t.http('GET', '/.well-known/openwop');
-    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'manual']);
+    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'commitment', 'manual']);
     const g = await create();
     expect(g.continuation.armRef).toBe(`goal:${g.id}:continuation`);
     await t.http('POST', `/v1/goals/${g.id}/abandon`, { token });

@@ -191,9 +191,18 @@ describe('openwop-runtime goal worker', () => {
     expect(await checkGoalWorkerContract(t.moduleRef.get(OpenWopRuntimeWorker), { waitMs: 1 })).toEqual([]);
   });
 
-  it('advertises schedule continuation because the runtime worker is configured (and it is the only worker)', async () => {
+  it('runs the workflow the goal names instead of the configured one', async () => {
+    runtime.outcome = () => ({ variables: { green: true } });
+    const g = await create({ workflowId: 'release-check-v2' });
+    const before = runtime.runs.length;
+    await tick();
+    expect(runtime.runs.slice(before).map((r) => r.body)).toEqual([expect.objectContaining({ workflowId: 'release-check-v2', inputs: expect.objectContaining({ goalId: g.id }) })]);
+    await t.http('POST', `/v1/goals/${g.id}/abandon`, { token });
+  });
+
+  it('advertises schedule and commitment continuation because the runtime worker is configured (and it is the only worker; it has no heartbeat predicate)', async () => {
     expect(t.moduleRef.get(GoalExtensionsService).availableWorkerIds()).toEqual(['openwop-runtime']);
     const doc = await t.http('GET', '/.well-known/openwop');
-    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'manual']);
+    expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'commitment', 'manual']);
   });
 });

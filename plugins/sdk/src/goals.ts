@@ -22,6 +22,21 @@ export interface GoalWorkSubject {
   objective: string;
   /** 1-based number of the iteration being worked on (contributing runs judged so far + 1). */
   iteration: number;
+  /** The goal's continuation arm (`continuation.armRef`: the RFC 0052 job, RFC 0068 commitment or RFC 0060 heartbeat). */
+  armRef?: string;
+  /**
+   * The workflow (chain) the goal asked its runs to execute (host extension `workflowId` of the goal),
+   * when it named one. A worker that runs workflows uses it, else its own configured workflow.
+   */
+  workflowId?: string;
+}
+
+/** A goal a worker is asked to serve, when it is created or edited (see {@link GoalWorkerProvider.accepts}). */
+export interface GoalWorkTarget {
+  tenant: string;
+  workspace?: string;
+  mode: 'schedule' | 'commitment' | 'heartbeat';
+  workflowId?: string;
 }
 
 /** An RFC 0090 `agent.verified` verdict (content-free). */
@@ -94,6 +109,25 @@ export interface GoalWorkerStartContext {
   signal: AbortSignal;
 }
 
+/** What a heartbeat predicate observed on one tick (RFC 0060). */
+export interface GoalHeartbeatObservation {
+  /**
+   * The observed state: an opaque JSON value the host persists (size-capped) and hands back as
+   * `priorState` on the next tick. The host compares it with the prior state: only a transition
+   * may start a run.
+   */
+  state: unknown;
+  /** On a transition, whether to start a run (default true). An unchanged tick never starts one. */
+  enqueue?: boolean;
+}
+
+export interface GoalHeartbeatContext {
+  /** The state the previous tick observed (null before the first tick). */
+  priorState: unknown;
+  /** Aborted when the evaluation exceeds the host's heartbeat runtime budget. */
+  signal: AbortSignal;
+}
+
 /**
  * A worker. `start` begins one run for a goal iteration and returns its id quickly; `collect` is
  * called on later scheduler ticks and returns the outcome once the run is terminal (undefined while
@@ -102,10 +136,22 @@ export interface GoalWorkerStartContext {
 export interface GoalWorkerProvider {
   /** Whether the worker can serve goals now (e.g. it is configured); an unavailable worker is not offered. */
   available?(): boolean;
+  /**
+   * Optional: whether this worker can serve a goal, asked when a goal chooses it (create, edit).
+   * Answer a reason to refuse (the client gets 422 `worker_rejected` with it), undefined to accept;
+   * e.g. a worker that starts workflow runs refuses a goal that names no workflow when it has none configured.
+   */
+  accepts?(goal: GoalWorkTarget): string | undefined;
   /** How soon to ask `collect` again about a run that is still running (default 1000 ms). */
   readonly pollIntervalMs?: number;
   start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }>;
   collect(goal: GoalWorkSubject, runId: string, signal: AbortSignal): Promise<GoalRunOutcome | undefined>;
+  /**
+   * Optional: the cheap, idempotent predicate of `heartbeat` continuation (RFC 0060). Called on each
+   * heartbeat tick while no run is in flight; it must observe external state and cause no side
+   * effect. A worker without `probe` does not serve heartbeat goals.
+   */
+  probe?(goal: GoalWorkSubject, ctx: GoalHeartbeatContext): Promise<GoalHeartbeatObservation>;
 }
 
 /** `id` is what a goal names in its `worker` field (e.g. `openwop-runtime`). */

@@ -76,9 +76,10 @@ export interface DueOptions {
 }
 
 /**
- * When the scheduler must look at the goal next: the next iteration slot (schedule mode, not
- * paused), a poll of the in-flight run, or the deadline (checked even when no run reports and while
- * paused). Null when nothing will happen until a client acts.
+ * When the scheduler must look at the goal next: the armed slot (the next schedule slot or
+ * heartbeat tick, or the commitment's instant; not while paused), a poll of the in-flight run, or
+ * the deadline (checked even when no run reports and while paused). Null when nothing will happen
+ * until a client acts.
  */
 export function nextDueAt(goal: DueState, now: Date, opts: DueOptions): Date | null {
   if (goal.state !== 'active') return null;
@@ -86,6 +87,6 @@ export function nextDueAt(goal: DueState, now: Date, opts: DueOptions): Date | n
   // The deadline is crossed strictly after deadline_at.
   if (goal.deadlineAt) candidates.push(goal.deadlineAt.getTime() + 1);
   if (goal.pendingRunId || goal.dispatchKey) candidates.push(now.getTime() + opts.pollMs);
-  else if (!goal.paused && goal.continuationMode === 'schedule' && opts.slot) candidates.push(opts.slot.getTime());
+  else if (!goal.paused && goal.continuationMode !== 'manual' && opts.slot) candidates.push(opts.slot.getTime());
   return candidates.length ? new Date(Math.min(...candidates)) : null;
 }

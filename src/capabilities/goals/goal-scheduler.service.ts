@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { In, DataSource } from 'typeorm';
+import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
+import canonicalize from 'canonicalize';
+import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
-import { GoalClock } from './goal-clock';
-import { GoalExtensionsService } from './goal-extensions.service';
 import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
-import { crossedBound, nextDueAt } from './goal-policy';
+import { GoalClock, GoalLease } from './goal-clock';
+import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
+import { crossedBound } from './goal-policy';
+import { hydrateGoals, rowsOf } from './goal-rows';
 import { GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
-import { GoalsService } from './goals.service';
 
 export interface SchedulerPassResult {
   /** Goals claimed (each at most once per pass). */
@@ -37,12 +40,24 @@ export interface RunOnceOptions {
 const TICKER = 'goals.continuation';
 
 /**
+ * SQL: the claimed goal's arm fires a new run (nothing in flight, not paused): every slot of a
+ * schedule, or a commitment whose instant has come. A heartbeat fires only on a predicate transition
+ * (see `heartbeat`).
+ */
+const FIRES_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND NOT g."paused"
+  AND (g."continuation_mode" = 'schedule' OR (g."continuation_mode" = 'commitment' AND g."commitment_at" <= $1)))`;
+
+/**
  * The continuation scheduler of standing goals. Every replica ticks (OPENWOP_SCHEDULER_TICK_MS) and
  * claims due goals with `FOR UPDATE SKIP LOCKED` plus a lease (owner + expiry) on the goal rows, so
  * any number of replicas share the work and each iteration runs once: every later write is
  * conditional on still holding the lease, and a crashed replica's lease simply expires and another
  * replica resumes the same iteration (same idempotency key, same in-flight run). A goal due long ago
  * gets one catch-up iteration: the next slot is always counted from the time of the pass.
+ *
+ * A pass costs a fixed number of statements per claimed batch, not per goal: one claim that returns
+ * the rows and reserves their idempotency keys, and the continuation step (one read, one transaction)
+ * that records every outcome, re-arms every goal and appends every event of the batch.
  */
 @Injectable()
 export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -52,8 +67,8 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
 
   constructor(
     private readonly ds: DataSource,
-    private readonly goals: GoalsService,
-    private readonly extensions: GoalExtensionsService,
+    private readonly continuation: GoalContinuationService,
+    private readonly workers: GoalWorkerSelector,
     private readonly clock: GoalClock,
     private readonly health: HealthService,
     private readonly registry: SchedulerRegistry,
@@ -98,6 +113,8 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
    */
   async runOnce(opts: RunOnceOptions = {}): Promise<SchedulerPassResult> {
     const now = opts.now ?? (await this.clock.now());
+    // Every claim of this pass expires at now + leaseMs, counted from here.
+    const lease = this.clock.lease(now, this.settings.leaseMs);
     const signal = opts.signal ?? this.abort.signal;
     const owner = `${this.config.instanceId}:${randomUUID()}`;
     const result: SchedulerPassResult = { claimed: 0, dispatched: 0, recorded: 0, closed: 0, fenced: 0, failed: 0 };
@@ -107,122 +124,185 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       if (!batch.length) break;
       result.claimed += batch.length;
       this.metrics.claimedBatch(now, batch.map((g) => g.nextDueAt));
-      await pool(batch, this.settings.concurrency, (g) => this.work(g, now, owner, signal, result));
+      const items = await this.dispatch(batch, now, owner, lease, signal, result);
+      let settled: ContinuationResult[];
+      try {
+        settled = await this.continuation.settle(items, { now, fence: owner, onNoVerdict: 'unsatisfied' });
+      } catch (e) {
+        // Nothing of the batch was written: its claims expire and another pass resumes the same iterations.
+        result.failed += batch.length;
+        this.logger.warn({ err: (e as Error).message }, 'recording a goal batch failed; its iterations are retried after the lease');
+        this.health.report('goals.scheduler', false, `recording a goal batch failed: ${(e as Error).name}`);
+        continue;
+      }
+      for (const r of settled) {
+        if (r.status === 'recorded') result.recorded++;
+        else if (r.status === 'closed') result.closed++;
+        else if (r.status === 'fenced') result.fenced++;
+      }
     }
     this.metrics.passFinished(result);
     if (result.failed === 0) this.health.report('goals.scheduler', true);
     return result;
   }
 
-  /** Claims up to `limit` due goals for `owner` until now + leaseMs (rows another replica holds are skipped). */
+  /**
+   * Claims up to `limit` due goals for `owner` until now + leaseMs and returns them whole, in one
+   * statement (rows another replica holds are skipped). The same statement reserves the next
+   * idempotency key of every claimed goal whose arm fires (and spends a fired commitment), so the key is persisted
+   * before any worker is asked: a replica that takes over after a crash asks again with the same
+   * key instead of starting a second run.
+   */
   private async claim(now: Date, owner: string, limit: number): Promise<GoalEntity[]> {
     const expires = new Date(now.getTime() + this.settings.leaseMs);
-    const rows = (await this.ds.query(
-      `WITH due AS (
-         SELECT "id" FROM "goal"
-         WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
-         ORDER BY "next_due_at"
-         LIMIT $2
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE "goal" SET "lease_owner" = $3, "lease_expires_at" = $4 FROM due WHERE "goal"."id" = due."id"
-       RETURNING "goal"."id"`,
-      [now, limit, owner, expires],
-    )) as [Array<{ id: string }>, number] | Array<{ id: string }>;
-    const ids = (Array.isArray(rows[0]) ? rows[0] : rows) as Array<{ id: string }>;
-    if (!ids.length) return [];
-    return this.ds.getRepository(GoalEntity).find({ where: { id: In(ids.map((r) => r.id)), leaseOwner: owner } });
+    const raw = rowsOf<Record<string, unknown>>(
+      await this.ds.query(
+        `WITH durability AS (
+           -- The claim does not wait for its WAL flush: a claim lost with a crashed database is made again
+           -- identically (same leases to take, same keys, derived from the durable dispatch count), and a
+           -- later synchronous commit of this session flushes it anyway.
+           SELECT set_config('synchronous_commit', 'off', true)
+         ), due AS (
+           SELECT "id" FROM "goal"
+           WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
+           ORDER BY "next_due_at"
+           LIMIT $2
+           FOR UPDATE SKIP LOCKED
+         )
+         UPDATE "goal" g SET "lease_owner" = $3, "lease_expires_at" = $4,
+           "dispatch_key" = CASE WHEN ${FIRES_SQL} THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE g."dispatch_key" END,
+           "dispatch_count" = CASE WHEN ${FIRES_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END,
+           -- A commitment fires once: the claim that reserves its run spends it.
+           "commitment_at" = CASE WHEN ${FIRES_SQL} AND g."continuation_mode" = 'commitment' THEN NULL ELSE g."commitment_at" END
+         FROM due, durability WHERE g."id" = due."id"
+         RETURNING g.*`,
+        [now, limit, owner, expires],
+      ),
+    );
+    // Oldest due first, as claimed.
+    return hydrateGoals(this.ds, raw).sort((a, b) => (a.nextDueAt?.getTime() ?? 0) - (b.nextDueAt?.getTime() ?? 0));
   }
 
-  private async work(goal: GoalEntity, now: Date, owner: string, signal: AbortSignal, result: SchedulerPassResult): Promise<void> {
+  /**
+   * Works a claimed batch up to the continuation step: which goals close at a bound, which have
+   * nothing to start, and for the others the worker's start/collect, in lanes (settings.concurrency).
+   * Before each start the lane checks that the claim still holds by the goal clock (with a margin),
+   * so a replica that stalled past its lease starts nothing more once it wakes up; every write after
+   * that is fenced in the database anyway.
+   */
+  private async dispatch(batch: GoalEntity[], now: Date, owner: string, lease: GoalLease, signal: AbortSignal, result: SchedulerPassResult): Promise<ContinuationItem[]> {
+    const items: ContinuationItem[] = batch.map((goal) => ({ goal, intent: { kind: 'rearm' } }));
+    await pool(batch.map((_, i) => i), Math.max(1, this.settings.concurrency), async (i) => {
+      items[i].intent = await this.iterate(batch[i], now, owner, signal, result, lease);
+    });
+    return items;
+  }
+
+  /** One goal's iteration up to the continuation step. */
+  private async iterate(goal: GoalEntity, now: Date, owner: string, signal: AbortSignal, result: SchedulerPassResult, lease: GoalLease): Promise<ContinuationIntent> {
     try {
       // Bounds first, even when no run reports: a goal past its deadline closes now.
-      if (crossedBound(goal, now)) {
-        const closed = await this.ds.transaction(async (m) => {
-          const g = await this.goals.lockGoal(m, goal, owner);
-          if (!g || g.state !== 'active') return false;
-          await this.goals.closeIn(m, g, 'bound-exceeded', now);
-          return true;
-        });
-        if (closed) result.closed++;
-        else result.fenced++;
-        return;
-      }
-      const worker = goal.pendingRunId || goal.dispatchKey || (goal.continuationMode === 'schedule' && !goal.paused) ? this.extensions.worker(goal.worker) : undefined;
-      const inFlight = Boolean(goal.pendingRunId || goal.dispatchKey);
-      if (!inFlight && (goal.paused || goal.continuationMode !== 'schedule')) {
-        // Nothing to start (paused, or manual): just re-arm the deadline check.
-        await this.release(goal, owner, now, 'rearm');
-        return;
-      }
-      if (!worker) {
+      if (crossedBound(goal, now)) return { kind: 'close-bound' };
+      const heartbeat = !goal.pendingRunId && !goal.dispatchKey && goal.continuationMode === 'heartbeat' && !goal.paused;
+      // Nothing in flight and nothing reserved by the claim: paused, manual, or an arm that did not fire.
+      if (!goal.pendingRunId && !goal.dispatchKey && !heartbeat) return { kind: 'rearm' };
+      const worker = this.workers.workerOf(goal);
+      if (!worker || (heartbeat && typeof worker.probe !== 'function')) {
         this.health.report('goals.scheduler', false, `goal worker "${goal.worker}" is not available`);
         result.failed++;
-        await this.release(goal, owner, now, 'retry');
-        return;
+        return { kind: 'retry' };
       }
-      const subject = this.goals.subjectOf(goal);
-      let runId = goal.pendingRunId;
-      if (!runId) {
-        // Dispatch: the idempotency key is persisted before the worker is asked, so a replica that
-        // takes over after a crash asks again with the same key instead of starting a second run.
-        let key = goal.dispatchKey;
-        if (!key) {
-          key = `${goal.id}:${goal.dispatchCount + 1}`;
-          const set = await this.ds.query(
-            `UPDATE "goal" SET "dispatch_key" = $1, "dispatch_count" = "dispatch_count" + 1
-             WHERE "id" = $2 AND "lease_owner" = $3 AND "state" = 'active' AND NOT "paused" AND "continuation_mode" = 'schedule' AND "dispatch_key" IS NULL`,
-            [key, goal.id, owner],
-          );
-          if (affected(set) !== 1) {
-            // Paused, switched to manual or closed since the claim (or the claim was lost): start nothing.
-            if (!(await this.release(goal, owner, now, 'rearm'))) result.fenced++;
-            return;
-          }
-        }
-        const started = await worker.start(subject, { idempotencyKey: key, signal });
-        result.dispatched++;
-        runId = started.runId;
+      if (heartbeat) {
+        if (!(await lease.held())) return { kind: 'rearm' };
+        const key = await this.heartbeat(goal, worker, owner, signal);
+        if (!key) return { kind: 'rearm' };
         goal.dispatchKey = key;
       }
-      const outcome = await worker.collect(subject, runId, signal);
-      if (!outcome) {
-        // Still running: remember the run (until now the dispatch key alone identified it) and poll later.
-        if (!(await this.release(goal, owner, now, 'poll', runId))) result.fenced++;
-        return;
+      const subject = this.continuation.subjectOf(goal);
+      let runId = goal.pendingRunId;
+      if (!runId) {
+        // The claim ran out while this replica was busy or stalled: another replica owns the goal now.
+        if (!(await lease.held())) return { kind: 'rearm' };
+        const started = await worker.start(subject, { idempotencyKey: goal.dispatchKey!, signal });
+        result.dispatched++;
+        runId = started.runId;
       }
-      const recorded = await this.goals.recordOutcome(goal, { ...outcome, runId }, { now, fence: owner, onNoVerdict: 'unsatisfied', known: goal });
-      if (recorded.fenced) result.fenced++;
-      else if (recorded.recorded) result.recorded++;
+      const outcome = await worker.collect(subject, runId, signal);
+      // Still running: remember the run (until now the dispatch key alone identified it) and poll later.
+      if (!outcome) return { kind: 'poll', runId };
+      return { kind: 'record', outcome: { ...outcome, runId } };
     } catch (e) {
       result.failed++;
       this.logger.warn({ goalId: goal.id, err: (e as Error).message }, 'goal iteration failed; retrying later');
       this.health.report('goals.scheduler', false, `a goal worker failed: ${(e as Error).name}`);
-      await this.release(goal, owner, now, 'retry').catch(() => undefined);
+      return { kind: 'retry' };
     }
   }
 
-  /** Gives the claim back with the goal's next due time, computed from the fresh row. False when the claim was lost. */
-  private async release(goal: GoalEntity, owner: string, now: Date, why: 'rearm' | 'poll' | 'retry', pendingRunId?: string): Promise<boolean> {
-    return this.ds.transaction(async (m) => {
-      const g = await this.goals.lockGoal(m, goal, owner);
-      if (!g) return false;
-      if (pendingRunId && g.state === 'active') g.pendingRunId = pendingRunId;
-      let due = nextDueAt(g, now, { slot: this.goals.armedSlot(g, now, false), pollMs: this.goals.pollMs(g) });
-      if (why === 'retry' && g.state === 'active') {
-        const retry = new Date(now.getTime() + this.settings.retryDelayMs);
-        due = due && due < retry ? due : retry;
-      }
-      await m.getRepository(GoalEntity).update({ id: g.id, tenant: g.tenant }, { nextDueAt: due, pendingRunId: g.pendingRunId, leaseOwner: null, leaseExpiresAt: null });
-      return true;
+  /** A heartbeat tick of a claimed goal; answers the reserved idempotency key when a transition starts a run. */
+  private async heartbeat(goal: GoalEntity, worker: GoalWorkerProvider, owner: string, signal: AbortSignal): Promise<string | undefined> {
+    const tick = await observeHeartbeat(goal, worker.probe!.bind(worker), this.continuation.subjectOf(goal), {
+      maxRuntimeMs: this.settings.heartbeatMaxRuntimeMs,
+      maxStateBytes: this.settings.heartbeatMaxStateBytes,
+      signal,
     });
+    if (tick.status === 'timeout' || tick.status === 'error') {
+      this.logger.warn({ goalId: goal.id, status: tick.status, reason: tick.reason }, 'goal heartbeat evaluation did not complete; nothing started');
+      return undefined;
+    }
+    if (tick.status === 'unchanged') return undefined;
+    const rows = rowsOf<{ dispatch_key: string | null }>(
+      await this.ds.query(
+        `UPDATE "goal" g SET "heartbeat_state" = $3::jsonb,
+           "dispatch_key" = CASE WHEN $4 THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE NULL END,
+           "dispatch_count" = CASE WHEN $4 THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END
+         WHERE g."id" = $1 AND g."lease_owner" = $2 AND g."state" = 'active' AND NOT g."paused" AND g."continuation_mode" = 'heartbeat'
+           AND g."dispatch_key" IS NULL AND g."pending_run_id" IS NULL
+         RETURNING g."dispatch_key"`,
+        [goal.id, owner, JSON.stringify(tick.state), tick.enqueue === true],
+      ),
+    );
+    if (!rows.length) return undefined;
+    goal.heartbeatState = tick.state;
+    if (rows[0].dispatch_key) goal.dispatchCount += 1;
+    return rows[0].dispatch_key ?? undefined;
   }
 }
 
-function affected(res: unknown): number {
-  // pg through TypeORM answers [rows, count] for UPDATE.
-  return Array.isArray(res) && typeof res[1] === 'number' ? res[1] : 0;
+/**
+ * One heartbeat tick (RFC 0060) of a goal: the worker's predicate observes external state, bounded by
+ * goals.heartbeatMaxRuntimeMs; only a transition from the persisted prior state may start a run. The
+ * new state and the run's idempotency key are written together, conditional on the claim, so a
+ * transition starts at most one run whichever replica sees it. Answers the key, or undefined when
+ * nothing starts (unchanged, over budget, failed, refused, or the claim was lost).
+ */
+export async function observeHeartbeat(
+  goal: GoalEntity,
+  probe: NonNullable<GoalWorkerProvider['probe']>,
+  subject: GoalWorkSubject,
+  opts: { maxRuntimeMs: number; maxStateBytes: number; signal: AbortSignal },
+): Promise<{ status: 'changed' | 'unchanged' | 'timeout' | 'error'; state?: unknown; enqueue?: boolean; reason?: string }> {
+  const budget = new AbortController();
+  const timer = setTimeout(() => budget.abort(), opts.maxRuntimeMs);
+  try {
+    const observed = await Promise.race([
+      probe(subject, { priorState: goal.heartbeatState ?? null, signal: AbortSignal.any([opts.signal, budget.signal]) }),
+      new Promise<never>((_, reject) => budget.signal.addEventListener('abort', () => reject(new HeartbeatTimeout()), { once: true })),
+    ]);
+    const state = observed?.state === undefined ? null : observed.state;
+    const text = canonicalize(state) ?? 'null';
+    if (Buffer.byteLength(text) > opts.maxStateBytes) return { status: 'error', reason: `the observed state exceeds ${opts.maxStateBytes} bytes` };
+    if (text === (canonicalize(goal.heartbeatState ?? null) ?? 'null')) return { status: 'unchanged' };
+    return { status: 'changed', state: JSON.parse(text) as unknown, enqueue: observed?.enqueue !== false };
+  } catch (e) {
+    if (e instanceof HeartbeatTimeout) return { status: 'timeout' };
+    return { status: 'error', reason: (e as Error)?.name ?? 'Error' };
+  } finally {
+    clearTimeout(timer);
+  }
 }
+
+class HeartbeatTimeout extends Error {}
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -21,7 +21,7 @@ export interface GoalView {
 /**
  * Host-side continuation status of a goal, beside the wire Goal (which has no field for it): whether
  * continuation is paused, when the scheduler looks at it next, the accumulated cost, the schedule,
- * the worker, the criteria and the run in flight.
+ * the commitment's instant, the worker and workflow, the criteria and the run in flight.
  */
 export interface GoalStatusView {
   goalId: string;
@@ -29,7 +29,11 @@ export interface GoalStatusView {
   nextDueAt: string | null;
   accumulatedCostUsd: number;
   schedule: GoalEntity['schedule'];
+  /** Commitment continuation: when the armed commitment fires (null once it fired, until re-armed). */
+  commitmentAt: string | null;
   worker: string | null;
+  /** The workflow the goal's runs execute (host extension), when it names one. */
+  workflowId: string | null;
   criteria: Record<string, unknown> | null;
   pendingRunId: string | null;
   closedAt: string | null;
@@ -64,7 +68,9 @@ export function toGoalStatusView(g: GoalEntity): GoalStatusView {
     nextDueAt: g.nextDueAt ? new Date(g.nextDueAt).toISOString() : null,
     accumulatedCostUsd: g.costUsd,
     schedule: g.schedule,
+    commitmentAt: g.commitmentAt ? new Date(g.commitmentAt).toISOString() : null,
     worker: g.worker,
+    workflowId: g.workflowId ?? null,
     criteria: g.criteria,
     pendingRunId: g.pendingRunId,
     closedAt: g.closedAt ? new Date(g.closedAt).toISOString() : null,

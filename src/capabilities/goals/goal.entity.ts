@@ -2,7 +2,10 @@ import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'ty
 
 export type GoalState = 'active' | 'satisfied' | 'escalated' | 'abandoned' | 'bound-exceeded';
 export type GoalCheck = 'host' | 'verifier';
-export type GoalContinuationMode = 'schedule' | 'manual';
+export type GoalContinuationMode = 'schedule' | 'commitment' | 'heartbeat' | 'manual';
+
+/** The continuation modes whose arm starts runs through a goal worker (manual starts none). */
+export const RUN_MODES: readonly GoalContinuationMode[] = ['schedule', 'commitment', 'heartbeat'];
 
 /** When a `schedule` goal re-engages work: a fixed interval or a cron expression. */
 export type GoalSchedule = { intervalMs: number } | { cron: string; timezone?: string };
@@ -69,7 +72,25 @@ export class GoalEntity {
   @Column({ type: 'jsonb', nullable: true })
   schedule: GoalSchedule | null;
 
-  /** The goal worker that re-engages work (schedule mode). */
+  /**
+   * `commitment` continuation (RFC 0068, time condition): the instant the goal's standing commitment
+   * fires. It fires once: the claim that starts its run clears it, and only a client re-arms it.
+   */
+  @Column({ name: 'commitment_at', type: 'timestamptz', nullable: true })
+  commitmentAt: Date | null;
+
+  /** `heartbeat` continuation (RFC 0060): the predicate's last observed state (opaque, size-capped). */
+  @Column({ name: 'heartbeat_state', type: 'jsonb', nullable: true })
+  heartbeatState: unknown;
+
+  /**
+   * The workflow (chain) the goal's runs execute, when the goal names one (a host extension: the wire
+   * Goal is closed). Handed to the worker with every iteration.
+   */
+  @Column({ name: 'workflow_id', type: 'text', nullable: true })
+  workflowId: string | null;
+
+  /** The goal worker that re-engages work (schedule, commitment and heartbeat modes). */
   @Column({ type: 'text', nullable: true })
   worker: string | null;
 

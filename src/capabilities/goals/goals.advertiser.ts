@@ -5,7 +5,8 @@ import { GoalsService } from './goals.service';
 
 /**
  * `agents.goals` and the host limits goal bounds are clamped to. Continuation modes are what is
- * actually wired: `manual` always, `schedule` only while a goal worker is available.
+ * actually wired: `manual` always, `schedule` and `commitment` only while a goal worker is available,
+ * `heartbeat` only while one has a heartbeat predicate.
  */
 @Injectable()
 @Advertiser()

@@ -29,14 +29,16 @@ export class GoalListResponse {
 const GOAL = { schema: protocolSchemaRef('Goal') };
 const STATUS_SCHEMA = {
   type: 'object',
-  required: ['goalId', 'paused', 'nextDueAt', 'accumulatedCostUsd', 'schedule', 'worker', 'criteria', 'pendingRunId', 'closedAt'],
+  required: ['goalId', 'paused', 'nextDueAt', 'accumulatedCostUsd', 'schedule', 'commitmentAt', 'worker', 'workflowId', 'criteria', 'pendingRunId', 'closedAt'],
   properties: {
     goalId: { type: 'string' },
     paused: { type: 'boolean', description: 'Continuation suspended (the wire state stays active).' },
     nextDueAt: { type: 'string', nullable: true, format: 'date-time', description: 'When the scheduler looks at the goal next.' },
     accumulatedCostUsd: { type: 'number', description: 'Cost of the contributing runs so far (counted once per run).' },
-    schedule: { type: 'object', nullable: true, description: '{intervalMs} or {cron, timezone?} of a schedule goal.' },
-    worker: { type: 'string', nullable: true },
+    schedule: { type: 'object', nullable: true, description: '{intervalMs} or {cron, timezone?} of a schedule goal, or the tick of a heartbeat goal.' },
+    commitmentAt: { type: 'string', nullable: true, format: 'date-time', description: 'When the armed commitment of a commitment goal fires (null once fired, until re-armed).' },
+    worker: { type: 'string', nullable: true, description: 'The goal worker that starts its runs.' },
+    workflowId: { type: 'string', nullable: true, description: 'The workflow (chain) its runs execute, when the goal names one.' },
     criteria: { type: 'object', nullable: true, description: 'JSON Schema criteria of the host judge.' },
     pendingRunId: { type: 'string', nullable: true, description: 'The run of the iteration in flight.' },
     closedAt: { type: 'string', nullable: true, format: 'date-time' },

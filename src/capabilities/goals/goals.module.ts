@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { GoalClock } from './goal-clock';
+import { GoalContinuationService } from './goal-continuation.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { GoalExtensionsService } from './goal-extensions.service';
 import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
 import { GoalSchedulerService } from './goal-scheduler.service';
@@ -22,11 +24,13 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     HostSchemaJudge,
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
+    GoalWorkerSelector,
+    GoalContinuationService,
     GoalsService,
     GoalSchedulerMetrics,
     GoalSchedulerService,
     GoalsAdvertiser,
   ],
-  exports: [GoalsService, GoalSchedulerService, GoalExtensionsService, GoalClock],
+  exports: [GoalsService, GoalContinuationService, GoalWorkerSelector, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })
 export class GoalsModule {}

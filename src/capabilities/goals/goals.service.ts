@@ -1,27 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { GoalRunOutcome, GoalVerdict, GoalWorkSubject } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { ConflictError, DomainError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
-import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService } from '../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { SchemaRegistry } from '../../platform/schemas/schema-registry';
 import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
-import { checkSchedule, crossedBound, deadlineOf, effectiveBounds, hasDeclaredBounds, nextDueAt, nextSlot } from './goal-policy';
+import { closeGoal, FinalGoalState, GoalContinuationService, scopeOf } from './goal-continuation.service';
+import { GoalWorkerSelector } from './goal-worker-selector.service';
+import { checkSchedule, deadlineOf, effectiveBounds, hasDeclaredBounds, nextDueAt } from './goal-policy';
 import { toGoalRunView, toGoalStatusView, toGoalView, GoalRunView, GoalStatusView, GoalView } from './goal-view';
-import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState } from './goal.entity';
+import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState, RUN_MODES } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const GOAL_STATES: readonly GoalState[] = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
-const DEFAULT_POLL_MS = 1000;
-
-export type FinalGoalState = Exclude<GoalState, 'active'>;
 
 interface CreateBody {
   objective: string;
@@ -30,37 +28,17 @@ interface CreateBody {
   bounds?: GoalBounds;
   criteria?: Record<string, unknown>;
   schedule?: GoalSchedule;
+  commitment?: { at: string };
   worker?: string;
+  workflowId?: string;
   state?: string;
 }
 
 type UpdateBody = Partial<Omit<CreateBody, 'bounds'>>;
 
-export interface RecordOptions {
-  now: Date;
-  /** The scheduler's lease owner: every write is conditional on still holding the claim. */
-  fence?: string;
-  /**
-   * What to do when the judge cannot give a verdict: a client report is refused (409, nothing
-   * recorded, may be reported again); a run the scheduler followed to its end counts as unsatisfied
-   * (fail closed: the iteration is spent, so continuation stays bounded).
-   */
-  onNoVerdict: 'refuse' | 'unsatisfied';
-  /** The goal row as the scheduler claimed it (saves a read). */
-  known?: GoalEntity;
-}
-
-export interface RecordResult {
-  goal?: GoalEntity;
-  /** False when the run was already recorded (nothing changed) or the claim was lost. */
-  recorded: boolean;
-  /** The scheduler's claim was taken over: nothing was written. */
-  fenced?: boolean;
-}
-
 /**
- * Standing goals (RFC 0097): create, read, edit, pause/resume/abandon, and the recording of
- * contributing runs. Completion comes only from the judge a goal declares; every declared bound is
+ * Standing goals (RFC 0097): create, read, edit, pause/resume/abandon, and contributing runs
+ * reported by clients (recorded by the continuation step, GoalContinuationService). Completion comes only from the judge a goal declares; every declared bound is
  * enforced before judging, and crossing one closes the goal. Every query is filtered by the
  * caller's tenant (and workspace); mutations also by the owning principal, and anything else is 404.
  */
@@ -72,20 +50,15 @@ export class GoalsService {
     private readonly clock: GoalClock,
     private readonly extensions: GoalExtensionsService,
     private readonly hostJudge: HostSchemaJudge,
+    private readonly continuation: GoalContinuationService,
+    private readonly workers: GoalWorkerSelector,
     private readonly schemas: SchemaRegistry,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
   ) {}
 
   /** The continuation modes this host serves (what agents.goals.continuation advertises). */
   servedModes(): GoalContinuationMode[] {
-    return this.extensions.availableWorkerIds().length ? ['schedule', 'manual'] : ['manual'];
-  }
-
-  defaultWorker(): string | undefined {
-    const ids = this.extensions.availableWorkerIds();
-    if (this.settings.defaultWorker) return ids.includes(this.settings.defaultWorker) ? this.settings.defaultWorker : undefined;
-    if (ids.includes('openwop-runtime')) return 'openwop-runtime';
-    return ids.length === 1 ? ids[0] : undefined;
+    return this.workers.servedModes();
   }
 
   async create(p: Principal, raw: unknown): Promise<GoalView> {
@@ -103,11 +76,9 @@ export class GoalsService {
     const mode = this.checkMode(req.continuation.mode);
     if (req.criteria !== undefined && check !== 'host') throw new ValidationError('criteria apply to the host judge only.', { check });
     this.checkJudge(check, req.criteria);
-    const worker = mode === 'schedule' ? this.checkWorker(req.worker) : null;
-    if (mode !== 'schedule' && (req.worker !== undefined || req.schedule !== undefined)) {
-      throw new ValidationError('worker and schedule apply to schedule continuation only.', { mode });
-    }
-    const schedule = mode === 'schedule' ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
+    const worker = RUN_MODES.includes(mode) ? this.workers.choose(mode as RunMode, req.worker, { ...scopeOf({ tenant: p.tenant, workspace: p.workspace ?? null }), workflowId: req.workflowId }) : null;
+    this.checkModeExtensions(mode, req);
+    const schedule = usesSchedule(mode) ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
 
     const now = await this.clock.now();
     const bounds = effectiveBounds(req.bounds ?? {}, this.settings.limits);
@@ -125,6 +96,9 @@ export class GoalsService {
       continuationMode: mode,
       armRef: null,
       schedule,
+      commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
+      workflowId: req.workflowId ?? null,
+      heartbeatState: null,
       worker,
       bounds,
       deadlineAt: deadlineOf(now, bounds),
@@ -142,8 +116,8 @@ export class GoalsService {
       createdAt: now,
       updatedAt: now,
     });
-    // The arm (RFC 0052 job) is named after the goal, so the id is chosen here.
-    if (mode === 'schedule') goal.armRef = armRefOf(goal.id);
+    // The arm (RFC 0052 job, RFC 0068 commitment, RFC 0060 heartbeat) is named after the goal, so the id is chosen here.
+    goal.armRef = armRefOf(goal.id, mode);
     goal.nextDueAt = nextDueAt(goal, now, { slot: this.armedSlot(goal, now, true), pollMs: this.pollMs(goal) });
     await repo.insert(goal as QueryDeepPartialEntity<GoalEntity>);
     return toGoalView(goal);
@@ -205,16 +179,23 @@ export class GoalsService {
       g.criteria = criteria ?? null;
       const previousMode = g.continuationMode;
       if (req.continuation) g.continuationMode = this.checkMode(req.continuation.mode);
-      if (g.continuationMode === 'schedule') {
-        if (req.worker !== undefined || !g.worker) g.worker = this.checkWorker(req.worker ?? g.worker ?? undefined);
+      const mode = g.continuationMode;
+      this.checkModeExtensions(mode, req, mode !== previousMode);
+      // (A manual goal keeps its worker: a run it had in flight is still followed to its end.)
+      if (req.workflowId !== undefined) g.workflowId = req.workflowId;
+      if (RUN_MODES.includes(mode) && (req.worker !== undefined || req.workflowId !== undefined || !g.worker || mode !== previousMode)) {
+        g.worker = this.workers.choose(mode as RunMode, req.worker ?? g.worker ?? undefined, { ...scopeOf(g), workflowId: g.workflowId ?? undefined });
+      }
+      if (usesSchedule(mode)) {
         if (req.schedule !== undefined) g.schedule = this.checkScheduleValue(req.schedule);
         g.schedule ??= { intervalMs: this.settings.defaultIntervalMs };
-        g.armRef = armRefOf(g.id);
-      } else {
-        if (req.worker !== undefined || req.schedule !== undefined) throw new ValidationError('worker and schedule apply to schedule continuation only.', { mode: g.continuationMode });
-        g.armRef = null;
       }
-      const rearm = g.continuationMode !== previousMode || req.schedule !== undefined;
+      // A new instant re-arms the commitment (it fires once per instant); leaving commitment mode disarms it.
+      if (mode !== 'commitment') g.commitmentAt = null;
+      else if (req.commitment) g.commitmentAt = new Date(req.commitment.at);
+      if (mode !== 'heartbeat') g.heartbeatState = null;
+      g.armRef = armRefOf(g.id, mode);
+      const rearm = g.continuationMode !== previousMode || req.schedule !== undefined || req.commitment !== undefined;
       if (rearm) g.nextDueAt = nextDueAt(g, now, { slot: this.armedSlot(g, now, true), pollMs: this.pollMs(g) });
       g.updatedAt = now;
     });
@@ -254,118 +235,27 @@ export class GoalsService {
     });
   }
 
-  /** A contributing run reported from outside (manual continuation, or any run working on the goal). */
+  /**
+   * A contributing run reported from outside (manual continuation, or any run working on the goal):
+   * the same continuation step the scheduler uses, for one goal. Reporting a recorded run again
+   * changes nothing and never asks the judge again.
+   */
   async reportRun(p: Principal, id: string, raw: unknown): Promise<GoalView> {
     const goal = await this.findOwned(p, id);
     this.validate('goal-run-report', raw);
     const req = raw as { runId: string; costUsd?: number; output?: unknown };
-    const result = await this.recordOutcome(goal, { runId: req.runId, status: 'reported', costUsd: req.costUsd, output: req.output }, { now: await this.clock.now(), onNoVerdict: 'refuse' });
+    const [result] = await this.continuation.settle(
+      [{ goal, intent: { kind: 'record', outcome: { runId: req.runId, status: 'reported', costUsd: req.costUsd, output: req.output } } }],
+      { now: await this.clock.now(), onNoVerdict: 'refuse' },
+    );
     return toGoalView(result.goal ?? (await this.findOwned(p, id)));
-  }
-
-  /**
-   * Records one contributing run of a goal: bounds first (a run past the deadline or the cost
-   * ceiling closes the goal unjudged), then the judge's verdict, recorded once per run. Reporting a
-   * recorded run again changes nothing and never asks the judge again.
-   */
-  async recordOutcome(ref: Pick<GoalEntity, 'id' | 'tenant'>, outcome: GoalRunOutcome, opts: RecordOptions): Promise<RecordResult> {
-    // The scheduler passes the row it claimed; a client report reads it.
-    const before = opts.known ?? (await this.ds.getRepository(GoalEntity).findOne({ where: { id: ref.id, tenant: ref.tenant } }));
-    if (!before) return { recorded: false, fenced: true };
-    // One read answers both: is the claim still ours, and is the run already recorded? A recorded run
-    // is never judged again.
-    const [fresh] = (await this.ds.query(
-      `SELECT g."lease_owner" AS owner, g."state" AS state,
-              EXISTS (SELECT 1 FROM "goal_run" r WHERE r."tenant" = $1 AND r."goal_id" = $2 AND r."run_id" = $3) AS seen
-       FROM "goal" g WHERE g."tenant" = $1 AND g."id" = $2`,
-      [ref.tenant, ref.id, outcome.runId],
-    )) as Array<{ owner: string | null; state: GoalState; seen: boolean }>;
-    if (!fresh || (opts.fence && fresh.owner !== opts.fence)) return { recorded: false, fenced: true, goal: before };
-    if (fresh.seen) return this.settleDuplicate(ref, opts);
-    if (fresh.state !== 'active') {
-      if (opts.fence) return { recorded: false, fenced: true, goal: before };
-      throw new ConflictError('goal_not_active', `The goal is ${fresh.state}; it takes no more runs.`, { state: fresh.state });
-    }
-    const cost = outcome.costUsd !== undefined && Number.isFinite(outcome.costUsd) && outcome.costUsd > 0 ? outcome.costUsd : 0;
-    // Don't invoke the judge past a bound.
-    const boundBefore = crossedBound({ ...before, costUsd: before.costUsd + cost }, opts.now);
-    // An escalated run waits for a human: it is not judged, the goal stops (RFC 0044).
-    const verdict = boundBefore || outcome.escalated ? undefined : await this.judge(before, outcome, opts);
-
-    return this.ds.transaction(async (m) => {
-      const g = await this.lockGoal(m, ref, opts.fence);
-      if (!g) return { recorded: false, fenced: true };
-      if (g.state !== 'active') {
-        if (opts.fence) return { recorded: false, fenced: true, goal: g };
-        const again = (await m.query(`SELECT 1 FROM "goal_run" WHERE "tenant" = $1 AND "goal_id" = $2 AND "run_id" = $3`, [ref.tenant, ref.id, outcome.runId])) as unknown[];
-        if (again.length) return { recorded: false, goal: g };
-        throw new ConflictError('goal_not_active', `The goal is ${g.state}; it takes no more runs.`, { state: g.state });
-      }
-      g.costUsd += cost;
-      g.contributingRunIds = [...(g.contributingRunIds ?? []), outcome.runId];
-      // The scheduler only records the outcome of the goal's in-flight dispatch.
-      const wasPending = g.pendingRunId === outcome.runId || opts.fence !== undefined;
-      if (wasPending) {
-        g.pendingRunId = null;
-        g.dispatchKey = null;
-      }
-      const judged = !crossedBound(g, opts.now) && verdict !== undefined;
-      // The primary key records a run once: a concurrent report of the same run inserts nothing.
-      const inserted = (await m.query(
-        `INSERT INTO "goal_run" ("tenant", "goal_id", "run_id", "ordinal", "status", "cost_usd", "satisfied", "confidence", "recorded_at")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING "run_id"`,
-        [g.tenant, g.id, outcome.runId, g.contributingRunIds.length, outcome.status, outcome.costUsd ?? null, judged ? verdict!.satisfied : null, judged ? verdict!.confidence : null, opts.now],
-      )) as unknown[];
-      if (!inserted.length) return { recorded: false, goal: g };
-
-      const events: Array<[string, Record<string, unknown>]> = [];
-      if (!judged) {
-        events.push(...this.close(g, outcome.escalated && !crossedBound(g, opts.now) ? 'escalated' : 'bound-exceeded', opts.now));
-      } else {
-        g.iterations += 1;
-        g.lastVerdict = { satisfied: verdict!.satisfied, confidence: verdict!.confidence, runId: outcome.runId };
-        events.push(['goal.evaluated', { goalId: g.id, satisfied: verdict!.satisfied, confidence: verdict!.confidence, runId: outcome.runId, iterations: g.iterations }]);
-        if (verdict!.satisfied) {
-          events.push(...this.close(g, 'satisfied', opts.now));
-        } else if (g.bounds.maxLoopIterations !== undefined && g.iterations >= g.bounds.maxLoopIterations) {
-          // The Nth unsatisfied verdict closes the goal: no N+1th run is ever started.
-          events.push(...this.close(g, 'bound-exceeded', opts.now));
-        } else if (wasPending || opts.fence) {
-          g.nextDueAt = nextDueAt(g, opts.now, { slot: this.armedSlot(g, opts.now, false), pollMs: this.pollMs(g) });
-        }
-      }
-      if (opts.fence) {
-        g.leaseOwner = null;
-        g.leaseExpiresAt = null;
-      }
-      g.updatedAt = opts.now;
-      // The goal row first, the events last: the tenant's event-stream row stays locked only briefly.
-      await this.persist(m, g);
-      for (const [type, payload] of events) await this.events.append(scopeOf(g), HOST_STREAM, type, payload, { manager: m, correlationId: g.id });
-      return { recorded: true, goal: g };
-    });
   }
 
   /** Closes a goal inside the caller's transaction: terminal state, continuation disarmed, goal.closed. */
   async closeIn(m: EntityManager, g: GoalEntity, finalState: FinalGoalState, now: Date): Promise<void> {
-    const events = this.close(g, finalState, now);
+    const events = closeGoal(g, finalState, now);
     await this.persist(m, g);
-    for (const [type, payload] of events) await this.events.append(scopeOf(g), HOST_STREAM, type, payload, { manager: m, correlationId: g.id });
-  }
-
-  /** The terminal transition in memory; returns the goal.closed event to append. */
-  private close(g: GoalEntity, finalState: FinalGoalState, now: Date): Array<[string, Record<string, unknown>]> {
-    g.state = finalState;
-    g.closedAt = now;
-    g.nextDueAt = null;
-    g.paused = false;
-    g.armRef = null;
-    g.dispatchKey = null;
-    g.pendingRunId = null;
-    g.leaseOwner = null;
-    g.leaseExpiresAt = null;
-    g.updatedAt = now;
-    return [['goal.closed', { goalId: g.id, finalState }]];
+    await this.events.appendMany(this.continuation.entries(g, events), { manager: m });
   }
 
   /** Writes every mutable column of a locked goal in one UPDATE (no read-before-write). */
@@ -379,6 +269,9 @@ export class GoalsService {
       continuationMode: g.continuationMode,
       armRef: g.armRef,
       schedule: g.schedule as QueryDeepPartialEntity<GoalEntity>['schedule'],
+      commitmentAt: g.commitmentAt,
+      workflowId: g.workflowId,
+      heartbeatState: g.heartbeatState as QueryDeepPartialEntity<GoalEntity>['heartbeatState'],
       worker: g.worker,
       iterations: g.iterations,
       costUsd: g.costUsd,
@@ -395,73 +288,12 @@ export class GoalsService {
     });
   }
 
-  /** The goal row locked for update, only while `fence` (when given) still holds the claim. */
-  async lockGoal(m: EntityManager, ref: Pick<GoalEntity, 'id' | 'tenant'>, fence?: string): Promise<GoalEntity | null> {
-    const where: Record<string, unknown> = { id: ref.id, tenant: ref.tenant };
-    if (fence) where.leaseOwner = fence;
-    return m.getRepository(GoalEntity).findOne({ where, lock: { mode: 'pessimistic_write' } });
+  private armedSlot(g: GoalEntity, now: Date, immediate: boolean): Date | null {
+    return this.continuation.armedSlot(g, now, immediate);
   }
 
-  /** The next iteration slot of an armed schedule goal (null when nothing is armed). */
-  armedSlot(g: GoalEntity, now: Date, immediate: boolean): Date | null {
-    if (g.state !== 'active' || g.paused || g.continuationMode !== 'schedule' || !g.schedule) return null;
-    if (immediate && 'intervalMs' in g.schedule) return now;
-    return nextSlot(g.schedule, now);
-  }
-
-  pollMs(g: GoalEntity): number {
-    const w = this.extensions.worker(g.worker);
-    return Math.max(10, w?.pollIntervalMs ?? DEFAULT_POLL_MS);
-  }
-
-  subjectOf(g: GoalEntity): GoalWorkSubject {
-    const s: GoalWorkSubject = { goalId: g.id, tenant: g.tenant, objective: g.objective, iteration: g.iterations + 1 };
-    if (g.workspace) s.workspace = g.workspace;
-    return s;
-  }
-
-  private async settleDuplicate(ref: Pick<GoalEntity, 'id' | 'tenant'>, opts: RecordOptions): Promise<RecordResult> {
-    if (!opts.fence) return { recorded: false, goal: (await this.ds.getRepository(GoalEntity).findOne({ where: { id: ref.id, tenant: ref.tenant } })) ?? undefined };
-    // The scheduler followed a run that was already recorded (reported by a client too): finish the
-    // iteration without recording anything twice.
-    return this.ds.transaction(async (m) => {
-      const g = await this.lockGoal(m, ref, opts.fence);
-      if (!g) return { recorded: false, fenced: true };
-      g.pendingRunId = null;
-      g.dispatchKey = null;
-      g.leaseOwner = null;
-      g.leaseExpiresAt = null;
-      g.nextDueAt = nextDueAt(g, opts.now, { slot: this.armedSlot(g, opts.now, false), pollMs: this.pollMs(g) });
-      g.updatedAt = opts.now;
-      await this.persist(m, g);
-      return { recorded: false, goal: g };
-    });
-  }
-
-  private async judge(g: GoalEntity, run: GoalRunOutcome, opts: RecordOptions): Promise<GoalVerdict> {
-    const judge = this.extensions.judgeFor(g.judge, g.verifierRef);
-    const fallback: GoalVerdict = { satisfied: false, confidence: 0 };
-    if (!judge) {
-      if (opts.onNoVerdict === 'refuse') throw new ConflictError('judge_unavailable', `No ${g.judge} judge is available for this goal.`, { check: g.judge });
-      return fallback;
-    }
-    try {
-      const v = await judge.evaluate({
-        goal: { ...this.subjectOf(g), criteria: g.criteria ?? undefined, verifierRef: g.verifierRef },
-        run,
-      });
-      if (typeof v?.satisfied !== 'boolean') throw new Error('the judge returned no boolean verdict');
-      const confidence = typeof v.confidence === 'number' && v.confidence >= 0 && v.confidence <= 1 ? v.confidence : 0;
-      return { satisfied: v.satisfied, confidence };
-    } catch (e) {
-      if ((e as Error)?.name === 'GoalVerdictUnavailable') {
-        if (opts.onNoVerdict === 'refuse') throw new ConflictError('verdict_unavailable', (e as Error).message, { runId: run.runId });
-        return fallback;
-      }
-      // A broken judge never completes a goal.
-      if (opts.onNoVerdict === 'refuse') throw new DomainError('judge_failed', 502, 'The goal judge failed; nothing was recorded.', { runId: run.runId });
-      return fallback;
-    }
+  private pollMs(g: GoalEntity): number {
+    return this.continuation.pollMs(g);
   }
 
   private requireActive(g: GoalEntity): void {
@@ -489,15 +321,14 @@ export class GoalsService {
     }
   }
 
-  private checkWorker(requested: string | undefined): string {
-    const id = requested ?? this.defaultWorker();
-    if (!id || !this.extensions.worker(id)) {
-      throw new UnprocessableError('worker_unavailable', requested ? `No goal worker "${requested}" is available.` : 'No goal worker is available for schedule continuation.', {
-        worker: requested ?? null,
-        available: this.extensions.availableWorkerIds(),
-      });
+  /** `schedule`, `commitment` and `worker` apply to the modes that use them, and commitment mode needs its instant. */
+  private checkModeExtensions(mode: GoalContinuationMode, req: UpdateBody, entering = true): void {
+    if (!RUN_MODES.includes(mode) && (req.worker !== undefined || req.workflowId !== undefined)) throw new ValidationError(`worker and workflowId do not apply to ${mode} continuation.`, { mode });
+    if (!usesSchedule(mode) && req.schedule !== undefined) throw new ValidationError('schedule applies to schedule and heartbeat continuation only.', { mode });
+    if (mode !== 'commitment' && req.commitment !== undefined) throw new ValidationError('commitment applies to commitment continuation only.', { mode });
+    if (mode === 'commitment' && entering && req.commitment === undefined) {
+      throw new ValidationError('commitment continuation needs commitment.at, the instant its commitment fires.', { violations: [{ path: '/commitment', message: 'is required for commitment continuation', keyword: 'required' }] });
     }
-    return id;
   }
 
   private checkScheduleValue(schedule: GoalSchedule): GoalSchedule {
@@ -544,12 +375,18 @@ export class GoalsService {
   }
 }
 
-export function armRefOf(goalId: string): string {
-  return `goal:${goalId}:continuation`;
+/** The arm of a goal's continuation, named after the goal (null for manual: nothing is armed). */
+export function armRefOf(goalId: string, mode: GoalContinuationMode): string | null {
+  if (mode === 'schedule') return `goal:${goalId}:continuation`;
+  if (mode === 'commitment') return `goal:${goalId}:commitment`;
+  if (mode === 'heartbeat') return `goal:${goalId}:heartbeat`;
+  return null;
 }
 
-function scopeOf(g: GoalEntity): TenantScope {
-  return g.workspace ? { tenant: g.tenant, workspace: g.workspace } : { tenant: g.tenant };
+type RunMode = Exclude<GoalContinuationMode, 'manual'>;
+
+function usesSchedule(mode: GoalContinuationMode): boolean {
+  return mode === 'schedule' || mode === 'heartbeat';
 }
 
 /** A client never sets the state: completion is the judge's, the rest have their own verbs. */

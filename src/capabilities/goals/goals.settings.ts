@@ -33,7 +33,11 @@ export interface GoalsSettings {
   concurrency: number;
   /** Delay before retrying a worker that failed to start or report a run. */
   retryDelayMs: number;
-  /** Worker used by `schedule` goals that name none (default: openwop-runtime when configured). */
+  /** Budget of one heartbeat predicate evaluation (RFC 0060 maxRuntimeMs). */
+  heartbeatMaxRuntimeMs: number;
+  /** Largest heartbeat state (JSON bytes) a predicate may return. */
+  heartbeatMaxStateBytes: number;
+  /** Worker used by goals that name none (default: openwop-runtime when configured). */
   defaultWorker?: string;
   runtime?: OpenWopRuntimeSettings;
 }
@@ -69,6 +73,8 @@ export function goalsSettings(config: Pick<HostConfig, 'file'>): GoalsSettings {
     batchSize: num(s.batchSize, 100),
     concurrency: num(s.concurrency, 8),
     retryDelayMs: num(s.retryDelayMs, 30_000),
+    heartbeatMaxRuntimeMs: Math.min(num(s.heartbeatMaxRuntimeMs, 5000), num(limits.maxRunDurationMs, DEFAULT_GOAL_LIMITS.maxRunDurationMs)),
+    heartbeatMaxStateBytes: num(s.heartbeatMaxStateBytes, 4096),
     defaultWorker: typeof s.defaultWorker === 'string' ? s.defaultWorker : undefined,
     runtime: runtime
       ? {

@@ -8,6 +8,16 @@ import { EventEntity } from './event.entities';
 /** The stream id of a tenant's host-level events (goal, proposal, import...): they belong to no run. */
 export const HOST_STREAM = 'host';
 
+export interface AppendEntry {
+  scope: TenantScope;
+  streamId: string;
+  type: string;
+  payload: Record<string, unknown>;
+  correlationId?: string;
+  causationId?: string;
+  nodeId?: string;
+}
+
 export interface AppendOptions {
   correlationId?: string;
   causationId?: string;
@@ -41,7 +51,8 @@ export interface EventQuery {
 /**
  * The durable event log. Each stream (a run, or the tenant's host stream) has a gap-free,
  * monotonic `sequence`: the stream's counter row is incremented with an upsert whose row lock
- * serializes concurrent appends, and the event is written in the same transaction.
+ * serializes concurrent appends, and the events are written by the same statement, in the caller's
+ * transaction (so the counter row stays locked only from that statement to the commit).
  */
 @Injectable()
 export class EventLogService {
@@ -53,32 +64,77 @@ export class EventLogService {
   ) {}
 
   async append(scope: TenantScope, streamId: string, type: string, payload: Record<string, unknown>, opts: AppendOptions = {}): Promise<RunEventView> {
-    const write = async (m: EntityManager): Promise<RunEventView> => {
-      const rows = (await m.query(
-        `INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, 1)
-         ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + 1
-         RETURNING "last_sequence"`,
-        [scope.tenant, streamId],
-      )) as Array<{ last_sequence: string }>;
-      const sequence = rows[0].last_sequence;
-      const entity = m.getRepository(EventEntity).create({
-        id: randomUUID(),
-        tenant: scope.tenant,
-        workspace: scope.workspace ?? null,
-        streamId,
-        sequence,
-        type,
-        payload,
-        correlationId: opts.correlationId ?? null,
-        causationId: opts.causationId ?? null,
-        nodeId: opts.nodeId ?? null,
-      });
-      await m.getRepository(EventEntity).insert(entity as never);
-      return toView({ ...entity, createdAt: entity.createdAt ?? new Date() } as EventEntity);
-    };
-    const view = await this.metrics.timeEventAppend(() => (opts.manager ? write(opts.manager) : this.ds.transaction(write)));
-    this.notify();
+    const { manager, ...meta } = opts;
+    const [view] = await this.appendMany([{ scope, streamId, type, payload, ...meta }], { manager });
     return view;
+  }
+
+  /**
+   * Appends many events, to any number of streams, in one statement: each stream's counter is
+   * bumped once by the number of its events (its row lock serializes concurrent appends, so every
+   * stream stays gap-free and monotonic) and the events take the consecutive sequences in the order
+   * given. Stream counters are locked in (tenant, stream) order, so two batches touching the same
+   * streams queue instead of deadlocking; the lock is held only from this statement to commit.
+   */
+  async appendMany(entries: AppendEntry[], opts: { manager?: EntityManager } = {}): Promise<RunEventView[]> {
+    if (!entries.length) return [];
+    const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
+    const rows = entries.map((e) => {
+      const k = JSON.stringify([e.scope.tenant, e.streamId]);
+      const s = streams.get(k) ?? { tenant: e.scope.tenant, streamId: e.streamId, n: 0 };
+      s.n += 1;
+      streams.set(k, s);
+      return {
+        id: randomUUID(),
+        tenant: e.scope.tenant,
+        workspace: e.scope.workspace ?? null,
+        stream_id: e.streamId,
+        ord: s.n,
+        type: e.type,
+        payload: e.payload,
+        correlation_id: e.correlationId ?? null,
+        causation_id: e.causationId ?? null,
+        node_id: e.nodeId ?? null,
+      };
+    });
+    const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+    const write = async (m: EntityManager): Promise<Array<{ id: string; sequence: string; created_at: Date }>> =>
+      (await m.query(
+        `WITH counts AS (
+           SELECT c."tenant", c."stream_id", c."n", c."o" FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS c("tenant", "stream_id", "n", "o")
+         ),
+         bumped AS (
+           INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence")
+           SELECT "tenant", "stream_id", "n" FROM counts ORDER BY "o"
+           ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + EXCLUDED."last_sequence"
+           RETURNING "tenant", "stream_id", "last_sequence"
+         )
+         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
+         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
+         FROM jsonb_to_recordset($4::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
+         JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
+         JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
+         RETURNING "id", "sequence", "created_at"`,
+        [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)],
+      )) as Array<{ id: string; sequence: string; created_at: Date }>;
+    const written = await this.metrics.timeEventAppend(() => (opts.manager ? write(opts.manager) : this.ds.transaction(write)));
+    const byId = new Map(written.map((w) => [w.id, w]));
+    const views = rows.map((r) => {
+      const w = byId.get(r.id)!;
+      return toView({
+        id: r.id,
+        streamId: r.stream_id,
+        type: r.type,
+        payload: r.payload,
+        createdAt: w.created_at,
+        sequence: w.sequence,
+        correlationId: r.correlation_id,
+        causationId: r.causation_id,
+        nodeId: r.node_id,
+      } as EventEntity);
+    });
+    this.notify();
+    return views;
   }
 
   /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */

@@ -16,8 +16,8 @@ export class RuntimeRequestError extends Error {
 }
 
 /**
- * The built-in goal worker: each iteration starts a run of the configured workflow on an OpenWOP
- * runtime (`POST /v1/runs`, with the iteration's idempotency key), then follows it on later ticks
+ * The built-in goal worker: each iteration starts a run of the goal's workflow (its `workflowId`,
+ * else the configured one) on an OpenWOP runtime (`POST /v1/runs`, with the iteration's idempotency key), then follows it on later ticks
  * (`GET /v1/runs/{runId}`) until it is terminal, and reads its output (`variables`), its cost
  * (`metrics.openwopCost.usd`, else the sum of `provider.usage.costEstimateUsd`) and its last
  * `agent.verified` verdict from the event log (`GET /v1/runs/{runId}/events/poll`). A run that waits on an
@@ -39,7 +39,7 @@ export class OpenWopRuntimeWorker implements GoalWorkerProvider {
   async start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }> {
     const rt = this.runtime();
     const body = {
-      workflowId: rt.workflowId,
+      workflowId: goal.workflowId ?? rt.workflowId,
       inputs: { goalId: goal.goalId, objective: goal.objective, iteration: goal.iteration },
       metadata: { goalId: goal.goalId, goalIteration: goal.iteration },
     };
