@@ -28,6 +28,16 @@ export interface RunEventView {
   nodeId?: string;
 }
 
+export interface BatchEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  nodeId?: string;
+  correlationId?: string;
+  causationId?: string;
+  /** Index of an earlier event of the same batch that caused this one. */
+  causationIndex?: number;
+}
+
 export interface EventQuery {
   afterSequence?: number;
   type?: string;
@@ -75,6 +85,65 @@ export class EventLogService {
     const view = opts.manager ? await write(opts.manager) : await this.ds.transaction(write);
     this.notify();
     return view;
+  }
+
+  /**
+   * Appends several events to one stream with two statements (one sequence reservation, one
+   * multi-row insert), inside the caller's transaction when one is given. Used by the run engine,
+   * which persists a node's events together with its completion.
+   */
+  async appendBatch(scope: TenantScope, streamId: string, items: BatchEvent[], manager?: EntityManager): Promise<RunEventView[]> {
+    if (!items.length) return [];
+    const write = async (m: EntityManager): Promise<RunEventView[]> => {
+      const rows = (await m.query(
+        `INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, $3)
+         ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + $3
+         RETURNING "last_sequence"`,
+        [scope.tenant, streamId, items.length],
+      )) as Array<{ last_sequence: string }>;
+      const first = Number(rows[0].last_sequence) - items.length + 1;
+      const params: unknown[] = [];
+      const tuples = items.map((e, i) => {
+        const id = randomUUID();
+        params.push(id, scope.tenant, scope.workspace ?? null, streamId, String(first + i), e.type, JSON.stringify(e.payload), e.correlationId ?? null, null, e.nodeId ?? null);
+        const b = i * 10;
+        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}::jsonb, $${b + 8}, $${b + 9}, $${b + 10})`;
+      });
+      // Causation inside a batch points at an earlier event of the same batch.
+      items.forEach((e, i) => {
+        const cause = e.causationIndex !== undefined ? params[e.causationIndex * 10] : e.causationId;
+        params[i * 10 + 8] = cause ?? null;
+      });
+      const inserted = (await m.query(
+        `INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
+         VALUES ${tuples.join(', ')} RETURNING "id", "sequence", "created_at"`,
+        params,
+      )) as Array<{ id: string; sequence: string; created_at: Date }>;
+      const byId = new Map(inserted.map((r) => [r.id, r]));
+      return items.map((e, i) => {
+        const id = params[i * 10] as string;
+        const row = byId.get(id);
+        return toView({
+          id,
+          streamId,
+          sequence: String(first + i),
+          type: e.type,
+          payload: e.payload,
+          correlationId: e.correlationId ?? null,
+          causationId: (params[i * 10 + 8] as string | null) ?? null,
+          nodeId: e.nodeId ?? null,
+          createdAt: row?.created_at ?? new Date(),
+        } as EventEntity);
+      });
+    };
+    const views = manager ? await write(manager) : await this.ds.transaction(write);
+    this.notify();
+    return views;
+  }
+
+  /** Wakes local long-pollers (after a commit that appended events through a caller's transaction). */
+  wake(): void {
+    this.notify();
   }
 
   /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */
