@@ -156,7 +156,7 @@ export class RunsController {
   @ApiBody({ type: CancelRunBody, required: false })
   @ApiOkResponse(SNAPSHOT)
   @ApiErrors(400, 401, 403, 404, 409)
-  cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody | undefined): Promise<RunSnapshot> {
+  cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody): Promise<RunSnapshot> {
     return this.runs.cancel(p, runId, body?.reason);
   }
 
