@@ -181,7 +181,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
   claimAvailable(): Promise<void> {
     if (this.claiming || this.stopped) return this.claiming ?? Promise.resolve();
-    this.claiming = (async () => {
+    const pass = (async () => {
       try {
         for (;;) {
           const room = this.settings.maxActiveRuns - this.executions.size;
@@ -200,11 +200,14 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       } catch (e) {
         this.log.error({ msg: 'run claim pass failed', err: (e as Error).message });
         this.health.report('runs.engine', false, 'a run claim pass failed');
-      } finally {
-        this.claiming = undefined;
       }
     })();
-    return this.claiming;
+    // Cleared in a later microtask, so a pass that ends synchronously cannot leave itself behind.
+    const claiming: Promise<void> = pass.finally(() => {
+      if (this.claiming === claiming) this.claiming = undefined;
+    });
+    this.claiming = claiming;
+    return claiming;
   }
 
   private stop(e: Execution, reason: StopReason): void {
