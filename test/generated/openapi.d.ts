@@ -2164,6 +2164,8 @@ export interface operations {
                             /** Format: date-time */
                             lastRunAt: string | null;
                             lastRunId: string | null;
+                            /** @description Status of the last run (a RunSnapshot status; failed when its workflow could not start). */
+                            lastRunStatus: string | null;
                             name: string;
                             /** Format: date-time */
                             nextRunAt: string | null;

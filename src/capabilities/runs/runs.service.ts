@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
+import { RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { ApprovalsService } from '../proposals/approvals/approvals.service';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
@@ -54,8 +55,9 @@ export interface RunPage {
 
 /** Workflow runs: creation (idempotent), reads, listing and cancellation. Execution is the engine's. */
 @Injectable()
-export class RunsService {
+export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   constructor(
+    private readonly launchers: RunLauncherRegistry,
     private readonly ds: DataSource,
     private readonly resolver: WorkflowResolver,
     private readonly executors: NodeExecutorRegistry,
@@ -65,12 +67,32 @@ export class RunsService {
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
+  onModuleInit(): void {
+    this.launchers.register(this);
+  }
+
+  async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager } = {}): Promise<{ runId: string }> {
+    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager);
+    return { runId: snapshot.runId };
+  }
+
+  start(runId: string): void {
+    this.engine.kick(runId);
+  }
+
+  async status(scope: TenantScope, runId: string): Promise<{ status: string; outputs?: Record<string, unknown>; error?: { code: string; message: string }; costUsd?: number } | undefined> {
+    const run = await this.find(scope, runId);
+    if (!run) return undefined;
+    return { status: run.status, ...(run.outputs ? { outputs: run.outputs } : {}), ...(run.error ? { error: run.error } : {}), costUsd: run.costUsd };
+  }
+
   /**
    * Creates a run of a chain installed for the caller's tenant and starts it on this replica. With an
    * `Idempotency-Key`, the same key and the same body answer the same run; the same key with another
    * body is 409 `idempotency_key_mismatch`.
    */
-  async create(principal: Principal, req: CreateRunRequest, idempotencyKey?: string, parentRunId?: string): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+  async create(principal: Principal, req: CreateRunRequest, idempotencyKey?: string, parentRunId?: string, manager?: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    const db = manager ?? this.ds.manager;
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters.', { header: 'Idempotency-Key' });
     }
@@ -78,10 +100,10 @@ export class RunsService {
     const configurable = this.resolveBounds(req.configurable ?? {});
     const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
     if (idempotencyKey) {
-      const prior = await this.byIdempotencyKey(principal, idempotencyKey);
-      if (prior) return this.replay(principal, prior, requestHash);
+      const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
+      if (prior) return this.replay(principal, prior, requestHash, db);
     }
-    const dag = await this.resolver.resolve(principal, req.workflowId);
+    const dag = await this.resolver.resolve(principal, req.workflowId, db);
     if (!dag) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
     const { definition, problems } = parseDefinition(req.workflowId, dag);
     if (!definition) throw new UnprocessableError('workflow_invalid', 'The workflow cannot be executed.', { problems });
@@ -95,7 +117,7 @@ export class RunsService {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
-    const inserted = (await this.ds.query(
+    const inserted = (await db.query(
       `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
        VALUES ($1, $2, $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
        ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
@@ -115,13 +137,14 @@ export class RunsService {
     )) as Array<{ id: string }>;
     if (!inserted.length) {
       // A concurrent request with the same key won the insert.
-      const prior = await this.byIdempotencyKey(principal, idempotencyKey!);
+      const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
       if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
-      return this.replay(principal, prior, requestHash);
+      return this.replay(principal, prior, requestHash, db);
     }
     const runId = inserted[0].id;
-    this.engine.kick(runId);
-    return { snapshot: await this.get(principal, runId), replayed: false };
+    // Inside a caller's transaction the run is started by the caller after its commit.
+    if (!manager) this.engine.kick(runId);
+    return { snapshot: await this.get(principal, runId, db), replayed: false };
   }
 
   /** A child run of a `workflow` tool (same principal, no idempotency key). */
@@ -143,10 +166,10 @@ export class RunsService {
     }
   }
 
-  async get(scope: TenantScope, runId: string): Promise<RunSnapshot> {
-    const run = await this.find(scope, runId);
+  async get(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunSnapshot> {
+    const run = await this.find(scope, runId, manager);
     if (!run) throw new NotFoundError('No such run.');
-    const nodes = run.kind === 'workflow' ? await this.ds.getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
+    const nodes = run.kind === 'workflow' ? await (manager ?? this.ds.manager).getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
     return snapshot(run, nodes);
   }
 
@@ -225,22 +248,22 @@ export class RunsService {
   }
 
   /** The tenant's run (and workspace's, when the caller has one); never another tenant's. */
-  private async find(scope: TenantScope, runId: string): Promise<RunEntity | undefined> {
+  private async find(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunEntity | undefined> {
     if (!UUID.test(runId)) return undefined;
     const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
     if (scope.workspace) where.workspace = scope.workspace;
-    return (await this.ds.getRepository(RunEntity).findOne({ where })) ?? undefined;
+    return (await (manager ?? this.ds.manager).getRepository(RunEntity).findOne({ where })) ?? undefined;
   }
 
-  private async byIdempotencyKey(scope: TenantScope, key: string): Promise<RunEntity | undefined> {
-    return (await this.ds.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
+  private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
+    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
   }
 
-  private async replay(principal: Principal, prior: RunEntity, requestHash: string): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+  private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     if (prior.requestHash !== requestHash || (principal.workspace && prior.workspace !== principal.workspace)) {
       throw new ConflictError('idempotency_key_mismatch', 'This Idempotency-Key was used with another request body.');
     }
-    return { snapshot: await this.get(principal, prior.id), replayed: true };
+    return { snapshot: await this.get(principal, prior.id, db), replayed: true };
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
 import type { TenantScope } from '../../platform/identity/principal';
 import { PackDirectory } from '../tool-catalog/sources/pack-directory';
@@ -28,9 +29,9 @@ export class WorkflowResolver {
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
-  async resolve(scope: TenantScope, workflowId: string): Promise<Record<string, unknown> | undefined> {
+  async resolve(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<Record<string, unknown> | undefined> {
     const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
-    const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK]);
+    const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK], manager);
     // A workspace's own pack outranks the tenant-wide one of the same chain.
     installed.sort((a, b) => Number(!!b.workspace) - Number(!!a.workspace));
     const manifests = [...installed.map((a) => a.content), ...this.directory.workflowChainPacks.map((p) => p.content)];
