@@ -120,4 +120,16 @@ describe('runs: replicas', () => {
     expect(events.filter((e) => e.type === 'agent.toolCalled')).toHaveLength(0);
     expect(events.find((e) => e.type === 'node.failed')!.payload).toMatchObject({ nodeId: 'call', error: { code: 'node_interrupted' } });
   });
+
+  it('fails a run the engine cannot execute with engine_error instead of retrying it forever', async () => {
+    const [{ id }] = (await t.ds.query(
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
+       VALUES ('default', 'tester', 'workflow', 'pending', '{}'::jsonb, 'broken', '{"nodes": 3}'::jsonb, '{}'::jsonb, '{}'::jsonb, '{}') RETURNING "id"`,
+    )) as Array<{ id: string }>;
+    t.app.get(RunEngineService).kick(id);
+    const done = await waitForStatus(t, key, id, ['failed', 'completed']);
+    expect([done.status, done.error.code]).toEqual(['failed', 'engine_error']);
+    const events = await runEvents(t, key, id);
+    expect(events.map((e) => e.type)).toEqual(['run.started', 'run.failed']);
+  });
 });

@@ -291,6 +291,7 @@ class RunExecution {
   private nodeExecutions: number;
   private costUsd: number;
   private startedAtMs = Date.now();
+  /** run.started is not written yet. */
   private firstStart: boolean;
   private heartbeat?: NodeJS.Timeout;
   private deadline?: NodeJS.Timeout;
@@ -326,6 +327,18 @@ class RunExecution {
   async run(): Promise<void> {
     try {
       await this.execute();
+    } catch (e) {
+      if (e instanceof LeaseLost || this.exec.reason === 'lease' || this.exec.reason === 'shutdown') throw e;
+      // An engine fault (not a node's): fail the run, fenced, instead of leaving it to be claimed
+      // and to fail again after every lease expiry.
+      this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error).message });
+      this.batch = [];
+      this.writes = [];
+      const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
+      if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
+      this.queue({ type: 'run.failed', payload: { error, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+      await this.flush({ status: 'failed', error, terminal: true }).catch(() => undefined);
+      throw e;
     } finally {
       clearInterval(this.heartbeat);
       clearTimeout(this.deadline);
@@ -616,6 +629,7 @@ class RunExecution {
       }
       throw e;
     }
+    if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;
     for (const w of writes) {
       const s = this.state.get(w.nodeId);
       this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, tenant: this.row.tenant, typeId: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
