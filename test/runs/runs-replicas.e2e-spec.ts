@@ -55,9 +55,9 @@ describe('runs: replicas', () => {
       'vendor.test.steps': {
         nodes: [
           { id: 'a', typeId: 'core.noop', config: { v: 1 } },
-          { id: 'b', typeId: 'core.delay', config: { ms: 400 } },
+          { id: 'b', typeId: 'core.delay', config: { ms: 1500 } },
           { id: 'c', typeId: 'core.noop', config: { v: 3 } },
-          { id: 'd', typeId: 'core.delay', config: { ms: 400 } },
+          { id: 'd', typeId: 'core.delay', config: { ms: 1500 } },
           { id: 'e', typeId: 'core.noop', config: { v: 5 } },
         ],
         edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }, { from: 'c', to: 'd' }, { from: 'd', to: 'e' }],
@@ -83,9 +83,12 @@ describe('runs: replicas', () => {
       expect(res.status).toBe(201);
       ids.push(((await res.json()) as { runId: string }).runId);
     }
-    // Kill A while its runs are in their delays.
-    await new Promise((r) => setTimeout(r, 600));
-    const ownedByA = (await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "lease_owner" LIKE 'replica-a:%'`))[0].n as number;
+    // Kill A while it holds runs that are in their delays.
+    let ownedByA = 0;
+    for (let i = 0; i < 100 && !ownedByA; i++) {
+      ownedByA = (await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "lease_owner" LIKE 'replica-a:%' AND "status" = 'running'`))[0].n as number;
+      if (!ownedByA) await new Promise((r) => setTimeout(r, 50));
+    }
     expect(ownedByA).toBeGreaterThan(0);
     a.proc.kill('SIGKILL');
     for (const id of ids) {

@@ -617,11 +617,7 @@ class RunExecution {
     this.batch = [];
     this.writes = [];
     try {
-      await this.d.ds.transaction(async (m) => {
-        await this.fence(m, update, update.current);
-        if (writes.length) await this.writeNodes(m, writes);
-        if (batch.length) await this.d.events.appendBatch(this.scope, this.row.id, batch, m);
-      });
+      await this.writeAll(update, writes, batch);
     } catch (e) {
       if (e instanceof LeaseLost) {
         this.exec.reason = 'lease';
@@ -634,6 +630,73 @@ class RunExecution {
       const s = this.state.get(w.nodeId);
       this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, tenant: this.row.tenant, typeId: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
     }
+  }
+
+  /**
+   * One round trip: a single statement whose first part is the fence (the run row, updated only while
+   * this claim holds the lease); the node rows and the events are written only when the fence
+   * matched, and a node row already `completed` aborts the whole statement (nothing is written).
+   */
+  private async writeAll(u: RunUpdate & { current?: string }, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const runId = p(this.row.id);
+    const where = `"id" = ${runId}::uuid AND "lease_owner" = ${p(this.d.owner)} AND "fence" = ${p(this.row.fence)}::int`;
+    const sets = [`"node_executions" = ${p(this.nodeExecutions)}::int`, `"cost_usd" = ${p(this.costUsd)}::float8`, `"started_at" = COALESCE("started_at", now())`];
+    if (u.terminal || u.release) sets.push(`"lease_expires_at" = NULL`, `"lease_owner" = NULL`);
+    else sets.push(`"lease_expires_at" = now() + (${p(this.d.settings.leaseMs)}::int * interval '1 millisecond')`);
+    if (u.status) sets.push(`"status" = ${p(u.status)}::text`);
+    else sets.push(`"status" = CASE WHEN "cancel_requested" THEN 'cancelling' ELSE 'running' END`);
+    if (u.current !== undefined) sets.push(`"current_node_id" = ${p(u.current)}::text`);
+    if (u.outputs) sets.push(`"outputs" = ${p(JSON.stringify(u.outputs))}::jsonb`);
+    if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
+    if (u.terminal) sets.push(`"completed_at" = now()`);
+    if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
+    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested")`];
+    const tenant = p(this.row.tenant);
+    const byNode = new Map<string, NodeWrite>();
+    for (const w of writes) byNode.set(w.nodeId, w);
+    if (byNode.size) {
+      const rows = [...byNode.values()].map(
+        (w) =>
+          `(${p(w.nodeId)}::text, ${p(w.typeId)}::text, ${p(w.status)}::text, ${p(w.attempt)}::int, ${p(w.outputs === undefined || w.outputs === null ? null : JSON.stringify(w.outputs))}::jsonb, ${p(w.error ? JSON.stringify(w.error) : null)}::jsonb, ${p(w.gateId ?? null)}::uuid)`,
+      );
+      ctes.push(`n AS (INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
+        SELECT ${runId}::uuid, v.node_id, ${tenant}::text, v.type_id, v.status, v.attempt, v.outputs, v.error, v.gate_id, now()
+        FROM (VALUES ${rows.join(', ')}) AS v(node_id, type_id, status, attempt, outputs, error, gate_id) WHERE EXISTS (SELECT 1 FROM f)
+        ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
+          "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
+        WHERE "run_node"."status" <> 'completed' RETURNING 1)`);
+    }
+    if (batch.length) {
+      const k = p(batch.length);
+      const stream = p(this.row.id);
+      const ids = batch.map(() => randomUUID());
+      ctes.push(`s AS (INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT ${tenant}::text, ${stream}::text, ${k}::bigint WHERE EXISTS (SELECT 1 FROM f)
+        ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + ${k}::bigint RETURNING "last_sequence")`);
+      const rows = batch.map((e, i) => {
+        const cause = e.causationIndex !== undefined ? ids[e.causationIndex] : (e.causationId ?? null);
+        return `(${p(ids[i])}::uuid, ${i}, ${p(e.type)}::text, ${p(JSON.stringify(e.payload))}::jsonb, ${p(e.correlationId ?? null)}::text, ${p(cause)}::text, ${p(e.nodeId ?? null)}::text)`;
+      });
+      ctes.push(`e AS (INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
+        SELECT v.id, ${tenant}::text, ${p(this.row.workspace)}::text, ${stream}::text, s."last_sequence" - ${k}::bigint + 1 + v.i, v.type, v.payload, v.corr, v.cause, v.node
+        FROM s, (VALUES ${rows.join(', ')}) AS v(id, i, type, payload, corr, cause, node) RETURNING 1)`);
+    }
+    // A node row that was already completed leaves `n` short: divide by zero to abort the statement.
+    const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM n) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
+    let rows: Array<{ fenced: number; cancel: boolean | null }>;
+    try {
+      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel"${guard}`, params)) as typeof rows;
+    } catch (e) {
+      if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
+      throw e;
+    }
+    if (!rows[0]?.fenced) throw new LeaseLost('the run lease was lost');
+    if (batch.length) this.d.events.wake();
+    if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
   }
 
   /** The fence: the run row is updated only while this claim still holds the lease. */
