@@ -9,7 +9,7 @@
  *   npm run bench -- runs [runsPerPhase] [workers]
  *
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop a
- * scratch database. `workers` (default 16) is both the raw loop's concurrency and the host's
+ * scratch database. `workers` (default 48) is both the raw loop's concurrency and the host's
  * `runs.maxActiveRuns`.
  */
 import 'reflect-metadata';
@@ -58,7 +58,7 @@ async function boot(url: string, instance: string, workers: number): Promise<Hos
     OPENWOP_DATA_DIR: dir,
     OPENWOP_CONFIG: cfg,
   });
-  return createHost(config, { logDestination: process.env.BENCH_DEBUG ? process.stderr : new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+  return createHost(config, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
 }
 
 /** `count` pending workflow runs of the chain, as POST /v1/runs writes them. */
@@ -91,17 +91,9 @@ async function phase(label: string, pool: Pool, count: number, kind: string, dri
 /** The engine of one instance, fed until no run is left. */
 async function drainWith(host: Host, pool: Pool): Promise<void> {
   const engine = host.app.get(RunEngineService);
-  let last = Date.now();
   for (;;) {
     await engine.claimAvailable();
     if (engine.activeCount() === 0 && (await remaining(pool, 'workflow')) === 0) return;
-    if (process.env.BENCH_DEBUG && Date.now() - last > 1000) {
-      last = Date.now();
-      const s = await pool.query(`SELECT status, count(*)::int n, count(lease_owner)::int leased FROM run GROUP BY 1`);
-      const c = await pool.query(`SELECT count(*)::int n FROM run WHERE kind = 'workflow' AND status IN ('pending','running','cancelling') AND (lease_expires_at IS NULL OR lease_expires_at < now())`);
-      const tx = await pool.query(`SELECT state, left(query, 80) q FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle'`);
-      process.stderr.write(`active ${engine.activeCount()} ${JSON.stringify(s.rows)} claimable ${c.rows[0].n} ${JSON.stringify(tx.rows)}\n`);
-    }
     await new Promise((r) => setTimeout(r, 2));
   }
 }
@@ -197,7 +189,7 @@ async function spawnInstance(url: string, workers: number): Promise<{ run(): Pro
   };
 }
 
-export async function main(count = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 16)): Promise<void> {
+export async function main(count = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48)): Promise<void> {
   const db = `bench_runs_${randomBytes(4).toString('hex')}`;
   await admin(`CREATE DATABASE "${db}"`);
   const url = new URL(ADMIN_URL);
