@@ -142,9 +142,11 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       return this.replay(principal, prior, requestHash, db);
     }
     const runId = inserted[0].id;
-    // Inside a caller's transaction the run is started by the caller after its commit.
+    // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
+    // caller starts it after its commit.
+    const snapshot = await this.get(principal, runId, db);
     if (!manager) this.engine.kick(runId);
-    return { snapshot: await this.get(principal, runId, db), replayed: false };
+    return { snapshot, replayed: false };
   }
 
   /** A child run of a `workflow` tool (same principal, no idempotency key). */
