@@ -14,6 +14,7 @@ import { generateOpenApiDocument } from './platform/openapi/generate';
 import { routeScopesTable } from './platform/openapi/route-scopes';
 import { ROLES } from './platform/identity/scopes';
 import { exportCommand, importCommand } from './capabilities/portability/portability.cli';
+import { RunsCliOptions, runsCancel, runsList, runsStart } from './capabilities/runs/runs.cli';
 
 function config(): HostConfig {
   return loadHostConfig(process.env);
@@ -233,6 +234,47 @@ export function buildCli(): Command {
     .option('--dry-run', 'print the plan; write nothing')
     .option('--json', 'print the full plan or result as JSON')
     .action((file: string, opts: { tenant: string; workspace?: string; principal?: string; dryRun?: boolean; json?: boolean }) => withPortabilityApp((app) => importCommand(app, file, opts)));
+
+  // Runs: a client of a running host (the engine executes runs there), over its HTTP API.
+  const runs = program
+    .command('runs')
+    .description('start, follow, list and cancel workflow runs on a running host (--url, --key or OPENWOP_HOST_URL, OPENWOP_API_KEY)')
+    .option('--url <url>', 'base URL of the host (default: OPENWOP_HOST_URL, else http://127.0.0.1:$PORT)')
+    .option('--key <key>', 'API key (default: OPENWOP_API_KEY)');
+  const client = (): RunsCliOptions => {
+    const o = runs.opts<{ url?: string; key?: string }>();
+    const key = o.key ?? process.env.OPENWOP_API_KEY;
+    if (!key) throw new InvalidArgumentError('give --key or set OPENWOP_API_KEY');
+    const url = o.url ?? process.env.OPENWOP_HOST_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`;
+    if (!/^https?:\/\//.test(url)) throw new InvalidArgumentError('--url must be an http(s) URL');
+    return { url, key, out: process.stdout, err: process.stderr };
+  };
+  const collect = (v: string, prev: string[] = []) => [...prev, v];
+  runs
+    .command('start <workflowId>')
+    .description('start a run; --follow streams its events with a progress line (exit 1 unless it completes)')
+    .option('--input <k=v>', 'a run input (repeatable; JSON values are parsed)', collect)
+    .option('--follow', 'stream the events until the run ends')
+    .option('--idempotency-key <key>', 'Idempotency-Key of the request')
+    .option('--json', 'print JSON')
+    .action(async (workflowId: string, opts: { input?: string[]; follow?: boolean; idempotencyKey?: string; json?: boolean }) => {
+      process.exitCode = await runsStart(client(), workflowId, opts);
+    });
+  runs
+    .command('list')
+    .description('list runs, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option('--limit <n>', 'how many (1-200)', (v) => Number(v))
+    .option('--json', 'print JSON')
+    .action(async (opts: { status?: string; limit?: number; json?: boolean }) => {
+      process.exitCode = await runsList(client(), opts);
+    });
+  runs
+    .command('cancel <runId>')
+    .description('cancel a run')
+    .action(async (runId: string) => {
+      process.exitCode = await runsCancel(client(), runId);
+    });
 
   return program;
 }

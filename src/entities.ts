@@ -8,6 +8,7 @@ import { ApprovalDecisionEntity, ApprovalEntity } from './capabilities/proposals
 import { AutomationScheduleEntity } from './capabilities/proposals/automations/automation-schedule.entity';
 import { CONNECTIONS_ENTITIES } from './capabilities/connections/connections.entities';
 import { GoalEntity, GoalRunEntity } from './capabilities/goals/goal.entity';
+import { RunNodeEntity } from './capabilities/runs/run-node.entity';
 
 /** Every entity of the host, listed explicitly (no globs). Capabilities add theirs here. */
 export const ENTITIES: Function[] = [
@@ -25,4 +26,5 @@ export const ENTITIES: Function[] = [
   ...CONNECTIONS_ENTITIES,
   GoalEntity,
   GoalRunEntity,
+  RunNodeEntity,
 ];

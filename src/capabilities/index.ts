@@ -4,6 +4,7 @@ import { PortabilityModule } from './portability/portability.module';
 import { ProposalsModule } from './proposals/proposals.module';
 import { GoalsModule } from './goals/goals.module';
 import { ConnectionsModule } from './connections/connections.module';
+import { RunsModule } from './runs/runs.module';
 
 /** The capability modules the host mounts. Each contributes its routes, advertisers and providers. */
-export const CAPABILITY_MODULES: Type<unknown>[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule];
+export const CAPABILITY_MODULES: Type<unknown>[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule];

@@ -10,6 +10,7 @@ import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
 import { EventLogService } from './events/event-log.service';
 import { EventsController } from './events/events.controller';
 import { RunService } from './events/run.service';
+import { RunLauncherRegistry } from './events/run-launcher';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
 import { ApiKeyService } from './identity/api-key.service';
@@ -48,6 +49,7 @@ export class PlatformModule {
       DiscoveryDocumentService,
       EventLogService,
       RunService,
+      RunLauncherRegistry,
       ArtifactRegistryService,
       HealthService,
       PeriodicTaskService,

@@ -945,6 +945,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the runs of your tenant (newest first, cursor-paged) */
+        get: operations["listRuns"];
+        put?: never;
+        /** Start a run of a workflow chain (201; honours Idempotency-Key) */
+        post: operations["createRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a run (unknown and foreign ids are 404) */
+        get: operations["getRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a run (cancelling → cancelled; the node in flight is aborted) */
+        post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stream the events of a run (SSE, Last-Event-ID resume) */
+        get: operations["streamRunEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/events/poll": {
         parameters: {
             query?: never;
@@ -1025,6 +1094,10 @@ export interface components {
     schemas: {
         ApprovalDecisionDto: {
             /** @description Redaction-safe reason recorded with the decision. */
+            reason?: string;
+        };
+        CancelRunBody: {
+            /** @description Why the run is cancelled (recorded on run.cancelled). */
             reason?: string;
         };
         /**
@@ -1179,6 +1252,24 @@ export interface components {
             /** @description Plain-language justification; no secrets or PII. */
             rationale?: string;
             title?: string;
+        };
+        CreateRunBody: {
+            /** @description RunOptions.configurable. RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions; `recursionLimit` is an alias), `maxCostUsd`; each at most the advertised limit (400 otherwise). */
+            configurable?: {
+                [key: string]: unknown;
+            };
+            /** @description Run inputs, readable by node configs as `{{inputs.<name>}}`. */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            metadata?: {
+                [key: string]: unknown;
+            };
+            tags?: string[];
+            /** @description Defaults to the credential’s tenant; another tenant is 403. */
+            tenantId?: string;
+            /** @description A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. */
+            workflowId: string;
         };
         EgressCheckBody: {
             /**
@@ -1528,6 +1619,82 @@ export interface components {
          * @enum {string}
          */
         RunEvent_RunEventType: "run.started" | "run.completed" | "run.failed" | "run.cancelled" | "run.resuming" | "run.paused" | "run.resumed" | "run.restored-from-snapshot" | "run.dead_lettered" | "node.started" | "node.completed" | "node.failed" | "node.suspended" | "node.suspend-failed" | "node.resumed" | "node.retried" | "node.skipped" | "node.cancelled" | "approval.requested" | "approval.received" | "approval.granted" | "approval.rejected" | "approval.overridden" | "clarification.requested" | "clarification.resolved" | "interrupt.requested" | "interrupt.resolved" | "channel.written" | "artifact.created" | "output.chunk" | "variable.changed" | "log.appended" | "version.pinned" | "workflow.restored" | "workflow.loopback-limit" | "workflow.stalled" | "cap.breached" | "lease.acquired" | "lease.renewed" | "lease.lost" | "lease.handed-off" | "replay.diverged" | "replay.divergedAtRefusal" | "agent.reasoned" | "agent.reasoning.delta" | "provider.usage" | "prompt.composed" | "agent.promptResolved" | "model.capability.substituted" | "model.capability.insufficient" | "envelope.retry.attempted" | "envelope.retry.exhausted" | "envelope.refusal" | "envelope.truncated" | "envelope.nlToFormat.engaged" | "envelope.recovery.applied" | "agent.toolCalled" | "agent.toolReturned" | "agent.handoff" | "agent.decided" | "agent.verified" | "agent.invocation.started" | "agent.invocation.completed" | "eval.started" | "eval.scored" | "eval.completed" | "deployment.promoted" | "deployment.rolled-back" | "deployment.canary.adjusted" | "deployment.state.changed" | "roster.run.initiated" | "tool.session.opened" | "tool.session.closed" | "egress.decided" | "trigger.subscription.state.changed" | "trigger.delivery.attempted" | "budget.reserved" | "budget.consumed" | "budget.threshold.crossed" | "budget.exhausted" | "runOrchestrator.decided" | "node.dispatched" | "conversation.opened" | "conversation.exchanged" | "conversation.closed" | "memory.compacted" | "memory.written" | "agent.memory.consolidated" | "commitment.fired" | "workspace.updated" | "core.workflowChain.event" | "core.workflowChain.confidence-escalated" | "connector.authorized" | "connector.auth_expired" | "authorization.decided" | "proposal.created" | "proposal.activated" | "goal.evaluated" | "goal.closed" | "import.applied" | "voice.speech_start" | "voice.transcript" | "voice.endpoint_candidate" | "voice.turn_commit" | "voice.synthesis_chunk" | "voice.barge_in" | "voice.cancelled";
+        /**
+         * RunSnapshot
+         * @description Projected run state returned by `GET /v1/runs/{runId}`. Source is the run's append-only event log (run-event.schema.json) folded through the `RunProjection`. Forward-compat tolerant: readers MUST ignore unknown fields rather than reject.
+         */
+        RunSnapshot: {
+            /** @description Optional run-level agent identity (Multi-Agent Shift Phase 1). When the run is driven by a single agent, this field carries that agent's `AgentRef`. In supervisor-orchestrated runs (Phase 5), this field rotates as workers hand off — it always carries the active worker for the current node. See `runOrchestrator` for the run-lifetime supervisor identity. Absent for runs with no agent provenance (legacy single-actor host). */
+            agent?: Record<string, never>;
+            /** @description Optional typed state channels (see channels-and-reducers.md). Present when the workflow declares channel-aware mode. */
+            channels?: Record<string, never>;
+            /** Format: date-time */
+            completedAt?: string;
+            /** @description Per-run overlay from `RunOptions.configurable` (see run-options.md). Reserved keys: `recursionLimit`, `model`, `temperature`, `maxTokens`, `promptOverrides`. */
+            configurable?: Record<string, never>;
+            /** @description Set when the run is suspended at a specific node (`waiting-approval` / `waiting-input` / `waiting-external`) — identifies which node holds the interrupt. */
+            currentNodeId?: string;
+            /** @description Engine version the run was started under. Used by the projection for forward-compat folds. */
+            engineVersion?: string;
+            /** @description Set on terminal `failed`. Structured so consumers can route on code without parsing message text. */
+            error?: {
+                code: string;
+                details?: Record<string, never>;
+                message: string;
+            };
+            /** @description Per-run event-log subcollection schema version. See version-negotiation.md. */
+            eventLogSchemaVersion?: number;
+            /** @description Caller-supplied metadata from `RunOptions.metadata`. */
+            metadata?: Record<string, never>;
+            /** @description Aggregate run-level metrics. Forward-compat: readers MUST tolerate missing/unknown fields. Fields are populated lazily as the engine emits them — absence does NOT mean zero. Implementation-specific fields (e.g., legacy `cost: number` estimates) MAY appear alongside the spec-canonical fields below. */
+            metrics?: {
+                /** @description Spec-canonical cost rollup aggregated from per-node `recordCost()` calls. Keys mirror the `openwop.cost.*` OTel attribute allowlist (see `observability.md` §Cost attribution). Named `openwopCost` rather than `cost` because some implementations carry a legacy `metrics.cost: number` estimate that predates the typed rollup; using a distinct name avoids collision. Multi-provider runs report `provider`/`model` of the LAST contributing call; SDKs that need per-call detail SHOULD subscribe to OTel spans instead of reading this rollup. */
+                openwopCost?: {
+                    /** @description Sum of per-call durations across all recordCost emissions in this run. */
+                    duration_ms?: number;
+                    /** @description Model identifier of the most recent recordCost emission (e.g., `claude-opus-4-7`). For multi-model runs, surfaces the last value. */
+                    model?: string;
+                    /** @description Normalized provider name (e.g., `anthropic`, `openai`, `gemini`). */
+                    provider?: string;
+                    tokens?: {
+                        input?: number;
+                        output?: number;
+                    };
+                    /** @description Total USD cost across all node-level recordCost emissions. */
+                    usd?: number;
+                };
+            };
+            /** @description Per-node state map. Keys are nodeIds; values are implementation-shaped state objects. Spec doesn't constrain the inner shape — see version-negotiation.md §node-states. */
+            nodeStates?: Record<string, never>;
+            /** @description RFC 0048. The identity triple that owns this run. Redaction-safe — `principal` is an opaque identifier, never PII or credential material. Optional: single-tenant hosts omit it. A principal scoped to one `workspace` MUST NOT read a run owned by another (`run_forbidden`). */
+            owner?: {
+                /** @description Acting identity (user or agent) — opaque id, never PII. */
+                principal?: string;
+                /** @description Top-level isolation boundary. */
+                tenant: string;
+                /** @description Optional sub-tenant within the tenant (RFC 0048 workspace). */
+                workspace?: string;
+            };
+            /** @description Globally unique run identifier. */
+            runId: string;
+            /** @description Optional orchestrator-supervisor identity (Multi-Agent Shift Phase 5). When set, this agent owns dispatch decisions across the run's lifetime; `runOrchestrator.decided` events emitted during the run carry this agent's `agentId`. Distinct from `agent` — `agent` rotates with each worker; `runOrchestrator` is set at run start (or first `core.orchestrator.supervisor` node) and MUST NOT change for the run's lifetime. In single-agent runs (no supervisor), this field is absent; in supervisor runs both fields MAY co-exist. */
+            runOrchestrator?: Record<string, never>;
+            /** Format: date-time */
+            startedAt?: string;
+            /**
+             * @description Current run state. `waiting-external` MUST be used when the suspended interrupt's `kind` is `external-event` per `interrupt-profiles.md §openwop-interrupt-external-event` — distinguishes external-event waits from HITL waits at the wire level. `cancelling` (RFC 0094 §B) is the transitional state between a cancel request being accepted and the terminal `cancelled` — `rest-endpoints.md` and the OpenAPI cancel responses already document the transition; a snapshot read during the cancel cascade carries it. Forward-compat: future statuses MAY be added; readers SHOULD treat unknown values as terminal-unknown rather than throw.
+             * @enum {string}
+             */
+            status: "pending" | "running" | "paused" | "waiting-approval" | "waiting-input" | "waiting-external" | "completed" | "failed" | "cancelling" | "cancelled";
+            /** @description Caller-supplied tags from `RunOptions.tags`. */
+            tags?: string[];
+            /** @description Workflow-level variables (caller-supplied inputs + per-node outputs that survive the projection). */
+            variables?: Record<string, never>;
+            /** @description ID of the workflow this run executes. */
+            workflowId: string;
+        } & {
+            [key: string]: unknown;
+        };
         SeamConsentPlanBody: {
             provider: string;
             requested: ("read" | "write")[];
@@ -2170,6 +2337,8 @@ export interface operations {
                             /** Format: date-time */
                             lastRunAt: string | null;
                             lastRunId: string | null;
+                            /** @description Status of the last run (a RunSnapshot status; failed when its workflow could not start). */
+                            lastRunStatus: string | null;
                             name: string;
                             /** Format: date-time */
                             nextRunAt: string | null;
@@ -8010,6 +8179,414 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listRuns: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                status?: "pending" | "running" | "paused" | "waiting-approval" | "waiting-input" | "waiting-external" | "completed" | "failed" | "cancelling" | "cancelled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Cursor of the next page; null on the last page. */
+                        nextCursor: string | null;
+                        runs: components["schemas"]["RunSnapshot"][];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key + same body: the same run; same key + another body: 409 idempotency_key_mismatch. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRunBody"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSnapshot"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSnapshot"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CancelRunBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunSnapshot"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    streamRunEvents: {
+        parameters: {
+            query?: {
+                /** @description Resume after this sequence (the `Last-Event-ID` header wins). */
+                lastSequence?: number;
+            };
+            header?: {
+                /** @description Resume after this event sequence. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream of RunEvent objects */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -147,6 +147,14 @@ describe('cursor pagination of every list route', () => {
       },
     },
     {
+      path: '/v1/runs',
+      url: () => '/v1/runs',
+      itemsKey: 'runs',
+      idOf: (r) => r.runId,
+      // The seam-gated built-in chain: one core.noop node.
+      seed: async (c) => (await post(c, '/v1/runs', { workflowId: 'conformance-noop' })).runId,
+    },
+    {
       path: '/v1/prompt-templates',
       url: () => '/v1/prompt-templates',
       itemsKey: 'templates',

@@ -423,9 +423,10 @@ describe('proposals (direct-rbac)', () => {
     expect(fired.map((f) => f.name)).toEqual(['nightly-report']);
     expect(await runner.fireDue('acme')).toEqual([]);
     const run = await t.moduleRef.get(RunService).find({ tenant: 'acme' }, fired[0].runId);
-    expect(run).toMatchObject({ kind: 'automation', status: 'queued', metadata: { automation: 'nightly-report' } });
+    // reports.nightly is not installed for the tenant: the slot is recorded as a failed run saying why.
+    expect(run).toMatchObject({ kind: 'automation', status: 'failed', metadata: { automation: 'nightly-report', error: { code: 'not_found' } } });
     const after = (await t.http('GET', '/v1/automations', { token: reader })).body.automations as Array<Record<string, unknown>>;
-    expect(after.find((a) => a.name === 'nightly-report')).toMatchObject({ runCount: 1, lastRunId: fired[0].runId });
+    expect(after.find((a) => a.name === 'nightly-report')).toMatchObject({ runCount: 1, lastRunId: fired[0].runId, lastRunStatus: 'failed' });
     expect(after.find((a) => a.name === 'paused-report')).toMatchObject({ enabled: false, nextRunAt: null, runCount: 0 });
     expect((await t.http('GET', '/v1/automations', { token: otherTenant })).body.automations).toEqual([]);
   });

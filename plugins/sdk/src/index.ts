@@ -6,3 +6,4 @@ export * from './portability';
 export * from './connections';
 export * from './proposals';
 export * from './goals';
+export * from './node-executor';

@@ -94,7 +94,7 @@ export const AUTOMATION_LIST_SCHEMA: SchemaObject = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['name', 'enabled', 'schedule', 'action', 'artifactRef', 'nextRunAt', 'lastRunAt', 'lastRunId', 'runCount'],
+        required: ['name', 'enabled', 'schedule', 'action', 'artifactRef', 'nextRunAt', 'lastRunAt', 'lastRunId', 'lastRunStatus', 'runCount'],
         properties: {
           name: { type: 'string' },
           workspace: { type: 'string' },
@@ -105,6 +105,7 @@ export const AUTOMATION_LIST_SCHEMA: SchemaObject = {
           nextRunAt: { type: 'string', nullable: true, format: 'date-time' },
           lastRunAt: { type: 'string', nullable: true, format: 'date-time' },
           lastRunId: { type: 'string', nullable: true },
+          lastRunStatus: { type: 'string', nullable: true, description: 'Status of the last run (a RunSnapshot status; failed when its workflow could not start).' },
           runCount: { type: 'integer' },
         },
       },

@@ -37,6 +37,6 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
     McpToolSource,
     HostExtensionToolSource,
   ],
-  exports: [ToolCatalogService, ToolSessionService],
+  exports: [ToolCatalogService, ToolSessionService, PackDirectory],
 })
 export class ToolCatalogModule {}

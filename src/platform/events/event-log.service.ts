@@ -16,6 +16,8 @@ export interface AppendEntry {
   correlationId?: string;
   causationId?: string;
   nodeId?: string;
+  /** Index of an earlier entry of the same batch that caused this one (its id becomes causationId). */
+  causationIndex?: number;
 }
 
 export interface AppendOptions {
@@ -37,6 +39,16 @@ export interface RunEventView {
   causationId?: string;
   correlationId?: string;
   nodeId?: string;
+}
+
+export interface BatchEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  nodeId?: string;
+  correlationId?: string;
+  causationId?: string;
+  /** Index of an earlier event of the same batch that caused this one. */
+  causationIndex?: number;
 }
 
 export interface EventQuery {
@@ -93,9 +105,13 @@ export class EventLogService {
         type: e.type,
         payload: e.payload,
         correlation_id: e.correlationId ?? null,
-        causation_id: e.causationId ?? null,
+        causation_id: (e.causationId ?? null) as string | null,
         node_id: e.nodeId ?? null,
       };
+    });
+    // Causation inside a batch points at an earlier event of the same batch.
+    entries.forEach((e, i) => {
+      if (e.causationIndex !== undefined && e.causationIndex < i) rows[i].causation_id = rows[e.causationIndex].id;
     });
     const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
     const write = async (m: EntityManager): Promise<Array<{ id: string; sequence: string; created_at: Date }>> =>
@@ -135,6 +151,20 @@ export class EventLogService {
     });
     this.notify();
     return views;
+  }
+
+  /** Wakes local long-pollers (after a commit that appended events through a caller's transaction). */
+  wake(): void {
+    this.notify();
+  }
+
+
+  /**
+   * Appends several events to one stream in one statement, inside the caller's transaction when one
+   * is given (the run engine persists a node's events together with its completion).
+   */
+  async appendBatch(scope: TenantScope, streamId: string, items: BatchEvent[], manager?: EntityManager): Promise<RunEventView[]> {
+    return this.appendMany(items.map((e) => ({ scope, streamId, ...e })), { manager });
   }
 
   /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */

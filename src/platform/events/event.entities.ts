@@ -1,8 +1,14 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
-/** A run owned by a tenant. Host-level streams (goal, proposal, import events) have no run row. */
+/**
+ * A run owned by a tenant. Host-level streams (goal, proposal, import events) have no run row.
+ * `kind` says who drives it: `workflow` runs are executed by the run engine (the columns after
+ * `metadata`), other kinds (tool sessions, automations) are recorded by their capability.
+ */
 @Entity({ name: 'run' })
 @Index('run_tenant_idx', ['tenant', 'createdAt'])
+@Index('run_claim_idx', ['status', 'leaseExpiresAt'])
+@Index('run_idempotency_uq', ['tenant', 'idempotencyKey'], { unique: true })
 export class RunEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -27,6 +33,63 @@ export class RunEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  @Column({ name: 'workflow_id', type: 'text', nullable: true })
+  workflowId: string | null;
+
+  /** The chain's DAG as resolved when the run was created (a later pack update does not change a run). */
+  @Column({ type: 'jsonb', nullable: true })
+  definition: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  inputs: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  configurable: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  outputs: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  error: { code: string; message: string; details?: Record<string, unknown> } | null;
+
+  /** The starter's scopes: tool calls of the run are authorized with them, on any replica. */
+  @Column({ type: 'text', array: true, nullable: true })
+  scopes: string[] | null;
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'request_hash', type: 'text', nullable: true })
+  requestHash: string | null;
+
+  @Column({ name: 'lease_owner', type: 'text', nullable: true })
+  leaseOwner: string | null;
+
+  @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
+  leaseExpiresAt: Date | null;
+
+  /** Incremented by every claim: writes of an older claim holder are refused. */
+  @Column({ type: 'integer', default: 0 })
+  fence: number;
+
+  @Column({ name: 'cancel_requested', type: 'boolean', default: false })
+  cancelRequested: boolean;
+
+  @Column({ name: 'node_executions', type: 'integer', default: 0 })
+  nodeExecutions: number;
+
+  @Column({ name: 'cost_usd', type: 'double precision', default: 0 })
+  costUsd: number;
+
+  @Column({ name: 'current_node_id', type: 'text', nullable: true })
+  currentNodeId: string | null;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
 }
 
 /** The per-stream sequence counter; its row lock serializes appends so sequences stay gap-free. */

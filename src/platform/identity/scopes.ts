@@ -5,6 +5,7 @@
 export const HOST_SCOPES = {
   'runs:read': 'Read runs and their event logs (including the host event stream).',
   'runs:create': 'Start runs.',
+  'runs:cancel': 'Cancel runs (does not imply runs:read).',
   'tools:read': 'Read the tool catalog.',
   'connections:read': 'Read connection packs and connections (never credentials).',
   'connections:manage': 'Install or remove connection packs; create, rotate and delete connections.',
@@ -33,7 +34,7 @@ export const ROLES: Record<string, { description: string; scopes: readonly strin
   editor: {
     description: 'A viewer who also creates work: runs, goals, proposals, reviews and imports.',
     scopes: [
-      'runs:read', 'runs:create', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
+      'runs:read', 'runs:create', 'runs:cancel', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
       'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import',
     ],
   },

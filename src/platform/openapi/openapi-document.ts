@@ -73,7 +73,7 @@ function embedProtocolSchema(schemas: Json, component: string, schema: Json): vo
           const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(x);
           if (m) o[k] = `#/components/schemas/${component}_${m[2]}`;
           else if (x === '#') o[k] = `#/components/schemas/${component}`;
-          else if (/^https?:\/\//.test(x)) {
+          else if (/^https?:\/\//.test(x) || /\.schema\.json(#.*)?$/.test(x)) {
             // A reference into another published schema: keep the document self-contained.
             o.type = 'object';
             o.description = `See ${x}`;

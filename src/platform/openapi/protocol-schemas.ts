@@ -5,6 +5,7 @@
 export const PROTOCOL_SCHEMAS: Record<string, string> = {
   ErrorEnvelope: 'error-envelope',
   RunEvent: 'run-event',
+  RunSnapshot: 'run-snapshot',
   ToolDescriptor: 'tool-descriptor',
   CompactToolDescriptor: 'compact-tool-descriptor',
   Proposal: 'proposal',

@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { DomainError } from '../../../platform/errors/domain-error';
+import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
 import { RunService } from '../../../platform/events/run.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
@@ -19,6 +21,8 @@ export interface AutomationView {
   nextRunAt: string | null;
   lastRunAt: string | null;
   lastRunId: string | null;
+  /** Status of the last run (`completed`, `failed`, `running`...), null before the first. */
+  lastRunStatus: string | null;
   runCount: number;
 }
 
@@ -39,6 +43,7 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
   constructor(
     private readonly ds: DataSource,
     private readonly runs: RunService,
+    private readonly launchers: RunLauncherRegistry,
     private readonly tasks: PeriodicTaskService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
   ) {}
@@ -59,7 +64,9 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
 
   /** Fires one batch of due automations (every tenant). Returns what fired. */
   async fireDue(tenant?: string): Promise<FiredAutomation[]> {
-    return this.ds.transaction(async (m) => {
+    const launcher = this.launchers.get();
+    const started: string[] = [];
+    const fired = await this.ds.transaction(async (m) => {
       const params: unknown[] = [this.settings.automations.batchSize];
       if (tenant) params.push(tenant);
       const due = (await m.query(
@@ -79,22 +86,50 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
           scopes: new Set(),
           kind: 'system',
         };
-        // No workflow engine runs here: the run is recorded `queued` with its action for the executor.
-        const run = await this.runs.create(owner, 'automation', { automation: row.name, artifactRef: row.artifactRef, action: row.action }, m);
-        await this.runs.setStatus(owner, run.runId, 'queued', m);
+        const runId = await this.startRun(m, row, owner, new Date(db_now), launcher, started);
         const schedule = row.cron ? { cron: row.cron, ...(row.timezone ? { timezone: row.timezone } : {}) } : { intervalMs: row.intervalMs as number };
         await repo.update(
           { id },
-          { lastRunAt: new Date(db_now), lastRunId: run.runId, runCount: row.runCount + 1, nextRunAt: nextRunAfter(schedule, new Date(db_now)) },
+          { lastRunAt: new Date(db_now), lastRunId: runId, runCount: row.runCount + 1, nextRunAt: nextRunAfter(schedule, new Date(db_now)) },
         );
-        fired.push({ tenant: row.tenant, name: row.name, runId: run.runId });
+        fired.push({ tenant: row.tenant, name: row.name, runId });
       }
       if (fired.length) this.logger.log({ fired: fired.length }, 'automations fired');
       return fired;
     });
+    // Runs created in the firing transaction start once it has committed.
+    for (const runId of started) launcher?.start(runId);
+    return fired;
   }
 
-  /** The automations installed for a scope (its own workspace's and the tenant-wide ones). */
+  /**
+   * A `start-run` action starts a real workflow run as the automation's installer, in the firing
+   * transaction, with an idempotency key per slot. A workflow that cannot run (not installed, not
+   * executable) is recorded as a failed `automation` run carrying the error code; without the run
+   * engine the run is recorded `queued`.
+   */
+  private async startRun(m: EntityManager, row: AutomationScheduleEntity, owner: Principal, slot: Date, launcher: WorkflowRunLauncher | undefined, started: string[]): Promise<string> {
+    const action = row.action as { workflowId?: string; inputs?: Record<string, unknown> };
+    if (launcher && typeof action.workflowId === 'string') {
+      try {
+        await m.query('SAVEPOINT automation_run');
+        const { runId } = await launcher.launch(owner, { workflowId: action.workflowId, inputs: action.inputs ?? {} }, { manager: m, idempotencyKey: `automation:${row.id}:${slot.toISOString()}` });
+        await m.query('RELEASE SAVEPOINT automation_run');
+        started.push(runId);
+        return runId;
+      } catch (e) {
+        await m.query('ROLLBACK TO SAVEPOINT automation_run');
+        if (!(e instanceof DomainError)) throw e;
+        const run = await this.runs.create(owner, 'automation', { automation: row.name, artifactRef: row.artifactRef, action: row.action, error: { code: e.code, message: e.message } }, m);
+        await this.runs.setStatus(owner, run.runId, 'failed', m);
+        return run.runId;
+      }
+    }
+    const run = await this.runs.create(owner, 'automation', { automation: row.name, artifactRef: row.artifactRef, action: row.action }, m);
+    await this.runs.setStatus(owner, run.runId, 'queued', m);
+    return run.runId;
+  }
+
   /** A page of the caller's automations, by name. */
   async list(scope: TenantScope, q: PageRequest = {}): Promise<Page<AutomationView>> {
     const qb = this.ds
@@ -107,6 +142,13 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
       direction: 'ASC',
       binding: { list: 'automations', tenant: scope.tenant, workspace: scope.workspace },
     });
+    const ids = page.items.map((r) => r.lastRunId).filter((id): id is string => !!id && /^[0-9a-f-]{36}$/i.test(id));
+    const statuses = new Map<string, string>();
+    if (ids.length) {
+      for (const r of (await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; status: string }>) {
+        statuses.set(r.id, r.status);
+      }
+    }
     const items = page.items.map((r) => ({
       name: r.name,
       workspace: r.workspaceKey || undefined,
@@ -117,6 +159,7 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
       nextRunAt: r.nextRunAt?.toISOString() ?? null,
       lastRunAt: r.lastRunAt?.toISOString() ?? null,
       lastRunId: r.lastRunId,
+      lastRunStatus: r.lastRunId ? (statuses.get(r.lastRunId) ?? null) : null,
       runCount: r.runCount,
     }));
     return { items, nextCursor: page.nextCursor };

@@ -1,0 +1,236 @@
+/**
+ * Run engine benchmark: runs per second of a 10-node `core.noop` chain on one host instance and on two
+ * instances sharing the database (the second in its own process, as a replica would be), against a
+ * baseline measured in the same run: a raw SQL step-claim loop that writes the same rows (the run
+ * claim, one transaction per step that checks the run's lease, claims the step and writes its
+ * node row and its node.started/node.completed events, then the run's completion). Prints rates and
+ * ratios; a measurement, not a test.
+ *
+ *   npm run bench -- runs [runsPerPhase] [workers]
+ *
+ * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop a
+ * scratch database. `workers` (default 48) is both the raw loop's concurrency and the host's
+ * `runs.maxActiveRuns`.
+ */
+import 'reflect-metadata';
+import { fork } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import { Client, Pool } from 'pg';
+import { createHost, Host } from '../src/bootstrap';
+import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
+import { loadHostConfig } from '../src/platform/config/host-config';
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const NODES = 10;
+const TENANTS = 20;
+
+function definition(): Record<string, unknown> {
+  const nodes = Array.from({ length: NODES }, (_, i) => ({ id: `n${i + 1}`, typeId: 'core.noop', config: { step: i + 1 } }));
+  return { workflowId: 'bench.chain', nodes, edges: nodes.slice(1).map((n, i) => ({ from: nodes[i].id, to: n.id })) };
+}
+
+async function admin(sql: string): Promise<void> {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+async function boot(url: string, instance: string, workers: number): Promise<Host> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
+  const cfg = path.join(dir, 'config.json');
+  fs.writeFileSync(cfg, JSON.stringify({ runs: { maxActiveRuns: workers, leaseMs: 30_000 } }));
+  const config = loadHostConfig({
+    ...process.env,
+    DATABASE_URL: url,
+    LOG_LEVEL: 'error',
+    OPENWOP_BOOTSTRAP_KEY: 'false',
+    // The engine is driven by the benchmark (claimAvailable), not by the periodic ticker.
+    OPENWOP_SCHEDULER_ENABLED: 'false',
+    OPENWOP_INSTANCE_ID: instance,
+    OPENWOP_DATA_DIR: dir,
+    OPENWOP_CONFIG: cfg,
+  });
+  return createHost(config, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+}
+
+/** `count` pending workflow runs of the chain, as POST /v1/runs writes them. */
+async function seed(pool: Pool, count: number, kind: string): Promise<void> {
+  await pool.query(`TRUNCATE "run", "run_node", "event", "event_stream"`);
+  await pool.query(
+    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
+     SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, 'bench.chain', $1::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[]
+     FROM generate_series(1, $2::int) AS i`,
+    [JSON.stringify(definition()), count, TENANTS, kind],
+  );
+}
+
+async function remaining(pool: Pool, kind: string): Promise<number> {
+  const r = await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled')`, [kind]);
+  return r.rows[0].n;
+}
+
+async function phase(label: string, pool: Pool, count: number, kind: string, drive: () => Promise<void>): Promise<{ label: string; runs: number; seconds: number; rate: number }> {
+  process.stderr.write(`${label}...\n`);
+  const start = process.hrtime.bigint();
+  await drive();
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const left = await remaining(pool, kind);
+  const failed = (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" <> 'completed'`, [kind])).rows[0].n;
+  if (left || failed) throw new Error(`${label}: ${left} runs unfinished, ${failed} not completed`);
+  return { label, runs: count, seconds, rate: count / seconds };
+}
+
+/** The engine of one instance, fed until no run is left. */
+async function drainWith(host: Host, pool: Pool): Promise<void> {
+  const engine = host.app.get(RunEngineService);
+  for (;;) {
+    await engine.claimAvailable();
+    if (engine.activeCount() === 0 && (await remaining(pool, 'workflow')) === 0) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Baseline: claim a run, then one transaction per step, the writes the engine does without batching. */
+async function rawLoop(pool: Pool, workers: number, owner: string): Promise<void> {
+  const def = definition() as { nodes: Array<{ id: string; typeId: string; config: Record<string, unknown> }> };
+  const events = async (c: import('pg').PoolClient, tenant: string, runId: string, items: Array<{ type: string; nodeId?: string; payload: unknown }>) => {
+    const seq = await c.query(
+      `INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, $3)
+       ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + $3 RETURNING "last_sequence"`,
+      [tenant, runId, items.length],
+    );
+    const first = Number(seq.rows[0].last_sequence) - items.length + 1;
+    for (let i = 0; i < items.length; i++) {
+      await c.query(`INSERT INTO "event" ("id", "tenant", "stream_id", "sequence", "type", "payload", "node_id") VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`, [
+        randomUUID(), tenant, runId, first + i, items[i].type, JSON.stringify(items[i].payload), items[i].nodeId ?? null,
+      ]);
+    }
+  };
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (;;) {
+        const claimed = await pool.query(
+          `WITH c AS (SELECT "id" FROM "run" WHERE "kind" = 'bench-raw' AND "status" = 'pending' AND "lease_owner" IS NULL ORDER BY "created_at" LIMIT 1 FOR UPDATE SKIP LOCKED)
+           UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + interval '30 seconds', "fence" = r."fence" + 1 FROM c WHERE r."id" = c."id" RETURNING r."id", r."tenant", r."fence"`,
+          [owner],
+        );
+        if (!claimed.rowCount) return;
+        const { id, tenant, fence } = claimed.rows[0] as { id: string; tenant: string; fence: number };
+        for (let i = 0; i < def.nodes.length; i++) {
+          const n = def.nodes[i];
+          const c = await pool.connect();
+          try {
+            await c.query('BEGIN');
+            const ok = await c.query(`UPDATE "run" SET "lease_expires_at" = now() + interval '30 seconds', "status" = 'running', "node_executions" = $4 WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3`, [id, owner, fence, i + 1]);
+            if (ok.rowCount !== 1) throw new Error('lease lost');
+            await c.query(
+              `INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs") VALUES ($1, $2, $3, $4, 'completed', 0, $5::jsonb)
+               ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = 'completed', "outputs" = EXCLUDED."outputs" WHERE "run_node"."status" <> 'completed'`,
+              [id, n.id, tenant, n.typeId, JSON.stringify(n.config)],
+            );
+            const items: Array<{ type: string; nodeId?: string; payload: unknown }> = [];
+            if (i === 0) items.push({ type: 'run.started', payload: { workflowId: 'bench.chain' } });
+            items.push({ type: 'node.started', nodeId: n.id, payload: { nodeId: n.id, typeId: n.typeId } }, { type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: n.config } });
+            if (i === def.nodes.length - 1) items.push({ type: 'run.completed', payload: { outputs: { [n.id]: n.config } } });
+            await events(c, tenant, id, items);
+            if (i === def.nodes.length - 1) {
+              await c.query(`UPDATE "run" SET "status" = 'completed', "outputs" = $2::jsonb, "completed_at" = now(), "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1`, [id, JSON.stringify({ [n.id]: n.config })]);
+            }
+            await c.query('COMMIT');
+          } catch (e) {
+            await c.query('ROLLBACK');
+            throw e;
+          } finally {
+            c.release();
+          }
+        }
+      }
+    }),
+  );
+}
+
+/** A second host instance in its own process: boots, then drains runs when told to. */
+async function child(url: string, workers: number): Promise<void> {
+  process.on('disconnect', () => process.exit(0));
+  const host = await boot(url, 'bench-b', workers);
+  const pool = new Pool({ connectionString: url, max: 2 });
+  process.on('message', (msg: { go?: boolean }) => {
+    if (!msg.go) return;
+    void drainWith(host, pool).then(async () => {
+      process.send!({ done: true });
+      await pool.end();
+      await host.close();
+      process.exit(0);
+    });
+  });
+  process.send!({ ready: true });
+}
+
+async function spawnInstance(url: string, workers: number): Promise<{ run(): Promise<void> }> {
+  const proc = fork(__filename, ['--child', url, String(workers)], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    proc.once('message', () => resolve());
+    proc.once('exit', (code) => reject(new Error(`bench instance exited with ${code}`)));
+  });
+  return {
+    run: () =>
+      new Promise<void>((resolve) => {
+        proc.once('message', () => resolve());
+        proc.send({ go: true });
+      }),
+  };
+}
+
+export async function main(count = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48)): Promise<void> {
+  const db = `bench_runs_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE "${db}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${db}`;
+  const hosts: Host[] = [];
+  const pool = new Pool({ connectionString: url.toString(), max: 10 });
+  try {
+    process.stderr.write('booting the host\n');
+    const a = await boot(url.toString(), 'bench-a', workers);
+    hosts.push(a);
+    await seed(pool, count, 'bench-raw');
+    const raw = await phase('raw SQL step-claim loop', pool, count, 'bench-raw', () => rawLoop(pool, workers, 'raw'));
+    await seed(pool, count, 'workflow');
+    const one = await phase('run engine, 1 instance', pool, count, 'workflow', () => drainWith(a, pool));
+    const b = await spawnInstance(url.toString(), workers);
+    await seed(pool, count, 'workflow');
+    const two = await phase('run engine, 2 instances', pool, count, 'workflow', () => Promise.all([drainWith(a, pool), b.run()]).then(() => undefined));
+    const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_id", "node_id" HAVING count(*) > 1) d`);
+    const events = await pool.query(`SELECT count(*)::int AS n FROM "event"`);
+
+    process.stdout.write(`\nRun engine benchmark: ${count} runs per phase of a ${NODES}-node core.noop chain, ${workers} runs in flight per instance\n\n`);
+    process.stdout.write(`${'phase'.padEnd(30)}${'runs'.padStart(8)}${'seconds'.padStart(10)}${'runs/s'.padStart(10)}\n`);
+    for (const r of [raw, one, two]) process.stdout.write(`${r.label.padEnd(30)}${String(r.runs).padStart(8)}${r.seconds.toFixed(2).padStart(10)}${r.rate.toFixed(0).padStart(10)}\n`);
+    process.stdout.write(`\nengine/raw, 1 instance: ${(one.rate / raw.rate).toFixed(2)}x (target >= 0.5; and >= 200 runs/s: ${one.rate >= 200 ? 'met' : 'NOT met'})\n`);
+    process.stdout.write(`2 instances / 1 instance: ${(two.rate / one.rate).toFixed(2)}x (target >= 1.6)\n`);
+    process.stdout.write(`events written in the last phase: ${events.rows[0].n} (${(events.rows[0].n / count).toFixed(0)} per run); nodes completed twice: ${dupes.rows[0].n}\n`);
+  } finally {
+    await pool.end();
+    for (const h of hosts.reverse()) await h.close().catch(() => undefined);
+    await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+  }
+}
+
+if (require.main === module && process.argv[2] === '--child') {
+  child(process.argv[3], Number(process.argv[4])).catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
+} else if (require.main === module) {
+  main().catch((e) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
+}

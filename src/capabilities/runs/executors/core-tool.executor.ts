@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import {
+  NodeExecutionContext,
+  NodeExecutionError,
+  NodeExecutionResult,
+  NodeExecutor,
+  NodeExecutorProvider,
+  ToolCallResult,
+  ToolReplayPolicy,
+  ToolSession,
+  ToolSourceKind,
+} from '@openwop-host/plugin-sdk';
+import { DomainError } from '../../../platform/errors/domain-error';
+import type { Principal } from '../../../platform/identity/principal';
+import { argsHash } from '../../tool-catalog/sessions/tool-session.service';
+import { CatalogEntry, ToolCatalogService } from '../../tool-catalog/tool-catalog.service';
+import { RunsService } from '../runs.service';
+
+/** The actor id written on the RFC 0064 call events of tool nodes (3-256 chars). */
+export const RUN_AGENT_ID = 'openwop-host.run-engine';
+
+const TRANSPORT: Record<ToolSourceKind, 'mcp' | 'http' | 'native'> = {
+  mcp: 'mcp',
+  connector: 'http',
+  'node-pack': 'native',
+  workflow: 'native',
+  'host-extension': 'native',
+};
+
+function asPrincipal(p: NodeExecutionContext['principal']): Principal {
+  return { tenant: p.tenant, workspace: p.workspace, principal: p.principal, scopes: p.scopes, kind: 'system' };
+}
+
+/**
+ * `core.tool {toolId, arguments?}`: calls one catalog tool through its source, authorized as the run
+ * principal (a tool its starter cannot see is `tool_not_found`, exactly like an unknown one). The
+ * call is bracketed by `tool.session.opened` / `tool.session.closed` with content-free
+ * `agent.toolCalled` / `agent.toolReturned` inside; the tool's result is the node's output. A tool
+ * whose descriptor says `approval: "always"` waits on an approval gate first. A `workflow` tool runs
+ * its chain as a child run and returns the child's outputs.
+ */
+@Injectable()
+@NodeExecutor({ typeId: 'core.tool', replayPolicy: 'non-deterministic' })
+export class CoreToolExecutor implements NodeExecutorProvider {
+  private readonly log = new Logger('runs.core.tool');
+
+  constructor(
+    private readonly catalog: ToolCatalogService,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  validateConfig(config: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    if (typeof config.toolId !== 'string' || !config.toolId) problems.push('core.tool needs config.toolId');
+    if (config.arguments !== undefined && (typeof config.arguments !== 'object' || config.arguments === null || Array.isArray(config.arguments))) {
+      problems.push('core.tool config.arguments must be an object');
+    }
+    return problems;
+  }
+
+  async replayPolicyOf(config: Record<string, unknown>, principal: NodeExecutionContext['principal']): Promise<ToolReplayPolicy> {
+    try {
+      const entry = await this.catalog.entry(asPrincipal(principal), String(config.toolId));
+      return entry.descriptor.replayPolicy ?? 'non-deterministic';
+    } catch {
+      return 'non-deterministic';
+    }
+  }
+
+  async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
+    const toolId = String(ctx.config.toolId ?? '');
+    const args = (ctx.config.arguments as Record<string, unknown> | undefined) ?? {};
+    const principal = asPrincipal(ctx.principal);
+    let entry: CatalogEntry;
+    try {
+      entry = await this.catalog.entry(principal, toolId);
+    } catch (e) {
+      if (e instanceof DomainError && e.status === 404) throw new NodeExecutionError('tool_not_found', `No tool "${toolId}" is visible to the run principal.`);
+      throw e;
+    }
+    if (entry.descriptor.approval === 'always') {
+      const decision = await ctx.awaitApproval({ title: `Allow the call of ${toolId} in run ${ctx.runId}`, artifactType: 'tool-call' });
+      if (decision !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${toolId} was not approved.`);
+    }
+    const sessionId = randomUUID();
+    const correlation = { correlationId: sessionId };
+    let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
+    await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
+    try {
+      const callId = randomUUID();
+      const called = await ctx.emit(
+        'agent.toolCalled',
+        { agentId: RUN_AGENT_ID, toolName: toolId, callId, argsHash: argsHash(args), principal: principal.principal, transport: TRANSPORT[entry.descriptor.source] },
+        correlation,
+      );
+      const started = process.hrtime.bigint();
+      let result: ToolCallResult;
+      try {
+        result = await this.call(entry, principal, args, ctx);
+      } catch (e) {
+        if (ctx.signal.aborted) outcome = 'cancelled';
+        result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
+      }
+      const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
+      await ctx.emit(
+        'agent.toolReturned',
+        {
+          agentId: RUN_AGENT_ID,
+          toolName: toolId,
+          callId,
+          status: result.status === 'ok' ? 'ok' : 'error',
+          durationMs,
+          ...(result.status === 'ok' ? {} : { error: { code: result.error?.code || 'tool_call_failed', message: 'The tool call failed.' } }),
+        },
+        { ...correlation, causationId: called.eventId },
+      );
+      if (result.status !== 'ok') {
+        throw new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`);
+      }
+      outcome = 'completed';
+      const content = result.content;
+      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null } };
+    } finally {
+      await ctx.emit('tool.session.closed', { sessionId, toolId, outcome }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
+    }
+  }
+
+  private async call(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
+    if (entry.descriptor.source === 'workflow') {
+      // A chain calling a chain: a child run of the same principal; its outputs are the result.
+      const runs = this.moduleRef.get(RunsService, { strict: false });
+      const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
+      const done = await runs.awaitTerminal(principal, child, ctx.signal);
+      if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {} };
+      return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` } };
+    }
+    const provider = entry.source.provider;
+    if (!provider.openSession) throw new NodeExecutionError('tool_not_invocable', 'The source of this tool does not support invocation.');
+    let session: ToolSession | undefined;
+    try {
+      session = await provider.openSession(entry.descriptor.toolId, { tenant: principal.tenant, workspace: principal.workspace, principal: principal.principal, scopes: principal.scopes, signal: ctx.signal });
+      return await session.call(args, ctx.signal);
+    } finally {
+      await session?.close().catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,790 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { DataSource, EntityManager } from 'typeorm';
+import { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
+import { RunEntity } from '../../platform/events/event.entities';
+import { HealthService } from '../../platform/health/health.service';
+import type { Principal } from '../../platform/identity/principal';
+import { ApprovalsService } from '../proposals/approvals/approvals.service';
+import { NodeExecutorRegistry, RegisteredExecutor } from './node-executor-registry.service';
+import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
+import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
+
+/** The approval-gate subject kind of suspended run nodes. */
+export const RUN_GATE_SUBJECT = 'run-node';
+
+/** The resolved RFC 0058 bounds of a run (stored in `configurable`). */
+export interface RunBounds {
+  runTimeoutMs: number;
+  maxLoopIterations: number;
+  maxCostUsd: number;
+}
+
+type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown';
+
+class LeaseLost extends Error {}
+class Suspend extends Error {
+  constructor(readonly request: { title: string; artifactType?: string }) {
+    super('suspend');
+  }
+}
+
+interface NodeWrite {
+  nodeId: string;
+  typeId: string;
+  status: RunNodeStatus;
+  attempt: number;
+  outputs?: Record<string, unknown> | null;
+  error?: { code: string; message: string } | null;
+  gateId?: string | null;
+}
+
+interface RunUpdate {
+  status?: string;
+  outputs?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  terminal?: boolean;
+  release?: boolean;
+}
+
+interface ClaimedRow {
+  id: string;
+  tenant: string;
+  workspace: string | null;
+  principal: string | null;
+  status: string;
+  workflow_id: string;
+  definition: WorkflowDefinition;
+  inputs: Record<string, unknown> | null;
+  configurable: Record<string, unknown> | null;
+  scopes: string[] | null;
+  fence: number;
+  cancel_requested: boolean;
+  node_executions: number;
+  cost_usd: number;
+  started_at: Date | null;
+}
+
+interface Execution {
+  runId: string;
+  abort: AbortController;
+  reason?: StopReason;
+  done: Promise<void>;
+}
+
+function rowsOf<T>(res: unknown): T[] {
+  // pg through TypeORM answers [rows, count] for UPDATE ... RETURNING, rows for INSERT/SELECT.
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as T[];
+  return res as T[];
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling') AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`;
+
+/**
+ * The run engine. A replica claims a whole workflow run (lease on the database clock plus a fencing
+ * token incremented by every claim), executes its DAG in process (independent branches in parallel,
+ * bounded by `nodeConcurrency`) and persists node completions, their outputs and their events in one
+ * transaction that first checks the fence: a replica that lost its lease writes nothing, and a node
+ * row already `completed` is never completed again.
+ *
+ * Round trips are few: nodes whose executor is replay-safe (`deterministic`/`idempotent`) are
+ * written in batches (before the next side-effecting node starts, before the run suspends, at the end,
+ * or every 250 ms), because a replica that dies before the batch commits simply re-executes them.
+ * A side-effecting node is written `running` before it starts; when a replica that takes over finds
+ * such a node it fails it with `node_interrupted` instead of repeating it.
+ *
+ * Every replica claims runs whose lease expired (a dead replica's) or that nobody holds yet (created
+ * on another replica, released from an approval gate) every `claimIntervalMs`; a run created here is
+ * claimed here at once. Restarting the host therefore resumes every unfinished run.
+ */
+@Injectable()
+export class RunEngineService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly log = new Logger('runs.engine');
+  readonly owner: string;
+  private readonly executions = new Map<string, Execution>();
+  private ticker?: NodeJS.Timeout;
+  private claiming?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly events: EventLogService,
+    private readonly executors: NodeExecutorRegistry,
+    private readonly approvals: ApprovalsService,
+    private readonly health: HealthService,
+    @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+  ) {
+    this.owner = `${settings.instanceId}:${randomUUID()}`;
+  }
+
+  onApplicationBootstrap(): void {
+    this.approvals.registerSubject(RUN_GATE_SUBJECT, {
+      // Inside the deciding transaction: make the run claimable again; the node reads the gate's state.
+      release: (m, gate) => this.reopen(m, gate.subjectId),
+      closed: (m, gate) => this.reopen(m, gate.subjectId),
+    });
+    if (!this.settings.executing) return;
+    this.ticker = setInterval(() => void this.claimAvailable(), this.settings.claimIntervalMs);
+    this.ticker.unref();
+    // Resume what a previous process left (its leases may still have to expire).
+    setImmediate(() => void this.claimAvailable());
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    await this.claiming?.catch(() => undefined);
+    const running = [...this.executions.values()];
+    for (const e of running) this.stop(e, 'shutdown');
+    await Promise.all(running.map((e) => e.done.catch(() => undefined)));
+    // Hand the leases back now, so the next process (or another replica) resumes without waiting.
+    await this.ds
+      .query(`UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "lease_owner" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled')`, [this.owner])
+      .catch(() => undefined);
+  }
+
+  /** How many runs this replica is executing. */
+  activeCount(): number {
+    return this.executions.size;
+  }
+
+  /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
+  kick(runId: string, attempts = 5): void {
+    if (this.stopped || this.executions.has(runId)) return;
+    void (async () => {
+      for (let i = 0; i < attempts && !this.stopped; i++) {
+        if (this.executions.size >= this.settings.maxActiveRuns) return;
+        const rows = rowsOf<ClaimedRow>(
+          await this.ds.query(
+            `UPDATE "run" SET "lease_owner" = $2, "lease_expires_at" = now() + ($3::int * interval '1 millisecond'), "fence" = "fence" + 1
+             WHERE "id" = $1 AND ${CLAIMABLE} RETURNING *`,
+            [runId, this.owner, this.settings.leaseMs],
+          ),
+        );
+        if (rows.length) return this.start(rows[0]);
+        await new Promise((r) => setTimeout(r, 20 * (i + 1)));
+      }
+    })().catch((e: unknown) => this.log.error({ msg: 'could not claim a run', runId, err: (e as Error).message }));
+  }
+
+  /** Signals a local execution of the run to stop for cancellation (another replica's sees it at its next heartbeat). */
+  cancelLocal(runId: string): boolean {
+    const e = this.executions.get(runId);
+    if (!e) return false;
+    this.stop(e, 'cancel');
+    return true;
+  }
+
+  /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
+  claimAvailable(): Promise<void> {
+    if (this.claiming || this.stopped) return this.claiming ?? Promise.resolve();
+    const pass = (async () => {
+      try {
+        for (;;) {
+          const room = this.settings.maxActiveRuns - this.executions.size;
+          if (room <= 0 || this.stopped) return;
+          const rows = rowsOf<ClaimedRow>(
+            await this.ds.query(
+              `WITH c AS (SELECT "id" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
+               UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
+               FROM c WHERE r."id" = c."id" RETURNING r.*`,
+              [this.owner, this.settings.leaseMs, Math.min(room, 32)],
+            ),
+          );
+          for (const r of rows) this.start(r);
+          if (rows.length < Math.min(room, 32)) return;
+        }
+      } catch (e) {
+        this.log.error({ msg: 'run claim pass failed', err: (e as Error).message });
+        this.health.report('runs.engine', false, 'a run claim pass failed');
+      }
+    })();
+    // Cleared in a later microtask, so a pass that ends synchronously cannot leave itself behind.
+    const claiming: Promise<void> = pass.finally(() => {
+      if (this.claiming === claiming) this.claiming = undefined;
+    });
+    this.claiming = claiming;
+    return claiming;
+  }
+
+  private stop(e: Execution, reason: StopReason): void {
+    if (e.reason) return;
+    e.reason = reason;
+    e.abort.abort();
+  }
+
+  private start(row: ClaimedRow): void {
+    if (this.executions.has(row.id)) return;
+    const exec: Execution = { runId: row.id, abort: new AbortController(), done: Promise.resolve() };
+    this.executions.set(row.id, exec);
+    exec.done = new RunExecution(this, row, exec)
+      .run()
+      .catch((e: unknown) => {
+        if (!(e instanceof LeaseLost)) this.log.error({ msg: 'run execution failed', runId: row.id, err: (e as Error).message, stack: (e as Error).stack });
+      })
+      .finally(() => {
+        this.executions.delete(row.id);
+        // Work-conserving: a freed slot looks for more work at once.
+        if (this.settings.executing && !this.stopped) void this.claimAvailable();
+      });
+  }
+
+  private async reopen(m: EntityManager, runId: string): Promise<void> {
+    await m.query(`UPDATE "run" SET "status" = 'running', "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "status" = 'waiting-approval'`, [runId]);
+    // Claimed here after the deciding transaction commits (other replicas find it at their next pass).
+    setTimeout(() => this.kick(runId, 10), 10);
+  }
+
+  // --- used by RunExecution -----------------------------------------------------------------------
+
+  /** @internal */ get deps() {
+    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log };
+  }
+
+  /** @internal */ finished(runId: string): void {
+    this.runWaiters.get(runId)?.forEach((w) => w());
+    this.runWaiters.delete(runId);
+  }
+
+  private readonly runWaiters = new Map<string, Set<() => void>>();
+
+  /** Resolves when a local execution of the run ends, or after `ms` (the caller re-reads the row). */
+  waitLocal(runId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const set = this.runWaiters.get(runId) ?? new Set();
+      this.runWaiters.set(runId, set);
+      const done = () => {
+        clearTimeout(timer);
+        set.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+}
+
+interface NodeOutcome {
+  node: DagNode;
+  safe: boolean;
+  attempt: number;
+  ok?: { outputs: Record<string, unknown>; costUsd: number; durationMs: number };
+  failed?: { code: string; message: string };
+  suspend?: { title: string; artifactType?: string };
+}
+
+/** One claim's execution of one run. */
+class RunExecution {
+  private readonly d: RunEngineService['deps'];
+  private readonly def: WorkflowDefinition;
+  private readonly principal: Principal;
+  private readonly scope: { tenant: string; workspace?: string };
+  private readonly bounds: RunBounds;
+  private readonly outputs = new Map<string, Record<string, unknown>>();
+  private readonly state = new Map<string, RunNodeEntity>();
+  private batch: BatchEvent[] = [];
+  private writes: NodeWrite[] = [];
+  private batchSince = 0;
+  private nodeExecutions: number;
+  private costUsd: number;
+  private startedAtMs = Date.now();
+  /** run.started is not written yet. */
+  private firstStart: boolean;
+  private heartbeat?: NodeJS.Timeout;
+  private deadline?: NodeJS.Timeout;
+  private breach?: { kind: 'run-duration' | 'loop-iterations' | 'budget-cost'; limit: number; observed: number; code: string; message: string; nodeId?: string };
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly engine: RunEngineService,
+    private readonly row: ClaimedRow,
+    private readonly exec: Execution,
+  ) {
+    this.d = engine.deps;
+    this.def = row.definition;
+    this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
+    this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
+    const c = row.configurable ?? {};
+    const limits = this.d.settings.limits;
+    this.bounds = {
+      runTimeoutMs: typeof c.runTimeoutMs === 'number' ? c.runTimeoutMs : limits.maxRunDurationMs,
+      maxLoopIterations: typeof c.maxLoopIterations === 'number' ? c.maxLoopIterations : limits.maxLoopIterations,
+      maxCostUsd: typeof c.maxCostUsd === 'number' ? c.maxCostUsd : limits.maxBudgetCostUsd,
+    };
+    this.nodeExecutions = row.node_executions;
+    this.costUsd = row.cost_usd;
+    this.firstStart = row.status === 'pending';
+    if (row.started_at) this.startedAtMs = new Date(row.started_at).getTime();
+  }
+
+  private get signal(): AbortSignal {
+    return this.exec.abort.signal;
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.execute();
+    } catch (e) {
+      if (e instanceof LeaseLost || this.exec.reason === 'lease' || this.exec.reason === 'shutdown') throw e;
+      // An engine fault (not a node's): fail the run, fenced, instead of leaving it to be claimed
+      // and to fail again after every lease expiry.
+      this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error).message });
+      this.batch = [];
+      this.writes = [];
+      const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
+      if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
+      this.queue({ type: 'run.failed', payload: { error, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+      await this.flush({ status: 'failed', error, terminal: true }).catch(() => undefined);
+      throw e;
+    } finally {
+      clearInterval(this.heartbeat);
+      clearTimeout(this.deadline);
+      this.engine.finished(this.row.id);
+      this.d.events.wake();
+    }
+  }
+
+  private async execute(): Promise<void> {
+    const { row } = this;
+    if (this.firstStart) {
+      const owner: Record<string, string> = { tenant: row.tenant };
+      if (row.workspace) owner.workspace = row.workspace;
+      if (row.principal) owner.principal = row.principal;
+      this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: 'rest', owner } });
+    } else {
+      for (const n of await this.d.ds.getRepository(RunNodeEntity).find({ where: { runId: row.id } })) {
+        this.state.set(n.nodeId, n);
+        if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
+      }
+    }
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
+    this.armDeadline();
+    if (row.cancel_requested) return this.finishCancelled();
+    if (this.breach) return this.finishBreached();
+
+    // Nodes left in flight by a replica that died: repeat only what may be repeated.
+    for (const n of this.def.nodes) {
+      const s = this.state.get(n.id);
+      if (s?.status !== 'running') continue;
+      const policy = await this.replayPolicy(n);
+      if (policy === 'non-deterministic') {
+        const error = { code: 'node_interrupted', message: `Node ${n.id} was in flight when its replica stopped; it is not safe to repeat (replayPolicy ${policy}).` };
+        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
+        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
+        return this.finishFailed(error, n.id);
+      }
+    }
+    const failedBefore = this.def.nodes.find((n) => this.state.get(n.id)?.status === 'failed');
+    if (failedBefore) {
+      return this.finishFailed(this.state.get(failedBefore.id)!.error ?? { code: 'node_failed', message: 'A node failed.' }, failedBefore.id);
+    }
+
+    const inflight = new Map<string, Promise<NodeOutcome>>();
+    let failure: { error: { code: string; message: string }; nodeId: string } | undefined;
+    const suspended: NodeOutcome[] = [];
+    const concurrency = this.d.settings.nodeConcurrency;
+    for (;;) {
+      if (!this.signal.aborted && !failure && !suspended.length && !this.breach) {
+        for (const n of this.def.nodes) {
+          if (inflight.size >= concurrency) break;
+          if (inflight.has(n.id) || this.outputs.has(n.id)) continue;
+          if (!predecessors(this.def, n.id).every((p) => this.outputs.has(p))) continue;
+          if (this.nodeExecutions + 1 > this.bounds.maxLoopIterations) {
+            this.breach = { kind: 'loop-iterations', limit: this.bounds.maxLoopIterations, observed: this.nodeExecutions + 1, code: 'loop_limit', message: `The run would execute more than ${this.bounds.maxLoopIterations} nodes.`, nodeId: n.id };
+            break;
+          }
+          this.nodeExecutions++;
+          inflight.set(n.id, this.launch(n));
+        }
+      }
+      if (!inflight.size) break;
+      // Unwritten progress is written within ~250 ms even while a long node is in flight.
+      let tick: NodeJS.Timeout | undefined;
+      const aged = this.batch.length
+        ? new Promise<'flush'>((resolve) => (tick = setTimeout(() => resolve('flush'), Math.max(0, 250 - (Date.now() - this.batchSince)))))
+        : undefined;
+      const raced: NodeOutcome | 'flush' = await Promise.race<NodeOutcome | 'flush'>(aged ? [...inflight.values(), aged] : [...inflight.values()]);
+      clearTimeout(tick);
+      if (raced === 'flush') {
+        await this.flush();
+        continue;
+      }
+      const outcome = raced;
+      inflight.delete(outcome.node.id);
+      const n = outcome.node;
+      if (outcome.ok) {
+        this.outputs.set(n.id, outcome.ok.outputs);
+        this.costUsd += outcome.ok.costUsd;
+        this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, durationMs: outcome.ok.durationMs } });
+        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
+        if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
+          this.breach = { kind: 'budget-cost', limit: this.bounds.maxCostUsd, observed: this.costUsd, code: 'cost_limit', message: `The run cost ${this.costUsd} USD, over its ${this.bounds.maxCostUsd} USD bound.`, nodeId: n.id };
+          this.stopNodes();
+        }
+        if (!outcome.safe) await this.flush();
+      } else if (outcome.suspend) {
+        suspended.push(outcome);
+      } else if (outcome.failed) {
+        if (this.signal.aborted || this.breach) {
+          this.queue({ type: 'node.cancelled', nodeId: n.id, payload: { nodeId: n.id, reason: this.breach ? this.breach.code : (this.exec.reason ?? 'aborted') } });
+          this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'cancelled', attempt: outcome.attempt, error: outcome.failed });
+        } else {
+          this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error: outcome.failed, attempts: outcome.attempt + 1 } });
+          this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: outcome.attempt, error: outcome.failed });
+          if (!failure) {
+            failure = { error: outcome.failed, nodeId: n.id };
+            this.stopNodes();
+          }
+        }
+      }
+      if (this.batch.length >= 200 || (this.batch.length && Date.now() - this.batchSince > 250)) await this.flush();
+    }
+
+    if (this.exec.reason === 'lease' || this.exec.reason === 'shutdown') return;
+    if (this.exec.reason === 'cancel') return this.finishCancelled();
+    if (this.breach) return this.finishBreached();
+    if (failure) return this.finishFailed(failure.error, failure.nodeId);
+    if (suspended.length) return this.suspend(suspended);
+    const out: Record<string, unknown> = {};
+    for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
+    this.queue({ type: 'run.completed', payload: { outputs: out, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'completed', outputs: out, terminal: true });
+  }
+
+  /** Aborts the nodes in flight (failure or breach) without marking the run cancelled. */
+  private nodeAbort = new AbortController();
+  private stopNodes(): void {
+    this.nodeAbort.abort();
+  }
+
+  private async replayPolicy(n: DagNode): Promise<ToolReplayPolicy> {
+    const ex = this.d.executors.get(n.typeId);
+    if (!ex) return 'non-deterministic';
+    if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, this.principal);
+    return ex.replayPolicy;
+  }
+
+  private async launch(n: DagNode): Promise<NodeOutcome> {
+    const ex = this.d.executors.get(n.typeId) as RegisteredExecutor;
+    const prior = this.state.get(n.id);
+    const attempt = prior ? prior.attempt + (prior.status === 'running' ? 1 : 0) : 0;
+    const base = { node: n, attempt, safe: true };
+    try {
+      if (!ex) throw Object.assign(new Error(`No executor serves ${n.typeId}.`), { code: 'unknown_node_type' });
+      const policy = await this.replayPolicy(n);
+      base.safe = policy !== 'non-deterministic';
+      this.queue({ type: 'node.started', nodeId: n.id, payload: { nodeId: n.id, typeId: n.typeId, attempt } });
+      if (!base.safe) {
+        // The in-flight marker: a replica taking over knows this node may have had effects.
+        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
+        await this.flush({ current: n.id });
+      }
+      const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
+      const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
+      const signal = AbortSignal.any([this.signal, this.nodeAbort.signal]);
+      const started = Date.now();
+      const ctx: NodeExecutionContext = {
+        runId: this.row.id,
+        nodeId: n.id,
+        typeId: n.typeId,
+        config,
+        runInputs: this.row.inputs ?? {},
+        inputs: nodeInputs(this.def, n.id, this.outputs),
+        attempt,
+        principal: { tenant: this.principal.tenant, workspace: this.principal.workspace, principal: this.principal.principal, scopes: this.principal.scopes },
+        signal,
+        emit: async (type, payload, opts) => {
+          await this.flush();
+          const v = await this.d.events.append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId });
+          return { eventId: v.eventId };
+        },
+        awaitApproval: (req) => this.awaitApproval(n, req),
+      };
+      const result = await ex.provider.execute(ctx);
+      const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
+      const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;
+      return { ...base, ok: { outputs, costUsd, durationMs: Date.now() - started } };
+    } catch (e) {
+      if (e instanceof Suspend) return { ...base, suspend: e.request };
+      if (e instanceof LeaseLost) {
+        // flush() already stopped the execution: nothing more is written by this claim.
+        return { ...base, failed: { code: 'lease_lost', message: 'The run lease was lost.' } };
+      }
+      const code = typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code ? (e as { code: string }).code : 'node_failed';
+      const message = (e as Error).message || 'The node failed.';
+      return { ...base, failed: { code, message } };
+    }
+  }
+
+  /** The node's gate state, or Suspend when there is no decided gate yet. */
+  private async awaitApproval(n: DagNode, req: { title: string; artifactType?: string }): Promise<'granted' | 'denied'> {
+    const gateId = this.state.get(n.id)?.gateId;
+    if (gateId) {
+      const [gate] = (await this.d.ds.query(`SELECT "state" FROM "approval" WHERE "id" = $1 AND "tenant" = $2`, [gateId, this.row.tenant])) as Array<{ state: string }>;
+      if (gate?.state === 'granted') {
+        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue: { action: 'accept' } } });
+        return 'granted';
+      }
+      if (gate && gate.state !== 'pending') {
+        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue: { action: 'reject' } } });
+        return 'denied';
+      }
+      if (gate) throw new Suspend(req); // still pending (another node's gate released the run)
+    }
+    throw new Suspend(req);
+  }
+
+  /** Opens the gates of suspended nodes (reusing a still-pending one) and parks the run in `waiting-approval`. */
+  private async suspend(nodes: NodeOutcome[]): Promise<void> {
+    await this.flush();
+    await this.d.ds.transaction(async (m) => {
+      await this.fence(m, { status: 'waiting-approval', release: true }, nodes[0].node.id);
+      for (const o of nodes) {
+        const n = o.node;
+        let gateId = this.state.get(n.id)?.gateId ?? null;
+        const [pending] = gateId ? ((await m.query(`SELECT "state" FROM "approval" WHERE "id" = $1`, [gateId])) as Array<{ state: string }>) : [];
+        if (!gateId || pending?.state !== 'pending') {
+          const gate = await this.d.approvals.open(
+            m,
+            {
+              subjectKind: RUN_GATE_SUBJECT,
+              subjectId: this.row.id,
+              tenant: this.row.tenant,
+              workspaceKey: this.row.workspace ?? '',
+              artifactRef: `run:${this.row.id}#${n.id}`,
+              artifactType: o.suspend?.artifactType ?? 'run-step',
+              title: o.suspend?.title ?? `Approve step ${n.id}`,
+            },
+            this.principal,
+          );
+          gateId = gate.id;
+        }
+        await this.writeNodes(m, [{ nodeId: n.id, typeId: n.typeId, status: 'waiting', attempt: o.attempt, gateId }]);
+        await this.d.events.appendBatch(this.scope, this.row.id, [{ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: 'approval', key: `${RUN_GATE_SUBJECT}:${this.row.id}:${gateId}` } }], m);
+      }
+    });
+    this.d.events.wake();
+  }
+
+  private async finishFailed(error: { code: string; message: string }, nodeId?: string): Promise<void> {
+    this.skipRemaining('upstream-failed');
+    this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'failed', error, terminal: true });
+  }
+
+  private async finishBreached(): Promise<void> {
+    const b = this.breach!;
+    this.queue({ type: 'cap.breached', nodeId: b.nodeId, payload: { kind: b.kind, limit: b.limit, observed: b.observed, ...(b.nodeId ? { nodeId: b.nodeId } : {}) } });
+    await this.finishFailed({ code: b.code, message: b.message });
+  }
+
+  private async finishCancelled(): Promise<void> {
+    this.skipRemaining('run-cancelled');
+    // A node suspended on a gate: close the gate (nobody needs to decide any more).
+    this.queue({ type: 'run.cancelled', payload: { reason: 'cancel-requested', durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'cancelled', terminal: true });
+  }
+
+  private skipRemaining(reason: string): void {
+    for (const n of this.def.nodes) {
+      const s = this.state.get(n.id)?.status;
+      if (this.outputs.has(n.id) || s === 'failed' || s === 'cancelled' || s === 'skipped') continue;
+      if (this.writes.some((w) => w.nodeId === n.id && (w.status === 'failed' || w.status === 'cancelled' || w.status === 'completed'))) continue;
+      this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason } });
+      this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: this.state.get(n.id)?.attempt ?? 0 });
+    }
+  }
+
+  private queue(e: BatchEvent): void {
+    if (!this.batch.length) this.batchSince = Date.now();
+    this.batch.push(e);
+  }
+
+  /** Writes the pending node rows and events, fenced, in one transaction (serialized per run). */
+  private flush(update: RunUpdate & { current?: string } = {}): Promise<void> {
+    const next = this.flushing.then(() => this.flushNow(update));
+    this.flushing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async flushNow(update: RunUpdate & { current?: string }): Promise<void> {
+    if (!this.batch.length && !this.writes.length && !update.status && !update.current) return;
+    const batch = this.batch;
+    const writes = this.writes;
+    this.batch = [];
+    this.writes = [];
+    try {
+      await this.writeAll(update, writes, batch);
+    } catch (e) {
+      if (e instanceof LeaseLost) {
+        this.exec.reason = 'lease';
+        this.exec.abort.abort();
+      }
+      throw e;
+    }
+    if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;
+    for (const w of writes) {
+      const s = this.state.get(w.nodeId);
+      this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, tenant: this.row.tenant, typeId: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
+    }
+  }
+
+  /**
+   * One round trip: a single statement whose first part is the fence (the run row, updated only while
+   * this claim holds the lease); the node rows and the events are written only when the fence
+   * matched, and a node row already `completed` aborts the whole statement (nothing is written).
+   */
+  private async writeAll(u: RunUpdate & { current?: string }, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const runId = p(this.row.id);
+    const where = `"id" = ${runId}::uuid AND "lease_owner" = ${p(this.d.owner)} AND "fence" = ${p(this.row.fence)}::int`;
+    const sets = [`"node_executions" = ${p(this.nodeExecutions)}::int`, `"cost_usd" = ${p(this.costUsd)}::float8`, `"started_at" = COALESCE("started_at", now())`];
+    if (u.terminal || u.release) sets.push(`"lease_expires_at" = NULL`, `"lease_owner" = NULL`);
+    else sets.push(`"lease_expires_at" = now() + (${p(this.d.settings.leaseMs)}::int * interval '1 millisecond')`);
+    if (u.status) sets.push(`"status" = ${p(u.status)}::text`);
+    else sets.push(`"status" = CASE WHEN "cancel_requested" THEN 'cancelling' ELSE 'running' END`);
+    if (u.current !== undefined) sets.push(`"current_node_id" = ${p(u.current)}::text`);
+    if (u.outputs) sets.push(`"outputs" = ${p(JSON.stringify(u.outputs))}::jsonb`);
+    if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
+    if (u.terminal) sets.push(`"completed_at" = now()`);
+    if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
+    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested")`];
+    const tenant = p(this.row.tenant);
+    const byNode = new Map<string, NodeWrite>();
+    for (const w of writes) byNode.set(w.nodeId, w);
+    if (byNode.size) {
+      const rows = [...byNode.values()].map(
+        (w) =>
+          `(${p(w.nodeId)}::text, ${p(w.typeId)}::text, ${p(w.status)}::text, ${p(w.attempt)}::int, ${p(w.outputs === undefined || w.outputs === null ? null : JSON.stringify(w.outputs))}::jsonb, ${p(w.error ? JSON.stringify(w.error) : null)}::jsonb, ${p(w.gateId ?? null)}::uuid)`,
+      );
+      ctes.push(`n AS (INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
+        SELECT ${runId}::uuid, v.node_id, ${tenant}::text, v.type_id, v.status, v.attempt, v.outputs, v.error, v.gate_id, now()
+        FROM (VALUES ${rows.join(', ')}) AS v(node_id, type_id, status, attempt, outputs, error, gate_id) WHERE EXISTS (SELECT 1 FROM f)
+        ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
+          "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
+        WHERE "run_node"."status" <> 'completed' RETURNING 1)`);
+    }
+    if (batch.length) {
+      const k = p(batch.length);
+      const stream = p(this.row.id);
+      const ids = batch.map(() => randomUUID());
+      ctes.push(`s AS (INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT ${tenant}::text, ${stream}::text, ${k}::bigint WHERE EXISTS (SELECT 1 FROM f)
+        ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + ${k}::bigint RETURNING "last_sequence")`);
+      const rows = batch.map((e, i) => {
+        const cause = e.causationIndex !== undefined ? ids[e.causationIndex] : (e.causationId ?? null);
+        return `(${p(ids[i])}::uuid, ${i}, ${p(e.type)}::text, ${p(JSON.stringify(e.payload))}::jsonb, ${p(e.correlationId ?? null)}::text, ${p(cause)}::text, ${p(e.nodeId ?? null)}::text)`;
+      });
+      ctes.push(`e AS (INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
+        SELECT v.id, ${tenant}::text, ${p(this.row.workspace)}::text, ${stream}::text, s."last_sequence" - ${k}::bigint + 1 + v.i, v.type, v.payload, v.corr, v.cause, v.node
+        FROM s, (VALUES ${rows.join(', ')}) AS v(id, i, type, payload, corr, cause, node) RETURNING 1)`);
+    }
+    // A node row that was already completed leaves `n` short: divide by zero to abort the statement.
+    const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM n) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
+    let rows: Array<{ fenced: number; cancel: boolean | null }>;
+    try {
+      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel"${guard}`, params)) as typeof rows;
+    } catch (e) {
+      if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
+      throw e;
+    }
+    if (!rows[0]?.fenced) throw new LeaseLost('the run lease was lost');
+    if (batch.length) this.d.events.wake();
+    if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
+  }
+
+  /** The fence: the run row is updated only while this claim still holds the lease. */
+  private async fence(m: EntityManager, u: RunUpdate, current?: string): Promise<void> {
+    const params: unknown[] = [this.row.id, this.d.owner, this.row.fence, this.nodeExecutions, this.costUsd];
+    const sets = [`"node_executions" = $4`, `"cost_usd" = $5`, `"started_at" = COALESCE("started_at", now())`];
+    const add = (sql: string, v: unknown) => {
+      params.push(v);
+      sets.push(sql.replace('?', `$${params.length}`));
+    };
+    if (u.terminal || u.release) sets.push(`"lease_expires_at" = NULL`);
+    else add(`"lease_expires_at" = now() + (?::int * interval '1 millisecond')`, this.d.settings.leaseMs);
+    if (u.status) add(`"status" = ?`, u.status);
+    if (current !== undefined) add(`"current_node_id" = ?`, current);
+    if (u.outputs) add(`"outputs" = ?::jsonb`, JSON.stringify(u.outputs));
+    if (u.error) add(`"error" = ?::jsonb`, JSON.stringify(u.error));
+    if (u.terminal) sets.push(`"completed_at" = now()`);
+    if (u.terminal && current === undefined) sets.push(`"current_node_id" = NULL`);
+    if (u.terminal || u.release) sets.push(`"lease_owner" = NULL`);
+    // A run whose cancellation was requested stays `cancelling` until it is finished.
+    const status = u.status ? '' : `, "status" = CASE WHEN "cancel_requested" THEN 'cancelling' ELSE 'running' END`;
+    const res = await m.query(
+      `UPDATE "run" SET ${sets.join(', ')}${status} WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested"`,
+      params,
+    );
+    const rows = rowsOf<{ cancel_requested: boolean }>(res);
+    if (!rows.length) throw new LeaseLost('the run lease was lost');
+    if (rows[0].cancel_requested && !u.terminal) this.requestStop('cancel');
+  }
+
+  private async writeNodes(m: EntityManager, writes: NodeWrite[]): Promise<void> {
+    // Last write per node wins within one flush (e.g. running then completed).
+    const byNode = new Map<string, NodeWrite>();
+    for (const w of writes) byNode.set(w.nodeId, w);
+    const params: unknown[] = [];
+    const tuples = [...byNode.values()].map((w, i) => {
+      params.push(this.row.id, w.nodeId, this.row.tenant, w.typeId, w.status, w.attempt, w.outputs === undefined || w.outputs === null ? null : JSON.stringify(w.outputs), w.error ? JSON.stringify(w.error) : null, w.gateId ?? null);
+      const b = i * 9;
+      return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}::int, $${b + 7}::jsonb, $${b + 8}::jsonb, $${b + 9}::uuid, now())`;
+    });
+    const res = await m.query(
+      `INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at") VALUES ${tuples.join(', ')}
+       ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
+         "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
+       WHERE "run_node"."status" <> 'completed'
+       RETURNING "node_id"`,
+      params,
+    );
+    if (rowsOf(res).length !== byNode.size) {
+      // Unreachable while the fence holds; refuse rather than complete a node twice.
+      throw new Error('a node of this run was already completed');
+    }
+  }
+
+  private requestStop(reason: StopReason): void {
+    if (this.exec.reason) return;
+    this.exec.reason = reason;
+    this.exec.abort.abort();
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const res = await this.d.ds.query(
+        `UPDATE "run" SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond') WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested"`,
+        [this.row.id, this.d.owner, this.row.fence, this.d.settings.leaseMs],
+      );
+      const rows = rowsOf<{ cancel_requested: boolean }>(res);
+      if (!rows.length) this.requestStop('lease');
+      else if (rows[0].cancel_requested) this.requestStop('cancel');
+    } catch (e) {
+      this.d.log.warn({ msg: 'run lease renewal failed', runId: this.row.id, err: (e as Error).message });
+    }
+  }
+
+  /** RFC 0058 run-duration: breached only once the elapsed time is strictly greater than the limit. */
+  private armDeadline(): void {
+    const limit = this.bounds.runTimeoutMs;
+    const check = () => {
+      const elapsed = Date.now() - this.startedAtMs;
+      if (elapsed <= limit) {
+        this.deadline = setTimeout(check, limit - elapsed + 1);
+        return;
+      }
+      if (!this.breach && !this.exec.reason) {
+        this.breach = { kind: 'run-duration', limit, observed: elapsed, code: 'run_timeout', message: `The run exceeded its ${limit} ms duration bound.` };
+        this.stopNodes();
+      }
+    };
+    check();
+  }
+}

@@ -1,0 +1,23 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capability-advertiser';
+import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { WorkflowResolver } from './workflow-resolver.service';
+
+/**
+ * The RFC 0058 ceilings runs are checked against (`limits.maxRunDurationMs`, `maxLoopIterations`,
+ * `maxBudgetCostUsd`) and, while the test seams are on, the conformance fixtures `POST /v1/runs`
+ * resolves.
+ */
+@Injectable()
+@Advertiser()
+export class RunsAdvertiser implements CapabilityAdvertiser {
+  constructor(
+    private readonly resolver: WorkflowResolver,
+    @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+  ) {}
+
+  advertise(): Record<string, unknown> {
+    const fixtures = this.resolver.fixtureIds();
+    return { limits: { ...this.settings.limits }, ...(fixtures.length ? { fixtures } : {}) };
+  }
+}

@@ -1,0 +1,109 @@
+import type { Writable } from 'node:stream';
+
+/**
+ * `openwop-host runs start|list|cancel`: a client of a running host's HTTP API (the run engine
+ * executes runs in the host, not in the CLI), authenticated with an API key.
+ */
+export interface RunsCliOptions {
+  url: string;
+  key: string;
+  out: Writable;
+  err: Writable;
+}
+
+interface ErrorBody {
+  error?: string;
+  message?: string;
+}
+
+async function call(o: RunsCliOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const res = await fetch(`${o.url.replace(/\/+$/, '')}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${o.key}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  if (!res.ok) {
+    const e = json as ErrorBody;
+    throw new Error(`${res.status} ${e.error ?? 'error'}: ${e.message ?? text}`);
+  }
+  return json;
+}
+
+/** `--input k=v` values: JSON when they parse (numbers, booleans, objects), else the string. */
+export function parseInputs(pairs: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const p of pairs) {
+    const i = p.indexOf('=');
+    if (i < 1) throw new Error(`--input expects key=value, got "${p}"`);
+    const raw = p.slice(i + 1);
+    let v: unknown = raw;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      /* a plain string */
+    }
+    out[p.slice(0, i)] = v;
+  }
+  return out;
+}
+
+export async function runsStart(o: RunsCliOptions, workflowId: string, opts: { input?: string[]; follow?: boolean; idempotencyKey?: string; json?: boolean }): Promise<number> {
+  const run = await call(o, 'POST', '/v1/runs', { workflowId, inputs: parseInputs(opts.input ?? []) }, opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {});
+  const runId = String(run.runId);
+  if (!opts.follow) {
+    o.out.write(opts.json ? `${JSON.stringify(run)}\n` : `${runId}  ${run.status}\n`);
+    return 0;
+  }
+  o.err.write(`run ${runId} started\n`);
+  return follow(o, runId, opts.json === true);
+}
+
+/** Streams the run's events (SSE) with a progress line; exit code 0 when it completes. */
+async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<number> {
+  const res = await fetch(`${o.url.replace(/\/+$/, '')}/v1/runs/${encodeURIComponent(runId)}/events`, { headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream' } });
+  if (!res.ok || !res.body) throw new Error(`${res.status}: cannot follow the run`);
+  let total = 0;
+  let done = 0;
+  let terminal = '';
+  let buf = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buf += decoder.decode(chunk, { stream: true });
+    let sep: number;
+    while ((sep = buf.indexOf('\n\n')) >= 0) {
+      const frame = buf.slice(0, sep);
+      buf = buf.slice(sep + 2);
+      const data = frame.split('\n').find((l) => l.startsWith('data: '));
+      if (!data) continue;
+      const e = JSON.parse(data.slice(6)) as { type: string; sequence: number; nodeId?: string; payload: Record<string, unknown> };
+      if (json) o.out.write(`${JSON.stringify(e)}\n`);
+      if (e.type === 'node.started') total++;
+      if (e.type === 'node.completed') done++;
+      if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') terminal = e.type;
+      const node = e.nodeId ?? (e.payload.nodeId as string | undefined);
+      o.err.write(`[${String(e.sequence).padStart(4)}] ${done}/${total} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
+    }
+  }
+  const snap = await call(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
+  if (!json) o.out.write(`${runId}  ${snap.status}${snap.error ? `  ${(snap.error as ErrorBody & { code?: string }).code}` : ''}\n${snap.outputs ? `${JSON.stringify(snap.outputs, null, 2)}\n` : ''}`);
+  return terminal === 'run.completed' ? 0 : 1;
+}
+
+export async function runsList(o: RunsCliOptions, opts: { status?: string; json?: boolean; limit?: number }): Promise<number> {
+  const q = new URLSearchParams();
+  if (opts.status) q.set('status', opts.status);
+  if (opts.limit) q.set('limit', String(opts.limit));
+  const page = await call(o, 'GET', `/v1/runs${q.size ? `?${q}` : ''}`);
+  const runs = page.runs as Array<Record<string, unknown>>;
+  if (opts.json) o.out.write(`${JSON.stringify(page, null, 2)}\n`);
+  else for (const r of runs) o.out.write(`${r.runId}  ${String(r.status).padEnd(16)} ${r.workflowId}${r.startedAt ? `  ${r.startedAt}` : ''}\n`);
+  return 0;
+}
+
+export async function runsCancel(o: RunsCliOptions, runId: string): Promise<number> {
+  const snap = await call(o, 'POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`, {});
+  o.out.write(`${snap.runId}  ${snap.status}\n`);
+  return 0;
+}

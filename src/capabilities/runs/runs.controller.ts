@@ -1,0 +1,200 @@
+import { PageQuery } from '../../platform/pagination/page-query';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { RUN_STATUSES, RunPage, RunSnapshot, RunsService } from './runs.service';
+
+export class CreateRunBody {
+  @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on.' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  workflowId: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Run inputs, readable by node configs as `{{inputs.<name>}}`.' })
+  @IsOptional()
+  @IsObject()
+  inputs?: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'RunOptions.configurable. RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions; `recursionLimit` is an alias), `maxCostUsd`; each at most the advertised limit (400 otherwise).',
+  })
+  @IsOptional()
+  @IsObject()
+  configurable?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: [String], maxItems: 100 })
+  @IsOptional()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(256, { each: true })
+  tags?: string[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'Defaults to the credential’s tenant; another tenant is 403.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  tenantId?: string;
+}
+
+export class CancelRunBody {
+  @ApiPropertyOptional({ maxLength: 500, description: 'Why the run is cancelled (recorded on run.cancelled).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+}
+
+export class RunListQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: RUN_STATUSES })
+  @IsOptional()
+  @IsIn(RUN_STATUSES as unknown as string[])
+  status?: string;
+}
+
+export class RunEventsQuery {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Resume after this sequence (the `Last-Event-ID` header wins).' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  lastSequence?: number;
+}
+
+const SNAPSHOT = { schema: protocolSchemaRef('RunSnapshot') };
+const PAGE_SCHEMA = {
+  type: 'object',
+  required: ['runs', 'nextCursor'],
+  properties: { runs: { type: 'array', items: protocolSchemaRef('RunSnapshot') }, nextCursor: { type: 'string', nullable: true, description: 'Cursor of the next page; null on the last page.' } },
+};
+/** A single-valued request header (a repeated one is malformed). */
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  if (Array.isArray(v)) throw new ValidationError(`Send one ${name} header.`, { header: name });
+  return v;
+}
+
+const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
+/**
+ * The v1 run lifecycle: start a run of a chain, read it, list, cancel, and follow its events (SSE
+ * with `Last-Event-ID` resume; the long-poll route is the platform's events controller).
+ */
+@ApiTags('runs')
+@Controller()
+export class RunsController {
+  constructor(
+    private readonly runs: RunsService,
+    private readonly events: EventLogService,
+  ) {}
+
+  @Scopes('runs:create')
+  @Post('/v1/runs')
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'createRun', summary: 'Start a run of a workflow chain (201; honours Idempotency-Key)' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same body: the same run; same key + another body: 409 idempotency_key_mismatch.' })
+  @ApiBody({ type: CreateRunBody })
+  @ApiCreatedResponse(SNAPSHOT)
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateRunBody, @Req() req: FastifyRequest): Promise<RunSnapshot> {
+    return (await this.runs.create(p, body, header(req, 'idempotency-key'))).snapshot;
+  }
+
+  @Scopes('runs:read')
+  @Get('/v1/runs')
+  @ApiOperation({ operationId: 'listRuns', summary: 'List the runs of your tenant (newest first, cursor-paged)' })
+  @ApiOkResponse({ schema: PAGE_SCHEMA })
+  @ApiErrors(400, 401, 403)
+  list(@CurrentPrincipal() p: Principal, @Query() q: RunListQuery): Promise<RunPage> {
+    return this.runs.list(p, q);
+  }
+
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId')
+  @ApiOperation({ operationId: 'getRun', summary: 'Read a run (unknown and foreign ids are 404)' })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse(SNAPSHOT)
+  @ApiErrors(401, 403, 404)
+  get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<RunSnapshot> {
+    return this.runs.get(p, runId);
+  }
+
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runId/cancel')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted)' })
+  @ApiParam({ name: 'runId' })
+  @ApiBody({ type: CancelRunBody, required: false })
+  @ApiOkResponse(SNAPSHOT)
+  @ApiErrors(400, 401, 403, 404, 409)
+  cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody): Promise<RunSnapshot> {
+    return this.runs.cancel(p, runId, body?.reason);
+  }
+
+  /**
+   * Server-sent events: every event of the run after `Last-Event-ID` (or `lastSequence`), as
+   * `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>`; the stream ends after the terminal
+   * run event.
+   */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId/events')
+  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE, Last-Event-ID resume)' })
+  @ApiParam({ name: 'runId' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event sequence.' })
+  @ApiOkResponse({ description: 'text/event-stream of RunEvent objects', content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiErrors(400, 401, 403, 404)
+  async stream(
+    @CurrentPrincipal() p: Principal,
+    @Param('runId') runId: string,
+    @Query() q: RunEventsQuery,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const lastEventId = header(req, 'last-event-id');
+    if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
+    const snap = await this.runs.get(p, runId); // 404 before the stream opens
+    let after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    let closed = false;
+    req.raw.on('close', () => (closed = true));
+    const write = (e: RunEventView) => raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    let ended = ['completed', 'failed', 'cancelled'].includes(snap.status) ? 'terminal-before' : '';
+    let lastBeat = Date.now();
+    try {
+      while (!closed) {
+        const batch = await this.events.poll(p, snap.runId, after, ended ? 0 : 5000);
+        for (const e of batch) {
+          write(e);
+          after = e.sequence;
+          if (TERMINAL_EVENTS.has(e.type)) ended = 'terminal';
+        }
+        if (ended && !batch.length) break;
+        if (ended === 'terminal') break;
+        if (Date.now() - lastBeat > 15_000) {
+          raw.write(': keep-alive\n\n');
+          lastBeat = Date.now();
+        }
+      }
+    } finally {
+      raw.end();
+    }
+  }
+}

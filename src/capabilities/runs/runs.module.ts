@@ -1,0 +1,40 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { ProposalsModule } from '../proposals/proposals.module';
+import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
+import { CoreApprovalExecutor } from './executors/core-approval.executor';
+import { CoreDelayExecutor } from './executors/core-delay.executor';
+import { CoreNoopExecutor } from './executors/core-noop.executor';
+import { CoreToolExecutor } from './executors/core-tool.executor';
+import { NodeExecutorRegistry } from './node-executor-registry.service';
+import { RunEngineService } from './run-engine.service';
+import { RunsAdvertiser } from './runs.advertiser';
+import { RunsController } from './runs.controller';
+import { RunsService } from './runs.service';
+import { RUNS_SETTINGS, runsSettings } from './runs.settings';
+import { WorkflowResolver } from './workflow-resolver.service';
+
+/**
+ * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
+ * built-in `core.noop`, `core.delay`, `core.tool` and `core.approval` executors, RFC 0058 bounds,
+ * and replica-safe execution (database leases with fencing).
+ */
+@Module({
+  imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
+  controllers: [RunsController],
+  providers: [
+    { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
+    NodeExecutorRegistry,
+    WorkflowResolver,
+    RunEngineService,
+    RunsService,
+    RunsAdvertiser,
+    CoreNoopExecutor,
+    CoreDelayExecutor,
+    CoreToolExecutor,
+    CoreApprovalExecutor,
+  ],
+  exports: [RunsService, RunEngineService],
+})
+export class RunsModule {}

@@ -1,0 +1,299 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService } from '../../platform/events/event-log.service';
+import { RunEntity } from '../../platform/events/event.entities';
+import { RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { ApprovalsService } from '../proposals/approvals/approvals.service';
+import { NodeExecutorRegistry } from './node-executor-registry.service';
+import { keysetPage } from '../../platform/pagination/keyset';
+import type { PageRequest } from '../../platform/pagination/page-query';
+import { RunEngineService } from './run-engine.service';
+import { RunNodeEntity } from './run-node.entity';
+import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { parseDefinition } from './workflow-definition';
+import { WorkflowResolver } from './workflow-resolver.service';
+
+export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface CreateRunRequest {
+  workflowId: string;
+  inputs?: Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  tenantId?: string;
+}
+
+/** The wire RunSnapshot (run-snapshot.schema.json), plus `outputs` on a completed run. */
+export interface RunSnapshot {
+  runId: string;
+  workflowId: string;
+  status: string;
+  owner: { tenant: string; workspace?: string; principal?: string };
+  currentNodeId?: string;
+  startedAt?: string;
+  completedAt?: string;
+  nodeStates?: Record<string, { status: string; attempt: number; error?: { code: string; message: string } }>;
+  variables?: Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
+}
+
+export interface RunPage {
+  runs: RunSnapshot[];
+  nextCursor: string | null;
+}
+
+/** Workflow runs: creation (idempotent), reads, listing and cancellation. Execution is the engine's. */
+@Injectable()
+export class RunsService implements OnModuleInit, WorkflowRunLauncher {
+  constructor(
+    private readonly launchers: RunLauncherRegistry,
+    private readonly ds: DataSource,
+    private readonly resolver: WorkflowResolver,
+    private readonly executors: NodeExecutorRegistry,
+    private readonly engine: RunEngineService,
+    private readonly events: EventLogService,
+    private readonly approvals: ApprovalsService,
+    @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+  ) {}
+
+  onModuleInit(): void {
+    this.launchers.register(this);
+  }
+
+  async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager } = {}): Promise<{ runId: string }> {
+    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager);
+    return { runId: snapshot.runId };
+  }
+
+  start(runId: string): void {
+    this.engine.kick(runId);
+  }
+
+  async status(scope: TenantScope, runId: string): Promise<{ status: string; outputs?: Record<string, unknown>; error?: { code: string; message: string }; costUsd?: number } | undefined> {
+    const run = await this.find(scope, runId);
+    if (!run) return undefined;
+    return { status: run.status, ...(run.outputs ? { outputs: run.outputs } : {}), ...(run.error ? { error: run.error } : {}), costUsd: run.costUsd };
+  }
+
+  /**
+   * Creates a run of a chain installed for the caller's tenant and starts it on this replica. With an
+   * `Idempotency-Key`, the same key and the same body answer the same run; the same key with another
+   * body is 409 `idempotency_key_mismatch`.
+   */
+  async create(principal: Principal, req: CreateRunRequest, idempotencyKey?: string, parentRunId?: string, manager?: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    const db = manager ?? this.ds.manager;
+    if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters.', { header: 'Idempotency-Key' });
+    }
+    if (req.tenantId !== undefined && req.tenantId !== principal.tenant) throw new ForbiddenError('tenantId does not match the credential.', { field: 'tenantId' });
+    const configurable = this.resolveBounds(req.configurable ?? {});
+    const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
+    if (idempotencyKey) {
+      const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
+      if (prior) return this.replay(principal, prior, requestHash, db);
+    }
+    const dag = await this.resolver.resolve(principal, req.workflowId, db);
+    if (!dag) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
+    const { definition, problems } = parseDefinition(req.workflowId, dag);
+    if (!definition) throw new UnprocessableError('workflow_invalid', 'The workflow cannot be executed.', { problems });
+    for (const n of definition.nodes) {
+      const ex = this.executors.get(n.typeId);
+      if (!ex) throw new UnprocessableError('unknown_node_type', `No node executor serves "${n.typeId}".`, { offendingTypeId: n.typeId, nodeId: n.id });
+      const issues = ex.provider.validateConfig?.(n.config) ?? [];
+      if (issues.length) throw new UnprocessableError('workflow_invalid', `Node ${n.id} is misconfigured.`, { nodeId: n.id, problems: issues });
+    }
+    const metadata: Record<string, unknown> = {};
+    if (req.tags) metadata.tags = req.tags;
+    if (req.metadata) metadata.metadata = req.metadata;
+    if (parentRunId) metadata.parentRunId = parentRunId;
+    const inserted = (await db.query(
+      `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
+       VALUES ($1, $2, $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
+       ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+      [
+        principal.tenant,
+        principal.workspace ?? null,
+        principal.principal,
+        JSON.stringify(metadata),
+        req.workflowId,
+        JSON.stringify(definition),
+        JSON.stringify(req.inputs ?? {}),
+        JSON.stringify(configurable),
+        [...principal.scopes],
+        idempotencyKey ?? null,
+        requestHash,
+      ],
+    )) as Array<{ id: string }>;
+    if (!inserted.length) {
+      // A concurrent request with the same key won the insert.
+      const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
+      if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
+      return this.replay(principal, prior, requestHash, db);
+    }
+    const runId = inserted[0].id;
+    // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
+    // caller starts it after its commit.
+    const snapshot = await this.get(principal, runId, db);
+    if (!manager) this.engine.kick(runId);
+    return { snapshot, replayed: false };
+  }
+
+  /** A child run of a `workflow` tool (same principal, no idempotency key). */
+  async startChild(principal: Principal, workflowId: string, inputs: Record<string, unknown>, parentRunId: string): Promise<string> {
+    return (await this.create(principal, { workflowId, inputs }, undefined, parentRunId)).snapshot.runId;
+  }
+
+  /** Waits until a run is terminal (cancelling it when `signal` fires). */
+  async awaitTerminal(principal: Principal, runId: string, signal: AbortSignal): Promise<RunSnapshot> {
+    let cancelled = false;
+    for (;;) {
+      const snap = await this.get(principal, runId);
+      if (TERMINAL.has(snap.status)) return snap;
+      if (signal.aborted && !cancelled) {
+        cancelled = true;
+        await this.cancel(principal, runId).catch(() => undefined);
+      }
+      await this.engine.waitLocal(runId, 200);
+    }
+  }
+
+  async get(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunSnapshot> {
+    const run = await this.find(scope, runId, manager);
+    if (!run) throw new NotFoundError('No such run.');
+    const nodes = run.kind === 'workflow' ? await (manager ?? this.ds.manager).getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
+    return snapshot(run, nodes);
+  }
+
+  /** The caller's runs, newest first, a page at a time, optionally of one status. */
+  async list(scope: TenantScope, q: PageRequest & { status?: string }): Promise<RunPage> {
+    const qb = this.ds.getRepository(RunEntity).createQueryBuilder('r').where('r.tenant = :tenant', { tenant: scope.tenant });
+    if (scope.workspace) qb.andWhere('r.workspace = :workspace', { workspace: scope.workspace });
+    if (q.status) qb.andWhere('r.status = :status', { status: q.status });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'r.created_at', type: 'timestamptz' }, { column: 'r.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status } },
+    });
+    return { runs: page.items.map((r) => snapshot(r, [])), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * Requests cancellation: a run nobody executes right now (pending, waiting on an approval, or of
+   * a dead replica) is cancelled at once; a running one becomes `cancelling` and its replica aborts
+   * the node in flight and writes `run.cancelled`.
+   */
+  async cancel(principal: Principal, runId: string, reason = 'cancel-requested'): Promise<RunSnapshot> {
+    const run = await this.find(principal, runId);
+    if (!run) throw new NotFoundError('No such run.');
+    if (run.kind !== 'workflow') throw new ConflictError('run_not_cancellable', 'Only workflow runs can be cancelled.');
+    const direct = await this.ds.transaction(async (m) => {
+      const [row] = (await m.query(
+        `SELECT "status", ("lease_expires_at" IS NULL OR "lease_expires_at" < now()) AS "free", "started_at" FROM "run" WHERE "id" = $1 FOR UPDATE`,
+        [run.id],
+      )) as Array<{ status: string; free: boolean; started_at: Date | null }>;
+      if (TERMINAL.has(row.status)) throw new ConflictError('run_not_active', `The run is already ${row.status}.`, { status: row.status });
+      if (!row.free) {
+        await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling' WHERE "id" = $1`, [run.id]);
+        return false;
+      }
+      // Nobody executes it: finish it here.
+      const waiting = await m.getRepository(RunNodeEntity).find({ where: { runId: run.id } });
+      const evts: Array<{ type: string; payload: Record<string, unknown>; nodeId?: string }> = [];
+      for (const n of waiting.filter((w) => w.status === 'waiting')) {
+        if (n.gateId) await this.approvals.cancel(m, n.gateId, principal, 'run cancelled');
+        evts.push({ type: 'node.cancelled', nodeId: n.nodeId, payload: { nodeId: n.nodeId, reason: 'run-cancelled' } });
+        await m.query(`UPDATE "run_node" SET "status" = 'cancelled', "updated_at" = now() WHERE "run_id" = $1 AND "node_id" = $2`, [run.id, n.nodeId]);
+      }
+      evts.push({ type: 'run.cancelled', payload: { reason, cancelledBy: principal.principal } });
+      await m.query(
+        `UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelled', "completed_at" = now(), "current_node_id" = NULL, "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1`,
+        [run.id],
+      );
+      await this.events.appendBatch({ tenant: run.tenant, workspace: run.workspace ?? undefined }, run.id, evts, m);
+      return true;
+    });
+    if (!direct) this.engine.cancelLocal(run.id);
+    else this.events.wake();
+    return this.get(principal, run.id);
+  }
+
+  /** The tenant's run (and workspace's, when the caller has one); never another tenant's. */
+  private async find(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunEntity | undefined> {
+    if (!UUID.test(runId)) return undefined;
+    const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
+    if (scope.workspace) where.workspace = scope.workspace;
+    return (await (manager ?? this.ds.manager).getRepository(RunEntity).findOne({ where })) ?? undefined;
+  }
+
+  private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
+    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
+  }
+
+  private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    if (prior.requestHash !== requestHash || (principal.workspace && prior.workspace !== principal.workspace)) {
+      throw new ConflictError('idempotency_key_mismatch', 'This Idempotency-Key was used with another request body.');
+    }
+    return { snapshot: await this.get(principal, prior.id, db), replayed: true };
+  }
+
+  /**
+   * RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions) and `maxCostUsd`, each at
+   * most the advertised ceiling (`recursionLimit` is an alias of `maxLoopIterations`); outside → 400.
+   */
+  private resolveBounds(c: Record<string, unknown>): Record<string, unknown> {
+    const l = this.settings.limits;
+    const out: Record<string, unknown> = { ...c };
+    const problems: Array<{ field: string; message: string }> = [];
+    const int = (k: string, max: number) => {
+      const v = c[k];
+      if (v === undefined) return;
+      if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > max) problems.push({ field: `configurable.${k}`, message: `must be an integer from 1 to ${max}` });
+    };
+    int('runTimeoutMs', l.maxRunDurationMs);
+    int('maxLoopIterations', l.maxLoopIterations);
+    int('recursionLimit', l.maxLoopIterations);
+    if (c.maxCostUsd !== undefined && (typeof c.maxCostUsd !== 'number' || !Number.isFinite(c.maxCostUsd) || c.maxCostUsd < 0 || c.maxCostUsd > l.maxBudgetCostUsd)) {
+      problems.push({ field: 'configurable.maxCostUsd', message: `must be a number from 0 to ${l.maxBudgetCostUsd}` });
+    }
+    if (problems.length) throw new ValidationError('A run bound is outside the host limits.', { problems });
+    if (c.maxLoopIterations === undefined && c.recursionLimit !== undefined) out.maxLoopIterations = c.recursionLimit;
+    return out;
+  }
+}
+
+export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
+  const owner: RunSnapshot['owner'] = { tenant: r.tenant };
+  if (r.workspace) owner.workspace = r.workspace;
+  if (r.principal) owner.principal = r.principal;
+  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner };
+  if (r.currentNodeId) s.currentNodeId = r.currentNodeId;
+  if (r.startedAt) s.startedAt = r.startedAt.toISOString();
+  else if (r.kind !== 'workflow') s.startedAt = r.createdAt.toISOString();
+  if (r.completedAt) s.completedAt = r.completedAt.toISOString();
+  if (r.kind === 'workflow') {
+    s.nodeStates = Object.fromEntries(
+      nodes.map((n) => [n.nodeId, { status: n.status, attempt: n.attempt, ...(n.error ? { error: n.error } : {}) }]),
+    );
+    s.variables = { inputs: r.inputs ?? {} };
+    s.configurable = r.configurable ?? {};
+    const meta = r.metadata ?? {};
+    if (Array.isArray(meta.tags)) s.tags = meta.tags as string[];
+    if (meta.metadata && typeof meta.metadata === 'object') s.metadata = meta.metadata as Record<string, unknown>;
+    if (r.outputs) s.outputs = r.outputs;
+    if (r.error) s.error = r.error;
+    s.metrics = { nodeExecutions: r.nodeExecutions, openwopCost: { usd: r.costUsd } };
+  }
+  return s;
+}

@@ -1,0 +1,60 @@
+import { ConfigError, HostConfig } from '../../platform/config/host-config';
+
+/** The host ceilings run bounds are checked against, advertised as `limits.*` (RFC 0058/0084). */
+export interface RunLimits {
+  maxLoopIterations: number;
+  maxRunDurationMs: number;
+  maxBudgetCostUsd: number;
+}
+
+/** The `runs` section of OPENWOP_CONFIG (schemas/host-config.schema.json), with defaults applied. */
+export interface RunsSettings {
+  limits: RunLimits;
+  leaseMs: number;
+  claimIntervalMs: number;
+  maxActiveRuns: number;
+  nodeConcurrency: number;
+  /** Test seams on: the conformance fixtures resolve as workflow ids and are advertised. */
+  fixtures: boolean;
+  instanceId: string;
+  /** Whether this replica claims and executes runs at all (OPENWOP_SCHEDULER_ENABLED). */
+  executing: boolean;
+}
+
+export const RUNS_SETTINGS = Symbol.for('openwop-host.runs.settings');
+
+/** The same defaults as the goal limits: one set of host ceilings is advertised. */
+const DEFAULT_LIMITS: RunLimits = { maxLoopIterations: 100, maxRunDurationMs: 7 * 24 * 3600 * 1000, maxBudgetCostUsd: 100 };
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+/**
+ * Reads the section (already validated against the host-config schema). `limits` default to the
+ * `goals.limits` values: discovery advertises one `limits` block, so the two may not disagree.
+ */
+export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled'>): RunsSettings {
+  const s = (config.file.runs ?? {}) as Record<string, unknown>;
+  const own = (s.limits ?? {}) as Record<string, unknown>;
+  const goals = (((config.file.goals ?? {}) as Record<string, unknown>).limits ?? {}) as Record<string, unknown>;
+  const limits = {} as RunLimits;
+  for (const k of Object.keys(DEFAULT_LIMITS) as Array<keyof RunLimits>) {
+    const a = num(own[k]);
+    const b = num(goals[k]);
+    if (a !== undefined && b !== undefined && a !== b) {
+      throw new ConfigError(`runs.limits.${k} (${a}) and goals.limits.${k} (${b}) disagree: the host advertises one limits block`);
+    }
+    limits[k] = a ?? b ?? DEFAULT_LIMITS[k];
+  }
+  return {
+    limits,
+    leaseMs: num(s.leaseMs) ?? 30_000,
+    claimIntervalMs: num(s.claimIntervalMs) ?? 1000,
+    maxActiveRuns: num(s.maxActiveRuns) ?? 64,
+    nodeConcurrency: num(s.nodeConcurrency) ?? 4,
+    fixtures: config.testSeams,
+    instanceId: config.instanceId,
+    executing: config.schedulerEnabled,
+  };
+}

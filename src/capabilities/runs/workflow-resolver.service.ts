@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
+import type { TenantScope } from '../../platform/identity/principal';
+import { PackDirectory } from '../tool-catalog/sources/pack-directory';
+import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+
+/** The artifact kind of installed workflow-chain packs (the tool catalog's installer writes it). */
+const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';
+
+/** The fixtures the official conformance scenarios start by workflowId (served only with the test seams on). */
+export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
+  'conformance-noop': { nodes: [{ id: 'noop', typeId: 'core.noop', config: {} }] },
+  // Runs for 30 s, so `configurable.runTimeoutMs: 1000` always breaches.
+  'conformance-run-duration-breach': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 30_000 } }] },
+};
+
+/**
+ * Finds the DAG a `workflowId` names for a tenant: a chain (`chainId`, or the catalog's
+ * `workflow:<chainId>`) of a workflow-chain pack installed for the tenant (an applied proposal or an
+ * installed pack; the workspace's own packs first), then one of the host-wide pack folder, then a
+ * conformance fixture while the test seams are on.
+ */
+@Injectable()
+export class WorkflowResolver {
+  constructor(
+    private readonly registry: ArtifactRegistryService,
+    private readonly directory: PackDirectory,
+    @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+  ) {}
+
+  async resolve(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<Record<string, unknown> | undefined> {
+    const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
+    const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK], manager);
+    // A workspace's own pack outranks the tenant-wide one of the same chain.
+    installed.sort((a, b) => Number(!!b.workspace) - Number(!!a.workspace));
+    const manifests = [...installed.map((a) => a.content), ...this.directory.workflowChainPacks.map((p) => p.content)];
+    for (const m of manifests) {
+      const chains = Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : [];
+      const chain = chains.find((c) => c && c.chainId === chainId);
+      if (chain) return chain.dag as Record<string, unknown>;
+    }
+    if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return CONFORMANCE_FIXTURES[workflowId];
+    return undefined;
+  }
+
+  fixtureIds(): string[] {
+    return this.settings.fixtures ? Object.keys(CONFORMANCE_FIXTURES) : [];
+  }
+}

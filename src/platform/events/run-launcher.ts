@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Principal, TenantScope } from '../identity/principal';
+
+/** What a capability needs to start and watch a workflow run without importing the run engine. */
+export interface WorkflowRunLauncher {
+  /**
+   * Creates a run of `workflowId` for the principal, inside `manager`'s transaction when given (the
+   * run starts once `start` is called after the commit). Rejects with the same domain errors as
+   * `POST /v1/runs` (404 unknown workflow, 422 not executable, 400 bounds).
+   */
+  launch(principal: Principal, req: { workflowId: string; inputs?: Record<string, unknown>; configurable?: Record<string, unknown> }, opts?: { idempotencyKey?: string; manager?: EntityManager }): Promise<{ runId: string }>;
+  /** Starts executing a launched run on this replica (other replicas would claim it at their next pass). */
+  start(runId: string): void;
+  /** The run's status and, once terminal, its outputs or error (undefined: no such run of the scope). */
+  status(scope: TenantScope, runId: string): Promise<{ status: string; outputs?: Record<string, unknown>; error?: { code: string; message: string }; costUsd?: number } | undefined>;
+}
+
+/**
+ * The seam between capabilities that start workflow runs (automations, goal workers, tool
+ * sessions) and the run engine that executes them: the runs capability registers itself here, so
+ * the others depend on the platform, not on each other.
+ */
+@Injectable()
+export class RunLauncherRegistry {
+  private launcher?: WorkflowRunLauncher;
+
+  register(launcher: WorkflowRunLauncher): void {
+    this.launcher = launcher;
+  }
+
+  /** The run engine, or undefined when the runs capability is not mounted. */
+  get(): WorkflowRunLauncher | undefined {
+    return this.launcher;
+  }
+}

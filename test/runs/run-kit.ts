@@ -1,0 +1,91 @@
+import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
+import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
+import type { TestApp } from '../support/test-app';
+
+export interface TestEvent {
+  eventId: string;
+  runId: string;
+  type: string;
+  payload: Record<string, unknown>;
+  timestamp: string;
+  sequence: number;
+  nodeId?: string;
+}
+
+/** A workflow-chain pack with the given chains (`{chainId: dag}`). */
+export function chainPack(name: string, chains: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  return {
+    name,
+    version: '1.0.0',
+    kind: 'workflow-chain',
+    engines: { openwop: '^1.0.0' },
+    chains: Object.entries(chains).map(([chainId, dag]) => ({ chainId, version: '1.0.0', label: chainId, description: `chain ${chainId}`, parameters: { type: 'object' }, dag })),
+  };
+}
+
+export async function installChains(t: TestApp, tenant: string, name: string, chains: Record<string, Record<string, unknown>>): Promise<void> {
+  await t.app.get(ArtifactRegistryService).install('workflow-chain-pack', chainPack(name, chains), { tenant, principal: 'tester' }, 'test');
+}
+
+/** `n` core.noop nodes in a chain. */
+export function noopChain(n: number): Record<string, unknown> {
+  const nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, typeId: 'core.noop', config: { step: i + 1 } }));
+  return { nodes, edges: nodes.slice(1).map((x, i) => ({ from: nodes[i].id, to: x.id })) };
+}
+
+export async function waitForStatus(t: TestApp, token: string, runId: string, statuses: string[], timeoutMs = 15_000): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await t.http('GET', `/v1/runs/${runId}`, { token });
+    if (r.status === 200 && statuses.includes(r.body.status)) return r.body;
+    if (Date.now() > until) throw new Error(`run ${runId} did not reach ${statuses.join('|')}: ${JSON.stringify(r.body)}`);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+}
+
+export async function runEvents(t: TestApp, token: string, runId: string): Promise<TestEvent[]> {
+  const r = await t.http('GET', `/v1/runs/${runId}/events/poll?lastSequence=0`, { token });
+  if (r.status !== 200) throw new Error(`poll ${r.status}: ${r.text}`);
+  return r.body.events as TestEvent[];
+}
+
+const PAYLOADS = 'https://openwop.dev/spec/v1/run-event-payloads.schema.json';
+const PAYLOAD_DEF: Record<string, string> = {
+  'run.started': 'runStarted',
+  'run.completed': 'runCompleted',
+  'run.failed': 'runFailed',
+  'run.cancelled': 'runCancelled',
+  'node.started': 'nodeStarted',
+  'node.completed': 'nodeCompleted',
+  'node.failed': 'nodeFailed',
+  'node.skipped': 'nodeSkipped',
+  'node.cancelled': 'nodeCancelled',
+  'node.suspended': 'nodeSuspended',
+  'node.resumed': 'nodeResumed',
+  'cap.breached': 'capBreached',
+  'agent.toolCalled': 'agentToolCalled',
+  'agent.toolReturned': 'agentToolReturned',
+  'tool.session.opened': 'toolSessionOpened',
+  'tool.session.closed': 'toolSessionClosed',
+};
+
+/** Every event validates against run-event.schema.json and its payload against its run-event-payloads $def. */
+export function expectSchemaValid(events: TestEvent[]): void {
+  const registry = SchemaRegistry.shared();
+  for (const e of events) {
+    const env = registry.validate('run-event', e);
+    if (env.length) throw new Error(`${e.type} is not a valid RunEvent: ${JSON.stringify(env)}`);
+    const def = PAYLOAD_DEF[e.type];
+    if (!def) throw new Error(`unexpected event type ${e.type}`);
+    const problems = registry.validateWith({ $ref: `${PAYLOADS}#/$defs/${def}` }, e.payload);
+    if (problems.length) throw new Error(`${e.type} payload invalid: ${JSON.stringify(problems)} ${JSON.stringify(e.payload)}`);
+  }
+}
+
+/** Every node completed at most once (by event and by row). */
+export async function expectNoDoubleCompletion(t: TestApp): Promise<void> {
+  const dup = (await t.ds.query(
+    `SELECT "stream_id", "node_id", count(*) AS n FROM "event" WHERE "type" = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`,
+  )) as unknown[];
+  expect(dup).toEqual([]);
+}

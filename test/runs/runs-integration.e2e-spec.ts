@@ -1,0 +1,33 @@
+/** Other capabilities on the run engine: a fired automation starts a real run. */
+import { AutomationRunnerService } from '../../src/capabilities/proposals/automations/automation-runner.service';
+import { createTestApp, TestApp } from '../support/test-app';
+import { installChains, noopChain, runEvents, waitForStatus } from './run-kit';
+
+describe('runs: integration', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a fired automation starts a real run of its workflow; GET /v1/automations shows its id and status', async () => {
+    const admin = await t.key({ tenant: 'auto', principal: 'ops', roles: ['admin'] });
+    await installChains(t, 'auto', 'vendor.test.auto', { 'vendor.test.nightly': noopChain(2) });
+    const automation = { name: 'nightly', schedule: { intervalMs: 60000 }, action: { type: 'start-run', workflowId: 'vendor.test.nightly', inputs: { days: 1 } } };
+    const p = await t.http('POST', '/v1/proposals', { token: admin, body: { kind: 'automation', artifact: automation, provenance: { sourceRunIds: [] } } });
+    expect(p.status).toBe(201);
+    expect((await t.http('POST', `/v1/proposals/${p.body.id}/apply`, { token: admin, body: {} })).status).toBe(200);
+    await t.ds.query(`UPDATE "automation_schedule" SET "next_run_at" = now() - interval '1 minute' WHERE "tenant" = 'auto'`);
+    const fired = await t.app.get(AutomationRunnerService).fireDue('auto');
+    expect(fired).toHaveLength(1);
+    const done = await waitForStatus(t, admin, fired[0].runId, ['completed', 'failed']);
+    expect(done).toMatchObject({ status: 'completed', workflowId: 'vendor.test.nightly', owner: { tenant: 'auto', principal: 'ops' } });
+    expect((await runEvents(t, admin, fired[0].runId))[0].payload).toMatchObject({ workflowId: 'vendor.test.nightly', inputs: { days: 1 } });
+    const listed = (await t.http('GET', '/v1/automations', { token: admin })).body.automations as Array<Record<string, unknown>>;
+    expect(listed[0]).toMatchObject({ name: 'nightly', lastRunId: fired[0].runId, lastRunStatus: 'completed', runCount: 1 });
+  });
+});
