@@ -10,6 +10,7 @@ import { AppModule } from './app.module';
 import { HostConfig } from './platform/config/host-config';
 import { openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
+import { installJsonGuard } from './platform/http/json-guard';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
 import { buildOpenApiDocument } from './platform/openapi/openapi-document';
@@ -70,10 +71,12 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
       },
       trustProxy: config.trustProxy,
     });
+    // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
+    installJsonGuard(adapter.getInstance(), config.json);
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.forRoot({ config, dataSource, pluginState, openApi, plugins: plugins.loaded }),
       adapter,
-      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false },
+      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, bodyParser: false },
     );
     app.enableShutdownHooks();
     const health = app.get(HealthService);
