@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import { LogController } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../migrations';
@@ -13,6 +14,7 @@ import { pendingMigrations, runMigrations } from './platform/database/migration-
 import { installJsonGuard } from './platform/http/json-guard';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
+import { installRequestLog } from './platform/logging/request-log';
 import { buildOpenApiDocument } from './platform/openapi/openapi-document';
 import { OpenApiHolder } from './platform/openapi/openapi.controller';
 import { loadPlugins, PluginLoadResult } from './platform/plugins/plugin-loader';
@@ -104,9 +106,12 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
       },
       trustProxy: config.trustProxy,
+      // Fastify's own request lines carry neither the principal nor the route; installRequestLog writes one line instead.
+      logController: new LogController({ disableRequestLogging: true }),
     });
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
+    installRequestLog(adapter.getInstance());
     let created: NestFastifyApplication | undefined;
     const app = await phase('application', 'cannot start the application', async () => {
       try {
