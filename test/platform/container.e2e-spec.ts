@@ -150,7 +150,6 @@ describe('the container image', () => {
 
     const stages: Stage[] = [];
     const globalArgs: Record<string, string> = {};
-    let stage: Stage | undefined;
     const inStage = (s: Stage, p: string) => path.join(s.fsRoot, path.posix.resolve(s.workdir, p));
     const copyInto = (from: string, to: string) => {
       fs.mkdirSync(path.dirname(to), { recursive: true });
@@ -160,97 +159,111 @@ describe('the container image', () => {
     const started = Date.now();
     const timings: string[] = [];
     try {
+      // Stages run concurrently, as BuildKit runs them: a stage waits only for the stages it copies from.
+      const plans: Array<{ stage: Stage; steps: Instruction[] }> = [];
       for (const ins of dockerfile) {
-        const vars = { ...globalArgs, ...(stage?.env ?? {}) };
-        if (ins.op === 'ARG') {
-          for (const [k, v] of pairs(ins.args)) (stage ? stage.env : globalArgs)[k] = v ?? globalArgs[k] ?? '';
+        if (ins.op === 'ARG' && !plans.length) {
+          for (const [k, v] of pairs(ins.args)) globalArgs[k] = v ?? '';
           continue;
         }
         if (ins.op === 'FROM') {
           const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(expand(ins.args, globalArgs))!;
           expect(m[1]).toMatch(/^node:\d+\.\d+\.\d+-/);
-          stage = { name: m[2] ?? String(stages.length), fsRoot: path.join(work, `stage-${stages.length}`), workdir: '/', env: {}, exposed: [] };
-          fs.mkdirSync(stage.fsRoot);
-          stages.push(stage);
+          const created: Stage = { name: m[2] ?? String(stages.length), fsRoot: path.join(work, `stage-${stages.length}`), workdir: '/', env: {}, exposed: [] };
+          fs.mkdirSync(created.fsRoot);
+          stages.push(created);
+          plans.push({ stage: created, steps: [] });
           continue;
         }
-        if (!stage) throw new Error(`Dockerfile line ${ins.line}: ${ins.op} before FROM`);
-        const s = stage;
-        switch (ins.op) {
-          case 'WORKDIR':
-            s.workdir = path.posix.resolve(s.workdir, expand(ins.args, vars));
-            fs.mkdirSync(inStage(s, '.'), { recursive: true });
-            break;
-          case 'ENV':
-            for (const [k, v] of pairs(ins.args)) s.env[k] = expand(v ?? '', vars);
-            break;
-          case 'COPY': {
-            const { flags: f, rest } = flags(ins.args);
-            const parts = rest.split(/\s+/).map((p) => expand(p, vars));
-            const dest = parts.pop()!;
-            const many = parts.length > 1 || dest.endsWith('/');
-            for (const src of parts) {
-              let from: string;
-              if (f.from) {
-                const other = stages.find((x) => x.name === f.from);
-                if (!other) throw new Error(`Dockerfile line ${ins.line}: no stage "${f.from}"`);
-                from = path.join(other.fsRoot, src);
-              } else {
-                const rel = path.posix.normalize(src).replace(/\/+$/, '');
-                const files = context.filter((c) => c === rel || c.startsWith(`${rel}/`));
-                if (!files.length) throw new Error(`Dockerfile line ${ins.line}: "${src}" is not in the build context (missing, or excluded by .dockerignore)`);
-                from = path.join(work, 'context-view', String(ins.line), rel);
-                for (const c of files) copyInto(path.join(root, c), path.join(work, 'context-view', String(ins.line), c));
-              }
-              if (!fs.existsSync(from)) throw new Error(`Dockerfile line ${ins.line}: "${src}" does not exist in stage "${f.from}"`);
-              const target = inStage(s, dest);
-              const into = fs.statSync(from).isDirectory() ? target : many ? path.join(target, path.basename(src)) : target;
-              copyInto(from, into);
-            }
-            break;
-          }
-          case 'RUN': {
-            const { flags: f, rest } = flags(ins.args);
-            if (f.mount) expect(f.mount).toMatch(/^type=cache,/); // a build cache: here the machine's npm cache
-            // Emulation stays inside the stage folder: a step may not reach outside its WORKDIR by absolute path.
-            expect(rest).not.toMatch(/(^|[\s=])\/[A-Za-z]/);
-            const env: NodeJS.ProcessEnv = {
-              PATH: `${shims}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
-              HOME: process.env.HOME,
-              npm_config_offline: 'true',
-              npm_config_update_notifier: 'false',
-              ...globalArgs,
-              ...s.env,
-            };
-            const t0 = Date.now();
-            try {
-              await run('sh', ['-c', rest], { cwd: inStage(s, '.'), env, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
-            } catch (e) {
-              const err = e as { stderr?: string; stdout?: string };
-              throw new Error(`Dockerfile line ${ins.line}: RUN ${rest} failed:\n${(err.stderr || err.stdout || String(e)).slice(-3000)}`);
-            }
-            timings.push(`line ${ins.line} ${Math.round((Date.now() - t0) / 100) / 10} s`);
-            break;
-          }
-          case 'USER':
-            s.user = ins.args;
-            break;
-          case 'CMD':
-            s.cmd = JSON.parse(ins.args) as string[];
-            break;
-          case 'HEALTHCHECK':
-            s.healthcheck = JSON.parse(flags(ins.args).rest.replace(/^CMD\s+/, '')) as string[];
-            break;
-          case 'EXPOSE':
-            s.exposed.push(...ins.args.split(/\s+/));
-            break;
-          case 'VOLUME':
-          case 'LABEL':
-            break;
-          default:
-            throw new Error(`Dockerfile line ${ins.line}: the emulation does not know ${ins.op}`);
-        }
+        if (!plans.length) throw new Error(`Dockerfile line ${ins.line}: ${ins.op} before FROM`);
+        plans[plans.length - 1].steps.push(ins);
       }
+      const finished = new Map<string, Promise<void>>();
+      const runStage = async (s: Stage, steps: Instruction[]) => {
+        for (const ins of steps) {
+          const vars = { ...globalArgs, ...s.env };
+          switch (ins.op) {
+            case 'ARG':
+              for (const [k, v] of pairs(ins.args)) s.env[k] = v ?? globalArgs[k] ?? '';
+              break;
+            case 'WORKDIR':
+              s.workdir = path.posix.resolve(s.workdir, expand(ins.args, vars));
+              fs.mkdirSync(inStage(s, '.'), { recursive: true });
+              break;
+            case 'ENV':
+              for (const [k, v] of pairs(ins.args)) s.env[k] = expand(v ?? '', vars);
+              break;
+            case 'COPY': {
+              const { flags: f, rest } = flags(ins.args);
+              const parts = rest.split(/\s+/).map((p) => expand(p, vars));
+              const dest = parts.pop()!;
+              const many = parts.length > 1 || dest.endsWith('/');
+              for (const src of parts) {
+                let from: string;
+                if (f.from) {
+                  const other = stages.find((x) => x.name === f.from);
+                  if (!other || !finished.has(f.from)) throw new Error(`Dockerfile line ${ins.line}: no earlier stage "${f.from}"`);
+                  await finished.get(f.from);
+                  from = path.join(other.fsRoot, src);
+                } else {
+                  const rel = path.posix.normalize(src).replace(/\/+$/, '');
+                  const files = context.filter((c) => c === rel || c.startsWith(`${rel}/`));
+                  if (!files.length) throw new Error(`Dockerfile line ${ins.line}: "${src}" is not in the build context (missing, or excluded by .dockerignore)`);
+                  from = path.join(work, 'context-view', String(ins.line), rel);
+                  for (const c of files) copyInto(path.join(root, c), path.join(work, 'context-view', String(ins.line), c));
+                }
+                if (!fs.existsSync(from)) throw new Error(`Dockerfile line ${ins.line}: "${src}" does not exist in stage "${f.from}"`);
+                const target = inStage(s, dest);
+                const into = fs.statSync(from).isDirectory() ? target : many ? path.join(target, path.basename(src)) : target;
+                copyInto(from, into);
+              }
+              break;
+            }
+            case 'RUN': {
+              const { flags: f, rest } = flags(ins.args);
+              if (f.mount) expect(f.mount).toMatch(/^type=cache,/); // a build cache: here the machine's npm cache
+              // Emulation stays inside the stage folder: a step may not reach outside its WORKDIR by absolute path.
+              expect(rest).not.toMatch(/(^|[\s=])\/[A-Za-z]/);
+              const env: NodeJS.ProcessEnv = {
+                PATH: `${shims}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH}`,
+                HOME: process.env.HOME,
+                npm_config_offline: 'true',
+                npm_config_update_notifier: 'false',
+                ...globalArgs,
+                ...s.env,
+              };
+              const t0 = Date.now();
+              try {
+                await run('sh', ['-c', rest], { cwd: inStage(s, '.'), env, timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+              } catch (e) {
+                const err = e as { stderr?: string; stdout?: string };
+                throw new Error(`Dockerfile line ${ins.line}: RUN ${rest} failed:\n${(err.stderr || err.stdout || String(e)).slice(-3000)}`);
+              }
+              timings.push(`line ${ins.line} ${Math.round((Date.now() - t0) / 100) / 10} s`);
+              break;
+            }
+            case 'USER':
+              s.user = ins.args;
+              break;
+            case 'CMD':
+              s.cmd = JSON.parse(ins.args) as string[];
+              break;
+            case 'HEALTHCHECK':
+              s.healthcheck = JSON.parse(flags(ins.args).rest.replace(/^CMD\s+/, '')) as string[];
+              break;
+            case 'EXPOSE':
+              s.exposed.push(...ins.args.split(/\s+/));
+              break;
+            case 'VOLUME':
+            case 'LABEL':
+              break;
+            default:
+              throw new Error(`Dockerfile line ${ins.line}: the emulation does not know ${ins.op}`);
+          }
+        }
+      };
+      for (const plan of plans) finished.set(plan.stage.name, runStage(plan.stage, plan.steps));
+      await Promise.all(finished.values());
       const runtime = stages[stages.length - 1];
       const app = inStage(runtime, '.');
       expect(fs.existsSync(path.join(app, 'node_modules', '@nestjs', 'core'))).toBe(true);
@@ -304,10 +317,12 @@ describe('the container image', () => {
       } finally {
         if (child.exitCode === null) child.kill('SIGKILL');
       }
-      process.stdout.write(`image emulation: build ${Math.round(buildMs / 1000)} s (${timings.join(', ')})\n`);
+      timings.push(`build ${Math.round(buildMs / 1000)} s`, `serve and health checks ${Math.round((Date.now() - started - buildMs) / 1000)} s`);
     } finally {
       await db?.drop();
+      const t0 = Date.now();
       fs.rmSync(work, { recursive: true, force: true });
+      process.stdout.write(`image emulation: ${timings.join(', ')}, clean-up ${Math.round((Date.now() - t0) / 1000)} s\n`);
     }
   }, 600_000);
 });
