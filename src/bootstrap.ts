@@ -3,15 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import { LogController } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../migrations';
 import { AppModule } from './app.module';
 import { HostConfig } from './platform/config/host-config';
-import { openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
+import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
+import { installJsonGuard } from './platform/http/json-guard';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
+import { installRequestLog } from './platform/logging/request-log';
 import { buildOpenApiDocument } from './platform/openapi/openapi-document';
 import { OpenApiHolder } from './platform/openapi/openapi.controller';
 import { loadPlugins, PluginLoadResult } from './platform/plugins/plugin-loader';
@@ -37,6 +40,37 @@ export interface Host {
   close(): Promise<void>;
 }
 
+/** A start that cannot complete; `phase` says which step failed, the message fits on one line. */
+export class StartupError extends Error {
+  constructor(
+    readonly phase: 'database' | 'migrations' | 'plugins' | 'application' | 'listen',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+/** The reason of an error on one line (driver errors can be empty AggregateErrors or span lines). */
+export function oneLineReason(e: unknown): string {
+  const err = e as { message?: unknown; code?: unknown; errors?: unknown[] } | undefined;
+  let text = typeof err?.message === 'string' ? err.message : String(e);
+  if (!text && Array.isArray(err?.errors) && err.errors.length) text = oneLineReason(err.errors[0]);
+  if (!text && typeof err?.code === 'string') text = err.code;
+  text = text.replace(/\s*\n\s*/g, ' ').trim();
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text || 'unknown error';
+}
+
+async function phase<T>(name: StartupError['phase'], what: string, fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof StartupError) throw e;
+    throw new StartupError(name, `${what}: ${oneLineReason(e)}`, { cause: e });
+  }
+}
+
 /**
  * Builds the host: database (migrated when configured), plugins, the Nest application on Fastify
  * with the advertised body limit, and the OpenAPI document. Does not listen.
@@ -46,20 +80,23 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
-    db = await openDatabase(config, { log: (m) => logger.info(m) });
+    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, { log: (m) => logger.info(m) }));
     dataSource = db.dataSource;
   }
   try {
-    if (config.migrateOnStart) {
-      const applied = await runMigrations(dataSource, MIGRATIONS);
-      if (applied.length) logger.info({ applied }, 'migrations applied');
-    } else {
-      const pending = await pendingMigrations(dataSource, MIGRATIONS);
-      if (pending.length) logger.warn({ pending }, 'migrations pending: run `openwop-host migrate`');
-    }
+    const ds = dataSource;
+    await phase('migrations', 'cannot apply the database migrations', async () => {
+      if (config.migrateOnStart) {
+        const applied = await runMigrations(ds, MIGRATIONS);
+        if (applied.length) logger.info({ applied }, 'migrations applied');
+      } else {
+        const pending = await pendingMigrations(ds, MIGRATIONS);
+        if (pending.length) logger.warn({ pending }, 'migrations pending: run `openwop-host migrate`');
+      }
+    });
     const pluginState = new PluginStateStore();
     pluginState.bind(dataSource);
-    const plugins = loadPlugins(config, { logger, schemas: SchemaRegistry.shared(), state: pluginState });
+    const plugins = await phase('plugins', 'cannot load the plugins', () => loadPlugins(config, { logger, schemas: SchemaRegistry.shared(), state: pluginState }));
     const openApi = new OpenApiHolder();
     const adapter = new FastifyAdapter({
       bodyLimit: config.maxRequestBodyBytes,
@@ -69,23 +106,37 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
       },
       trustProxy: config.trustProxy,
+      // Fastify's own request lines carry neither the principal nor the route; installRequestLog writes one line instead.
+      logController: new LogController({ disableRequestLogging: true }),
     });
-    const app = await NestFactory.create<NestFastifyApplication>(
-      AppModule.forRoot({ config, dataSource, pluginState, openApi, plugins: plugins.loaded }),
-      adapter,
-      // rawBody: the JSON parser keeps the body as received, so artifacts are stored byte for byte.
-      { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, rawBody: true },
-    );
-    app.enableShutdownHooks();
-    const health = app.get(HealthService);
-    for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
-    if (options.openApi !== false) {
-      const doc = buildOpenApiDocument(app);
-      openApi.set(doc);
-      SwaggerModule.setup('docs', app, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
-    }
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
+    // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
+    installJsonGuard(adapter.getInstance(), config.json);
+    installRequestLog(adapter.getInstance());
+    let created: NestFastifyApplication | undefined;
+    const app = await phase('application', 'cannot start the application', async () => {
+      try {
+        created = await NestFactory.create<NestFastifyApplication>(
+          AppModule.forRoot({ config, dataSource: ds, pluginState, openApi, plugins: plugins.loaded }),
+          adapter,
+          { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, bodyParser: false },
+        );
+        const a = created;
+        a.enableShutdownHooks();
+        const health = a.get(HealthService);
+        for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
+        if (options.openApi !== false) {
+          const doc = buildOpenApiDocument(a);
+          openApi.set(doc);
+          SwaggerModule.setup('docs', a, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
+        }
+        await a.init();
+        await a.getHttpAdapter().getInstance().ready();
+        return a;
+      } catch (e) {
+        await created?.close().catch(() => undefined);
+        throw e;
+      }
+    });
     return {
       app,
       config,

@@ -4,11 +4,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIGRATIONS } from '../migrations';
-import { createHost } from './bootstrap';
 import { consoleBuilt } from './console/console-assets';
+import { createHost, oneLineReason, StartupError } from './bootstrap';
+import { PROJECT_ROOT } from './platform/project-root';
 import { ConfigError, HostConfig, loadHostConfig } from './platform/config/host-config';
 import { openDatabase } from './platform/database/data-source.factory';
-import { migrationStatus, runMigrations } from './platform/database/migration-runner';
+import { migrationStatus, pendingMigrations, runMigrations } from './platform/database/migration-runner';
 import { ApiKeyService } from './platform/identity/api-key.service';
 import { generateOpenApiDocument } from './platform/openapi/generate';
 import { routeScopesTable } from './platform/openapi/route-scopes';
@@ -41,9 +42,28 @@ function keyService(h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig
  */
 function buildConsoleIfStale(cfg: HostConfig): void {
   if (!cfg.consoleEnabled) return;
-  const script = path.join(__dirname, '..', 'bin', 'build-console.js');
+  const script = path.join(PROJECT_ROOT, 'bin', 'build-console.js');
   const r = spawnSync(process.execPath, [script, '--if-stale'], { stdio: 'inherit' });
   if (r.status !== 0) process.stderr.write(`console: the build failed; the host starts ${consoleBuilt() ? 'with the previous build' : 'without it'}\n`);
+}
+
+/**
+ * Opens the database for a command that reads or writes its tables (keys). A fresh database (say, a
+ * new embedded data folder before the first `serve`) is migrated first when OPENWOP_MIGRATE_ON_START
+ * allows it, exactly as `serve` would; otherwise the command stops and names the command to run.
+ */
+async function withMigratedDatabase<T>(fn: (h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig) => Promise<T>): Promise<T> {
+  return withDatabase(async (h, cfg) => {
+    const pending = await pendingMigrations(h.dataSource, MIGRATIONS);
+    if (pending.length) {
+      if (!cfg.migrateOnStart) {
+        throw new Error(`the database has ${pending.length} pending migration(s); run \`openwop-host migrate\` first (OPENWOP_MIGRATE_ON_START is false)`);
+      }
+      const applied = await runMigrations(h.dataSource, MIGRATIONS);
+      process.stderr.write(`applied ${applied.length} pending migration(s) first\n`);
+    }
+    return fn(h, cfg);
+  });
 }
 
 async function serve(): Promise<void> {
@@ -52,7 +72,15 @@ async function serve(): Promise<void> {
   const host = await createHost(cfg);
   const log = host.logger;
   const keys = host.app.get(ApiKeyService);
-  await host.app.listen({ port: cfg.port, host: cfg.host });
+  try {
+    await host.app.listen({ port: cfg.port, host: cfg.host });
+  } catch (e) {
+    await host.close().catch(() => undefined);
+    const code = (e as { code?: string }).code;
+    const where = `${cfg.host}:${cfg.port}`;
+    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : oneLineReason(e);
+    throw new StartupError('listen', `cannot listen on ${where}: ${reason}`, { cause: e });
+  }
   const address = host.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : cfg.port;
   const base = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
@@ -152,7 +180,7 @@ export function buildCli(): Command {
     .option('--name <name>', 'a label')
     .option('--json', 'print {"key", "id"} as JSON')
     .action((opts: { tenant: string; workspace?: string; principal: string; scopes?: string[]; role?: string; expires?: Date; name?: string; json?: boolean }) =>
-      withDatabase(async (h, cfg) => {
+      withMigratedDatabase(async (h, cfg) => {
         if (!opts.scopes?.length && !opts.role) throw new InvalidArgumentError('give --scopes or --role');
         const { key, view } = await keyService(h, cfg).create({
           tenant: opts.tenant,
@@ -173,7 +201,7 @@ export function buildCli(): Command {
     .requiredOption('--tenant <tenant>')
     .option('--json', 'print JSON')
     .action((opts: { tenant: string; json?: boolean }) =>
-      withDatabase(async (h, cfg) => {
+      withMigratedDatabase(async (h, cfg) => {
         const list = await keyService(h, cfg).list(opts.tenant);
         if (opts.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
         else
@@ -187,7 +215,7 @@ export function buildCli(): Command {
     .command('revoke <id>')
     .description('revoke a key by id')
     .action((id: string) =>
-      withDatabase(async (h, cfg) => {
+      withMigratedDatabase(async (h, cfg) => {
         const k = await keyService(h, cfg).revoke(id);
         process.stdout.write(`revoked ${k.id} (${k.prefix}…)\n`);
       }),
@@ -279,13 +307,20 @@ export function buildCli(): Command {
   return program;
 }
 
+/**
+ * Runs the command line. Any failure prints ONE line on stderr and ends the process with status 1
+ * at once: a host that could not start (port taken, database unreachable, migrations, plugins,
+ * configuration) must not linger without a listener, where a supervisor would take it for healthy.
+ */
 export async function main(argv: string[]): Promise<void> {
   try {
     await buildCli().parseAsync(argv);
   } catch (e) {
-    const err = e as Error & { code?: string };
-    if (e instanceof ConfigError) process.stderr.write(`configuration error: ${err.message}\n`);
-    else process.stderr.write(`error: ${err.message}\n`);
-    process.exitCode = 1;
+    let line: string;
+    if (e instanceof ConfigError) line = `configuration error: ${oneLineReason(e)}`;
+    else if (e instanceof StartupError) line = `openwop-host cannot start (${e.phase}): ${e.message}`;
+    else line = `error: ${oneLineReason(e)}`;
+    process.stderr.write(`${line}\n`);
+    process.exit(1);
   }
 }

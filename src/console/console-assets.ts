@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PROJECT_ROOT } from '../platform/project-root';
 
 /** Where the console's build (bin/build-console.js) writes its files. */
-export const CONSOLE_DIST = path.join(__dirname, '..', '..', 'console', 'dist');
+export const CONSOLE_DIST = path.join(PROJECT_ROOT, 'console', 'dist');
 
 export function consoleBuilt(dir = CONSOLE_DIST): boolean {
   return fs.existsSync(path.join(dir, 'index.html'));

@@ -11,14 +11,22 @@ import {
 } from '@openwop-host/plugin-sdk';
 import canonicalize from 'canonicalize';
 import { DataSource, EntityManager } from 'typeorm';
-import { NotFoundError, UnprocessableError } from '../errors/domain-error';
+import { NotFoundError, UnprocessableError, ValidationError } from '../errors/domain-error';
 import { withVerbatimText } from '../http/json-text';
 import type { TenantScope } from '../identity/principal';
 import { InstalledArtifactEntity } from './installed-artifact.entity';
 
 /** RFC 8785 (JCS) canonical JSON text of a value. */
 export function canonicalJson(value: unknown): string {
-  const s = canonicalize(value);
+  let s: string | undefined;
+  try {
+    s = canonicalize(value);
+  } catch (e) {
+    // The library recurses. HTTP bodies are depth-limited before they get here (platform/http/json-guard);
+    // anything else too deep to serialize is refused as input, never a stack overflow answered as a 500.
+    if (e instanceof RangeError) throw new ValidationError('The document nests too deeply to be canonicalized.');
+    throw e;
+  }
   if (s === undefined) throw new Error('value cannot be canonicalized');
   return s;
 }

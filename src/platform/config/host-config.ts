@@ -20,6 +20,8 @@ export interface HostConfig {
   pluginsStrict: boolean;
   testSeams: boolean;
   maxRequestBodyBytes: number;
+  /** Shape limits of every JSON request body and query, checked before any handler runs. */
+  json: JsonLimits;
   migrateOnStart: boolean;
   logLevel: string;
   apiKeyPrefix: string;
@@ -73,6 +75,13 @@ export interface HostConfigFile {
   [section: string]: unknown;
 }
 
+export interface JsonLimits {
+  maxDepth: number;
+  maxKeys: number;
+  maxItems: number;
+  maxStringLength: number;
+}
+
 export const HOST_CONFIG = Symbol.for('openwop-host.config');
 
 export class ConfigError extends Error {}
@@ -95,6 +104,10 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_PLUGINS_STRICT', default: 'false', description: 'When true, a plugin that fails to load stops the host.' },
   { name: 'OPENWOP_TEST_SEAMS', default: 'false', description: 'Serve the /v1/host/sample/* conformance seams (authenticated). Never on in production.' },
   { name: 'OPENWOP_MAX_BODY_BYTES', default: '1048576', description: 'Request body limit, enforced and advertised as limits.maxRequestBodyBytes.' },
+  { name: 'OPENWOP_JSON_MAX_DEPTH', default: '64', description: 'Deepest nesting of objects and arrays accepted in a JSON body (deeper: 400 `validation_error`).' },
+  { name: 'OPENWOP_JSON_MAX_KEYS', default: '1000', description: 'Most properties one JSON object of a body may have (more: 413 `payload_too_large`).' },
+  { name: 'OPENWOP_JSON_MAX_ITEMS', default: '10000', description: 'Most elements one JSON array of a body may have, and most values one query parameter may repeat (more: 413).' },
+  { name: 'OPENWOP_JSON_MAX_STRING', default: '262144', description: 'Longest string (in UTF-16 code units) accepted in a JSON body, query or path parameter (longer: 413).' },
   { name: 'OPENWOP_MIGRATE_ON_START', default: 'true', description: 'Apply pending migrations when the host starts (otherwise run `openwop-host migrate`).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
   { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
@@ -234,6 +247,12 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
     testSeams: bool(env, 'OPENWOP_TEST_SEAMS', false),
     maxRequestBodyBytes: int(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
+    json: {
+      maxDepth: int(env, 'OPENWOP_JSON_MAX_DEPTH', 64, 2, 512),
+      maxKeys: int(env, 'OPENWOP_JSON_MAX_KEYS', 1000, 1, 1_000_000),
+      maxItems: int(env, 'OPENWOP_JSON_MAX_ITEMS', 10000, 1, 10_000_000),
+      maxStringLength: int(env, 'OPENWOP_JSON_MAX_STRING', 262144, 1, 1024 * 1024 * 1024),
+    },
     migrateOnStart: bool(env, 'OPENWOP_MIGRATE_ON_START', true),
     logLevel,
     apiKeyPrefix: prefix,

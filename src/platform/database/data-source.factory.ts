@@ -18,6 +18,17 @@ export interface DatabaseOptions {
 }
 
 /** Connects to DATABASE_URL, or starts (or joins) the embedded PostgreSQL under the data folder. */
+/** Where the database is, for messages: host, port and database name, never the credentials in the URL. */
+export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `embedded (${config.dataDir})`;
+  try {
+    const u = new URL(config.databaseUrl);
+    return `${u.hostname}:${u.port || 5432}${u.pathname}`;
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}
+
 export async function openDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataDir'>, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
   const poolSize = options.poolSize ?? 10;
   let embedded: EmbeddedPostgres | undefined;
@@ -25,12 +36,11 @@ export async function openDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dat
   let describe: string;
   if (config.databaseUrl) {
     connection = { url: config.databaseUrl };
-    const u = new URL(config.databaseUrl);
-    describe = `${u.hostname}:${u.port || 5432}${u.pathname}`;
+    describe = describeDatabase(config);
   } else {
     embedded = await startEmbeddedPostgres(config.dataDir, { log: options.log, maxConnections: poolSize });
     connection = { host: embedded.socketDir, port: embedded.port, username: 'postgres', database: 'postgres' };
-    describe = `embedded (${config.dataDir})`;
+    describe = describeDatabase(config);
   }
   const dataSource = new DataSource({
     type: 'postgres',

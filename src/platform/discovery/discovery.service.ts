@@ -9,10 +9,10 @@ import { ROLES } from '../identity/scopes';
 import { PROTOCOL_SCHEMAS } from '../openapi/protocol-schemas';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
 import { Advertiser, CapabilityAdvertiser } from './capability-advertiser';
+import { PROJECT_ROOT } from '../project-root';
 
 export const HOST_NAME = 'openwop-host';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const HOST_VERSION: string = require('../../../package.json').version;
+export const HOST_VERSION: string = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 export function deepMerge(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(source)) {

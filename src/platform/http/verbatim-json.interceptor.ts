@@ -23,6 +23,6 @@ export class VerbatimJsonInterceptor implements NestInterceptor {
 
 /** The request body exactly as received (kept by the host's JSON parser), or undefined. */
 export function rawBodyText(req: FastifyRequest): string | undefined {
-  const raw = (req as FastifyRequest & { rawBody?: Buffer }).rawBody;
-  return Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
+  const raw = (req as FastifyRequest & { rawBody?: string | Buffer }).rawBody;
+  return typeof raw === 'string' ? raw : Buffer.isBuffer(raw) ? raw.toString('utf8') : undefined;
 }

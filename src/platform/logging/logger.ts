@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import pino, { DestinationStream, Logger } from 'pino';
+import pino, { DestinationStream, LogFn, Logger } from 'pino';
 
 /** Paths never written to logs, whatever a caller passes in. */
 export const REDACT_PATHS = [
@@ -15,10 +15,55 @@ export const REDACT_PATHS = [
   '*.token',
 ];
 
+/** Keys every line already has (level, time, msg) plus a logger's bindings (service, reqId, ...), cached per logger. */
+const boundKeys = new WeakMap<Logger, ReadonlySet<string>>();
+function reservedKeys(logger: Logger): ReadonlySet<string> {
+  let keys = boundKeys.get(logger);
+  if (!keys) {
+    keys = new Set(['level', 'time', 'msg', 'pid', 'hostname', ...Object.keys(logger.bindings())]);
+    boundKeys.set(logger, keys);
+  }
+  return keys;
+}
+
+/**
+ * pino writes a merging object's keys after the line's own (`level`, `time`, bindings) and its `msg`
+ * after both, so `log.info({ msg: 'x' }, '')` or a field named like a binding gives a line with a key
+ * twice: valid to JSON.parse (last wins), ambiguous to every log pipeline. Here a `msg` in the object
+ * becomes the message (or `detail`, when a message is also given) and any other clashing key is
+ * renamed with a trailing `_`, so every line has each key once.
+ */
+function dedupeKeys(this: Logger, args: Parameters<LogFn>, method: LogFn): void {
+  const [first, ...rest] = args as unknown[];
+  if (!first || typeof first !== 'object' || first instanceof Error) {
+    (method as (...a: unknown[]) => void).apply(this, args as unknown[]);
+    return;
+  }
+  const reserved = reservedKeys(this);
+  const source = first as Record<string, unknown>;
+  let obj: Record<string, unknown> | undefined;
+  for (const key of Object.keys(source)) {
+    if (!reserved.has(key)) continue;
+    obj ??= { ...source };
+    const value = obj[key];
+    delete obj[key];
+    if (key === 'msg') {
+      if (typeof rest[0] === 'string' && rest[0] !== '') obj.detail = value;
+      else rest[0] = typeof value === 'string' ? value : JSON.stringify(value);
+    } else {
+      let renamed = `${key}_`;
+      while (renamed in obj || reserved.has(renamed)) renamed += '_';
+      obj[renamed] = value;
+    }
+  }
+  (method as (...a: unknown[]) => void).apply(this, [obj ?? source, ...rest]);
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
+      hooks: { logMethod: dedupeKeys },
       base: { service: 'openwop-host' },
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       timestamp: pino.stdTimeFunctions.isoTime,
@@ -28,12 +73,17 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
+/** Nest contexts whose info lines (route mapping, module wiring) are logged at debug. */
+const QUIET_CONTEXTS = new Set(['RoutesResolver', 'RouterExplorer', 'InstanceLoader']);
+
 /** Nest's logger interface over the same pino instance, so framework and host logs are one JSON stream. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly pino: Logger) {}
 
-  private write(level: 'info' | 'error' | 'warn' | 'debug' | 'trace', message: unknown, rest: unknown[]): void {
+  private write(requested: 'info' | 'error' | 'warn' | 'debug' | 'trace', message: unknown, rest: unknown[]): void {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
+    // Nest's per-route and per-module start-up lines are detail, not news: debug, not info.
+    const level = requested === 'info' && context && QUIET_CONTEXTS.has(context) ? 'debug' : requested;
     if (message && typeof message === 'object' && !(message instanceof Error)) {
       const extra = typeof rest[0] === 'string' && rest.length > 1 ? rest[0] : undefined;
       this.pino[level]({ context, ...(message as Record<string, unknown>) }, extra ?? '');

@@ -7,6 +7,7 @@ import * as semver from 'semver';
 import type { HostConfig } from '../config/host-config';
 import type { SchemaRegistry } from '../schemas/schema-registry';
 import type { PluginStateStore } from './plugin-state.store';
+import { PROJECT_ROOT } from '../project-root';
 
 export interface LoadedPlugin {
   id: string;
@@ -33,7 +34,7 @@ export class PluginLoadError extends Error {}
 function resolveSpecifier(spec: string, cwd: string): string {
   try {
     if (spec.startsWith('.') || path.isAbsolute(spec)) return require.resolve(path.resolve(cwd, spec));
-    return require.resolve(spec, { paths: [cwd, path.resolve(__dirname, '../../..')] });
+    return require.resolve(spec, { paths: [cwd, PROJECT_ROOT] });
   } catch {
     throw new PluginLoadError(`cannot find the package or file "${spec}" (is it installed?)`);
   }

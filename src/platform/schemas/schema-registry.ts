@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { PROJECT_ROOT } from '../project-root';
 
 export interface SchemaViolation {
   /** JSON Pointer of the offending value ('' is the document itself). */
@@ -10,7 +11,7 @@ export interface SchemaViolation {
   keyword: string;
 }
 
-export const SCHEMAS_ROOT = path.resolve(__dirname, '../../../schemas');
+export const SCHEMAS_ROOT = path.join(PROJECT_ROOT, 'schemas');
 
 /**
  * The JSON Schemas the host validates with: the protocol's published v1 schemas (schemas/openwop/)

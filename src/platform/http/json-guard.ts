@@ -1,0 +1,166 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError, ValidationError } from '../errors/domain-error';
+import type { JsonLimits } from '../config/host-config';
+
+/**
+ * The shape guard every JSON body and query passes before any handler, pipe or recursive helper
+ * (canonicalization, credential scans, schema validation) sees it. Replacing Fastify's JSON parser
+ * covers every route, present and future, in one place:
+ *
+ * 1. nesting deeper than `maxDepth` is refused from the raw text, before anything is built (400);
+ * 2. the text is parsed by Fastify's own secure parser (`__proto__` keys and `constructor.prototype`
+ *    are refused, 400);
+ * 3. one iterative walk refuses objects with more than `maxKeys` properties, arrays with more than
+ *    `maxItems` elements, strings longer than `maxStringLength` (413), and NUL characters or lone
+ *    UTF-16 surrogates in any key or string (400: PostgreSQL cannot store either).
+ */
+
+export class PayloadTooLargeError extends DomainError {
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('payload_too_large', 413, message, details);
+  }
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function pointer(path: readonly (string | number)[]): string {
+  return path.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+/** Why a string may not enter the host, or undefined. */
+function badText(s: string, limits: JsonLimits): { status: 400 | 413; reason: string } | undefined {
+  if (s.length > limits.maxStringLength) return { status: 413, reason: `longer than ${limits.maxStringLength} characters` };
+  if (s.includes('\u0000')) return { status: 400, reason: 'contains a NUL character' };
+  if (LONE_SURROGATE.test(s)) return { status: 400, reason: 'contains a lone UTF-16 surrogate' };
+  return undefined;
+}
+
+function refuse(status: 400 | 413, message: string, where: string): never {
+  const details = { path: where || '/' };
+  if (status === 413) throw new PayloadTooLargeError(message, details);
+  throw new ValidationError(message, details);
+}
+
+/**
+ * Deepest nesting of `{`/`[` in JSON text, scanning once without building anything; stops as soon
+ * as `limit` is exceeded. Brackets inside strings do not count.
+ */
+export function jsonTextDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return false;
+}
+
+interface Frame {
+  v: unknown;
+  /** Containers enclosing this value (the root has none). */
+  depth: number;
+  parent?: Frame;
+  key?: string | number;
+}
+
+function framePointer(f: Frame | undefined): string {
+  const path: (string | number)[] = [];
+  for (let cur = f; cur && cur.key !== undefined; cur = cur.parent) path.push(cur.key);
+  return pointer(path.reverse());
+}
+
+/**
+ * Checks a parsed JSON value against the limits with an explicit stack (no recursion; each frame links
+ * to its parent, so the path is only spelled out for the refusal). Throws 400/413.
+ */
+export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void {
+  const stack: Frame[] = [{ v: value, depth: 0 }];
+  while (stack.length) {
+    const f = stack.pop()!;
+    const v = f.v;
+    if (typeof v === 'string') {
+      const bad = badText(v, limits);
+      if (bad) refuse(bad.status, `A string in the JSON body ${bad.reason}.`, framePointer(f));
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (f.depth + 1 > limits.maxDepth) refuse(400, `The JSON body nests deeper than ${limits.maxDepth} levels.`, framePointer(f));
+    if (Array.isArray(v)) {
+      if (v.length > limits.maxItems) refuse(413, `An array in the JSON body has more than ${limits.maxItems} elements.`, framePointer(f));
+      for (let i = v.length - 1; i >= 0; i--) {
+        const child: unknown = v[i];
+        if (child !== null && (typeof child === 'object' || typeof child === 'string')) stack.push({ v: child, depth: f.depth + 1, parent: f, key: i });
+      }
+      continue;
+    }
+    const keys = Object.keys(v);
+    if (keys.length > limits.maxKeys) refuse(413, `An object in the JSON body has more than ${limits.maxKeys} properties.`, framePointer(f));
+    for (const k of keys) {
+      const bad = badText(k, limits);
+      if (bad) refuse(bad.status, `A property name in the JSON body ${bad.reason}.`, framePointer(f));
+      const child = (v as Record<string, unknown>)[k];
+      if (child !== null && (typeof child === 'object' || typeof child === 'string')) stack.push({ v: child, depth: f.depth + 1, parent: f, key: k });
+    }
+  }
+}
+
+/** Checks the query string and path parameters: strings only, so no depth, but the same text and size rules. */
+export function assertRequestParamsWithinLimits(request: Pick<FastifyRequest, 'query' | 'params'>, limits: JsonLimits): void {
+  for (const [where, bag] of [['query', request.query], ['path', request.params]] as const) {
+    if (!bag || typeof bag !== 'object') continue;
+    const entries = Object.entries(bag as Record<string, unknown>);
+    if (entries.length > limits.maxKeys) refuse(413, `The ${where} has more than ${limits.maxKeys} parameters.`, where);
+    for (const [name, raw] of entries) {
+      const badName = badText(name, limits);
+      if (badName) refuse(badName.status, `A ${where} parameter name ${badName.reason}.`, where);
+      const values = Array.isArray(raw) ? raw : [raw];
+      if (values.length > limits.maxItems) refuse(413, `The ${where} parameter "${name}" repeats more than ${limits.maxItems} times.`, `${where}.${name}`);
+      for (const value of values) {
+        if (typeof value !== 'string') continue;
+        const bad = badText(value, limits);
+        if (bad) refuse(bad.status, `The ${where} parameter "${name}" ${bad.reason}.`, `${where}.${name}`);
+      }
+    }
+  }
+}
+
+/**
+ * Installs the guard on a Fastify instance: the JSON content-type parser (bodies) and a
+ * preValidation hook (query and path parameters), both ahead of Nest's guards, pipes and handlers.
+ */
+export function installJsonGuard(fastify: FastifyInstance, limits: JsonLimits): void {
+  const secureParse = fastify.getDefaultJsonParser('error', 'error');
+  // Only JSON is spoken: other bodies (including text/plain, which Fastify parses by default) answer 415.
+  fastify.removeContentTypeParser(['application/json', 'text/plain']);
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    // Kept as received: artifacts are stored byte for byte (see verbatim-json.interceptor).
+    (request as typeof request & { rawBody?: string }).rawBody = text;
+    if (jsonTextDepthExceeds(text, limits.maxDepth)) {
+      done(new ValidationError(`The JSON body nests deeper than ${limits.maxDepth} levels.`, { maxDepth: limits.maxDepth }), undefined);
+      return;
+    }
+    secureParse(request, text, (err, parsed) => {
+      if (err) {
+        done(err, undefined);
+        return;
+      }
+      try {
+        assertJsonWithinLimits(parsed, limits);
+      } catch (e) {
+        done(e as Error, undefined);
+        return;
+      }
+      done(null, parsed);
+    });
+  });
+  fastify.addHook('preValidation', async (request) => {
+    assertRequestParamsWithinLimits(request, limits);
+  });
+}
