@@ -3,7 +3,9 @@
  * naming an applied workflow chain starts real local runs, the host-schema judge judges each run's
  * outputs, bounds hold, tenants stay apart, and a failed run is recorded as failed.
  */
+import { checkGoalWorkerContract } from '@openwop-host/plugin-sdk';
 import { GoalClock } from '../../src/capabilities/goals/goal-clock';
+import { GoalExtensionsService } from '../../src/capabilities/goals/goal-extensions.service';
 import { GoalSchedulerService } from '../../src/capabilities/goals/goal-scheduler.service';
 import { installChains, runEvents, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -63,6 +65,17 @@ describe('goals: the local-run worker (default continuation on the run engine)',
     const refused = await t.http('POST', '/v1/goals', { token: acme, body: goalBody({ criteria: GREEN }) });
     expect([refused.status, refused.body.error, refused.body.details]).toEqual([422, 'worker_rejected', { worker: 'local-run' }]);
     expect((await t.ds.query(`SELECT count(*)::int AS n FROM "goal"`))[0].n).toBe(before);
+  });
+
+  it('conforms to the SDK goal-worker contract (one run per idempotency key, a terminal outcome)', async () => {
+    const worker = t.moduleRef.get(GoalExtensionsService).worker('local-run')!;
+    const subject = { goalId: '00000000-0000-4000-8000-000000000001', tenant: 'acme', principal: 'alice', objective: 'contract', iteration: 1, workflowId: 'vendor.test.green' };
+    expect(await checkGoalWorkerContract(worker, { subject, waitMs: 50 })).toEqual([]);
+    // Another tenant's worker call never reads this tenant's run.
+    const { runId } = await worker.start(subject, { idempotencyKey: 'contract-isolation', signal: new AbortController().signal });
+    await waitForStatus(t, acmeRuns, runId, ['completed']);
+    expect(await worker.collect({ ...subject, tenant: 'globex' }, runId, new AbortController().signal)).toEqual({ runId, status: 'failed' });
+    expect(await worker.collect(subject, runId, new AbortController().signal)).toMatchObject({ runId, status: 'completed', output: { check: { green: true, iteration: 1 } } });
   });
 
   it('runs the chain locally and the host judge finds the run outputs satisfy the criteria', async () => {
