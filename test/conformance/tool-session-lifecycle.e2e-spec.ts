@@ -2,6 +2,7 @@
 import { createTestApp, TestApp } from '../support/test-app';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { CONFORMANCE_CONFIG, CONFORMANCE_KEY_SCOPES, TOOL_CONTENT_FORBIDDEN } from '../tool-catalog/conformance-kit';
+import { expectSchemaValid } from '../runs/run-kit';
 
 interface TestEvent {
   eventId: string;
@@ -65,7 +66,28 @@ describe('conformance: tool-session-lifecycle', () => {
       'agent.toolCalled': 'agentToolCalled',
       'agent.toolReturned': 'agentToolReturned',
     };
-    for (const e of events) expect(schemas.validateWith({ $ref: `${PAYLOADS}#/$defs/${def[e.type]}` }, e.payload)).toEqual([]);
+    for (const e of events.filter((x) => def[x.type])) expect(schemas.validateWith({ $ref: `${PAYLOADS}#/$defs/${def[e.type]}` }, e.payload)).toEqual([]);
+
+    // Beyond the scenario: the session is a real one-node run of the engine. Its bracket sits inside
+    // the run's lifecycle events (every event a valid RunEvent), and its id is a run of GET /v1/runs/{id}, terminal.
+    expect(events.map((e) => e.type)).toEqual([
+      'run.started',
+      'node.started',
+      'tool.session.opened',
+      'agent.toolCalled',
+      'agent.toolReturned',
+      'agent.toolCalled',
+      'agent.toolReturned',
+      'tool.session.closed',
+      'node.completed',
+      'run.completed',
+    ]);
+    expectSchemaValid(events as Parameters<typeof expectSchemaValid>[0]);
+    const run = await t.http('GET', `/v1/runs/${driven.body.runId}`, { token: key });
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({ runId: driven.body.runId, workflowId: 'openwop-host.tool-session', status: 'completed', nodeStates: { session: { status: 'completed' } } });
+    const polled = await t.http('GET', `/v1/runs/${driven.body.runId}/events/poll?lastSequence=0`, { token: key });
+    expect(polled.body.events.map((e: TestEvent) => e.type)).toEqual(events.map((e) => e.type));
 
     const reset = await t.http('POST', '/v1/host/sample/test/reset', { token: key });
     expect(reset.status).toBeLessThan(500);

@@ -62,10 +62,11 @@ describe('goals API', () => {
   };
 
   describe('discovery', () => {
-    it('advertises agents.goals (manual only without a worker) and the host limits, in a valid document', async () => {
+    it('advertises agents.goals (schedule and commitment served by the local run engine\'s worker) and the host limits, in a valid document', async () => {
       const res = await t.http('GET', '/.well-known/openwop');
       expect(res.status).toBe(200);
-      expect(res.body.agents.goals).toEqual({ judge: 'host', continuation: ['manual'], requiresBounds: true });
+      // No remote runtime is configured: the local-run worker (the host's own run engine) serves the run modes; it has no heartbeat predicate.
+      expect(res.body.agents.goals).toEqual({ judge: 'host', continuation: ['schedule', 'commitment', 'manual'], requiresBounds: true });
       expect(res.body.limits).toMatchObject({ maxLoopIterations: 20, maxRunDurationMs: 86_400_000, maxBudgetCostUsd: 50 });
       expect(schemas.validate('capabilities', res.body)).toEqual([]);
     });
@@ -135,9 +136,9 @@ describe('goals API', () => {
         [manualGoal({ state: 'satisfied' }), 'validation_error'],
         [manualGoal({ criteria: undefined }), 'criteria_required'],
         [manualGoal({ continuation: { mode: 'heartbeat' } }), 'continuation_mode_unsupported'],
-        [manualGoal({ continuation: { mode: 'commitment' } }), 'continuation_mode_unsupported'],
-        // No goal worker is available in this host, so schedule continuation is not served.
-        [manualGoal({ continuation: { mode: 'schedule' } }), 'continuation_mode_unsupported'],
+        // The only worker is the local run engine's: it serves schedule and commitment goals that name a workflow.
+        [manualGoal({ continuation: { mode: 'commitment' } }), 'worker_rejected'],
+        [manualGoal({ continuation: { mode: 'schedule' } }), 'worker_rejected'],
       ];
       for (const [body, code] of cases) {
         const res = await t.http('POST', '/v1/goals', { token: alice, body });

@@ -18,7 +18,8 @@ describe('goals configuration', () => {
 
   it('advertises the configured judge, bounds policy and limits', async () => {
     const doc = await t.http('GET', '/.well-known/openwop');
-    expect(doc.body.agents.goals).toEqual({ judge: 'verifier', continuation: ['manual'], requiresBounds: false });
+    // The local run engine's worker serves schedule and commitment continuation.
+    expect(doc.body.agents.goals).toEqual({ judge: 'verifier', continuation: ['schedule', 'commitment', 'manual'], requiresBounds: false });
     expect(doc.body.limits).toMatchObject({ maxLoopIterations: 7, maxRunDurationMs: 60_000, maxBudgetCostUsd: 2.5 });
   });
 

@@ -200,8 +200,8 @@ describe('openwop-runtime goal worker', () => {
     await t.http('POST', `/v1/goals/${g.id}/abandon`, { token });
   });
 
-  it('advertises schedule and commitment continuation because the runtime worker is configured (and it is the only worker; it has no heartbeat predicate)', async () => {
-    expect(t.moduleRef.get(GoalExtensionsService).availableWorkerIds()).toEqual(['openwop-runtime']);
+  it('advertises schedule and commitment continuation (the runtime worker beside the local run engine\'s; neither has a heartbeat predicate)', async () => {
+    expect(t.moduleRef.get(GoalExtensionsService).availableWorkerIds()).toEqual(['local-run', 'openwop-runtime']);
     const doc = await t.http('GET', '/.well-known/openwop');
     expect(doc.body.agents.goals.continuation).toEqual(['schedule', 'commitment', 'manual']);
   });

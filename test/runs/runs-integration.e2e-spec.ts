@@ -14,6 +14,20 @@ describe('runs: integration', () => {
     await t?.close();
   });
 
+  it('a core.tool node with a malformed call count is refused (422 workflow_invalid) and writes nothing', async () => {
+    const token = await t.key({ tenant: 'calls', principal: 'ops', scopes: ['runs:create', 'runs:read'] });
+    await installChains(t, 'calls', 'vendor.test.calls', {
+      'vendor.test.zero': { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'x', calls: 0 } }] },
+      'vendor.test.many': { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'x', calls: 11 } }] },
+      'vendor.test.text': { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'x', calls: 'two' } }] },
+    });
+    for (const workflowId of ['vendor.test.zero', 'vendor.test.many', 'vendor.test.text']) {
+      const res = await t.http('POST', '/v1/runs', { token, body: { workflowId } });
+      expect([res.status, res.body.error]).toEqual([422, 'workflow_invalid']);
+    }
+    expect((await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = 'calls'`))[0].n).toBe(0);
+  });
+
   it('a fired automation starts a real run of its workflow; GET /v1/automations shows its id and status', async () => {
     const admin = await t.key({ tenant: 'auto', principal: 'ops', roles: ['admin'] });
     await installChains(t, 'auto', 'vendor.test.auto', { 'vendor.test.nightly': noopChain(2) });

@@ -150,18 +150,21 @@ describe('mcp tool source against a real stdio MCP server (e2e)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ runId: expect.any(String), sessionId: expect.any(String), toolId: 'mcp:fx.echo' });
     const ev = await t.http('GET', `/v1/host/sample/test/runs/${res.body.runId}/events`, { token: reader });
-    const types = ev.body.events.map((e: { type: string }) => e.type);
-    expect(types).toEqual(['tool.session.opened', 'agent.toolCalled', 'agent.toolReturned', 'agent.toolCalled', 'agent.toolReturned', 'tool.session.closed']);
-    expect(ev.body.events[2].payload).toEqual({
-      agentId: 'openwop-host.tool-session',
+    // The session is a one-node core.tool run: its bracket sits inside the run's lifecycle events.
+    const all = ev.body.events as Array<{ type: string; payload: Record<string, unknown> }>;
+    expect(all.map((e) => e.type)).toEqual(['run.started', 'node.started', 'tool.session.opened', 'agent.toolCalled', 'agent.toolReturned', 'agent.toolCalled', 'agent.toolReturned', 'tool.session.closed', 'node.completed', 'run.completed']);
+    const bracket = all.filter((e) => e.type.startsWith('tool.session.') || e.type.startsWith('agent.tool'));
+    expect(bracket[2].payload).toEqual({
+      agentId: 'openwop-host.run-engine',
       toolName: 'mcp:fx.echo',
-      callId: ev.body.events[1].payload.callId,
+      callId: bracket[1].payload.callId,
       status: 'ok',
       durationMs: expect.any(Number),
     });
-    expect(ev.body.events[1].payload.transport).toBe('mcp');
-    expect(ev.body.events[5].payload).toEqual({ sessionId: res.body.sessionId, toolId: 'mcp:fx.echo', outcome: 'completed' });
-    expect(JSON.stringify(ev.body.events)).not.toContain('hi"');
+    expect(bracket[1].payload.transport).toBe('mcp');
+    expect(bracket[5].payload).toEqual({ sessionId: res.body.sessionId, toolId: 'mcp:fx.echo', outcome: 'completed' });
+    // The bracket is content-free; arguments and results are the run's inputs and outputs, as in any run.
+    expect(JSON.stringify(bracket)).not.toContain('hi"');
   });
 
   it('closes a session whose call fails with outcome failed', async () => {
@@ -169,8 +172,10 @@ describe('mcp tool source against a real stdio MCP server (e2e)', () => {
     expect(res.status).toBe(200);
     const ev = await t.http('GET', `/v1/host/sample/test/runs/${res.body.runId}/events`, { token: failReader });
     const events = ev.body.events as Array<{ type: string; payload: Record<string, unknown> }>;
-    expect(events.map((e) => e.type)).toEqual(['tool.session.opened', 'agent.toolCalled', 'agent.toolReturned', 'tool.session.closed']);
-    expect(events[2].payload.status).toBe('error');
-    expect(events[3].payload.outcome).toBe('failed');
+    expect(events.map((e) => e.type)).toEqual(['run.started', 'node.started', 'tool.session.opened', 'agent.toolCalled', 'agent.toolReturned', 'tool.session.closed', 'node.failed', 'run.failed']);
+    expect(events[4].payload.status).toBe('error');
+    expect(events[5].payload.outcome).toBe('failed');
+    // The seam's run is a real engine run, failed.
+    expect((await t.http('GET', `/v1/runs/${res.body.runId}`, { token: failReader })).body).toMatchObject({ status: 'failed', error: { code: expect.any(String) } });
   });
 });

@@ -70,7 +70,7 @@ describe('a third-party tool source plugin loaded through OPENWOP_PLUGINS (e2e)'
     expect(res.status).toBe(200);
     expect(hits).toContain('GET /api/pets?limit=5 super-secret-value');
     const ev = await t.http('GET', `/v1/host/sample/test/runs/${res.body.runId}/events`, { token: petsReader });
-    expect(ev.body.events.at(-1).payload.outcome).toBe('completed');
+    expect(ev.body.events.find((e: { type: string }) => e.type === 'tool.session.closed').payload.outcome).toBe('completed');
     expect(JSON.stringify(ev.body)).not.toContain('super-secret-value');
     expect(t.logs.join('\n')).not.toContain('super-secret-value');
   });

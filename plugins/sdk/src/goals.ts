@@ -8,7 +8,8 @@ import { defineExtensionPoint } from './extension-point';
  *   `agent.verified` event). A plugin judge for `check: "verifier"` with an `id` equal to a goal's
  *   `completion.verifierRef` is used for that goal instead of the event-based one.
  * - a **goal worker** re-engages work for a goal on its schedule: it starts a run and later reports the
- *   run's outcome. Built in: `openwop-runtime` (a configured OpenWOP runtime over REST).
+ *   run's outcome. Built in: `local-run` (a run of the goal's chain on the host's own run engine, the
+ *   default) and `openwop-runtime` (a configured remote OpenWOP runtime over REST).
  *
  * The host records each verdict once per run and never asks the judge twice about the same run.
  */
@@ -18,6 +19,8 @@ export interface GoalWorkSubject {
   goalId: string;
   tenant: string;
   workspace?: string;
+  /** Id of the principal that created the goal (not a credential); a worker that starts runs starts them as this principal. */
+  principal?: string;
   /** SR-1 redaction-safe objective text. */
   objective: string;
   /** 1-based number of the iteration being worked on (contributing runs judged so far + 1). */

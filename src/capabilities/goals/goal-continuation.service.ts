@@ -374,6 +374,7 @@ export class GoalContinuationService {
   subjectOf(g: GoalEntity): GoalWorkSubject {
     const s: GoalWorkSubject = { goalId: g.id, tenant: g.tenant, objective: g.objective, iteration: g.iterations + 1 };
     if (g.workspace) s.workspace = g.workspace;
+    if (g.principal) s.principal = g.principal;
     if (g.armRef) s.armRef = g.armRef;
     if (g.workflowId) s.workflowId = g.workflowId;
     return s;

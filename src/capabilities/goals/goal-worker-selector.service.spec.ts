@@ -45,6 +45,18 @@ describe('GoalWorkerSelector', () => {
     expect(refusal(() => selector({ a: plain() }).choose('schedule', 'nobody', target))).toEqual({ status: 422, code: 'worker_unavailable' });
   });
 
+  it('defaults to local-run for a goal naming a workflow when no remote runtime is configured', () => {
+    const local: GoalWorkerProvider = { ...plain(), accepts: (g) => (g.workflowId ? undefined : 'the goal names no workflowId') };
+    const wf = { ...target, workflowId: 'wf-1' };
+    expect(selector({ 'local-run': local, a: plain() }).choose('schedule', undefined, wf)).toBe('local-run');
+    expect(selector({ 'local-run': local, 'openwop-runtime': plain() }).choose('schedule', undefined, wf)).toBe('openwop-runtime');
+    expect(selector({ 'local-run': local, a: plain() }, { defaultWorker: 'a' }).choose('schedule', undefined, wf)).toBe('a');
+    // A goal naming no workflow: the only other worker, else the local worker's refusal.
+    expect(selector({ 'local-run': local, a: plain() }).choose('schedule', undefined, target)).toBe('a');
+    expect(refusal(() => selector({ 'local-run': local }).choose('schedule', undefined, target))).toEqual({ status: 422, code: 'worker_rejected' });
+    expect(refusal(() => selector({ 'local-run': local, a: plain(), b: plain() }).choose('schedule', undefined, target))).toEqual({ status: 422, code: 'worker_unavailable' });
+  });
+
   it('lets a worker refuse a goal it cannot serve', () => {
     const chains: GoalWorkerProvider = { ...plain(), accepts: (g) => (g.workflowId ? undefined : 'the goal names no workflowId') };
     const s = selector({ chains });

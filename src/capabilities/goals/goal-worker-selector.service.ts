@@ -5,8 +5,10 @@ import { GoalExtensionsService } from './goal-extensions.service';
 import type { GoalContinuationMode, GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 
-/** The built-in worker, preferred as the default when it is configured. */
+/** The remote worker, preferred as the default when it is configured. */
 const RUNTIME_WORKER = 'openwop-runtime';
+/** The local run engine's worker, the default otherwise for a goal that names a workflow. */
+const LOCAL_WORKER = 'local-run';
 
 /**
  * The one place that chooses which goal worker serves a goal. Workers are providers of the
@@ -39,11 +41,12 @@ export class GoalWorkerSelector {
 
   /**
    * The worker a goal gets: the one it names, else `goals.defaultWorker`, else `openwop-runtime`
-   * when configured, else the only available worker that serves the mode. 422 when none fits.
+   * when configured, else `local-run` (the host's own run engine) when the goal names a workflow,
+   * else the only other available worker that serves the mode. 422 when none fits.
    */
   choose(mode: Exclude<GoalContinuationMode, 'manual'>, requested: string | undefined, target: Omit<GoalWorkTarget, 'mode'>): string {
     const candidates = this.workersFor(mode);
-    const id = requested ?? this.defaultFor(candidates);
+    const id = requested ?? this.defaultFor(candidates, { ...target, mode });
     const worker = id ? this.extensions.worker(id) : undefined;
     if (!id || !worker || !serves(worker, mode)) {
       throw new UnprocessableError(
@@ -62,10 +65,18 @@ export class GoalWorkerSelector {
     return this.extensions.worker(goal.worker);
   }
 
-  private defaultFor(candidates: string[]): string | undefined {
+  private defaultFor(candidates: string[], target: GoalWorkTarget): string | undefined {
     if (this.settings.defaultWorker) return candidates.includes(this.settings.defaultWorker) ? this.settings.defaultWorker : undefined;
     if (candidates.includes(RUNTIME_WORKER)) return RUNTIME_WORKER;
-    return candidates.length === 1 ? candidates[0] : undefined;
+    if (!candidates.includes(LOCAL_WORKER)) return candidates.length === 1 ? candidates[0] : undefined;
+    const local = this.extensions.worker(LOCAL_WORKER);
+    const refusal = typeof local?.accepts === 'function' ? local.accepts(target) : undefined;
+    if (!refusal) return LOCAL_WORKER;
+    // The local worker cannot serve this goal (it names no workflow): the only other worker, if any;
+    // else the local worker, which then refuses the goal with its reason.
+    const others = candidates.filter((id) => id !== LOCAL_WORKER);
+    if (others.length === 1) return others[0];
+    return others.length === 0 ? LOCAL_WORKER : undefined;
   }
 }
 

@@ -12,6 +12,7 @@ import { GoalsService } from './goals.service';
 import { goalsSettings, GOALS_SETTINGS } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
+import { LocalRunGoalWorker } from './workers/local-run.worker';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
@@ -24,6 +25,7 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     HostSchemaJudge,
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
+    LocalRunGoalWorker,
     GoalWorkerSelector,
     GoalContinuationService,
     GoalsService,

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
 import type { TenantScope } from '../../platform/identity/principal';
+import { TOOL_SESSION_WORKFLOW } from '../tool-catalog/sessions/tool-session.service';
 import { PackDirectory } from '../tool-catalog/sources/pack-directory';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 
@@ -16,10 +17,20 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
 };
 
 /**
+ * The one-node chain the tool-session test seam runs (served only with the test seams on, not
+ * advertised as a fixture): one `core.tool` node whose tool, arguments and call count are the run's inputs.
+ */
+const SEAM_CHAINS: Record<string, Record<string, unknown>> = {
+  [TOOL_SESSION_WORKFLOW]: {
+    nodes: [{ id: 'session', typeId: 'core.tool', config: { toolId: '{{inputs.toolId}}', arguments: '{{inputs.arguments}}', calls: '{{inputs.calls}}' } }],
+  },
+};
+
+/**
  * Finds the DAG a `workflowId` names for a tenant: a chain (`chainId`, or the catalog's
  * `workflow:<chainId>`) of a workflow-chain pack installed for the tenant (an applied proposal or an
  * installed pack; the workspace's own packs first), then one of the host-wide pack folder, then a
- * conformance fixture while the test seams are on.
+ * conformance fixture (or the tool-session seam's chain) while the test seams are on.
  */
 @Injectable()
 export class WorkflowResolver {
@@ -41,6 +52,7 @@ export class WorkflowResolver {
       if (chain) return chain.dag as Record<string, unknown>;
     }
     if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return CONFORMANCE_FIXTURES[workflowId];
+    if (this.settings.fixtures && SEAM_CHAINS[workflowId]) return SEAM_CHAINS[workflowId];
     return undefined;
   }
 

@@ -29,12 +29,16 @@ const TRANSPORT: Record<ToolSourceKind, 'mcp' | 'http' | 'native'> = {
   'host-extension': 'native',
 };
 
+function isPlaceholder(v: unknown): boolean {
+  return typeof v === 'string' && /^\{\{\s*[^{}]+\s*\}\}$/.test(v);
+}
+
 function asPrincipal(p: NodeExecutionContext['principal']): Principal {
   return { tenant: p.tenant, workspace: p.workspace, principal: p.principal, scopes: p.scopes, kind: 'system' };
 }
 
 /**
- * `core.tool {toolId, arguments?}`: calls one catalog tool through its source, authorized as the run
+ * `core.tool {toolId, arguments?, calls?}`: calls one catalog tool (`calls` times in one session, default once) through its source, authorized as the run
  * principal (a tool its starter cannot see is `tool_not_found`, exactly like an unknown one). The
  * call is bracketed by `tool.session.opened` / `tool.session.closed` with content-free
  * `agent.toolCalled` / `agent.toolReturned` inside; the tool's result is the node's output. A tool
@@ -54,9 +58,11 @@ export class CoreToolExecutor implements NodeExecutorProvider {
   validateConfig(config: Record<string, unknown>): string[] {
     const problems: string[] = [];
     if (typeof config.toolId !== 'string' || !config.toolId) problems.push('core.tool needs config.toolId');
-    if (config.arguments !== undefined && (typeof config.arguments !== 'object' || config.arguments === null || Array.isArray(config.arguments))) {
+    // A value that is exactly one `{{...}}` placeholder is typed when the node runs (and checked then).
+    if (config.arguments !== undefined && !isPlaceholder(config.arguments) && (typeof config.arguments !== 'object' || config.arguments === null || Array.isArray(config.arguments))) {
       problems.push('core.tool config.arguments must be an object');
     }
+    if (config.calls !== undefined && !isPlaceholder(config.calls) && callCount(config.calls) === undefined) problems.push('core.tool config.calls must be an integer from 1 to 10');
     return problems;
   }
 
@@ -71,7 +77,11 @@ export class CoreToolExecutor implements NodeExecutorProvider {
 
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
     const toolId = String(ctx.config.toolId ?? '');
-    const args = (ctx.config.arguments as Record<string, unknown> | undefined) ?? {};
+    const rawArgs = ctx.config.arguments ?? {};
+    if (typeof rawArgs !== 'object' || rawArgs === null || Array.isArray(rawArgs)) throw new NodeExecutionError('invalid_arguments', 'The tool arguments are not an object.');
+    const args = rawArgs as Record<string, unknown>;
+    const calls = callCount(ctx.config.calls);
+    if (calls === undefined) throw new NodeExecutionError('invalid_arguments', 'core.tool config.calls must be an integer from 1 to 10.');
     const principal = asPrincipal(ctx.principal);
     let entry: CatalogEntry;
     try {
@@ -87,63 +97,74 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     const sessionId = randomUUID();
     const correlation = { correlationId: sessionId };
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
+    let session: ToolSession | undefined;
     await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
     try {
-      const callId = randomUUID();
-      const called = await ctx.emit(
-        'agent.toolCalled',
-        { agentId: RUN_AGENT_ID, toolName: toolId, callId, argsHash: argsHash(args), principal: principal.principal, transport: TRANSPORT[entry.descriptor.source] },
-        correlation,
-      );
-      const started = process.hrtime.bigint();
-      let result: ToolCallResult;
-      try {
-        result = await this.call(entry, principal, args, ctx);
-      } catch (e) {
-        if (ctx.signal.aborted) outcome = 'cancelled';
-        result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
-      }
-      const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
-      await ctx.emit(
-        'agent.toolReturned',
-        {
-          agentId: RUN_AGENT_ID,
-          toolName: toolId,
-          callId,
-          status: result.status === 'ok' ? 'ok' : 'error',
-          durationMs,
-          ...(result.status === 'ok' ? {} : { error: { code: result.error?.code || 'tool_call_failed', message: 'The tool call failed.' } }),
-        },
-        { ...correlation, causationId: called.eventId },
-      );
-      if (result.status !== 'ok') {
-        throw new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`);
+      let result: ToolCallResult = { status: 'ok' };
+      // One session, `calls` calls in it (a multi-step interaction); the last call's result is the output.
+      for (let i = 0; i < calls; i++) {
+        const callId = randomUUID();
+        const called = await ctx.emit(
+          'agent.toolCalled',
+          { agentId: RUN_AGENT_ID, toolName: toolId, callId, argsHash: argsHash(args), principal: principal.principal, transport: TRANSPORT[entry.descriptor.source] },
+          correlation,
+        );
+        const started = process.hrtime.bigint();
+        try {
+          if (entry.descriptor.source === 'workflow') {
+            result = await this.callWorkflow(entry, principal, args, ctx);
+          } else {
+            session ??= await this.openSession(entry, principal, ctx);
+            result = await session.call(args, ctx.signal);
+          }
+        } catch (e) {
+          if (ctx.signal.aborted) outcome = 'cancelled';
+          result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
+        }
+        const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
+        await ctx.emit(
+          'agent.toolReturned',
+          {
+            agentId: RUN_AGENT_ID,
+            toolName: toolId,
+            callId,
+            status: result.status === 'ok' ? 'ok' : 'error',
+            durationMs,
+            ...(result.status === 'ok' ? {} : { error: { code: result.error?.code || 'tool_call_failed', message: 'The tool call failed.' } }),
+          },
+          { ...correlation, causationId: called.eventId },
+        );
+        if (result.status !== 'ok') {
+          throw new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`);
+        }
       }
       outcome = 'completed';
       const content = result.content;
       return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null } };
     } finally {
+      await session?.close().catch(() => undefined);
       await ctx.emit('tool.session.closed', { sessionId, toolId, outcome }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
     }
   }
 
-  private async call(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
-    if (entry.descriptor.source === 'workflow') {
-      // A chain calling a chain: a child run of the same principal; its outputs are the result.
-      const runs = this.moduleRef.get(RunsService, { strict: false });
-      const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
-      const done = await runs.awaitTerminal(principal, child, ctx.signal);
-      if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {} };
-      return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` } };
-    }
+  private async callWorkflow(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
+    // A chain calling a chain: a child run of the same principal; its outputs are the result.
+    const runs = this.moduleRef.get(RunsService, { strict: false });
+    const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
+    const done = await runs.awaitTerminal(principal, child, ctx.signal);
+    if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {} };
+    return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` } };
+  }
+
+  private async openSession(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<ToolSession> {
     const provider = entry.source.provider;
     if (!provider.openSession) throw new NodeExecutionError('tool_not_invocable', 'The source of this tool does not support invocation.');
-    let session: ToolSession | undefined;
-    try {
-      session = await provider.openSession(entry.descriptor.toolId, { tenant: principal.tenant, workspace: principal.workspace, principal: principal.principal, scopes: principal.scopes, signal: ctx.signal });
-      return await session.call(args, ctx.signal);
-    } finally {
-      await session?.close().catch(() => undefined);
-    }
+    return provider.openSession(entry.descriptor.toolId, { tenant: principal.tenant, workspace: principal.workspace, principal: principal.principal, scopes: principal.scopes, signal: ctx.signal });
   }
+}
+
+/** `config.calls`: how many calls the node's session makes (default 1, at most 10); undefined when invalid. */
+function callCount(v: unknown): number | undefined {
+  if (v === undefined || v === null) return 1;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 10 ? v : undefined;
 }

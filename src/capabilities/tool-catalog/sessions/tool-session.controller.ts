@@ -32,8 +32,8 @@ export class ToolSessionController {
   constructor(private readonly sessions: ToolSessionService) {}
 
   /**
-   * Conformance seam (RFC 0078 §D): runs a tool session synchronously and answers only after the
-   * whole event bracket is persisted in the run's event log.
+   * Conformance seam (RFC 0078 §D): runs a tool session as a real one-node `core.tool` run and
+   * answers only once the run is terminal, its whole event bracket persisted in the run's event log.
    */
   @TestSeam()
   @Scopes('tools:read', 'runs:create')

@@ -1,16 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { ToolCallResult, ToolSession, ToolSourceKind } from '@openwop-host/plugin-sdk';
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import { canonicalJson } from '../../../platform/artifacts/artifact-registry.service';
 import { UnprocessableError } from '../../../platform/errors/domain-error';
 import { EventLogService } from '../../../platform/events/event-log.service';
-import { RunService } from '../../../platform/events/run.service';
+import { RunLauncherRegistry } from '../../../platform/events/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from '../tool-catalog.config';
 import { CatalogEntry, ToolCatalogService } from '../tool-catalog.service';
 
-/** The actor id written on RFC 0064 call events of host-driven sessions (3-256 chars). */
-export const SESSION_AGENT_ID = 'openwop-host.tool-session';
+/** The workflow the seam runs: one `core.tool` node (the run engine serves it while the test seams are on). */
+export const TOOL_SESSION_WORKFLOW = 'openwop-host.tool-session';
 
 export type SessionOutcome = 'completed' | 'failed';
 
@@ -33,27 +32,22 @@ export function argsHash(args: Record<string, unknown>): string {
   return `sha256:${createHash('sha256').update(canonicalJson(args), 'utf8').digest('hex')}`;
 }
 
-const TRANSPORT: Record<ToolSourceKind, 'mcp' | 'http' | 'native'> = {
-  mcp: 'mcp',
-  connector: 'http',
-  'node-pack': 'native',
-  workflow: 'native',
-  'host-extension': 'native',
-};
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /**
- * The host's internal tool-invocation path. A session brackets its calls in the run's durable
- * event log: `tool.session.opened` → (`agent.toolCalled` → `agent.toolReturned`)+ →
- * `tool.session.closed`. Payloads are content-free (ids, argsHash, status, durationMs): arguments,
- * results and error texts stay with the caller.
+ * The tool-session seam (RFC 0078 §D) as a thin wrapper over a real run: it checks the tool is in
+ * the caller's catalog and invocable, starts a run of the one-node `core.tool` chain
+ * (`openwop-host.tool-session`) as the caller through the platform run launcher, and answers once
+ * the run is terminal, so its whole event bracket is persisted: `tool.session.opened` →
+ * (`agent.toolCalled` → `agent.toolReturned`)+ → `tool.session.closed`, inside the run's own
+ * lifecycle events. Bracket payloads are content-free (ids, argsHash, status, durationMs). The run
+ * is an ordinary engine run (GET /v1/runs/{id}, its events, its terminal status).
  */
 @Injectable()
 export class ToolSessionService {
-  private readonly log = new Logger('ToolSessions');
-
   constructor(
     private readonly catalog: ToolCatalogService,
-    private readonly runs: RunService,
+    private readonly launchers: RunLauncherRegistry,
     private readonly events: EventLogService,
     @Inject(TOOL_CATALOG_SETTINGS) private readonly settings: ToolCatalogSettings,
   ) {}
@@ -67,76 +61,32 @@ export class ToolSessionService {
   }
 
   /**
-   * Runs one session synchronously: every event is persisted before this resolves. The tool must
-   * be in the caller's catalog (unknown and hidden ids are the same 404).
+   * Runs one session to its end: every event is persisted before this resolves. The tool must be in
+   * the caller's catalog (unknown and hidden ids are the same 404).
    */
   async run(principal: Principal, req: SessionRunRequest = {}): Promise<SessionRunResult> {
     const entry = req.toolId ? await this.catalog.entry(principal, req.toolId) : await this.defaultTool(principal);
     const provider = entry.source.provider;
     const toolId = entry.descriptor.toolId;
-    if (!provider.openSession) {
+    if (!provider.openSession && entry.descriptor.source !== 'workflow') {
       throw new UnprocessableError('tool_not_invocable', 'The source of this tool does not support invocation.', { toolId });
     }
+    const launcher = this.launchers.get();
+    if (!launcher) throw new UnprocessableError('run_engine_unavailable', 'This host runs no run engine, so it cannot run a tool session.');
     const args = req.arguments ?? provider.sampleArguments?.(toolId) ?? {};
     const calls = Math.max(1, Math.min(req.calls ?? 2, 10));
-    const run = await this.runs.create(principal, 'tool-session', { toolId });
-    const sessionId = randomUUID();
-    const scope = { tenant: principal.tenant, workspace: principal.workspace };
-    const correlation = { correlationId: sessionId };
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), Math.max(this.settings.sourceTimeoutMs, 1000) * (calls + 1));
-    let outcome: SessionOutcome = 'completed';
-    let session: ToolSession | undefined;
-    try {
-      await this.events.append(scope, run.runId, 'tool.session.opened', { sessionId, toolId }, correlation);
-      try {
-        session = await provider.openSession(toolId, { ...scope, principal: principal.principal, scopes: principal.scopes, signal: controller.signal });
-      } catch (e) {
-        this.log.warn({ msg: 'tool session could not be opened', toolId, runId: run.runId, err: (e as Error).message });
-        outcome = 'failed';
-      }
-      for (let i = 0; session && i < calls; i++) {
-        const callId = randomUUID();
-        const called = await this.events.append(
-          scope,
-          run.runId,
-          'agent.toolCalled',
-          {
-            agentId: SESSION_AGENT_ID,
-            toolName: toolId,
-            callId,
-            argsHash: argsHash(args),
-            principal: principal.principal,
-            transport: TRANSPORT[entry.descriptor.source],
-          },
-          correlation,
-        );
-        const started = process.hrtime.bigint();
-        let result: ToolCallResult;
-        try {
-          result = await session.call(args, controller.signal);
-        } catch (e) {
-          result = { status: 'error', error: { code: 'tool_call_failed', message: (e as Error).message } };
-        }
-        const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
-        await this.events.append(
-          scope,
-          run.runId,
-          'agent.toolReturned',
-          { agentId: SESSION_AGENT_ID, toolName: toolId, callId, status: result.status === 'ok' ? 'ok' : 'error', durationMs },
-          { ...correlation, causationId: called.eventId },
-        );
-        if (result.status !== 'ok') {
-          outcome = 'failed';
-          break;
-        }
-      }
-    } finally {
-      clearTimeout(timer);
-      await session?.close().catch((e: unknown) => this.log.warn({ msg: 'tool session close failed', toolId, err: (e as Error).message }));
-      await this.events.append(scope, run.runId, 'tool.session.closed', { sessionId, toolId, outcome }, correlation);
-      await this.runs.setStatus(scope, run.runId, outcome === 'completed' ? 'completed' : 'failed');
+    const budgetMs = Math.max(this.settings.sourceTimeoutMs, 1000) * (calls + 1);
+    const { runId } = await launcher.launch(principal, { workflowId: TOOL_SESSION_WORKFLOW, inputs: { toolId, arguments: args, calls }, configurable: { runTimeoutMs: budgetMs } });
+    const scope = principal.workspace ? { tenant: principal.tenant, workspace: principal.workspace } : { tenant: principal.tenant };
+    // The run bounds itself (run_timeout); the margin covers writing its terminal events.
+    const until = Date.now() + budgetMs + 5000;
+    let status = (await launcher.status(scope, runId))?.status ?? 'failed';
+    for (let wait = 5; !TERMINAL.has(status) && Date.now() < until; wait = Math.min(wait * 2, 100)) {
+      await new Promise((r) => setTimeout(r, wait));
+      status = (await launcher.status(scope, runId))?.status ?? 'failed';
     }
-    return { runId: run.runId, sessionId, toolId, outcome };
+    const [opened] = await this.events.read(scope, runId, { type: 'tool.session.opened', limit: 1 });
+    const sessionId = typeof opened?.payload?.sessionId === 'string' ? opened.payload.sessionId : '';
+    return { runId, sessionId, toolId, outcome: status === 'completed' ? 'completed' : 'failed' };
   }
 }
