@@ -507,9 +507,13 @@ describe('operator console in a browser', () => {
       expect.stringContaining('node.started [wait]'),
     ]);
     expect(droppedAfter).toBeGreaterThan(0);
+    // The page reconnects about a second after the drop.
+    for (const until = Date.now() + 5000; !resumedWith.length && Date.now() < until; ) await page.waitForTimeout(50);
     expect(resumedWith[0]).toBe(String(droppedAfter));
     const nodes = page.getByRole('table', { name: 'Nodes' });
-    await nodes.getByRole('row', { name: /wait running/ }).waitFor();
+    // The node table: the snapshot's node states, and the node in flight known from its events.
+    await nodes.getByRole('row', { name: /^hello completed/ }).waitFor();
+    await nodes.getByRole('row', { name: /^wait running \(from events\)/ }).waitFor();
     await page.locator('dl.facts .badge-running').waitFor();
     // The list shows the new run.
     await page.getByRole('button', { name: 'Refresh' }).click();
@@ -521,7 +525,7 @@ describe('operator console in a browser', () => {
     await page.getByRole('button', { name: 'Cancel this run' }).click();
     await events.getByText('run.cancelled').waitFor();
     await page.locator('dl.facts .badge-cancelled').waitFor();
-    await nodes.getByRole('row', { name: /wait cancelled/ }).waitFor();
+    await nodes.getByRole('row', { name: /^wait cancelled/ }).waitFor();
     expect((await t.http('GET', `/v1/runs/${runId}`, { token: adminA })).body.status).toBe('cancelled');
     const all = await seqs();
     expect(all).toEqual(all.map((_, i) => i + 1));

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/client';
-import { cancelRun, followRunEvents, getRun, listRuns, nodeStates, RUN_STATUSES, RunEvent, RunSnapshot, RunStatus, startRun, TERMINAL } from '../api/runs';
+import { cancelRun, followRunEvents, getRun, listRuns, NodeState, nodeStates, RUN_STATUSES, RunEvent, RunSnapshot, RunStatus, startRun, TERMINAL } from '../api/runs';
 import { can, Identity } from '../session';
 import { Badge, ConfirmButton, ErrorBanner, JsonBlock, Loading, Section, useAction, useLoad, when } from '../ui';
 
@@ -42,6 +42,27 @@ function StartRun({ onStarted }: { onStarted: (run: RunSnapshot) => void }) {
   );
 }
 
+const NODE_EVENT_STATUS: Record<string, string> = {
+  'node.started': 'running',
+  'node.resumed': 'running',
+  'node.suspended': 'suspended',
+  'node.completed': 'completed',
+  'node.failed': 'failed',
+  'node.cancelled': 'cancelled',
+  'node.skipped': 'skipped',
+};
+
+/**
+ * The snapshot's node states, plus the nodes the live events show that the snapshot does not list yet (the
+ * engine writes a replay-safe node's state when it finishes, so a node in flight is known from its events).
+ */
+function withLiveNodes(states: Array<[string, NodeState]>, events: RunEvent[]): Array<[string, NodeState & { fromEvents?: boolean }]> {
+  const known = new Set(states.map(([id]) => id));
+  const live = new Map<string, string>();
+  for (const e of events) if (e.nodeId && !known.has(e.nodeId) && NODE_EVENT_STATUS[e.type]) live.set(e.nodeId, NODE_EVENT_STATUS[e.type]);
+  return [...states, ...[...live].map(([id, status]): [string, NodeState & { fromEvents: boolean }] => [id, { status, fromEvents: true }])];
+}
+
 function RunDetail({ runId, identity, onChanged }: { runId: string; identity: Identity; onChanged: () => void }) {
   const [tick, setTick] = useState(0);
   const run = useLoad(() => getRun(runId), [runId, tick]);
@@ -63,7 +84,7 @@ function RunDetail({ runId, identity, onChanged }: { runId: string; identity: Id
     );
   }, [runId]);
   const r = run.data;
-  const nodes = r ? nodeStates(r) : [];
+  const nodes = r ? withLiveNodes(nodeStates(r), events) : [];
   return (
     <div>
       <ErrorBanner error={run.error} />
@@ -136,7 +157,7 @@ function RunDetail({ runId, identity, onChanged }: { runId: string; identity: Id
                     <td>
                       <Badge value={n.status} />
                     </td>
-                    <td>{n.attempt ?? ''}</td>
+                    <td>{n.fromEvents ? <span class="muted">(from events)</span> : (n.attempt ?? '')}</td>
                     <td>{n.error ? <code>{n.error.code}</code> : ''}</td>
                   </tr>
                 ))}
