@@ -553,6 +553,8 @@ describe('operator console in a browser', () => {
     expect(await outputs.textContent()).toContain('hello Ada-0');
     await page.getByRole('table', { name: 'Nodes' }).getByRole('row', { name: /^hello completed/ }).waitFor();
     await page.getByRole('list', { name: 'Run events' }).getByText('run.completed').waitFor();
+    // Opening a run that had already ended keeps the pages loaded so far.
+    await page.getByText(/^11 runs shown$/).waitFor();
     await expectAccessible(page);
     await shot(page, '09-runs-completed');
 

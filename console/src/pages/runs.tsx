@@ -78,12 +78,18 @@ function RunDetail({ runId, identity, onChanged }: { runId: string; identity: Id
         setEvents((list) => (list.some((x) => x.sequence === e.sequence) ? list : [...list, e].sort((a, b) => a.sequence - b.sequence)));
         // The snapshot follows the events that change it.
         if (/^(run|node)\./.test(e.type)) setTick((t) => t + 1);
-        if (/^run\.(completed|failed|cancelled)$/.test(e.type)) onChanged();
       },
       setStreamError,
     );
   }, [runId]);
   const r = run.data;
+  // A run seen active that ends while shown: the list follows (a run already ended when opened changes nothing).
+  const lastStatus = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!r) return;
+    if (lastStatus.current && !TERMINAL.has(lastStatus.current) && TERMINAL.has(r.status)) onChanged();
+    lastStatus.current = r.status;
+  }, [r?.status]);
   const nodes = r ? withLiveNodes(nodeStates(r), events) : [];
   return (
     <div>
