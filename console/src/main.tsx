@@ -1,7 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, call, CREDENTIAL_REFUSED } from './api/client';
-import { runsServed } from './api/runs';
 import { ConnectionsPage } from './pages/connections';
 import { GoalsPage } from './pages/goals';
 import { PortabilityPage } from './pages/portability';
@@ -15,7 +14,7 @@ import './styles.css';
 interface PageDef {
   id: string;
   title: string;
-  visible: (i: Identity, runs: boolean) => boolean;
+  visible: (i: Identity) => boolean;
   render: (i: Identity) => preact.JSX.Element;
 }
 
@@ -24,8 +23,7 @@ const PAGES: PageDef[] = [
   { id: 'proposals', title: 'Proposals', visible: (i) => can(i, 'proposals:read') || can(i, 'approvals:respond'), render: (i) => <ProposalsPage identity={i} /> },
   { id: 'goals', title: 'Goals', visible: (i) => can(i, 'goals:read'), render: (i) => <GoalsPage identity={i} /> },
   { id: 'connections', title: 'Connections', visible: (i) => can(i, 'connections:read'), render: (i) => <ConnectionsPage identity={i} /> },
-  // Shown only when the host serves runs at all (a host without a run engine answers 404 there).
-  { id: 'runs', title: 'Runs', visible: (i, runs) => runs && can(i, 'runs:read'), render: (i) => <RunsPage identity={i} /> },
+  { id: 'runs', title: 'Runs', visible: (i) => can(i, 'runs:read'), render: (i) => <RunsPage identity={i} /> },
   { id: 'portability', title: 'Portability', visible: (i) => can(i, 'portability:export') || can(i, 'portability:import'), render: (i) => <PortabilityPage identity={i} /> },
 ];
 
@@ -110,9 +108,9 @@ function SignIn({ onSignedIn, jwt, notice }: { onSignedIn: (i: Identity) => void
   );
 }
 
-function Shell({ identity, runs, onSignOut }: { identity: Identity; runs: boolean; onSignOut: () => void }) {
+function Shell({ identity, onSignOut }: { identity: Identity; onSignOut: () => void }) {
   const route = useHashRoute();
-  const pages = PAGES.filter((p) => p.visible(identity, runs));
+  const pages = PAGES.filter((p) => p.visible(identity));
   const page = pages.find((p) => p.id === route) ?? pages[0];
   const mainRef = useRef<HTMLElement>(null);
   const first = useRef(true);
@@ -172,7 +170,6 @@ function App() {
   const [identity, setIdentity] = useState<Identity | null>(null);
   const [checking, setChecking] = useState(Boolean(credential()));
   const [jwt, setJwt] = useState(false);
-  const [runs, setRuns] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
 
   useEffect(() => {
@@ -191,10 +188,6 @@ function App() {
       },
     );
   }, []);
-
-  useEffect(() => {
-    if (identity && can(identity, 'runs:read')) void runsServed().then(setRuns);
-  }, [identity]);
 
   // A credential revoked or expired while signed in: back to the sign-in form, saying why.
   useEffect(() => {
@@ -216,7 +209,6 @@ function App() {
   return (
     <Shell
       identity={identity}
-      runs={runs}
       onSignOut={() => {
         clearCredential();
         setIdentity(null);

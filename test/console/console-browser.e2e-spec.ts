@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ApiKeyService } from '../../src/platform/identity/api-key.service';
-import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
+import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -39,6 +39,11 @@ describe('operator console in a browser', () => {
   let adminB: string;
   let proposalA: { id: string; title: string };
   let goalA: string;
+  /** The acme run that failed on its RFC 0058 loop bound. */
+  let failedRunA: string;
+  /** The quick acme runs (newest last), and the globex one. */
+  const quickRunsA: string[] = [];
+  let runB: string;
   /** A second host: proposals activated through approval gates, and bearer JWTs accepted. */
   let gated: TestApp;
   const jwtSecret = randomBytes(32).toString('hex');
@@ -95,6 +100,36 @@ describe('operator console in a browser', () => {
       body: { objective: 'Globex quarterly target', completion: { check: 'host' }, criteria: { type: 'object' }, continuation: { mode: 'manual' }, bounds: { maxLoopIterations: 3 } },
     });
     expect(goalB.status).toBe(201);
+
+    // Runnable chains for each tenant: a quick one (one core.noop node) and, for acme, a slow one that waits
+    // on a core.delay node until it is cancelled.
+    await installChains(t, 'acme', 'private.acme.console-chains', {
+      'acme.quick': { nodes: [{ id: 'hello', typeId: 'core.noop', config: { greeting: 'hello {{inputs.name}}' } }], edges: [] },
+      'acme.slow': {
+        nodes: [
+          { id: 'hello', typeId: 'core.noop', config: { greeting: 'hello {{inputs.name}}' } },
+          { id: 'wait', typeId: 'core.delay', config: { ms: 120_000 } },
+        ],
+        edges: [{ from: 'hello', to: 'wait' }],
+      },
+    });
+    await installChains(t, 'globex', 'private.globex.console-chains', { 'globex.quick': { nodes: [{ id: 'hello', typeId: 'core.noop', config: { greeting: 'hi' } }], edges: [] } });
+    // One more completed run than the console's page size (10), so the list has a second page.
+    for (let i = 0; i < 11; i++) {
+      const r = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.quick', inputs: { name: `Ada-${i}` } } });
+      expect(r.status).toBe(201);
+      quickRunsA.push(r.body.runId);
+    }
+    // A run that fails on its bound: two node executions allowed one.
+    const failed = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.slow', configurable: { maxLoopIterations: 1 } } });
+    expect(failed.status).toBe(201);
+    failedRunA = failed.body.runId;
+    const b = await t.http('POST', '/v1/runs', { token: adminB, body: { workflowId: 'globex.quick' } });
+    expect(b.status).toBe(201);
+    runB = b.body.runId;
+    for (const id of quickRunsA) await waitForStatus(t, adminA, id, ['completed']);
+    await waitForStatus(t, adminA, failedRunA, ['failed']);
+    await waitForStatus(t, adminB, runB, ['completed']);
   }, 120_000);
 
   afterAll(async () => {
@@ -126,21 +161,11 @@ describe('operator console in a browser', () => {
     await page.getByRole('heading', { level: 1, name }).waitFor();
   }
 
-  /**
-   * The page links, once the console has probed /v1/runs: `Runs` is expected only when this host serves
-   * runs (GET /v1/runs is not a 404), the other pages as given.
-   */
-  async function expectPages(page: Page, pages: string[]): Promise<void> {
-    const served = (await t.http('GET', '/v1/runs', { token: adminA })).status !== 404;
-    const expected = pages.filter((p) => p !== 'Runs' || served);
+  /** The page links shown to the signed-in credential, in order. */
+  async function expectPages(page: Page, expected: string[]): Promise<void> {
     const links = page.getByRole('navigation', { name: 'Pages' }).getByRole('link');
-    const deadline = Date.now() + 5000;
-    let seen = await links.allTextContents();
-    while (JSON.stringify(seen) !== JSON.stringify(expected) && Date.now() < deadline) {
-      await page.waitForTimeout(100);
-      seen = await links.allTextContents();
-    }
-    expect(seen).toEqual(expected);
+    await links.first().waitFor();
+    expect(await links.allTextContents()).toEqual(expected);
   }
 
   async function shot(page: Page, name: string): Promise<void> {
@@ -200,7 +225,6 @@ describe('operator console in a browser', () => {
   it('finds a tool by search, source and safety tier, and shows its descriptor with schemas', async () => {
     const page = await signIn(adminA);
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
-    // The Runs page is offered exactly when the host serves runs.
     await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Portability']);
     await page.getByRole('row', { name: /x-host-acme-refund/ }).waitFor();
     await page.getByLabel('Search').fill('invoice');
@@ -413,90 +437,163 @@ describe('operator console in a browser', () => {
     }
   });
 
-  it('Runs: follows a run over SSE (resuming with Last-Event-ID) and cancels it, against the run-engine contract', async () => {
-    // This host has no run engine yet, so the page is driven against the v1 contract (issue: run engine;
-    // shapes from the published run-snapshot, run-event and run-event-payloads schemas): the browser's
-    // requests to /v1/runs are answered here, and every answer is validated against those schemas first.
-    const schemas = SchemaRegistry.shared();
-    const payloads = 'https://openwop.dev/spec/v1/run-event-payloads.schema.json';
-    const started = new Date(Date.now() - 5000).toISOString();
-    const snapshot = (status: string) => ({ runId: 'run-7', workflowId: 'acme.nightly-report', status, startedAt: started, currentNodeId: 'fetch' });
-    const event = (sequence: number, type: string, payload: Record<string, unknown>, def: string, nodeId?: string) => {
-      const e = { eventId: `evt-${sequence}`, runId: 'run-7', type, payload, timestamp: new Date().toISOString(), sequence, ...(nodeId ? { nodeId } : {}) };
-      expect(schemas.validate('run-event', e)).toEqual([]);
-      expect(schemas.validateWith({ $ref: `${payloads}#/$defs/${def}` }, payload)).toEqual([]);
-      return `id: ${sequence}\nevent: ${type}\ndata: ${JSON.stringify(e)}\n\n`;
-    };
-    const first = event(1, 'run.started', { workflowId: 'acme.nightly-report' }, 'runStarted') + event(2, 'node.started', { nodeId: 'fetch', typeId: 'core.delay' }, 'nodeStarted', 'fetch');
-    const last = event(3, 'run.cancelled', { reason: 'cancelled from the console' }, 'runCancelled');
-    let cancelled = false;
-    const cancelAuth: string[] = [];
-    const resumedFrom: string[] = [];
-    const answer = (body: unknown, status = 200) => {
-      if (status === 200 && typeof body === 'object' && body && 'status' in body) expect(schemas.validate('run-snapshot', body)).toEqual([]);
-      return { status, contentType: 'application/json', body: JSON.stringify(body) };
-    };
-
-    const page = await (async () => {
-      const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
-      contexts.push(context);
-      const p = await context.newPage();
-      await p.route(
-        (url) => url.pathname === '/v1/runs' || url.pathname.startsWith('/v1/runs/run-7'),
-        async (route) => {
-          const req = route.request();
-          const url = new URL(req.url());
-          if (url.pathname === '/v1/runs') {
-            return route.fulfill(answer({ runs: [snapshot(cancelled ? 'cancelled' : 'running'), { ...snapshot('completed'), runId: 'run-6', currentNodeId: undefined }], nextCursor: null }));
-          }
-          if (url.pathname === '/v1/runs/run-7') return route.fulfill(answer(snapshot(cancelled ? 'cancelled' : 'running')));
-          if (url.pathname === '/v1/runs/run-7/cancel' && req.method() === 'POST') {
-            cancelAuth.push((await req.allHeaders()).authorization ?? '');
-            cancelled = true;
-            return route.fulfill(answer(snapshot('cancelling')));
-          }
-          if (url.pathname === '/v1/runs/run-7/events') {
-            const lastId = (await req.allHeaders())['last-event-id'];
-            if (lastId) resumedFrom.push(lastId);
-            // The first connection delivers two events and drops; the resumed one continues after them.
-            const body = !lastId ? first : cancelled ? last : ': keep-alive\n\n';
-            return route.fulfill({ status: 200, contentType: 'text/event-stream', body });
-          }
-          return route.fulfill(answer({ error: 'not_found', message: 'No such run.' }, 404));
-        },
-      );
-      await p.goto(`${base}/console/`);
-      await p.getByLabel('API key').fill(adminA);
-      await p.getByRole('button', { name: 'Sign in' }).click();
-      await p.getByRole('navigation', { name: 'Pages' }).waitFor();
-      return p;
-    })();
-    await goTo(page, 'Runs');
-    await page.getByRole('row', { name: /run-6/ }).waitFor();
-    await page.getByRole('button', { name: 'run-7' }).click();
-    const events = page.getByRole('list', { name: 'Run events' });
-    await events.getByText('node.started').waitFor();
-    expect(await events.getByRole('listitem').count()).toBe(2);
+  it('Runs: starts a core.delay chain from the form, follows its live events over SSE (resuming with Last-Event-ID) and cancels it', async () => {
+    const runsBefore = (await t.http('GET', '/v1/runs?limit=500', { token: adminA })).body.runs.length;
+    const page = await signIn(adminA, 'Runs');
+    const form = page.getByRole('form', { name: 'Start a run' });
+    const formAlert = form.getByRole('alert');
+    // Malformed starts are shown with the host's canonical envelope (or, for text that is not JSON, refused before sending).
+    await page.getByLabel('Workflow id').fill('');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await formAlert.waitFor();
+    expect(await formAlert.locator('.error-code').textContent()).toBe('validation_error');
+    expect(await formAlert.textContent()).toContain('HTTP 400');
+    await page.getByLabel('Workflow id').fill('acme.quick');
+    await page.getByLabel('Inputs (JSON)').fill('[1, 2]');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await formAlert.locator('.error-code', { hasText: 'validation_error' }).waitFor();
+    await formAlert.getByText('HTTP 400').waitFor();
+    expect(await formAlert.locator('details pre').textContent()).toContain('inputs');
+    await page.getByLabel('Inputs (JSON)').fill('{"name": ');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await formAlert.locator('.error-code', { hasText: 'invalid_json' }).waitFor();
+    await page.getByLabel('Workflow id').fill('globex.quick');
+    await page.getByLabel('Inputs (JSON)').fill('{}');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    // Another tenant's chain is unknown here.
+    await formAlert.locator('.error-code', { hasText: 'not_found' }).waitFor();
     await expectAccessible(page);
-    await shot(page, '09-runs');
+    await shot(page, '09-runs-start-error');
+    // None of the refused starts created a run.
+    expect((await t.http('GET', '/v1/runs?limit=500', { token: adminA })).body.runs.length).toBe(runsBefore);
+
+    // The first event stream the page opens drops after the events logged so far (served from the engine's
+    // own log); the page must reconnect to the host with Last-Event-ID and continue from there.
+    let firstStream = true;
+    let droppedAfter = 0;
+    const resumedWith: Array<string | undefined> = [];
+    await page.route(/\/v1\/runs\/[^/]+\/events$/, async (route) => {
+      const headers = await route.request().allHeaders();
+      if (firstStream) {
+        firstStream = false;
+        const runId = new URL(route.request().url()).pathname.split('/')[3];
+        const polled = await t.http('GET', `/v1/runs/${runId}/events/poll?lastSequence=0&timeout=5`, { token: adminA });
+        const events = polled.body.events as Array<{ sequence: number; type: string }>;
+        expect(events.length).toBeGreaterThan(0);
+        droppedAfter = events[events.length - 1].sequence;
+        const body = events.map((e) => `id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+        return route.fulfill({ status: 200, contentType: 'text/event-stream', body });
+      }
+      resumedWith.push(headers['last-event-id']);
+      return route.continue();
+    });
+
+    await page.getByLabel('Workflow id').fill('acme.slow');
+    await page.getByLabel('Inputs (JSON)').fill('{"name": "Ada"}');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    const heading = page.getByRole('heading', { level: 2, name: /^Run / });
+    await heading.waitFor();
+    const runId = ((await heading.textContent()) ?? '').replace(/^Run /, '');
+    expect(await form.getByRole('alert').count()).toBe(0);
+    const events = page.getByRole('list', { name: 'Run events' });
+    await events.getByText('node.started [wait]').waitFor();
+    // Every event once, in order, without a gap across the reconnect.
+    const seqs = async () => (await events.getByRole('listitem').evaluateAll((li) => li.map((x) => Number(x.getAttribute('value')))));
+    expect(await seqs()).toEqual([1, 2, 3, 4]);
+    expect(await events.getByRole('listitem').allTextContents()).toEqual([
+      expect.stringContaining('run.started'),
+      expect.stringContaining('node.started [hello]'),
+      expect.stringContaining('node.completed [hello]'),
+      expect.stringContaining('node.started [wait]'),
+    ]);
+    expect(droppedAfter).toBeGreaterThan(0);
+    // The page reconnects about a second after the drop.
+    for (const until = Date.now() + 5000; !resumedWith.length && Date.now() < until; ) await page.waitForTimeout(50);
+    expect(resumedWith[0]).toBe(String(droppedAfter));
+    const nodes = page.getByRole('table', { name: 'Nodes' });
+    // The node table: the snapshot's node states, and the node in flight known from its events.
+    await nodes.getByRole('row', { name: /^hello completed/ }).waitFor();
+    await nodes.getByRole('row', { name: /^wait running \(from events\)/ }).waitFor();
+    await page.locator('dl.facts .badge-running').waitFor();
+    // The list shows the new run.
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.getByRole('row', { name: new RegExp(`${runId} acme.slow`) }).waitFor();
+    await expectAccessible(page);
+    await shot(page, '09-runs-live');
+
     await page.getByRole('button', { name: 'Cancel run', exact: true }).click();
     await page.getByRole('button', { name: 'Cancel this run' }).click();
     await events.getByText('run.cancelled').waitFor();
     await page.locator('dl.facts .badge-cancelled').waitFor();
-    expect(cancelAuth).toEqual([`Bearer ${adminA}`]);
-    expect(resumedFrom.length).toBeGreaterThan(0);
-    expect(new Set(resumedFrom)).toEqual(new Set(['2']));
-    expect(await events.getByRole('listitem').allTextContents()).toEqual([
-      expect.stringContaining('run.started'),
-      expect.stringContaining('node.started [fetch]'),
-      expect.stringContaining('run.cancelled'),
-    ]);
-    // Terminal: no cancel button any more.
+    await nodes.getByRole('row', { name: /^wait cancelled/ }).waitFor();
+    expect((await t.http('GET', `/v1/runs/${runId}`, { token: adminA })).body.status).toBe('cancelled');
+    const all = await seqs();
+    expect(all).toEqual(all.map((_, i) => i + 1));
+    // Terminal: no cancel button any more, and the list follows.
     expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(0);
+    await page.getByRole('row', { name: new RegExp(`${runId} acme.slow cancelled`) }).waitFor();
+    expect(resumedWith).toEqual([String(droppedAfter)]);
     await shot(page, '09-runs-cancelled');
   });
 
-  it('two tenants each see only their own proposals and goals', async () => {
+  it('Runs: lists by status with "Load more", and shows a completed run\'s outputs and a failed run\'s error code', async () => {
+    const page = await signIn(adminA, 'Runs');
+    await page.getByLabel('Status').selectOption('completed');
+    await page.getByText('10 runs shown, more on the host').waitFor();
+    // Newest first: the oldest quick run is on the second page.
+    expect(await page.getByRole('button', { name: quickRunsA[0] }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await page.getByText(/^11 runs shown$/).waitFor();
+    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
+    const shown = await page.getByRole('table', { name: 'Runs' }).locator('tbody tr td:first-child').allTextContents();
+    expect(shown).toEqual([...quickRunsA].reverse());
+    await page.getByRole('button', { name: quickRunsA[0] }).click();
+    const outputs = page.getByRole('figure').filter({ hasText: 'Outputs' });
+    await outputs.waitFor();
+    expect(await outputs.textContent()).toContain('hello Ada-0');
+    await page.getByRole('table', { name: 'Nodes' }).getByRole('row', { name: /^hello completed/ }).waitFor();
+    await page.getByRole('list', { name: 'Run events' }).getByText('run.completed').waitFor();
+    // Opening a run that had already ended keeps the pages loaded so far.
+    await page.getByText(/^11 runs shown$/).waitFor();
+    await expectAccessible(page);
+    await shot(page, '09-runs-completed');
+
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText(/^1 run shown$/).waitFor();
+    await page.getByRole('button', { name: failedRunA }).click();
+    await page.locator('dd.run-error code', { hasText: 'loop_limit' }).waitFor();
+    await page.getByRole('list', { name: 'Run events' }).getByText('cap.breached').waitFor();
+    expect(await page.getByRole('figure').filter({ hasText: 'Outputs' }).count()).toBe(0);
+    await shot(page, '09-runs-failed');
+  });
+
+  it('Runs: a key without runs:cancel sees no cancel button, one without runs:create no start form', async () => {
+    const slow = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.slow' } });
+    expect(slow.status).toBe(201);
+    const runId = slow.body.runId as string;
+    try {
+      await waitForStatus(t, adminA, runId, ['running']);
+      const starter = await t.key({ tenant: 'acme', principal: 'sam', scopes: ['runs:read', 'runs:create'] });
+      const canceller = await t.key({ tenant: 'acme', principal: 'cat', scopes: ['runs:read', 'runs:cancel'] });
+      for (const [token, mayStart, mayCancel] of [
+        [viewerA, false, false],
+        [starter, true, false],
+        [canceller, false, true],
+      ] as const) {
+        const page = await signIn(token, 'Runs');
+        await page.getByRole('button', { name: runId }).click();
+        await page.getByRole('list', { name: 'Run events' }).getByText('node.started [wait]').waitFor();
+        await page.locator('dl.facts .badge-running').waitFor();
+        expect(await page.getByRole('button', { name: 'Start run' }).count()).toBe(mayStart ? 1 : 0);
+        expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(mayCancel ? 1 : 0);
+        if (token === viewerA) await shot(page, '08-viewer-runs');
+      }
+    } finally {
+      await t.http('POST', `/v1/runs/${runId}/cancel`, { token: adminA, body: {} });
+    }
+  });
+
+  it('two tenants each see only their own proposals, goals and runs', async () => {
     const b = await signIn(adminB, 'Proposals');
     await b.getByRole('button', { name: 'Globex secret plan' }).waitFor();
     expect(await b.getByText(proposalA.title).count()).toBe(0);
@@ -508,6 +605,17 @@ describe('operator console in a browser', () => {
     const a = await signIn(adminA, 'Proposals');
     await a.getByRole('button', { name: proposalA.title }).waitFor();
     expect(await a.getByText('Globex secret plan').count()).toBe(0);
+
+    // Runs: each tenant's list holds its own runs only, and another tenant's run id is unknown.
+    await goTo(b, 'Runs');
+    await b.getByRole('button', { name: runB }).waitFor();
+    expect(await b.getByText('acme.').count()).toBe(0);
+    expect(await b.getByText(/^1 run shown$/).count()).toBe(1);
+    await goTo(a, 'Runs');
+    await a.getByRole('button', { name: quickRunsA[quickRunsA.length - 1] }).waitFor();
+    expect(await a.getByRole('button', { name: runB }).count()).toBe(0);
+    expect(await a.getByText('globex.quick').count()).toBe(0);
+    await shot(b, '07-tenant-b-runs');
   });
 
   it('a viewer key sees every page it may read and no write action anywhere', async () => {

@@ -1,120 +1,91 @@
 /**
- * The run engine's API (`/v1/runs`): list, get, cancel and the live event stream. Kept in this one
- * module with hand-written types (from the published run-snapshot and run-event schemas) because a host
- * without a run engine has none of these routes in its OpenAPI document; when it does, these calls
- * can move to the generated client.
+ * The run engine's API (`/v1/runs`) through the generated client: list, read, start, cancel, and the
+ * live event stream. Every type here comes from the committed OpenAPI document; only the SSE stream is
+ * read by hand (EventSource cannot send an Authorization header), its events typed as the generated
+ * RunEvent.
  */
-import { ApiError, reportRefusal, toApiError } from './client';
+import { api, ApiError, call, reportRefusal, toApiError } from './client';
+import type { paths, Schemas } from './client';
 import { credential } from '../session';
 
-export type RunStatus =
-  | 'pending'
-  | 'running'
-  | 'paused'
-  | 'waiting-approval'
-  | 'waiting-input'
-  | 'waiting-external'
-  | 'completed'
-  | 'failed'
-  | 'cancelling'
-  | 'cancelled';
+export type RunSnapshot = Schemas['RunSnapshot'];
+export type RunEvent = Schemas['RunEvent'];
+export type RunStatus = RunSnapshot['status'];
+export type CreateRunBody = Schemas['CreateRunBody'];
+export type RunPage = paths['/v1/runs']['get']['responses'][200]['content']['application/json'];
 
-export const RUN_STATUSES: RunStatus[] = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'];
-export const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+/** Every status of the generated enum, in the order of the protocol's lifecycle. */
+const STATUS_ORDER: Record<RunStatus, true> = {
+  pending: true,
+  running: true,
+  paused: true,
+  'waiting-approval': true,
+  'waiting-input': true,
+  'waiting-external': true,
+  completed: true,
+  failed: true,
+  cancelling: true,
+  cancelled: true,
+};
+export const RUN_STATUSES = Object.keys(STATUS_ORDER) as RunStatus[];
+export const TERMINAL: ReadonlySet<string> = new Set<RunStatus>(['completed', 'failed', 'cancelled']);
+const TERMINAL_EVENTS: ReadonlySet<string> = new Set<RunEvent['type']>(['run.completed', 'run.failed', 'run.cancelled']);
 
-/** run-snapshot.schema.json (the fields the console shows). */
-export interface RunSnapshot {
-  runId: string;
-  workflowId: string;
-  status: RunStatus | string;
-  currentNodeId?: string | null;
-  startedAt?: string;
-  completedAt?: string | null;
-  error?: { code?: string; message?: string } | null;
-  outputs?: unknown;
-  configurable?: Record<string, unknown>;
-  metrics?: Record<string, unknown>;
-  tags?: string[];
+/** What the engine reports per node in `nodeStates` (the wire schema leaves the value open). */
+export interface NodeState {
+  status: string;
+  attempt?: number;
+  error?: { code: string; message: string };
 }
 
-/** run-event.schema.json */
-export interface RunEvent {
-  eventId: string;
-  runId: string;
-  nodeId?: string;
-  type: string;
-  payload: unknown;
-  timestamp: string;
-  sequence: number;
-  causationId?: string;
+export function nodeStates(run: RunSnapshot): Array<[string, NodeState]> {
+  const states = (run.nodeStates ?? {}) as Record<string, unknown>;
+  return Object.entries(states).map(([id, v]) => [id, (typeof v === 'object' && v !== null ? v : { status: String(v) }) as NodeState]);
 }
 
-export interface RunPage {
-  runs: RunSnapshot[];
-  nextCursor?: string | null;
+export const PAGE_SIZE = 10;
+
+export function listRuns(opts: { status?: RunStatus; cursor?: string }): Promise<RunPage> {
+  return call(api.GET('/v1/runs', { params: { query: { limit: PAGE_SIZE, ...(opts.status ? { status: opts.status } : {}), ...(opts.cursor ? { cursor: opts.cursor } : {}) } } }));
 }
 
-async function request(path: string, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  const token = credential();
-  if (token) headers.set('authorization', `Bearer ${token}`);
-  try {
-    return await fetch(path, { ...init, headers });
-  } catch (e) {
-    throw new ApiError(0, 'network_error', e instanceof Error ? e.message : 'The host could not be reached.');
-  }
+export function getRun(runId: string): Promise<RunSnapshot> {
+  return call(api.GET('/v1/runs/{runId}', { params: { path: { runId } } }));
 }
 
-async function json<T>(res: Response): Promise<T> {
-  const body: unknown = await res.json().catch(() => undefined);
-  reportRefusal(res.status, body);
-  if (!res.ok) throw toApiError(res.status, body);
-  return body as T;
+export function startRun(body: CreateRunBody): Promise<RunSnapshot> {
+  return call(api.POST('/v1/runs', { body }));
 }
 
-/** Whether this host serves runs: an unknown route answers 404, a served one 200 (or 401/403). */
-export async function runsServed(): Promise<boolean> {
-  const res = await request('/v1/runs').catch(() => undefined);
-  return Boolean(res && res.status !== 404);
-}
-
-export async function listRuns(opts: { status?: string; cursor?: string } = {}): Promise<RunPage> {
-  const q = new URLSearchParams();
-  if (opts.status) q.set('status', opts.status);
-  if (opts.cursor) q.set('cursor', opts.cursor);
-  const body = await json<{ runs?: RunSnapshot[]; items?: RunSnapshot[]; nextCursor?: string | null; cursor?: string | null }>(
-    await request(`/v1/runs${q.size ? `?${q}` : ''}`),
-  );
-  return { runs: body.runs ?? body.items ?? [], nextCursor: body.nextCursor ?? body.cursor ?? null };
-}
-
-export async function getRun(runId: string): Promise<RunSnapshot> {
-  return json<RunSnapshot>(await request(`/v1/runs/${encodeURIComponent(runId)}`));
-}
-
-export async function cancelRun(runId: string): Promise<RunSnapshot> {
-  return json<RunSnapshot>(await request(`/v1/runs/${encodeURIComponent(runId)}/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }));
+export function cancelRun(runId: string): Promise<RunSnapshot> {
+  return call(api.POST('/v1/runs/{runId}/cancel', { params: { path: { runId } }, body: { reason: 'cancelled from the operator console' } }));
 }
 
 /**
- * Follows a run's events over SSE. EventSource cannot send an Authorization header, so the stream is
- * read with fetch and parsed here; on a dropped connection it resumes with Last-Event-ID. Returns a
- * function that stops following.
+ * Follows a run's events over SSE (`GET /v1/runs/{runId}/events`). The stream is read with fetch and
+ * parsed here; after a dropped connection it reconnects with `Last-Event-ID` (the last `id:` seen), so
+ * the host resumes after the last event delivered. Stops after the terminal run event. Returns a function
+ * that stops following.
  */
 export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, onError: (e: ApiError) => void): () => void {
   const abort = new AbortController();
+  const path: keyof paths = '/v1/runs/{runId}/events';
+  const url = path.replace('{runId}', encodeURIComponent(runId));
   let lastId: string | undefined;
   let stopped = false;
   const loop = async () => {
     // Reconnects after a dropped stream; gives up after 20 failures in a row (a served stream resets the count).
     for (let failures = 0; !stopped && failures < 20; ) {
       try {
-        const res = await request(`/v1/runs/${encodeURIComponent(runId)}/events`, {
-          headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
-          signal: abort.signal,
-        });
+        const headers = new Headers({ accept: 'text/event-stream' });
+        const token = credential();
+        if (token) headers.set('authorization', `Bearer ${token}`);
+        if (lastId) headers.set('last-event-id', lastId);
+        const res = await fetch(url, { headers, signal: abort.signal });
         if (!res.ok || !res.body) {
-          onError(toApiError(res.status, await res.json().catch(() => undefined)));
+          const body: unknown = await res.json().catch(() => undefined);
+          reportRefusal(res.status, body);
+          onError(toApiError(res.status, body));
           return;
         }
         failures = 0;
@@ -129,21 +100,24 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
             const block = buf.slice(0, cut);
             buf = buf.slice(cut).replace(/^\r?\n\r?\n/, '');
             let data = '';
+            let id: string | undefined;
             for (const line of block.split(/\r?\n/)) {
-              if (line.startsWith('id:')) lastId = line.slice(3).trim();
+              if (line.startsWith('id:')) id = line.slice(3).trim();
               else if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(5).replace(/^ /, '');
             }
             if (!data) continue;
+            let event: RunEvent;
             try {
-              const event = JSON.parse(data) as RunEvent;
-              onEvent(event);
-              if (/^run\.(completed|failed|cancelled)$/.test(event.type)) {
-                stopped = true;
-                abort.abort();
-                return;
-              }
+              event = JSON.parse(data) as RunEvent;
             } catch {
-              // A comment or keep-alive that is not JSON: ignored.
+              continue; // not an event (a comment or keep-alive)
+            }
+            if (id) lastId = id;
+            onEvent(event);
+            if (TERMINAL_EVENTS.has(event.type)) {
+              stopped = true;
+              abort.abort();
+              return;
             }
           }
         }
@@ -151,7 +125,7 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
         if (stopped || abort.signal.aborted) return;
         if (++failures === 20) onError(new ApiError(0, 'network_error', e instanceof Error ? e.message : 'The event stream broke.'));
       }
-      await new Promise((r) => setTimeout(r, 1000));
+      if (!stopped) await new Promise((r) => setTimeout(r, 1000));
     }
   };
   void loop();
