@@ -14,7 +14,7 @@ import type { ToolReplayPolicy } from './tool-source';
  *   reject when it fires.
  * - It resolves with the node's outputs (JSON) and, optionally, a USD cost the host sums against the
  *   run's `maxCostUsd` bound; or it rejects (the node fails; an error with a string `code` gives the
- *   `node.failed` error code).
+ *   `node.failed` error code; one with a numeric `costUsd` still adds that cost).
  * - `replayPolicy` says whether the host may execute a node again after a replica died while the node
  *   was in flight: `deterministic` and `idempotent` nodes are re-executed; a `non-deterministic` one
  *   is failed with `node_interrupted` rather than silently repeated. Deterministic nodes are also the
@@ -36,7 +36,11 @@ export interface NodeExecutionContext {
   signal: AbortSignal;
   /**
    * Appends a protocol or vendor-prefixed event to the run's log (e.g. `agent.toolCalled`). The host
-   * stamps the node id; payloads must be content-free where the protocol says so.
+   * stamps the node id; payloads must be content-free where the protocol says so. A
+   * `provider.usage` event (RFC 0026) with a `costEstimateUsd` (and no non-USD `currency`) is the
+   * protocol's durable cost record: the host adds it to the run's cost at once, so a run crosses
+   * its `maxCostUsd` bound while the node is still in flight. Report a cost either this way or
+   * as `NodeExecutionResult.costUsd`, never both.
    */
   emit(type: string, payload: Record<string, unknown>, opts?: { correlationId?: string; causationId?: string }): Promise<{ eventId: string }>;
   /**

@@ -417,13 +417,9 @@ class RunExecution {
       const n = outcome.node;
       if (outcome.ok) {
         this.outputs.set(n.id, outcome.ok.outputs);
-        this.costUsd += outcome.ok.costUsd;
         this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, durationMs: outcome.ok.durationMs } });
         this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
-        if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
-          this.breach = { kind: 'budget-cost', limit: this.bounds.maxCostUsd, observed: this.costUsd, code: 'cost_limit', message: `The run cost ${this.costUsd} USD, over its ${this.bounds.maxCostUsd} USD bound.`, nodeId: n.id };
-          this.stopNodes();
-        }
+        this.addCost(outcome.ok.costUsd, n.id);
         if (!outcome.safe) await this.flush();
       } else if (outcome.suspend) {
         suspended.push(outcome);
@@ -452,6 +448,16 @@ class RunExecution {
     for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
     this.queue({ type: 'run.completed', payload: { outputs: out, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'completed', outputs: out, terminal: true });
+  }
+
+  /** Adds a reported cost; crossing `maxCostUsd` (strictly greater) breaches `budget-cost` and stops the nodes in flight. */
+  private addCost(usd: number, nodeId: string): void {
+    if (!(usd > 0) || !Number.isFinite(usd)) return;
+    this.costUsd += usd;
+    if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
+      this.breach = { kind: 'budget-cost', limit: this.bounds.maxCostUsd, observed: this.costUsd, code: 'cost_limit', message: `The run cost ${this.costUsd} USD, over its ${this.bounds.maxCostUsd} USD bound.`, nodeId };
+      this.stopNodes();
+    }
   }
 
   /** Aborts the nodes in flight (failure or breach) without marking the run cancelled. */
@@ -499,6 +505,10 @@ class RunExecution {
         emit: async (type, payload, opts) => {
           await this.flush();
           const v = await this.d.events.append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId });
+          // RFC 0026 provider.usage is the protocol's durable cost record (RFC 0084): count it now.
+          if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) {
+            this.addCost(payload.costEstimateUsd, n.id);
+          }
           return { eventId: v.eventId };
         },
         awaitApproval: (req) => this.awaitApproval(n, req),
@@ -515,6 +525,9 @@ class RunExecution {
       }
       const code = typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code ? (e as { code: string }).code : 'node_failed';
       const message = (e as Error).message || 'The node failed.';
+      // A failed execution may still have cost something (e.g. a tool call that errored).
+      const spent = (e as { costUsd?: unknown }).costUsd;
+      if (typeof spent === 'number') this.addCost(spent, n.id);
       return { ...base, failed: { code, message } };
     }
   }

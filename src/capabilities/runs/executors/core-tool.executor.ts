@@ -87,6 +87,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     const sessionId = randomUUID();
     const correlation = { correlationId: sessionId };
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
+    let costUsd = 0;
     await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
     try {
       const callId = randomUUID();
@@ -104,6 +105,8 @@ export class CoreToolExecutor implements NodeExecutorProvider {
         result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
       }
       const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
+      // The cost the source declares for this call (RFC 0084), counted even when the call failed.
+      if (typeof result.costUsd === 'number' && Number.isFinite(result.costUsd) && result.costUsd > 0) costUsd = result.costUsd;
       await ctx.emit(
         'agent.toolReturned',
         {
@@ -117,11 +120,11 @@ export class CoreToolExecutor implements NodeExecutorProvider {
         { ...correlation, causationId: called.eventId },
       );
       if (result.status !== 'ok') {
-        throw new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`);
+        throw Object.assign(new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`), { costUsd });
       }
       outcome = 'completed';
       const content = result.content;
-      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null } };
+      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null }, ...(costUsd ? { costUsd } : {}) };
     } finally {
       await ctx.emit('tool.session.closed', { sessionId, toolId, outcome }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
     }
@@ -133,8 +136,10 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       const runs = this.moduleRef.get(RunsService, { strict: false });
       const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
       const done = await runs.awaitTerminal(principal, child, ctx.signal);
-      if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {} };
-      return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` } };
+      // The child's cost is the parent's too.
+      const costUsd = done.metrics?.openwopCost.usd ?? 0;
+      if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {}, costUsd };
+      return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` }, costUsd };
     }
     const provider = entry.source.provider;
     if (!provider.openSession) throw new NodeExecutionError('tool_not_invocable', 'The source of this tool does not support invocation.');
