@@ -101,9 +101,10 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       try {
         result = await this.call(entry, principal, args, ctx);
       } catch (e) {
-        if (ctx.signal.aborted) outcome = 'cancelled';
         result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
       }
+      // A call that ended because the node was aborted (e.g. a child run cancelled with its parent) was cancelled, not failed.
+      if (result.status !== 'ok' && ctx.signal.aborted) outcome = 'cancelled';
       const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
       // The cost the source declares for this call (RFC 0084), counted even when the call failed.
       if (typeof result.costUsd === 'number' && Number.isFinite(result.costUsd) && result.costUsd > 0) costUsd = result.costUsd;
