@@ -9,6 +9,7 @@ import type { Principal } from '../../platform/identity/principal';
 import { ApprovalsService } from '../proposals/approvals/approvals.service';
 import { NodeExecutorRegistry, RegisteredExecutor } from './node-executor-registry.service';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
+import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
 
@@ -115,6 +116,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly executors: NodeExecutorRegistry,
     private readonly approvals: ApprovalsService,
     private readonly health: HealthService,
+    private readonly metrics: RunMetrics,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
@@ -241,7 +243,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   // --- used by RunExecution -----------------------------------------------------------------------
 
   /** @internal */ get deps() {
-    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log };
+    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics };
   }
 
   /** @internal */ finished(runId: string): void {
@@ -415,6 +417,8 @@ class RunExecution {
       const outcome = raced;
       inflight.delete(outcome.node.id);
       const n = outcome.node;
+      // Executors are looked up by their registered typeId (aliases folded); an unserved one is `unknown`.
+      this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
       if (outcome.ok) {
         this.outputs.set(n.id, outcome.ok.outputs);
         this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, durationMs: outcome.ok.durationMs } });
