@@ -16,7 +16,7 @@ function follow(port: number, path: string, token: string, onEvent: (e: Received
   let headers: http.IncomingHttpHeaders = {};
   let status = 0;
   const done = new Promise<{ ended: boolean }>((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path, agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) } }, (res) => {
       status = res.statusCode ?? 0;
       headers = res.headers;
       let buf = '';
