@@ -67,6 +67,7 @@ const PAYLOAD_DEF: Record<string, string> = {
   'agent.toolReturned': 'agentToolReturned',
   'tool.session.opened': 'toolSessionOpened',
   'tool.session.closed': 'toolSessionClosed',
+  'provider.usage': 'providerUsage',
 };
 
 /** Every event validates against run-event.schema.json and its payload against its run-event-payloads $def. */

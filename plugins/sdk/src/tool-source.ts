@@ -61,6 +61,11 @@ export interface ToolCallResult {
   status: 'ok' | 'error';
   content?: unknown;
   error?: { code: string; message: string };
+  /**
+   * What this call cost in USD, when the source knows (RFC 0084 cost reporting). A run that calls
+   * the tool sums it against its `maxCostUsd` bound, whether the call succeeded or failed.
+   */
+  costUsd?: number;
 }
 
 /** A (possibly stateful) interaction with one tool: e.g. one MCP client connection. */

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { extensionMetadata, NodeExecutor, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { extensionMetadata, NODE_TYPE_ID_PATTERN, NodeExecutor, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 
 export interface RegisteredExecutor {
   typeId: string;
@@ -27,7 +27,7 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
       const meta = extensionMetadata(NodeExecutor, wrapper.metatype ?? undefined);
       if (!meta || !wrapper.instance) continue;
       const provider = wrapper.instance as NodeExecutorProvider;
-      if (typeof provider.execute !== 'function' || typeof meta.typeId !== 'string' || !/^[a-z][a-zA-Z0-9._-]*$/.test(meta.typeId)) {
+      if (typeof provider.execute !== 'function' || typeof meta.typeId !== 'string' || !NODE_TYPE_ID_PATTERN.test(meta.typeId)) {
         this.log.error({ msg: 'node executor without execute() or with an invalid typeId; ignored', typeId: meta.typeId });
         continue;
       }

@@ -9,6 +9,7 @@ import type { Principal } from '../../platform/identity/principal';
 import { ApprovalsService } from '../proposals/approvals/approvals.service';
 import { NodeExecutorRegistry, RegisteredExecutor } from './node-executor-registry.service';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
+import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
 
@@ -115,6 +116,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly executors: NodeExecutorRegistry,
     private readonly approvals: ApprovalsService,
     private readonly health: HealthService,
+    private readonly metrics: RunMetrics,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
@@ -241,7 +243,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   // --- used by RunExecution -----------------------------------------------------------------------
 
   /** @internal */ get deps() {
-    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log };
+    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics };
   }
 
   /** @internal */ finished(runId: string): void {
@@ -415,15 +417,13 @@ class RunExecution {
       const outcome = raced;
       inflight.delete(outcome.node.id);
       const n = outcome.node;
+      // Executors are looked up by their registered typeId (aliases folded); an unserved one is `unknown`.
+      this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
       if (outcome.ok) {
         this.outputs.set(n.id, outcome.ok.outputs);
-        this.costUsd += outcome.ok.costUsd;
         this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, durationMs: outcome.ok.durationMs } });
         this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
-        if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
-          this.breach = { kind: 'budget-cost', limit: this.bounds.maxCostUsd, observed: this.costUsd, code: 'cost_limit', message: `The run cost ${this.costUsd} USD, over its ${this.bounds.maxCostUsd} USD bound.`, nodeId: n.id };
-          this.stopNodes();
-        }
+        this.addCost(outcome.ok.costUsd, n.id);
         if (!outcome.safe) await this.flush();
       } else if (outcome.suspend) {
         suspended.push(outcome);
@@ -452,6 +452,16 @@ class RunExecution {
     for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
     this.queue({ type: 'run.completed', payload: { outputs: out, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'completed', outputs: out, terminal: true });
+  }
+
+  /** Adds a reported cost; crossing `maxCostUsd` (strictly greater) breaches `budget-cost` and stops the nodes in flight. */
+  private addCost(usd: number, nodeId: string): void {
+    if (!(usd > 0) || !Number.isFinite(usd)) return;
+    this.costUsd += usd;
+    if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
+      this.breach = { kind: 'budget-cost', limit: this.bounds.maxCostUsd, observed: this.costUsd, code: 'cost_limit', message: `The run cost ${this.costUsd} USD, over its ${this.bounds.maxCostUsd} USD bound.`, nodeId };
+      this.stopNodes();
+    }
   }
 
   /** Aborts the nodes in flight (failure or breach) without marking the run cancelled. */
@@ -499,6 +509,10 @@ class RunExecution {
         emit: async (type, payload, opts) => {
           await this.flush();
           const v = await this.d.events.append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId });
+          // RFC 0026 provider.usage is the protocol's durable cost record (RFC 0084): count it now.
+          if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) {
+            this.addCost(payload.costEstimateUsd, n.id);
+          }
           return { eventId: v.eventId };
         },
         awaitApproval: (req) => this.awaitApproval(n, req),
@@ -515,6 +529,9 @@ class RunExecution {
       }
       const code = typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code ? (e as { code: string }).code : 'node_failed';
       const message = (e as Error).message || 'The node failed.';
+      // A failed execution may still have cost something (e.g. a tool call that errored).
+      const spent = (e as { costUsd?: unknown }).costUsd;
+      if (typeof spent === 'number') this.addCost(spent, n.id);
       return { ...base, failed: { code, message } };
     }
   }

@@ -11,6 +11,7 @@ import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { RunsController } from './runs.controller';
+import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
@@ -26,6 +27,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
+    RunMetrics,
     WorkflowResolver,
     RunEngineService,
     RunsService,

@@ -98,6 +98,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     const correlation = { correlationId: sessionId };
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
     let session: ToolSession | undefined;
+    let costUsd = 0;
     await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
     try {
       let result: ToolCallResult = { status: 'ok' };
@@ -118,10 +119,13 @@ export class CoreToolExecutor implements NodeExecutorProvider {
             result = await session.call(args, ctx.signal);
           }
         } catch (e) {
-          if (ctx.signal.aborted) outcome = 'cancelled';
           result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
         }
+        // A call that ended because the node was aborted (e.g. a child run cancelled with its parent) was cancelled, not failed.
+        if (result.status !== 'ok' && ctx.signal.aborted) outcome = 'cancelled';
         const durationMs = Number((process.hrtime.bigint() - started) / 1_000_000n);
+        // The cost the source declares for this call (RFC 0084), counted even when the call failed.
+        if (typeof result.costUsd === 'number' && Number.isFinite(result.costUsd) && result.costUsd > 0) costUsd += result.costUsd;
         await ctx.emit(
           'agent.toolReturned',
           {
@@ -135,12 +139,12 @@ export class CoreToolExecutor implements NodeExecutorProvider {
           { ...correlation, causationId: called.eventId },
         );
         if (result.status !== 'ok') {
-          throw new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`);
+          throw Object.assign(new NodeExecutionError(result.error?.code || 'tool_call_failed', result.error?.message || `The call of ${toolId} failed.`), { costUsd });
         }
       }
       outcome = 'completed';
       const content = result.content;
-      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null } };
+      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null }, ...(costUsd ? { costUsd } : {}) };
     } finally {
       await session?.close().catch(() => undefined);
       await ctx.emit('tool.session.closed', { sessionId, toolId, outcome }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
@@ -152,8 +156,10 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     const runs = this.moduleRef.get(RunsService, { strict: false });
     const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
     const done = await runs.awaitTerminal(principal, child, ctx.signal);
-    if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {} };
-    return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` } };
+    // The child's cost is the parent's too.
+    const costUsd = done.metrics?.openwopCost.usd ?? 0;
+    if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {}, costUsd };
+    return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` }, costUsd };
   }
 
   private async openSession(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<ToolSession> {

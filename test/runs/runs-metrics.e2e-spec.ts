@@ -1,0 +1,75 @@
+/** The run engine's metrics: `openwop_runs` by status (all tenants, at scrape time) and node executions by typeId and outcome. */
+import { parsePrometheusText, Sample, valueOf } from '../operations/prometheus-text';
+import { createTestApp, TestApp } from '../support/test-app';
+import { installChains, noopChain, waitForStatus } from './run-kit';
+
+describe('runs: metrics', () => {
+  let t: TestApp;
+  let monitor: string;
+  let a: string;
+  let b: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    monitor = await t.key({ principal: 'prometheus', roles: ['monitor'] });
+    a = await t.key({ tenant: 'acme', scopes: ['runs:create', 'runs:read', 'runs:cancel'] });
+    b = await t.key({ tenant: 'globex', scopes: ['runs:create', 'runs:read', 'runs:cancel'] });
+    for (const tenant of ['acme', 'globex']) {
+      await installChains(t, tenant, 'vendor.test.metrics', {
+        'vendor.test.three': noopChain(3),
+        'vendor.test.broken': { nodes: [{ id: 'a', typeId: 'core.noop' }, { id: 'call', typeId: 'core.tool', config: { toolId: 'mcp:nobody.nothing' } }], edges: [{ from: 'a', to: 'call' }] },
+        'vendor.test.gated': { nodes: [{ id: 'gate', typeId: 'core.approval' }] },
+      });
+    }
+  });
+  afterAll(() => t.close());
+
+  const scrape = async (): Promise<Sample[]> => {
+    const res = await t.http('GET', '/metrics', { token: monitor });
+    expect(res.status).toBe(200);
+    return parsePrometheusText(res.text);
+  };
+  const start = async (token: string, workflowId: string) => (await t.http('POST', '/v1/runs', { token, body: { workflowId } })).body.runId as string;
+
+  it('declares both families, every status at 0 before any run, never with a tenant label', async () => {
+    const samples = await scrape();
+    for (const status of ['pending', 'running', 'waiting-approval', 'cancelling', 'completed', 'failed', 'cancelled']) {
+      const s = samples.find((x) => x.name === 'openwop_runs' && x.labels.status === status);
+      expect([status, s?.value]).toEqual([status, 0]);
+    }
+    expect(samples.filter((x) => x.name.startsWith('openwop_run')).every((x) => !('tenant' in x.labels))).toBe(true);
+    const res = await t.http('GET', '/metrics', { token: monitor });
+    expect(res.text).toMatch(/# TYPE openwop_runs gauge/);
+    expect(res.text).toMatch(/# TYPE openwop_run_node_executions_total counter/);
+  });
+
+  it('counts runs of every tenant by status at scrape time, and node executions by typeId and outcome', async () => {
+    const before = await scrape();
+    const node = (samples: Sample[], typeId: string, outcome: string) => valueOf(samples, 'openwop_run_node_executions_total', { type_id: typeId, outcome });
+
+    const completed = [await start(a, 'vendor.test.three'), await start(a, 'vendor.test.three'), await start(b, 'vendor.test.three')];
+    const failed = [await start(b, 'vendor.test.broken')];
+    const parked = [await start(a, 'vendor.test.gated'), await start(b, 'vendor.test.gated')];
+    for (const id of completed) await waitForStatus(t, id === completed[2] ? b : a, id, ['completed']);
+    await waitForStatus(t, b, failed[0], ['failed']);
+    await waitForStatus(t, a, parked[0], ['waiting-approval']);
+    await waitForStatus(t, b, parked[1], ['waiting-approval']);
+
+    const mid = await scrape();
+    expect(valueOf(mid, 'openwop_runs', { status: 'completed' })).toBe(3);
+    expect(valueOf(mid, 'openwop_runs', { status: 'failed' })).toBe(1);
+    expect(valueOf(mid, 'openwop_runs', { status: 'waiting-approval' })).toBe(2);
+    expect(valueOf(mid, 'openwop_runs', { status: 'running' })).toBe(0);
+    expect(node(mid, 'core.noop', 'completed') - node(before, 'core.noop', 'completed')).toBe(3 * 3 + 1);
+    expect(node(mid, 'core.tool', 'failed') - node(before, 'core.tool', 'failed')).toBe(1);
+    expect(node(mid, 'core.approval', 'suspended') - node(before, 'core.approval', 'suspended')).toBe(2);
+
+    // The gauge follows the database: cancelling a parked run moves it from waiting-approval to cancelled.
+    expect((await t.http('POST', `/v1/runs/${parked[0]}/cancel`, { token: a })).body.status).toBe('cancelled');
+    const after = await scrape();
+    expect(valueOf(after, 'openwop_runs', { status: 'waiting-approval' })).toBe(1);
+    expect(valueOf(after, 'openwop_runs', { status: 'cancelled' })).toBe(1);
+    const [db] = await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = 'workflow'`);
+    expect(after.filter((s) => s.name === 'openwop_runs').reduce((sum, s) => sum + s.value, 0)).toBe(db.n);
+  });
+});
