@@ -214,3 +214,20 @@ export function when(iso: string | null | undefined): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
+
+/** A labelled filter select: "all" (the empty value) or one of `options`. */
+export function ChoiceFilter<T extends string>({ label, all, options, value, onChange }: { label: string; all: string; options: readonly T[]; value: T | ''; onChange: (v: T | '') => void }) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value as T | '')}>
+        <option value="">{all}</option>
+        {options.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, Schemas } from '../api/client';
 import { can, Identity } from '../session';
-import { Badge, ConfirmButton, ErrorBanner, JsonBlock, Loading, Meter, Section, useAction, useLoad, when } from '../ui';
+import { Badge, ChoiceFilter, ConfirmButton, ErrorBanner, JsonBlock, Loading, Meter, Section, useAction, useLoad, when } from '../ui';
 
 type Goal = Schemas['Goal'];
 type GoalState = Goal['state'];
@@ -164,17 +164,7 @@ export function GoalsPage({ identity }: { identity: Identity }) {
     <div class="split">
       <Section title="Goals">
         <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter goals">
-          <label>
-            State
-            <select value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value as GoalState | '')}>
-              <option value="">All states</option>
-              {STATES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ChoiceFilter label="State" all="All states" options={STATES} value={state} onChange={setState} />
         </form>
         <ErrorBanner error={list.error} />
         {list.loading && !list.data ? <Loading what="goals" /> : null}

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, call, Schemas } from '../api/client';
 import { stableJson } from '../diff';
 import { can, Identity } from '../session';
-import { Badge, ConfirmButton, DiffView, ErrorBanner, JsonBlock, Loading, Section, useAction, useLoad, when } from '../ui';
+import { Badge, ChoiceFilter, ConfirmButton, DiffView, ErrorBanner, JsonBlock, Loading, Section, useAction, useLoad, when } from '../ui';
 
 type Proposal = Schemas['Proposal'];
 type ProposalState = Proposal['state'];
@@ -358,17 +358,7 @@ export function ProposalsPage({ identity }: { identity: Identity }) {
         <div class="split">
           <Section title="Proposals">
             <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter proposals">
-              <label>
-                State
-                <select value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value as ProposalState | '')}>
-                  <option value="">All states</option>
-                  {STATES.map((s) => (
-                    <option key={s} value={s}>
-                      {s}
-                    </option>
-                  ))}
-                </select>
-              </label>
+              <ChoiceFilter label="State" all="All states" options={STATES} value={state} onChange={setState} />
             </form>
             <ErrorBanner error={list.error} />
             {list.loading && !list.data ? <Loading what="proposals" /> : null}

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/client';
 import { cancelRun, followRunEvents, getRun, listRuns, NodeState, nodeStates, RUN_STATUSES, RunEvent, RunSnapshot, RunStatus, startRun, TERMINAL } from '../api/runs';
 import { can, Identity } from '../session';
-import { Badge, ConfirmButton, ErrorBanner, JsonBlock, Loading, Section, useAction, useLoad, when } from '../ui';
+import { Badge, ChoiceFilter, ConfirmButton, ErrorBanner, JsonBlock, Loading, Section, useAction, useLoad, when } from '../ui';
 
 /** Starts a run of a chain installed for the tenant; the host validates the body and its errors are shown as sent. */
 function StartRun({ onStarted }: { onStarted: (run: RunSnapshot) => void }) {
@@ -247,17 +247,7 @@ export function RunsPage({ identity }: { identity: Identity }) {
         {can(identity, 'runs:create') ? <StartRun onStarted={(run) => (setSelected(run.runId), setRefresh((r) => r + 1))} /> : null}
         <Section title="Runs">
           <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter runs">
-            <label>
-              Status
-              <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value as RunStatus | '')}>
-                <option value="">All statuses</option>
-                {RUN_STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <ChoiceFilter label="Status" all="All statuses" options={RUN_STATUSES} value={status} onChange={setStatus} />
             <button type="button" onClick={() => setRefresh((r) => r + 1)}>
               Refresh
             </button>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, call, Schemas } from '../api/client';
-import { Badge, ErrorBanner, JsonBlock, Loading, Section, useLoad } from '../ui';
+import { Badge, ChoiceFilter, ErrorBanner, JsonBlock, Loading, Section, useLoad } from '../ui';
 
 type Tool = Schemas['ToolDescriptor'];
 type CompactTool = Schemas['CompactToolDescriptor'];
@@ -103,28 +103,8 @@ export function ToolsPage() {
           Search
           <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} placeholder="id, title or description" />
         </label>
-        <label>
-          Source
-          <select value={source} onChange={(e) => setSource((e.target as HTMLSelectElement).value)}>
-            <option value="">All sources</option>
-            {SOURCES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Safety tier
-          <select value={tier} onChange={(e) => setTier((e.target as HTMLSelectElement).value)}>
-            <option value="">All tiers</option>
-            {TIERS.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceFilter label="Source" all="All sources" options={SOURCES} value={source} onChange={setSource} />
+        <ChoiceFilter label="Safety tier" all="All tiers" options={TIERS} value={tier} onChange={setTier} />
         <label class="check">
           <input type="checkbox" checked={compact} onChange={(e) => setCompact((e.target as HTMLInputElement).checked)} /> Compact view (RFC 0112)
         </label>
