@@ -13,20 +13,20 @@
  */
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import type { GoalWorkerProvider } from '@openwop-host/plugin-sdk';
 import { createHost, Host } from '../src/bootstrap';
 import { GoalClock } from '../src/capabilities/goals/goal-clock';
 import { GoalExtensionsService } from '../src/capabilities/goals/goal-extensions.service';
 import { GoalSchedulerService } from '../src/capabilities/goals/goal-scheduler.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
+import { createBenchDatabase } from './harness';
 
-const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BATCH = 100;
 /** Goals are spread over this many tenants (each tenant's host event stream serializes its appends). */
 const TENANTS = Number(process.env.BENCH_GOAL_TENANTS ?? 20);
@@ -37,15 +37,6 @@ const noopWorker: GoalWorkerProvider = {
   collect: async (_g, runId) => ({ runId, status: 'completed', output: {}, costUsd: 0 }),
 };
 
-async function admin(sql: string): Promise<void> {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 async function boot(url: string, instance: string): Promise<Host> {
   const config = loadHostConfig({
@@ -179,10 +170,8 @@ async function spawnInstance(url: string, now: Date): Promise<{ run(deadline: nu
 }
 
 export async function main(count = Number(process.argv[2] ?? 10_000), secondsPerPhase = Number(process.argv[3] ?? 20)): Promise<void> {
-  const db = `bench_goals_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE "${db}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${db}`;
+  const bench = await createBenchDatabase('bench_goals');
+  const url = bench.url;
   const hosts: Host[] = [];
   const pool = new Pool({ connectionString: url.toString(), max: 10 });
   try {
@@ -218,7 +207,7 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
   } finally {
     await pool.end();
     for (const h of hosts.reverse()) await h.close().catch(() => undefined);
-    await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await bench.drop();
   }
 }
 

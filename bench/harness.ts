@@ -99,3 +99,24 @@ export async function startBenchHost(env: Record<string, string> = {}): Promise<
     },
   };
 }
+
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function adminQuery(sql: string): Promise<void> {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A fresh database on the server of DATABASE_URL (else the local one) for one benchmark, and its drop. */
+export async function createBenchDatabase(prefix: string): Promise<{ name: string; url: URL; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { name, url, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}

@@ -10,34 +10,23 @@
  * scratch database.
  */
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { Client } from 'pg';
 import { createHost } from '../src/bootstrap';
 import { PortabilityService } from '../src/capabilities/portability/portability.service';
 import { artifactText, textRef } from '../src/platform/artifacts/artifact-registry.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
 import { systemPrincipal } from '../src/platform/identity/principal';
+import { createBenchDatabase } from './harness';
 
-const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SCOPES = ['portability:export', 'portability:import'];
 
 function template(i: number): Record<string, unknown> {
   return { templateId: `bench.template-${i}`, version: '1.0.0', kind: 'system', text: `You are assistant number ${i}. Answer briefly.`, tags: ['bench'] };
 }
 
-async function admin(sql: string): Promise<void> {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const start = process.hrtime.bigint();
@@ -46,10 +35,8 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 }
 
 export async function main(count = Number(process.argv[2] ?? 10_000)): Promise<void> {
-  const db = `bench_port_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE "${db}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${db}`;
+  const bench = await createBenchDatabase('bench_port');
+  const url = bench.url;
   const config = loadHostConfig({
     ...process.env,
     DATABASE_URL: url.toString(),
@@ -141,7 +128,7 @@ export async function main(count = Number(process.argv[2] ?? 10_000)): Promise<v
     process.stdout.write(`  dry-run / raw batched insert = ${dryRunRatio.toFixed(2)}× (target <= 1×): ${dryRunRatio <= 1 ? 'met' : 'NOT met'}\n`);
   } finally {
     await host.close();
-    await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await bench.drop();
   }
 }
 

@@ -14,17 +14,17 @@
  */
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { createHost, Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
+import { createBenchDatabase } from './harness';
 
-const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NODES = 10;
 const TENANTS = 20;
 
@@ -33,15 +33,6 @@ function definition(): Record<string, unknown> {
   return { workflowId: 'bench.chain', nodes, edges: nodes.slice(1).map((n, i) => ({ from: nodes[i].id, to: n.id })) };
 }
 
-async function admin(sql: string): Promise<void> {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 async function boot(url: string, instance: string, workers: number): Promise<Host> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
@@ -190,10 +181,8 @@ async function spawnInstance(url: string, workers: number): Promise<{ run(): Pro
 }
 
 export async function main(count = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48)): Promise<void> {
-  const db = `bench_runs_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE "${db}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${db}`;
+  const bench = await createBenchDatabase('bench_runs');
+  const url = bench.url;
   const hosts: Host[] = [];
   const pool = new Pool({ connectionString: url.toString(), max: 10 });
   try {
@@ -219,7 +208,7 @@ export async function main(count = Number(process.argv[2] ?? 2000), workers = Nu
   } finally {
     await pool.end();
     for (const h of hosts.reverse()) await h.close().catch(() => undefined);
-    await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await bench.drop();
   }
 }
 
