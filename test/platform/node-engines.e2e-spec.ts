@@ -62,3 +62,25 @@ describe('Node versions agree', () => {
     expect(semver.satisfies(process.version, `>=${semver.major(process.version) + 1}`)).toBe(false);
   });
 });
+
+/**
+ * npm blocks dependency install scripts unless `allowScripts` in package.json names them; a package
+ * it does not cover makes every `npm ci` end with a warning. Each one with a script gets a reviewed
+ * decision, so installs stay quiet and a new dependency's script is a deliberate choice.
+ */
+describe('dependency install scripts', () => {
+  const allow = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { allowScripts?: Record<string, boolean> }).allowScripts ?? {};
+  const withScripts = Object.entries(lock.packages as Record<string, { version?: string; hasInstallScript?: boolean }>)
+    .filter(([p, e]) => p && e.hasInstallScript)
+    .map(([p, e]) => ({ name: p.slice(p.lastIndexOf('node_modules/') + 'node_modules/'.length), version: e.version ?? '' }));
+
+  it('every locked package with an install script has a decision in allowScripts', () => {
+    expect(withScripts.length).toBeGreaterThan(0);
+    const undecided = withScripts.filter(({ name, version }) => !(name in allow) && !(`${name}@${version}` in allow));
+    expect(undecided).toEqual([]);
+  });
+
+  it('no install script downloads anything: none is allowed to run', () => {
+    expect(Object.entries(allow).filter(([, allowed]) => allowed !== false)).toEqual([]);
+  });
+});
