@@ -5,10 +5,12 @@
  * a replica would be), against a baseline measured in the same run: a raw SQL claim loop (the same FOR UPDATE SKIP LOCKED claim, then one UPDATE per goal
  * that counts the iteration and re-arms it). Prints rates and ratios; a measurement, not a test.
  *
- *   SWC_NODE_PROJECT=tsconfig.json node -r @swc-node/register bench/goals.ts [goals] [secondsPerPhase]
+ *   npm run bench -- goals [goals] [secondsPerPhase]
  *
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop a
- * scratch database. Each phase stops after secondsPerPhase (default 20) or when no goal is due.
+ * scratch database. Each phase warms up (a quarter of its length, at least 2 s, not counted), then
+ * counts iterations for secondsPerPhase (default 10) while measuring how busy the machine's cores
+ * are: when nothing is due, a pass moves its goal clock one interval on and works every goal again.
  * BENCH_GOAL_TENANTS (default 20) spreads the goals over that many tenants.
  */
 import 'reflect-metadata';
@@ -25,9 +27,11 @@ import { GoalClock } from '../src/capabilities/goals/goal-clock';
 import { GoalExtensionsService } from '../src/capabilities/goals/goal-extensions.service';
 import { GoalSchedulerService } from '../src/capabilities/goals/goal-scheduler.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
-import { createBenchDatabase } from './harness';
+import { cpuMeter, CpuReading, createBenchDatabase, formatCpu } from './harness';
 
 const BATCH = 100;
+/** The goals' schedule interval: how far a pass moves its clock when nothing is due. */
+const INTERVAL_MS = 1000;
 /** Goals are spread over this many tenants (each tenant's host event stream serializes its appends). */
 const TENANTS = Number(process.env.BENCH_GOAL_TENANTS ?? 20);
 
@@ -62,9 +66,9 @@ async function seed(pool: Pool, count: number, now: Date): Promise<void> {
     await pool.query(
       `INSERT INTO "goal" ("id", "tenant", "principal", "objective", "state", "judge", "criteria", "continuation_mode", "arm_ref", "schedule", "worker", "bounds", "deadline_at", "next_due_at", "created_at", "updated_at")
        SELECT id, 'tenant-' || (i % $4::int), 'bench', 'bench goal', 'active', 'host', '{"not": {}}'::jsonb, 'schedule', 'goal:' || id || ':continuation',
-              '{"intervalMs": 1000}'::jsonb, 'noop', '{"maxLoopIterations": 1000000, "runTimeoutMs": 604800000, "maxCostUsd": 100}'::jsonb, $2, $1, $1, $1
+              jsonb_build_object('intervalMs', $5::int), 'noop', '{"maxLoopIterations": 1000000, "runTimeoutMs": 604800000, "maxCostUsd": 100}'::jsonb, $2, $1, $1, $1
        FROM (SELECT gen_random_uuid() AS id, i FROM generate_series(1, $3) AS i) s`,
-      [now, deadline, n, TENANTS],
+      [now, deadline, n, TENANTS, INTERVAL_MS],
     );
   }
   // Planner statistics, as autovacuum keeps them on a live table: without them the due-goal claim is
@@ -72,46 +76,87 @@ async function seed(pool: Pool, count: number, now: Date): Promise<void> {
   await pool.query('ANALYZE "goal"');
 }
 
-async function rearm(pool: Pool, now: Date): Promise<void> {
-  await pool.query(`UPDATE "goal" SET "next_due_at" = $1, "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "state" = 'active'`, [now]);
+/**
+ * A pass's own goal clock. With the clock frozen, a goal is worked once and then waits for its next
+ * due time; when nothing is due the pass moves its clock one schedule interval on, so every goal is
+ * due again and the pass keeps working for as long as the phase lasts (rounds of `count` iterations).
+ */
+class PassClock {
+  constructor(public now: Date) {}
+  advance(): void {
+    this.now = new Date(this.now.getTime() + INTERVAL_MS);
+  }
 }
 
-async function phase(label: string, limitMs: number, passes: Array<(deadline: number) => Promise<number>>): Promise<{ label: string; iterations: number; seconds: number; rate: number }> {
+/** Iterations a pass has recorded so far; read by the phase at the start and end of its window. */
+interface Counter {
+  n: number;
+}
+
+interface PhaseResult {
+  label: string;
+  iterations: number;
+  seconds: number;
+  rate: number;
+  cpu: CpuReading | undefined;
+}
+
+/**
+ * Runs the passes together: warmMs first (connections opened, code compiled, caches filled; not
+ * counted), then a window of limitMs in which iterations are counted and CPU use is measured.
+ */
+async function phase(label: string, warmMs: number, limitMs: number, passes: Array<(stopAt: () => boolean, counter: Counter) => Promise<void>>): Promise<PhaseResult> {
+  process.stderr.write(`${label}...\n`);
+  let stop = false;
+  const counters = passes.map(() => ({ n: 0 }));
+  const running = Promise.all(passes.map((p, i) => p(() => stop, counters[i])));
+  const sum = () => counters.reduce((a, c) => a + c.n, 0);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const failed = running.then(() => {
+    if (!stop) throw new Error(`${label}: a pass ended before the phase did`);
+  });
+  await Promise.race([sleep(warmMs), failed]);
+  const before = sum();
   const start = process.hrtime.bigint();
-  const deadline = Date.now() + limitMs;
-  const counts = await Promise.all(passes.map((p) => p(deadline)));
+  const meter = cpuMeter();
+  await Promise.race([sleep(limitMs), failed]);
+  const cpu = meter.stop();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const iterations = counts.reduce((a, b) => a + b, 0);
-  return { label, iterations, seconds, rate: iterations / seconds };
+  const iterations = sum() - before;
+  stop = true;
+  await running;
+  return { label, iterations, seconds, rate: iterations / seconds, cpu };
 }
 
-/** The host scheduler, batch after batch, until nothing is due or the phase ends. */
-function hostPass(host: Host, now: Date) {
+/** The host scheduler, batch after batch, until the phase ends. */
+function hostPass(host: Host, clock: PassClock) {
   const scheduler = host.app.get(GoalSchedulerService);
-  return async (deadline: number) => {
-    let recorded = 0;
-    while (Date.now() < deadline) {
-      const r = await scheduler.runOnce({ now, maxGoals: BATCH * 5 });
-      recorded += r.recorded;
-      if (!r.claimed) break;
+  host.app.get(GoalClock).useSource(() => clock.now);
+  return async (stopped: () => boolean, counter: Counter) => {
+    while (!stopped()) {
+      const r = await scheduler.runOnce({ now: clock.now, maxGoals: BATCH * 5 });
+      counter.n += r.recorded;
+      if (!r.claimed) clock.advance();
     }
-    return recorded;
   };
 }
 
 /** Baseline: the same claim, then one UPDATE per goal counting the iteration and re-arming it. */
-function rawPass(pool: Pool, now: Date, owner: string, concurrency: number) {
-  return async (deadline: number) => {
-    let done = 0;
-    const next = new Date(now.getTime() + 1000);
-    while (Date.now() < deadline) {
+function rawPass(pool: Pool, clock: PassClock, owner: string, concurrency: number) {
+  return async (stopped: () => boolean, counter: Counter) => {
+    while (!stopped()) {
+      const now = clock.now;
+      const next = new Date(now.getTime() + INTERVAL_MS);
       const claimed = await pool.query(
         `WITH due AS (SELECT "id" FROM "goal" WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
            ORDER BY "next_due_at" LIMIT $2 FOR UPDATE SKIP LOCKED)
          UPDATE "goal" SET "lease_owner" = $3, "lease_expires_at" = $4 FROM due WHERE "goal"."id" = due."id" RETURNING "goal"."id"`,
         [now, BATCH, owner, new Date(now.getTime() + 60_000)],
       );
-      if (!claimed.rowCount) break;
+      if (!claimed.rowCount) {
+        clock.advance();
+        continue;
+      }
       const ids = claimed.rows.map((r: { id: string }) => r.id);
       let i = 0;
       await Promise.all(
@@ -123,26 +168,29 @@ function rawPass(pool: Pool, now: Date, owner: string, concurrency: number) {
                WHERE "id" = $1 AND "lease_owner" = $4`,
               [id, next, randomUUID(), owner],
             );
-            done++;
+            counter.n++;
           }
         }),
       );
     }
-    return done;
   };
 }
 
-/** A second host instance in its own process: boots, then works goals when told to. */
+/** A second host instance in its own process: boots, then works goals until told to stop, reporting its count as it goes. */
 async function child(url: string, nowIso: string): Promise<void> {
   // Never outlive the benchmark that started this instance.
   process.on('disconnect', () => process.exit(0));
   const host = await boot(url, 'bench-b');
-  const now = new Date(nowIso);
-  host.app.get(GoalClock).useSource(() => now);
-  process.on('message', (msg: { go?: number }) => {
+  const clock = new PassClock(new Date(nowIso));
+  let stop = false;
+  process.on('message', (msg: { go?: boolean; stop?: boolean }) => {
+    if (msg.stop) stop = true;
     if (!msg.go) return;
-    void hostPass(host, now)(msg.go).then(async (recorded) => {
-      process.send!({ recorded });
+    const counter = { n: 0 };
+    const report = setInterval(() => process.send!({ progress: counter.n }), 50);
+    void hostPass(host, clock)(() => stop, counter).then(async () => {
+      clearInterval(report);
+      process.send!({ progress: counter.n, done: true });
       await host.close();
       process.exit(0);
     });
@@ -151,7 +199,7 @@ async function child(url: string, nowIso: string): Promise<void> {
 }
 
 /** Starts the second instance in a child process; resolves once it has booted. */
-async function spawnInstance(url: string, now: Date): Promise<{ run(deadline: number): Promise<number>; exited: Promise<void> }> {
+async function spawnInstance(url: string, now: Date): Promise<{ pass(stopped: () => boolean, counter: Counter): Promise<void>; exited: Promise<void> }> {
   const proc = fork(__filename, ['--child', url, now.toISOString()], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     proc.once('message', () => resolve());
@@ -161,15 +209,24 @@ async function spawnInstance(url: string, now: Date): Promise<{ run(deadline: nu
   const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
   return {
     exited,
-    run: (deadline) =>
-      new Promise<number>((resolve) => {
-        proc.once('message', (m: { recorded: number }) => resolve(m.recorded));
-        proc.send({ go: deadline });
+    pass: (stopped, counter) =>
+      new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (stopped()) proc.send({ stop: true });
+        }, 20);
+        proc.on('message', (m: { progress?: number; done?: boolean }) => {
+          if (m.progress !== undefined) counter.n = m.progress;
+          if (m.done) {
+            clearInterval(poll);
+            resolve();
+          }
+        });
+        proc.send({ go: true });
       }),
   };
 }
 
-export async function main(count = Number(process.argv[2] ?? 10_000), secondsPerPhase = Number(process.argv[3] ?? 20)): Promise<void> {
+export async function main(count = Number(process.argv[2] ?? 10_000), secondsPerPhase = Number(process.argv[3] ?? 10)): Promise<void> {
   const bench = await createBenchDatabase('bench_goals');
   const url = bench.url;
   const hosts: Host[] = [];
@@ -178,28 +235,28 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
     const a = await boot(url.toString(), 'bench-a');
     hosts.push(a);
     const now = new Date('2026-06-13T00:00:00.000Z');
-    for (const h of hosts) h.app.get(GoalClock).useSource(() => now);
     const limit = secondsPerPhase * 1000;
+    const warm = Math.max(2000, limit / 4);
     const concurrency = a.config.file.goals && typeof (a.config.file.goals as { concurrency?: unknown }).concurrency === 'number' ? Number((a.config.file.goals as { concurrency: number }).concurrency) : 8;
 
     await seed(pool, count, now);
-    const raw1 = await phase('raw SQL claim loop, 1 worker', limit, [rawPass(pool, now, 'raw-a', concurrency)]);
-    await rearm(pool, now);
-    const raw2 = await phase('raw SQL claim loop, 2 workers', limit, [rawPass(pool, now, 'raw-a', concurrency), rawPass(pool, now, 'raw-b', concurrency)]);
+    const raw1 = await phase('raw SQL claim loop, 1 worker', warm, limit, [rawPass(pool, new PassClock(now), 'raw-a', concurrency)]);
+    await seed(pool, count, now);
+    const raw2 = await phase('raw SQL claim loop, 2 workers', warm, limit, [rawPass(pool, new PassClock(now), 'raw-a', concurrency), rawPass(pool, new PassClock(now), 'raw-b', concurrency)]);
 
     await seed(pool, count, now);
-    const one = await phase('host scheduler, 1 instance', limit, [hostPass(a, now)]);
-    await rearm(pool, now);
+    const one = await phase('host scheduler, 1 instance', warm, limit, [hostPass(a, new PassClock(now))]);
+    await seed(pool, count, now);
     const b = await spawnInstance(url.toString(), now);
-    const two = await phase('host scheduler, 2 instances', limit, [hostPass(a, now), (deadline) => b.run(deadline)]);
+    const two = await phase('host scheduler, 2 instances', warm, limit, [hostPass(a, new PassClock(now)), (stopped, counter) => b.pass(stopped, counter)]);
     await b.exited;
 
     const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT "payload"->>'runId' FROM "event" WHERE "type" = 'goal.evaluated' GROUP BY 1 HAVING count(*) > 1) d`);
-    const rows: Array<[string, string, string, string]> = [];
-    for (const r of [raw1, raw2, one, two]) rows.push([r.label, String(r.iterations), r.seconds.toFixed(2), r.rate.toFixed(0)]);
-    process.stdout.write(`\nGoal scheduler benchmark: ${count} active goals, no-op worker, instant host judge\n\n`);
-    process.stdout.write(`${'phase'.padEnd(34)}${'iterations'.padStart(12)}${'seconds'.padStart(10)}${'iter/s'.padStart(10)}\n`);
-    for (const [l, n, s, r] of rows) process.stdout.write(`${l.padEnd(34)}${n.padStart(12)}${s.padStart(10)}${r.padStart(10)}\n`);
+    process.stdout.write(`\nGoal scheduler benchmark: ${count} active goals, no-op worker, instant host judge, ${(warm / 1000).toFixed(1)} s warm-up + ${secondsPerPhase} s counted per phase\n\n`);
+    process.stdout.write(`${'phase'.padEnd(34)}${'iterations'.padStart(12)}${'seconds'.padStart(10)}${'iter/s'.padStart(10)}   CPU\n`);
+    for (const r of [raw1, raw2, one, two]) {
+      process.stdout.write(`${r.label.padEnd(34)}${String(r.iterations).padStart(12)}${r.seconds.toFixed(2).padStart(10)}${r.rate.toFixed(0).padStart(10)}   ${formatCpu(r.cpu)}\n`);
+    }
     process.stdout.write(`\nhost/raw, 1 instance:  ${(one.rate / raw1.rate).toFixed(3)}\n`);
     process.stdout.write(`host/raw, 2 instances: ${(two.rate / raw2.rate).toFixed(3)}\n`);
     process.stdout.write(`2 instances / 1 instance (host): ${(two.rate / one.rate).toFixed(2)}\n`);

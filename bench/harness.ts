@@ -4,6 +4,8 @@
  * ratios, never absolute pass/fail timings (the machine is small and noisy).
  */
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import autocannon from 'autocannon';
 import Fastify, { FastifyInstance } from 'fastify';
 import { Client } from 'pg';
@@ -119,4 +121,64 @@ export async function createBenchDatabase(prefix: string): Promise<{ name: strin
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return { name, url, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+/** Jiffies of CPU time used so far: the whole machine (busy and total) and every `postgres` process. */
+function cpuJiffies(): { busy: number; total: number; postgres: Map<string, number> } | undefined {
+  try {
+    const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    // idle and iowait are the not-busy columns.
+    const busy = total - fields[3] - (fields[4] ?? 0);
+    const postgres = new Map<string, number>();
+    for (const pid of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat: string;
+      try {
+        stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue; // exited meanwhile
+      }
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
+      const rest = stat.slice(close + 2).split(' ');
+      postgres.set(pid, Number(rest[11]) + Number(rest[12])); // utime, stime (fields 14 and 15)
+    }
+    return { busy, total, postgres };
+  } catch {
+    return undefined; // no /proc: not Linux
+  }
+}
+
+export interface CpuReading {
+  /** Cores the machine had. */
+  cores: number;
+  /** Cores busy on average over the window, all processes (0..cores). */
+  busyCores: number;
+  /** Cores used on average by PostgreSQL's processes (those still alive at the end of the window). */
+  postgresCores: number;
+}
+
+/**
+ * Measures how busy the machine was between start and stop (Linux /proc; undefined elsewhere). A
+ * throughput ratio between one and two replicas means little without it: when one instance and its
+ * database already keep every core busy, a second replica has nothing left to run on.
+ */
+export function cpuMeter(): { stop(): CpuReading | undefined } {
+  const start = cpuJiffies();
+  const cores = os.cpus().length;
+  return {
+    stop() {
+      const end = cpuJiffies();
+      if (!start || !end || end.total === start.total) return undefined;
+      const totalPerCore = (end.total - start.total) / cores;
+      let postgres = 0;
+      for (const [pid, used] of end.postgres) postgres += used - (start.postgres.get(pid) ?? 0);
+      return { cores, busyCores: (end.busy - start.busy) / totalPerCore, postgresCores: postgres / totalPerCore };
+    },
+  };
+}
+
+export function formatCpu(c: CpuReading | undefined): string {
+  return c ? `${c.busyCores.toFixed(2)} of ${c.cores} cores busy (PostgreSQL ${c.postgresCores.toFixed(2)})` : 'CPU use not measured (no /proc)';
 }

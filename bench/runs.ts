@@ -6,11 +6,13 @@
  * node row and its node.started/node.completed events, then the run's completion). Prints rates and
  * ratios; a measurement, not a test.
  *
- *   npm run bench -- runs [runsPerPhase] [workers]
+ *   npm run bench -- runs [backlog] [workers] [secondsPerPhase]
  *
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop a
- * scratch database. `workers` (default 48) is both the raw loop's concurrency and the host's
- * `runs.maxActiveRuns`.
+ * scratch database. A feeder keeps about `backlog` (default 2000) runs pending, as POST /v1/runs
+ * would; each phase warms up (a quarter of its length, at least 2 s, not counted), then counts the
+ * runs completed in secondsPerPhase (default 10) while measuring how busy the machine's cores are.
+ * `workers` (default 48) is both the raw loop's concurrency and the host's `runs.maxActiveRuns`.
  */
 import 'reflect-metadata';
 import { fork } from 'node:child_process';
@@ -23,7 +25,7 @@ import { Pool } from 'pg';
 import { createHost, Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
 import { loadHostConfig } from '../src/platform/config/host-config';
-import { createBenchDatabase } from './harness';
+import { cpuMeter, CpuReading, createBenchDatabase, formatCpu } from './harness';
 
 const NODES = 10;
 const TENANTS = 20;
@@ -52,9 +54,8 @@ async function boot(url: string, instance: string, workers: number): Promise<Hos
   return createHost(config, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
 }
 
-/** `count` pending workflow runs of the chain, as POST /v1/runs writes them. */
-async function seed(pool: Pool, count: number, kind: string): Promise<void> {
-  await pool.query(`TRUNCATE "run", "run_node", "event", "event_stream"`);
+/** `count` more pending workflow runs of the chain, as POST /v1/runs writes them. */
+async function addRuns(pool: Pool, count: number, kind: string): Promise<void> {
   await pool.query(
     `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
      SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, 'bench.chain', $1::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[]
@@ -63,34 +64,77 @@ async function seed(pool: Pool, count: number, kind: string): Promise<void> {
   );
 }
 
-async function remaining(pool: Pool, kind: string): Promise<number> {
-  const r = await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled')`, [kind]);
+async function countRuns(pool: Pool, kind: string, status: string): Promise<number> {
+  const r = await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" = $2`, [kind, status]);
   return r.rows[0].n;
 }
 
-async function phase(label: string, pool: Pool, count: number, kind: string, drive: () => Promise<void>): Promise<{ label: string; runs: number; seconds: number; rate: number }> {
-  process.stderr.write(`${label}...\n`);
-  const start = process.hrtime.bigint();
-  await drive();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const left = await remaining(pool, kind);
-  const failed = (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" <> 'completed'`, [kind])).rows[0].n;
-  if (left || failed) throw new Error(`${label}: ${left} runs unfinished, ${failed} not completed`);
-  return { label, runs: count, seconds, rate: count / seconds };
+interface PhaseResult {
+  label: string;
+  runs: number;
+  seconds: number;
+  rate: number;
+  cpu: CpuReading | undefined;
 }
 
-/** The engine of one instance, fed until no run is left. */
-async function drainWith(host: Host, pool: Pool): Promise<void> {
+/**
+ * Starts from an empty run table with `backlog` pending runs and keeps about that many pending while
+ * the drivers work: warmMs first (not counted), then the runs completed in limitMs are counted and
+ * the machine's CPU use is measured. Then the drivers stop, drain what they hold, and every run must
+ * have completed (none failed, none left in flight).
+ */
+async function phase(
+  label: string,
+  pool: Pool,
+  kind: string,
+  backlog: number,
+  warmMs: number,
+  limitMs: number,
+  drivers: Array<(stopped: () => boolean) => Promise<void>>,
+): Promise<PhaseResult> {
+  process.stderr.write(`${label}...\n`);
+  await pool.query(`TRUNCATE "run", "run_node", "event", "event_stream"`);
+  await addRuns(pool, backlog, kind);
+  let stop = false;
+  const stopped = () => stop;
+  const feeder = (async () => {
+    while (!stop) {
+      if ((await countRuns(pool, kind, 'pending')) < backlog / 2) await addRuns(pool, Math.ceil(backlog / 2), kind);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const running = Promise.all(drivers.map((d) => d(stopped)));
+  const failed = running.then(() => {
+    if (!stop) throw new Error(`${label}: a driver ended before the phase did`);
+  });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await Promise.race([sleep(warmMs), failed]);
+  const before = await countRuns(pool, kind, 'completed');
+  const start = process.hrtime.bigint();
+  const meter = cpuMeter();
+  await Promise.race([sleep(limitMs), failed]);
+  const cpu = meter.stop();
+  const after = await countRuns(pool, kind, 'completed');
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  stop = true;
+  await Promise.all([running, feeder]);
+  const bad = (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "kind" = $1 AND "status" NOT IN ('pending', 'completed')`, [kind])).rows[0].n;
+  if (bad) throw new Error(`${label}: ${bad} runs neither pending nor completed after the drivers stopped`);
+  return { label, runs: after - before, seconds, rate: (after - before) / seconds, cpu };
+}
+
+/** The engine of one instance, asked for work every few milliseconds until stopped; then it finishes what it holds. */
+async function driveEngine(host: Host, stopped: () => boolean): Promise<void> {
   const engine = host.app.get(RunEngineService);
-  for (;;) {
+  while (!stopped()) {
     await engine.claimAvailable();
-    if (engine.activeCount() === 0 && (await remaining(pool, 'workflow')) === 0) return;
     await new Promise((r) => setTimeout(r, 2));
   }
+  while (engine.activeCount() > 0) await new Promise((r) => setTimeout(r, 5));
 }
 
 /** Baseline: claim a run, then one transaction per step, the writes the engine does without batching. */
-async function rawLoop(pool: Pool, workers: number, owner: string): Promise<void> {
+async function rawLoop(pool: Pool, workers: number, owner: string, stopped: () => boolean): Promise<void> {
   const def = definition() as { nodes: Array<{ id: string; typeId: string; config: Record<string, unknown> }> };
   const events = async (c: import('pg').PoolClient, tenant: string, runId: string, items: Array<{ type: string; nodeId?: string; payload: unknown }>) => {
     const seq = await c.query(
@@ -107,13 +151,16 @@ async function rawLoop(pool: Pool, workers: number, owner: string): Promise<void
   };
   await Promise.all(
     Array.from({ length: workers }, async () => {
-      for (;;) {
+      while (!stopped()) {
         const claimed = await pool.query(
           `WITH c AS (SELECT "id" FROM "run" WHERE "kind" = 'bench-raw' AND "status" = 'pending' AND "lease_owner" IS NULL ORDER BY "created_at" LIMIT 1 FOR UPDATE SKIP LOCKED)
            UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + interval '30 seconds', "fence" = r."fence" + 1 FROM c WHERE r."id" = c."id" RETURNING r."id", r."tenant", r."fence"`,
           [owner],
         );
-        if (!claimed.rowCount) return;
+        if (!claimed.rowCount) {
+          await new Promise((r) => setTimeout(r, 2));
+          continue;
+        }
         const { id, tenant, fence } = claimed.rows[0] as { id: string; tenant: string; fence: number };
         for (let i = 0; i < def.nodes.length; i++) {
           const n = def.nodes[i];
@@ -148,16 +195,16 @@ async function rawLoop(pool: Pool, workers: number, owner: string): Promise<void
   );
 }
 
-/** A second host instance in its own process: boots, then drains runs when told to. */
+/** A second host instance in its own process: boots, then works runs when told to, until told to stop. */
 async function child(url: string, workers: number): Promise<void> {
   process.on('disconnect', () => process.exit(0));
   const host = await boot(url, 'bench-b', workers);
-  const pool = new Pool({ connectionString: url, max: 2 });
-  process.on('message', (msg: { go?: boolean }) => {
+  let stop = false;
+  process.on('message', (msg: { go?: boolean; stop?: boolean }) => {
+    if (msg.stop) stop = true;
     if (!msg.go) return;
-    void drainWith(host, pool).then(async () => {
+    void driveEngine(host, () => stop).then(async () => {
       process.send!({ done: true });
-      await pool.end();
       await host.close();
       process.exit(0);
     });
@@ -165,46 +212,54 @@ async function child(url: string, workers: number): Promise<void> {
   process.send!({ ready: true });
 }
 
-async function spawnInstance(url: string, workers: number): Promise<{ run(): Promise<void> }> {
+async function spawnInstance(url: string, workers: number): Promise<{ drive(stopped: () => boolean): Promise<void>; exited: Promise<void> }> {
   const proc = fork(__filename, ['--child', url, String(workers)], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     proc.once('message', () => resolve());
     proc.once('exit', (code) => reject(new Error(`bench instance exited with ${code}`)));
   });
+  const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
   return {
-    run: () =>
+    exited,
+    drive: (stopped) =>
       new Promise<void>((resolve) => {
-        proc.once('message', () => resolve());
+        const poll = setInterval(() => {
+          if (stopped()) proc.send({ stop: true });
+        }, 20);
+        proc.once('message', () => {
+          clearInterval(poll);
+          resolve();
+        });
         proc.send({ go: true });
       }),
   };
 }
 
-export async function main(count = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48)): Promise<void> {
+export async function main(backlog = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48), secondsPerPhase = Number(process.argv[4] ?? 10)): Promise<void> {
   const bench = await createBenchDatabase('bench_runs');
   const url = bench.url;
   const hosts: Host[] = [];
   const pool = new Pool({ connectionString: url.toString(), max: 10 });
+  const limit = secondsPerPhase * 1000;
+  const warm = Math.max(2000, limit / 4);
   try {
     process.stderr.write('booting the host\n');
     const a = await boot(url.toString(), 'bench-a', workers);
     hosts.push(a);
-    await seed(pool, count, 'bench-raw');
-    const raw = await phase('raw SQL step-claim loop', pool, count, 'bench-raw', () => rawLoop(pool, workers, 'raw'));
-    await seed(pool, count, 'workflow');
-    const one = await phase('run engine, 1 instance', pool, count, 'workflow', () => drainWith(a, pool));
+    const raw = await phase('raw SQL step-claim loop', pool, 'bench-raw', backlog, warm, limit, [(stopped) => rawLoop(pool, workers, 'raw', stopped)]);
+    const one = await phase('run engine, 1 instance', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped)]);
     const b = await spawnInstance(url.toString(), workers);
-    await seed(pool, count, 'workflow');
-    const two = await phase('run engine, 2 instances', pool, count, 'workflow', () => Promise.all([drainWith(a, pool), b.run()]).then(() => undefined));
+    const two = await phase('run engine, 2 instances', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped), (stopped) => b.drive(stopped)]);
+    await b.exited;
     const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_id", "node_id" HAVING count(*) > 1) d`);
-    const events = await pool.query(`SELECT count(*)::int AS n FROM "event"`);
+    const perRun = await pool.query(`SELECT (SELECT count(*) FROM "event")::float8 / NULLIF((SELECT count(*) FROM "run" WHERE "status" = 'completed'), 0) AS n`);
 
-    process.stdout.write(`\nRun engine benchmark: ${count} runs per phase of a ${NODES}-node core.noop chain, ${workers} runs in flight per instance\n\n`);
-    process.stdout.write(`${'phase'.padEnd(30)}${'runs'.padStart(8)}${'seconds'.padStart(10)}${'runs/s'.padStart(10)}\n`);
-    for (const r of [raw, one, two]) process.stdout.write(`${r.label.padEnd(30)}${String(r.runs).padStart(8)}${r.seconds.toFixed(2).padStart(10)}${r.rate.toFixed(0).padStart(10)}\n`);
+    process.stdout.write(`\nRun engine benchmark: a ${NODES}-node core.noop chain, about ${backlog} runs kept pending, ${workers} runs in flight per instance, ${(warm / 1000).toFixed(1)} s warm-up + ${secondsPerPhase} s counted per phase\n\n`);
+    process.stdout.write(`${'phase'.padEnd(30)}${'runs'.padStart(8)}${'seconds'.padStart(10)}${'runs/s'.padStart(10)}   CPU\n`);
+    for (const r of [raw, one, two]) process.stdout.write(`${r.label.padEnd(30)}${String(r.runs).padStart(8)}${r.seconds.toFixed(2).padStart(10)}${r.rate.toFixed(0).padStart(10)}   ${formatCpu(r.cpu)}\n`);
     process.stdout.write(`\nengine/raw, 1 instance: ${(one.rate / raw.rate).toFixed(2)}x (target >= 0.5; and >= 200 runs/s: ${one.rate >= 200 ? 'met' : 'NOT met'})\n`);
     process.stdout.write(`2 instances / 1 instance: ${(two.rate / one.rate).toFixed(2)}x (target >= 1.6)\n`);
-    process.stdout.write(`events written in the last phase: ${events.rows[0].n} (${(events.rows[0].n / count).toFixed(0)} per run); nodes completed twice: ${dupes.rows[0].n}\n`);
+    process.stdout.write(`events per completed run in the last phase: ${Number(perRun.rows[0].n ?? 0).toFixed(1)}; nodes completed twice: ${dupes.rows[0].n}\n`);
   } finally {
     await pool.end();
     for (const h of hosts.reverse()) await h.close().catch(() => undefined);
