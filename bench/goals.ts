@@ -11,6 +11,7 @@
  * scratch database. Each phase warms up (a quarter of its length, at least 2 s, not counted), then
  * counts iterations for secondsPerPhase (default 10) while measuring how busy the machine's cores
  * are: when nothing is due, a pass moves its goal clock one interval on and works every goal again.
+ * The host phases alternate (one instance, two, one, two) and each figure combines its two windows.
  * BENCH_GOAL_TENANTS (default 20) spreads the goals over that many tenants.
  */
 import 'reflect-metadata';
@@ -176,31 +177,33 @@ function rawPass(pool: Pool, clock: PassClock, owner: string, concurrency: numbe
   };
 }
 
-/** A second host instance in its own process: boots, then works goals until told to stop, reporting its count as it goes. */
-async function child(url: string, nowIso: string): Promise<void> {
+/**
+ * A second host instance in its own process: boots, then for every `go` works goals (from the clock
+ * it is given) until told to stop, reporting its count as it goes; exits when told to.
+ */
+async function child(url: string): Promise<void> {
   // Never outlive the benchmark that started this instance.
   process.on('disconnect', () => process.exit(0));
   const host = await boot(url, 'bench-b');
-  const clock = new PassClock(new Date(nowIso));
   let stop = false;
-  process.on('message', (msg: { go?: boolean; stop?: boolean }) => {
+  process.on('message', (msg: { go?: string; stop?: boolean; exit?: boolean }) => {
+    if (msg.exit) void host.close().then(() => process.exit(0));
     if (msg.stop) stop = true;
     if (!msg.go) return;
+    stop = false;
     const counter = { n: 0 };
     const report = setInterval(() => process.send!({ progress: counter.n }), 50);
-    void hostPass(host, clock)(() => stop, counter).then(async () => {
+    void hostPass(host, new PassClock(new Date(msg.go)))(() => stop, counter).then(() => {
       clearInterval(report);
       process.send!({ progress: counter.n, done: true });
-      await host.close();
-      process.exit(0);
     });
   });
   process.send!({ ready: true });
 }
 
 /** Starts the second instance in a child process; resolves once it has booted. */
-async function spawnInstance(url: string, now: Date): Promise<{ pass(stopped: () => boolean, counter: Counter): Promise<void>; exited: Promise<void> }> {
-  const proc = fork(__filename, ['--child', url, now.toISOString()], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+async function spawnInstance(url: string): Promise<{ pass(now: Date): (stopped: () => boolean, counter: Counter) => Promise<void>; close(): Promise<void> }> {
+  const proc = fork(__filename, ['--child', url], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await new Promise<void>((resolve, reject) => {
     proc.once('message', () => resolve());
     proc.once('exit', (code) => reject(new Error(`bench instance exited with ${code}`)));
@@ -208,22 +211,37 @@ async function spawnInstance(url: string, now: Date): Promise<{ pass(stopped: ()
   // The database is dropped only after this instance has closed its connections.
   const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
   return {
-    exited,
-    pass: (stopped, counter) =>
+    close: () => {
+      proc.send({ exit: true });
+      return exited;
+    },
+    pass: (now) => (stopped, counter) =>
       new Promise<void>((resolve) => {
         const poll = setInterval(() => {
           if (stopped()) proc.send({ stop: true });
         }, 20);
-        proc.on('message', (m: { progress?: number; done?: boolean }) => {
+        const onMessage = (m: { progress?: number; done?: boolean }) => {
           if (m.progress !== undefined) counter.n = m.progress;
-          if (m.done) {
-            clearInterval(poll);
-            resolve();
-          }
-        });
-        proc.send({ go: true });
+          if (!m.done) return;
+          clearInterval(poll);
+          proc.off('message', onMessage);
+          resolve();
+        };
+        proc.on('message', onMessage);
+        proc.send({ go: now.toISOString() });
       }),
   };
+}
+
+/** Several windows of one configuration as one figure: all their iterations over all their seconds. */
+function combined(label: string, results: PhaseResult[]): PhaseResult {
+  const iterations = results.reduce((a, r) => a + r.iterations, 0);
+  const seconds = results.reduce((a, r) => a + r.seconds, 0);
+  const cpus = results.map((r) => r.cpu).filter((c): c is CpuReading => c !== undefined);
+  const cpu = cpus.length === results.length
+    ? { cores: cpus[0].cores, busyCores: cpus.reduce((a, c, i) => a + c.busyCores * results[i].seconds, 0) / seconds, postgresCores: cpus.reduce((a, c, i) => a + c.postgresCores * results[i].seconds, 0) / seconds }
+    : undefined;
+  return { label, iterations, seconds, rate: iterations / seconds, cpu };
 }
 
 export async function main(count = Number(process.argv[2] ?? 10_000), secondsPerPhase = Number(process.argv[3] ?? 10)): Promise<void> {
@@ -244,17 +262,24 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
     await seed(pool, count, now);
     const raw2 = await phase('raw SQL claim loop, 2 workers', warm, limit, [rawPass(pool, new PassClock(now), 'raw-a', concurrency), rawPass(pool, new PassClock(now), 'raw-b', concurrency)]);
 
-    await seed(pool, count, now);
-    const one = await phase('host scheduler, 1 instance', warm, limit, [hostPass(a, new PassClock(now))]);
-    await seed(pool, count, now);
-    const b = await spawnInstance(url.toString(), now);
-    const two = await phase('host scheduler, 2 instances', warm, limit, [hostPass(a, new PassClock(now)), (stopped, counter) => b.pass(stopped, counter)]);
-    await b.exited;
+    // One and two instances alternate, twice each, so a slow spell of the machine does not land on one side only.
+    const b = await spawnInstance(url.toString());
+    const ones: PhaseResult[] = [];
+    const twos: PhaseResult[] = [];
+    for (let round = 1; round <= 2; round++) {
+      await seed(pool, count, now);
+      ones.push(await phase(`host scheduler, 1 instance (${round})`, warm, limit, [hostPass(a, new PassClock(now))]));
+      await seed(pool, count, now);
+      twos.push(await phase(`host scheduler, 2 instances (${round})`, warm, limit, [hostPass(a, new PassClock(now)), b.pass(now)]));
+    }
+    await b.close();
+    const one = combined('host scheduler, 1 instance', ones);
+    const two = combined('host scheduler, 2 instances', twos);
 
     const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT "payload"->>'runId' FROM "event" WHERE "type" = 'goal.evaluated' GROUP BY 1 HAVING count(*) > 1) d`);
     process.stdout.write(`\nGoal scheduler benchmark: ${count} active goals, no-op worker, instant host judge, ${(warm / 1000).toFixed(1)} s warm-up + ${secondsPerPhase} s counted per phase\n\n`);
     process.stdout.write(`${'phase'.padEnd(34)}${'iterations'.padStart(12)}${'seconds'.padStart(10)}${'iter/s'.padStart(10)}   CPU\n`);
-    for (const r of [raw1, raw2, one, two]) {
+    for (const r of [raw1, raw2, ...ones, ...twos, one, two]) {
       process.stdout.write(`${r.label.padEnd(34)}${String(r.iterations).padStart(12)}${r.seconds.toFixed(2).padStart(10)}${r.rate.toFixed(0).padStart(10)}   ${formatCpu(r.cpu)}\n`);
     }
     process.stdout.write(`\nhost/raw, 1 instance:  ${(one.rate / raw1.rate).toFixed(3)}\n`);
@@ -269,7 +294,7 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
 }
 
 if (require.main === module && process.argv[2] === '--child') {
-  child(process.argv[3], process.argv[4]).catch((e) => {
+  child(process.argv[3]).catch((e) => {
     process.stderr.write(`${(e as Error).stack ?? e}\n`);
     process.exit(1);
   });

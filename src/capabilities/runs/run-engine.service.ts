@@ -85,6 +85,15 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling') AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`;
 
 /**
+ * Claims the oldest claimable runs for owner $1, leased for $2 ms, at most $3 of them. Its order and
+ * predicate are those of the partial index `run_claimable_idx`, so a claim reads the first entries of
+ * that index instead of sorting the whole backlog.
+ */
+export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "id" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
+  UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
+  FROM c WHERE r."id" = c."id" RETURNING r.*`;
+
+/**
  * The run engine. A replica claims a whole workflow run (lease on the database clock plus a fencing
  * token incremented by every claim), executes its DAG in process (independent branches in parallel,
  * bounded by `nodeConcurrency`) and persists node completions, their outputs and their events in one
@@ -189,12 +198,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
           const room = this.settings.maxActiveRuns - this.executions.size;
           if (room <= 0 || this.stopped) return;
           const rows = rowsOf<ClaimedRow>(
-            await this.ds.query(
-              `WITH c AS (SELECT "id" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
-               UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
-               FROM c WHERE r."id" = c."id" RETURNING r.*`,
-              [this.owner, this.settings.leaseMs, Math.min(room, 32)],
-            ),
+            await this.ds.query(CLAIM_RUNS_SQL, [this.owner, this.settings.leaseMs, Math.min(room, 32)]),
           );
           for (const r of rows) this.start(r);
           if (rows.length < Math.min(room, 32)) return;

@@ -8,6 +8,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGenerate
 @Entity({ name: 'run' })
 @Index('run_tenant_idx', ['tenant', 'createdAt'])
 @Index('run_claim_idx', ['status', 'leaseExpiresAt'])
+// The engine's claim order over claimable workflow runs only (migration 1764850000000).
+@Index('run_claimable_idx', ['createdAt'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling')` })
 @Index('run_idempotency_uq', ['tenant', 'idempotencyKey'], { unique: true })
 export class RunEntity {
   @PrimaryGeneratedColumn('uuid')
