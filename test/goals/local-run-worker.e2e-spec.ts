@@ -120,6 +120,43 @@ describe('goals: the local-run worker (default continuation on the run engine)',
     expect(run.error).toMatchObject({ code: expect.any(String) });
   });
 
+  it('a chain that cannot run (not installed) is a failed run of each iteration, counted against the bounds, not retried forever', async () => {
+    const res = await t.http('POST', '/v1/goals', { token: acme, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.not-installed', bounds: { maxLoopIterations: 2 } }) });
+    expect(res.status).toBe(201);
+    const id = res.body.id as string;
+    const { goal, runs } = await driveToClose(acme, id);
+    expect(goal).toMatchObject({ state: 'bound-exceeded', progress: { iterations: 2 } });
+    expect(runs.map((r) => [r.ordinal, r.status, r.satisfied])).toEqual([
+      [1, 'failed', false],
+      [2, 'failed', false],
+    ]);
+    // Each iteration's run exists, failed with the refusal POST /v1/runs would have answered, and has its events.
+    for (const r of runs) {
+      const run = await waitForStatus(t, acmeRuns, r.runId, ['failed']);
+      expect(run).toMatchObject({ workflowId: 'vendor.test.not-installed', owner: { tenant: 'acme', principal: 'alice' }, error: { code: 'not_found' } });
+      expect(run.error.message).toContain('vendor.test.not-installed');
+      expect((await runEvents(t, acmeRuns, r.runId)).map((e) => e.type)).toEqual(['run.started', 'run.failed']);
+    }
+    expect(new Set(runs.map((r) => r.runId)).size).toBe(2);
+    // The same iteration key answers the same recorded run (a replica taking over asks again).
+    const worker = t.moduleRef.get(GoalExtensionsService).worker('local-run')!;
+    const subject = { goalId: id, tenant: 'acme', principal: 'alice', objective: 'refused', iteration: 1, workflowId: 'vendor.test.not-installed' };
+    const first = await worker.start(subject, { idempotencyKey: 'refused-once', signal: new AbortController().signal });
+    const again = await worker.start(subject, { idempotencyKey: 'refused-once', signal: new AbortController().signal });
+    expect(again.runId).toBe(first.runId);
+    const collected = await worker.collect(subject, first.runId, new AbortController().signal);
+    expect(collected).toMatchObject({ runId: first.runId, status: 'failed' });
+    expect(collected).not.toHaveProperty('output');
+  });
+
+  it('POST /v1/runs still refuses a chain that is not installed (404), writing no run', async () => {
+    const runner = await t.key({ tenant: 'acme', principal: 'runner', scopes: ['runs:create', 'runs:read'] });
+    const before = (await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = 'acme'`))[0].n;
+    const res = await t.http('POST', '/v1/runs', { token: runner, body: { workflowId: 'vendor.test.not-installed' } });
+    expect([res.status, res.body.error]).toEqual([404, 'not_found']);
+    expect((await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = 'acme'`))[0].n).toBe(before);
+  });
+
   it('two tenants: each goal runs its own tenant\'s chain, and neither sees the other\'s goal or runs', async () => {
     const a = (await t.http('POST', '/v1/goals', { token: acme, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.green' }) })).body.id as string;
     const g = (await t.http('POST', '/v1/goals', { token: globex, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.green' }) })).body.id as string;
@@ -132,14 +169,17 @@ describe('goals: the local-run worker (default continuation on the run engine)',
     expect((await t.http('GET', `/v1/goals/${a}/runs`, { token: globex })).status).toBe(404);
     expect((await t.http('GET', `/v1/runs/${globexRun}`, { token: acmeRuns })).status).toBe(404);
     expect((await t.http('GET', `/v1/runs/${ra.runs[0].runId}`, { token: globex })).status).toBe(404);
-    // A chain installed for one tenant only is not a workflow of the other: its goal's run never starts.
+    // A chain installed for one tenant only is not a workflow of the other: its goal's iteration is a
+    // failed run of its own tenant (not_found, as POST /v1/runs answers), and nothing of acme's chain executes.
     await installChains(t, 'acme', 'vendor.test.acme-only', { 'vendor.test.acme-only': { nodes: [{ id: 'check', typeId: 'core.noop', config: { green: true } }] } });
-    const lone = (await t.http('POST', '/v1/goals', { token: globex, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.acme-only' }) })).body.id as string;
-    await tick();
-    await tick();
-    const status = await t.http('GET', `/v1/goals/${lone}/status`, { token: globex });
-    expect(status.body).toMatchObject({ pendingRunId: null });
-    expect((await t.http('GET', `/v1/goals/${lone}`, { token: globex })).body.progress).toEqual({ iterations: 0, contributingRunIds: [] });
-    expect((await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = 'globex' AND "workflow_id" = 'vendor.test.acme-only'`))[0].n).toBe(0);
+    const lone = (await t.http('POST', '/v1/goals', { token: globex, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.acme-only', bounds: { maxLoopIterations: 1 } }) })).body.id as string;
+    const closed = await driveToClose(globex, lone);
+    expect(closed.goal).toMatchObject({ state: 'bound-exceeded', progress: { iterations: 1 } });
+    const refused = await waitForStatus(t, globex, closed.runs[0].runId, ['failed']);
+    expect(refused).toMatchObject({ owner: { tenant: 'globex', principal: 'gina' }, error: { code: 'not_found' }, nodeStates: {} });
+    expect((await t.http('GET', `/v1/runs/${closed.runs[0].runId}`, { token: acmeRuns })).status).toBe(404);
+    expect((await t.ds.query(`SELECT count(*)::int AS n FROM "run_node" WHERE "tenant" = 'globex'`))[0].n).toBe(
+      (await t.ds.query(`SELECT count(*)::int AS n FROM "run_node" n JOIN "run" r ON r."id" = n."run_id" WHERE r."tenant" = 'globex' AND r."workflow_id" <> 'vendor.test.acme-only'`))[0].n,
+    );
   });
 });

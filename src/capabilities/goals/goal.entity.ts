@@ -90,6 +90,17 @@ export class GoalEntity {
   @Column({ name: 'workflow_id', type: 'text', nullable: true })
   workflowId: string | null;
 
+  /**
+   * The scopes the creating principal held when it created the goal (never on the wire Goal): the
+   * most the goal's local runs may act with. Null on goals created before delegation was recorded.
+   */
+  @Column({ name: 'delegated_scopes', type: 'text', array: true, nullable: true })
+  delegatedScopes: string[] | null;
+
+  /** The API key that created the goal: its runs hold the delegated scopes only while this key still does. */
+  @Column({ name: 'delegated_key_id', type: 'uuid', nullable: true })
+  delegatedKeyId: string | null;
+
   /** The goal worker that re-engages work (schedule, commitment and heartbeat modes). */
   @Column({ type: 'text', nullable: true })
   worker: string | null;

@@ -13,6 +13,7 @@ import { goalsSettings, GOALS_SETTINGS } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
 import { LocalRunGoalWorker } from './workers/local-run.worker';
+import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
@@ -26,6 +27,7 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
     RunEventVerifierJudge,
     OpenWopRuntimeWorker,
     LocalRunGoalWorker,
+    GoalDelegationService,
     GoalWorkerSelector,
     GoalContinuationService,
     GoalsService,

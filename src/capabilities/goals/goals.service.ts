@@ -98,6 +98,8 @@ export class GoalsService {
       schedule,
       commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
       workflowId: req.workflowId ?? null,
+      delegatedScopes: [...p.scopes].sort(),
+      delegatedKeyId: p.keyId ?? null,
       heartbeatState: null,
       worker,
       bounds,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
-import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
 import { RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
@@ -14,7 +14,7 @@ import type { PageRequest } from '../../platform/pagination/page-query';
 import { RunEngineService } from './run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
-import { parseDefinition } from './workflow-definition';
+import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
@@ -72,8 +72,8 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     this.launchers.register(this);
   }
 
-  async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager } = {}): Promise<{ runId: string }> {
-    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager);
+  async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean } = {}): Promise<{ runId: string }> {
+    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager, { recordRefusal: opts.recordRefusal });
     return { runId: snapshot.runId };
   }
 
@@ -92,7 +92,14 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
    * `Idempotency-Key`, the same key and the same body answer the same run; the same key with another
    * body is 409 `idempotency_key_mismatch`.
    */
-  async create(principal: Principal, req: CreateRunRequest, idempotencyKey?: string, parentRunId?: string, manager?: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+  async create(
+    principal: Principal,
+    req: CreateRunRequest,
+    idempotencyKey?: string,
+    parentRunId?: string,
+    manager?: EntityManager,
+    opts: { recordRefusal?: boolean } = {},
+  ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const db = manager ?? this.ds.manager;
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters.', { header: 'Idempotency-Key' });
@@ -104,15 +111,12 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
       if (prior) return this.replay(principal, prior, requestHash, db);
     }
-    const dag = await this.resolver.resolve(principal, req.workflowId, db);
-    if (!dag) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
-    const { definition, problems } = parseDefinition(req.workflowId, dag);
-    if (!definition) throw new UnprocessableError('workflow_invalid', 'The workflow cannot be executed.', { problems });
-    for (const n of definition.nodes) {
-      const ex = this.executors.get(n.typeId);
-      if (!ex) throw new UnprocessableError('unknown_node_type', `No node executor serves "${n.typeId}".`, { offendingTypeId: n.typeId, nodeId: n.id });
-      const issues = ex.provider.validateConfig?.(n.config) ?? [];
-      if (issues.length) throw new UnprocessableError('workflow_invalid', `Node ${n.id} is misconfigured.`, { nodeId: n.id, problems: issues });
+    let definition: WorkflowDefinition;
+    try {
+      definition = await this.plan(principal, req, db);
+    } catch (e) {
+      if (!opts.recordRefusal || !(e instanceof DomainError)) throw e;
+      return this.recordRefused(principal, req, e, idempotencyKey, requestHash, db);
     }
     const metadata: Record<string, unknown> = {};
     if (req.tags) metadata.tags = req.tags;
@@ -148,6 +152,59 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const snapshot = await this.get(principal, runId, db);
     if (!manager) this.engine.kick(runId);
     return { snapshot, replayed: false };
+  }
+
+  /**
+   * What a run of `req` would execute: the installed chain, parsed, every node served by an executor
+   * that accepts its config. Rejects as POST /v1/runs does (404 unknown workflow, 422 not executable).
+   */
+  private async plan(principal: Principal, req: CreateRunRequest, db: EntityManager): Promise<WorkflowDefinition> {
+    const dag = await this.resolver.resolve(principal, req.workflowId, db);
+    if (!dag) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
+    const { definition, problems } = parseDefinition(req.workflowId, dag);
+    if (!definition) throw new UnprocessableError('workflow_invalid', 'The workflow cannot be executed.', { problems });
+    for (const n of definition.nodes) {
+      const ex = this.executors.get(n.typeId);
+      if (!ex) throw new UnprocessableError('unknown_node_type', `No node executor serves "${n.typeId}".`, { offendingTypeId: n.typeId, nodeId: n.id });
+      const issues = ex.provider.validateConfig?.(n.config) ?? [];
+      if (issues.length) throw new UnprocessableError('workflow_invalid', `Node ${n.id} is misconfigured.`, { nodeId: n.id, problems: issues });
+    }
+    return definition;
+  }
+
+  /**
+   * A background starter (a goal's iteration) asked for a run that cannot execute: the attempt is
+   * recorded as a `failed` run carrying the refusal's code and message, with its `run.started` and
+   * `run.failed` events, so it is visible, counts where runs count, and is answered again for the
+   * same idempotency key instead of being retried forever.
+   */
+  private async recordRefused(principal: Principal, req: CreateRunRequest, refusal: DomainError, idempotencyKey: string | undefined, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    const error = { code: refusal.code, message: refusal.message };
+    const inserted = (await db.query(
+      `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+       VALUES ($1, $2, $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+       ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+      [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
+    )) as Array<{ id: string }>;
+    if (!inserted.length) {
+      const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
+      if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
+      return this.replay(principal, prior, requestHash, db);
+    }
+    const runId = inserted[0].id;
+    const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
+    if (principal.workspace) owner.workspace = principal.workspace;
+    await this.events.appendBatch(
+      { tenant: principal.tenant, workspace: principal.workspace },
+      runId,
+      [
+        { type: 'run.started', payload: { workflowId: req.workflowId, inputs: req.inputs ?? {}, owner } },
+        { type: 'run.failed', payload: { error, durationMs: 0 } },
+      ],
+      db,
+    );
+    this.events.wake();
+    return { snapshot: await this.get(principal, runId, db), replayed: false };
   }
 
   /** A child run of a `workflow` tool (same principal, no idempotency key). */

@@ -7,9 +7,15 @@ export interface WorkflowRunLauncher {
   /**
    * Creates a run of `workflowId` for the principal, inside `manager`'s transaction when given (the
    * run starts once `start` is called after the commit). Rejects with the same domain errors as
-   * `POST /v1/runs` (404 unknown workflow, 422 not executable, 400 bounds).
+   * `POST /v1/runs` (404 unknown workflow, 422 not executable, 400 bounds); with `recordRefusal`,
+   * such a refusal is instead recorded as a `failed` run carrying its code, and that run is answered.
+   * Anything else (the database unreachable) still rejects.
    */
-  launch(principal: Principal, req: { workflowId: string; inputs?: Record<string, unknown>; configurable?: Record<string, unknown> }, opts?: { idempotencyKey?: string; manager?: EntityManager }): Promise<{ runId: string }>;
+  launch(
+    principal: Principal,
+    req: { workflowId: string; inputs?: Record<string, unknown>; configurable?: Record<string, unknown> },
+    opts?: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean },
+  ): Promise<{ runId: string }>;
   /** Starts executing a launched run on this replica (other replicas would claim it at their next pass). */
   start(runId: string): void;
   /** The run's status and, once terminal, its outputs or error (undefined: no such run of the scope). */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { GoalRunOutcome, GoalWorker, GoalWorkerProvider, GoalWorkerStartContext, GoalWorkSubject, GoalWorkTarget } from '@openwop-host/plugin-sdk';
 import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
+import { GoalDelegationService } from '../goal-delegation.service';
 
 export const LOCAL_RUN_WORKER = 'local-run';
 
@@ -22,16 +23,19 @@ export function workflowOf(goal: Pick<GoalWorkSubject, 'workflowId' | 'armRef'>)
  * the goal's chain on this host's run engine (through the platform run launcher, so goals do not
  * depend on the runs capability), then follows it on later ticks until it is terminal and hands its
  * `outputs`, status and reported cost to the goal's judge. The run belongs to the goal's tenant and
- * workspace and is started as the goal's creator (with no scopes: like an automation's run, it can
- * call only tools that require none). The iteration's idempotency key makes a replica that takes over
- * a crashed replica's iteration answer the same run.
+ * workspace and is started as the goal's creator, with the scopes the creator delegated to the goal
+ * that its API key still holds (GoalDelegationService). The iteration's idempotency key makes a
+ * replica that takes over a crashed replica's iteration answer the same run.
  */
 @Injectable()
 @GoalWorker({ id: LOCAL_RUN_WORKER, description: 'Starts a local run of the goal\'s workflow chain on this host\'s run engine.' })
 export class LocalRunGoalWorker implements GoalWorkerProvider {
   readonly pollIntervalMs = 500;
 
-  constructor(private readonly launchers: RunLauncherRegistry) {}
+  constructor(
+    private readonly launchers: RunLauncherRegistry,
+    private readonly delegation: GoalDelegationService,
+  ) {}
 
   /** Available when the run engine is mounted. */
   available(): boolean {
@@ -45,10 +49,13 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
   async start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }> {
     const workflowId = workflowOf(goal);
     if (!workflowId) throw new Error('the goal names no workflow to run');
+    const scopes = await this.delegation.scopesFor(goal.goalId, goal.tenant);
     return this.launcher().launch(
-      ownerOf(goal),
+      ownerOf(goal, scopes),
       { workflowId, inputs: { goalId: goal.goalId, objective: goal.objective, iteration: goal.iteration } },
-      { idempotencyKey: `goal-iteration:${ctx.idempotencyKey}`.slice(0, 255) },
+      // A chain that cannot run (uninstalled, not executable) is a failed run of this iteration, judged
+      // and counted against the goal's bounds, not an error retried forever.
+      { idempotencyKey: `goal-iteration:${ctx.idempotencyKey}`.slice(0, 255), recordRefusal: true },
     );
   }
 
@@ -69,6 +76,6 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
   }
 }
 
-function ownerOf(goal: GoalWorkSubject): Principal {
-  return { tenant: goal.tenant, workspace: goal.workspace, principal: goal.principal ?? 'system', scopes: new Set(), kind: 'system' };
+function ownerOf(goal: GoalWorkSubject, scopes: ReadonlySet<string>): Principal {
+  return { tenant: goal.tenant, workspace: goal.workspace, principal: goal.principal ?? 'system', scopes, kind: 'system' };
 }

@@ -1,0 +1,111 @@
+/**
+ * A goal's local runs act with the scopes its creator delegated, for as long as the creating API key
+ * still holds them: a chain calling a scoped tool works for a goal whose creator holds the tool's
+ * scope, fails `tool_not_found` for one who does not, and stops working once the key is revoked.
+ */
+import * as path from 'node:path';
+import { GoalClock } from '../../src/capabilities/goals/goal-clock';
+import { GoalDelegationService } from '../../src/capabilities/goals/goal-delegation.service';
+import { GoalSchedulerService } from '../../src/capabilities/goals/goal-scheduler.service';
+import { ApiKeyService } from '../../src/platform/identity/api-key.service';
+import { installChains, waitForStatus } from '../runs/run-kit';
+import { createTestApp, TestApp } from '../support/test-app';
+import { goalBody, ManualClock } from './goal-test-kit';
+
+const FIXTURE = path.join(__dirname, '../fixtures/mcp/fixture-server.js');
+/** Criteria no run output meets: every iteration runs, and the goal closes at its bound. */
+const NEVER = { not: {} };
+
+describe('goals: delegated scopes of local runs', () => {
+  let t: TestApp;
+  const clock = new ManualClock();
+  let tick: () => ReturnType<GoalSchedulerService['runOnce']>;
+  let auditor: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      configFile: {
+        tools: {
+          mcpServers: [
+            { id: 'fx', transport: 'stdio', command: process.execPath, args: [FIXTURE], classification: { echo: { safetyTier: 'read', replayPolicy: 'idempotent', egress: 'none', auth: { scopes: ['tools:mcp:echo'] } } } },
+          ],
+        },
+      },
+    });
+    t.moduleRef.get(GoalClock).useSource(clock.now);
+    const scheduler = t.moduleRef.get(GoalSchedulerService);
+    tick = () => scheduler.runOnce({ now: clock.now() });
+    await installChains(t, 'acme', 'vendor.test.delegation', {
+      'vendor.test.echo': { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'mcp:fx.echo', arguments: { said: 'iteration {{inputs.iteration}}' } } }] },
+    });
+    auditor = await t.key({ tenant: 'acme', principal: 'auditor', scopes: ['runs:read'] });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function goal(token: string, maxLoopIterations: number): Promise<string> {
+    const res = await t.http('POST', '/v1/goals', { token, body: goalBody({ criteria: NEVER, workflowId: 'vendor.test.echo', bounds: { maxLoopIterations } }) });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  /** Ticks until the goal has `n` recorded runs; answers their ids, oldest first (read from the goal's run records). */
+  async function runsOf(id: string, n: number): Promise<string[]> {
+    for (let i = 0; i < 60; i++) {
+      await tick();
+      const rows = (await t.ds.query(`SELECT "run_id" FROM "goal_run" WHERE "goal_id" = $1 ORDER BY "ordinal"`, [id])) as Array<{ run_id: string }>;
+      if (rows.length >= n) return rows.map((r) => r.run_id);
+      await new Promise((r) => setTimeout(r, 100));
+      clock.advance(1000);
+    }
+    throw new Error(`goal ${id} did not record ${n} runs`);
+  }
+
+  it('a creator holding the tool scope: the goal\'s run calls the scoped tool', async () => {
+    const alice = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+    const id = await goal(alice, 1);
+    const [runId] = await runsOf(id, 1);
+    const run = await waitForStatus(t, auditor, runId, ['completed', 'failed'], 30_000);
+    expect(run.status).toBe('completed');
+    expect(JSON.stringify(run.outputs.call)).toContain('iteration 1');
+    // The run holds exactly the delegated scopes its creator's key still holds.
+    const [row] = (await t.ds.query(`SELECT "scopes" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ scopes: string[] }>;
+    expect(row.scopes.sort()).toEqual(['goals:read', 'goals:write', 'tools:mcp:echo']);
+  });
+
+  it('a creator without it: the run cannot see the tool (tool_not_found), exactly like before delegation', async () => {
+    const bob = await t.key({ tenant: 'acme', principal: 'bob', scopes: ['goals:read', 'goals:write'] });
+    const id = await goal(bob, 1);
+    const [runId] = await runsOf(id, 1);
+    const run = await waitForStatus(t, auditor, runId, ['completed', 'failed'], 30_000);
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run)).toContain('tool_not_found');
+  });
+
+  it('revoking the creating key takes the scopes away from the goal\'s next runs', async () => {
+    const carol = await t.key({ tenant: 'acme', principal: 'carol', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+    const id = await goal(carol, 2);
+    const [first] = await runsOf(id, 1);
+    expect((await waitForStatus(t, auditor, first, ['completed', 'failed'], 30_000)).status).toBe('completed');
+    const keys = t.moduleRef.get(ApiKeyService);
+    const carolKey = (await keys.list('acme')).find((k) => k.principal === 'carol')!;
+    await keys.revoke(carolKey.id, 'acme');
+    expect([...(await t.moduleRef.get(GoalDelegationService).scopesFor(id, 'acme'))]).toEqual([]);
+    // The goal still runs (it is the host's standing work), with no scopes: the scoped tool is gone.
+    const [, second] = await runsOf(id, 2);
+    const run = await waitForStatus(t, auditor, second, ['completed', 'failed'], 30_000);
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run)).toContain('tool_not_found');
+  });
+
+  it('another tenant\'s goal id, or a malformed one, delegates nothing', async () => {
+    const alice = await t.key({ tenant: 'acme', principal: 'alice2', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+    const id = await goal(alice, 1);
+    const delegation = t.moduleRef.get(GoalDelegationService);
+    expect([...(await delegation.scopesFor(id, 'acme'))].sort()).toEqual(['goals:read', 'goals:write', 'tools:mcp:echo']);
+    expect([...(await delegation.scopesFor(id, 'globex'))]).toEqual([]);
+    expect([...(await delegation.scopesFor('not-a-uuid', 'acme'))]).toEqual([]);
+  });
+});
