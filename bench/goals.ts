@@ -284,7 +284,11 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
     }
     process.stdout.write(`\nhost/raw, 1 instance:  ${(one.rate / raw1.rate).toFixed(3)}\n`);
     process.stdout.write(`host/raw, 2 instances: ${(two.rate / raw2.rate).toFixed(3)}\n`);
-    process.stdout.write(`2 instances / 1 instance (host): ${(two.rate / one.rate).toFixed(2)}\n`);
+    process.stdout.write(`2 instances / 1 instance (host): ${(two.rate / one.rate).toFixed(2)} (target >= 1.6); raw loop, 2 workers / 1: ${(raw2.rate / raw1.rate).toFixed(2)}\n`);
+    if (one.cpu) {
+      // A second replica can only use what one instance leaves idle.
+      process.stdout.write(`one instance kept ${one.cpu.busyCores.toFixed(2)} of ${one.cpu.cores} cores busy: the most a second replica on this machine could add is ${(one.cpu.cores / one.cpu.busyCores).toFixed(2)}x\n`);
+    }
     process.stdout.write(`runs judged twice: ${dupes.rows[0].n}\n`);
   } finally {
     await pool.end();
