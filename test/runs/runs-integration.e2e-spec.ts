@@ -44,4 +44,28 @@ describe('runs: integration', () => {
     const listed = (await t.http('GET', '/v1/automations', { token: admin })).body.automations as Array<Record<string, unknown>>;
     expect(listed[0]).toMatchObject({ name: 'nightly', lastRunId: fired[0].runId, lastRunStatus: 'completed', runCount: 1 });
   });
+
+  it("a fired automation's runs act with the scopes its installer delegated, and with none once the installer's key is revoked", async () => {
+    const installer = await t.key({ tenant: 'deleg', principal: 'installer', scopes: ['proposals:read', 'proposals:propose', 'packs:publish', 'runs:read', 'tools:custom'] });
+    const reader = await t.key({ tenant: 'deleg', principal: 'reader', scopes: ['runs:read'] });
+    await installChains(t, 'deleg', 'vendor.test.deleg', { 'vendor.test.hourly': noopChain(1) });
+    const automation = { name: 'hourly', schedule: { intervalMs: 60000 }, action: { type: 'start-run', workflowId: 'vendor.test.hourly' } };
+    const p = await t.http('POST', '/v1/proposals', { token: installer, body: { kind: 'automation', artifact: automation, provenance: { sourceRunIds: [] } } });
+    expect(p.status).toBe(201);
+    expect((await t.http('POST', `/v1/proposals/${p.body.id}/apply`, { token: installer, body: {} })).status).toBe(200);
+    const fire = async () => {
+      await t.ds.query(`UPDATE "automation_schedule" SET "next_run_at" = now() - interval '1 minute' WHERE "tenant" = 'deleg'`);
+      const fired = await t.app.get(AutomationRunnerService).fireDue('deleg');
+      expect(fired).toHaveLength(1);
+      expect((await waitForStatus(t, reader, fired[0].runId, ['completed', 'failed'])).status).toBe('completed');
+      const [row] = (await t.ds.query(`SELECT "scopes" FROM "run" WHERE "id" = $1`, [fired[0].runId])) as Array<{ scopes: string[] }>;
+      return row.scopes.sort();
+    };
+    expect(await fire()).toEqual(['packs:publish', 'proposals:propose', 'proposals:read', 'runs:read', 'tools:custom']);
+    const { ApiKeyService } = await import('../../src/platform/identity/api-key.service');
+    const keys = t.app.get(ApiKeyService);
+    const id = (await keys.list('deleg')).find((k) => k.principal === 'installer')!.id;
+    await keys.revoke(id, 'deleg');
+    expect(await fire()).toEqual([]);
+  });
 });

@@ -10,6 +10,13 @@ export interface InstallScope {
   tenant: string;
   workspace?: string;
   principal: string;
+  /**
+   * The installing principal's authority (since 1.2): its scopes and, when it is an API key, the key's
+   * id. An installer whose artifact later acts on the installer's behalf (an automation starting
+   * runs) records it; the host then grants that work only what the key still holds. Absent when
+   * the host installs on nobody's behalf (an import, the CLI).
+   */
+  delegation?: { scopes: readonly string[]; keyId?: string | null };
 }
 
 export interface InstalledArtifact {

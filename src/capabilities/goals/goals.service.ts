@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
+import { delegationOf } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
@@ -98,8 +99,8 @@ export class GoalsService {
       schedule,
       commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
       workflowId: req.workflowId ?? null,
-      delegatedScopes: [...p.scopes].sort(),
-      delegatedKeyId: p.keyId ?? null,
+      delegatedScopes: delegationOf(p).scopes,
+      delegatedKeyId: delegationOf(p).keyId,
       heartbeatState: null,
       worker,
       bounds,

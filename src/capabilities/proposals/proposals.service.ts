@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactText, textRef } from '../../platform/artifacts/artifact-registry.service';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import { delegationOf } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
@@ -260,7 +261,7 @@ export class ProposalsService implements OnModuleInit {
     const { artifact: installed } = await this.registry.install(
       REGISTRY_KIND[kind],
       artifact,
-      { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal },
+      { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal, delegation: delegationOf(principal) },
       `proposal:${row.id}`,
       m,
       row.artifactBytes,

@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../../platform/errors/domain-error';
 import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
 import { RunService } from '../../../platform/events/run.service';
+import { delegatedScopesNow } from '../../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { keysetPage } from '../../../platform/pagination/keyset';
@@ -83,7 +84,8 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
           tenant: row.tenant,
           workspace: row.workspaceKey || undefined,
           principal: row.installedBy,
-          scopes: new Set(),
+          // What the installer delegated and its key still holds (nothing once it is revoked or expired).
+          scopes: await delegatedScopesNow(m, row.tenant, row.delegatedScopes, row.delegatedKeyId),
           kind: 'system',
         };
         const runId = await this.startRun(m, row, owner, new Date(db_now), launcher, started);

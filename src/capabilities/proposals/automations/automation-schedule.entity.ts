@@ -57,6 +57,14 @@ export class AutomationScheduleEntity {
   @Column({ name: 'installed_by', type: 'text' })
   installedBy: string;
 
+  /** The scopes the installer held when installing: the most the automation's runs may act with. */
+  @Column({ name: 'delegated_scopes', type: 'text', array: true, nullable: true })
+  delegatedScopes: string[] | null;
+
+  /** The installer's API key: the runs hold the delegated scopes only while this key still does. */
+  @Column({ name: 'delegated_key_id', type: 'uuid', nullable: true })
+  delegatedKeyId: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

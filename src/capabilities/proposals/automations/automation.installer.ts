@@ -38,6 +38,8 @@ export class AutomationInstaller implements ArtifactInstallerProvider {
       enabled,
       nextRunAt: enabled ? nextRunAfter(spec.schedule, new Date(now)) : null,
       installedBy: scope.principal,
+      delegatedScopes: scope.delegation ? [...scope.delegation.scopes] : null,
+      delegatedKeyId: scope.delegation?.keyId ?? null,
     };
     await m.getRepository(AutomationScheduleEntity).upsert(row as QueryDeepPartialEntity<AutomationScheduleEntity>, ['tenant', 'workspaceKey', 'name']);
   }

@@ -1,0 +1,32 @@
+import { expandRoles } from './scopes';
+
+/** Anything that runs a parameterized query (a DataSource or an EntityManager). */
+interface Queryable {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The scopes standing work (a goal's runs, an automation's runs) may act with now: of the scopes its
+ * creator delegated when it was set up, those the creating API key of the same tenant still holds (its
+ * own scopes and roles). Revoked or expired key, no key recorded (a JWT, whose standing cannot be
+ * re-checked later), nothing delegated (work set up before delegation was recorded): no scopes. Fails
+ * closed.
+ */
+export async function delegatedScopesNow(db: Queryable, tenant: string, delegated: readonly string[] | null, keyId: string | null): Promise<Set<string>> {
+  if (!delegated?.length || !keyId || !UUID.test(keyId)) return new Set();
+  const rows = (await db.query(
+    `SELECT "scopes", "roles" FROM "api_key"
+     WHERE "id" = $1::uuid AND "tenant" = $2 AND "revoked_at" IS NULL AND ("expires_at" IS NULL OR "expires_at" > now())`,
+    [keyId, tenant],
+  )) as Array<{ scopes: string[]; roles: string[] }>;
+  if (!rows.length) return new Set();
+  const held = new Set([...(rows[0].scopes ?? []), ...expandRoles(rows[0].roles ?? [])]);
+  return new Set(delegated.filter((s) => held.has(s)));
+}
+
+/** What to record when standing work is set up by `principal`: its scopes, and its key when it is one. */
+export function delegationOf(principal: { scopes: ReadonlySet<string>; keyId?: string }): { scopes: string[]; keyId: string | null } {
+  return { scopes: [...principal.scopes].sort(), keyId: principal.keyId ?? null };
+}
