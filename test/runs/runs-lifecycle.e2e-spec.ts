@@ -96,6 +96,10 @@ describe('runs: lifecycle', () => {
     await waitForStatus(t, key, runId, ['running']);
     // Wait until the delay node is in flight.
     for (let i = 0; i < 100 && !(await runEvents(t, key, runId)).some((e) => e.type === 'node.started' && e.payload.nodeId === 'wait'); i++) await new Promise((r) => setTimeout(r, 20));
+    // The run shows the node in flight as its events do (first attempt: attempt 0).
+    const inFlight = (await api.GET('/v1/runs/{runId}', { params: { path: { runId } } })).data!;
+    expect(inFlight.nodeStates).toMatchObject({ a: { status: 'completed', attempt: 0 }, wait: { status: 'running', attempt: 0 } });
+    expect(inFlight.nodeStates).not.toHaveProperty('after');
     const started = Date.now();
     const cancelled = await api.POST('/v1/runs/{runId}/cancel', { params: { path: { runId } } });
     expect(cancelled.response.status).toBe(200);

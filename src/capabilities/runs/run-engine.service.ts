@@ -491,11 +491,12 @@ class RunExecution {
       const policy = await this.replayPolicy(n);
       base.safe = policy !== 'non-deterministic';
       this.queue({ type: 'node.started', nodeId: n.id, payload: { nodeId: n.id, typeId: n.typeId, attempt } });
-      if (!base.safe) {
-        // The in-flight marker: a replica taking over knows this node may have had effects.
-        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
-        await this.flush({ current: n.id });
-      }
+      // The in-flight marker, so the run's nodeStates show the node running as its events do. A
+      // replay-safe node's marker rides the next batch (a node that finishes first is written only
+      // `completed`); a side-effecting node's is written before it starts, so a replica taking over
+      // knows it may have had effects.
+      this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
+      if (!base.safe) await this.flush({ current: n.id });
       const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
       const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
       const signal = AbortSignal.any([this.signal, this.nodeAbort.signal]);
