@@ -717,6 +717,7 @@ class RunExecution {
       throw e;
     }
     if (!rows[0]?.fenced) throw new LeaseLost('the run lease was lost');
+    if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
     if (batch.length) this.d.events.wake();
     if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
   }

@@ -3,48 +3,67 @@ import type { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { MetricsService } from '../../platform/metrics/metrics.service';
 
-/** Every status a workflow run can have (each is exported, 0 when no run has it). */
-export const RUN_STATUSES = ['pending', 'running', 'waiting-approval', 'cancelling', 'completed', 'failed', 'cancelled'] as const;
+/** The statuses of a workflow run still in progress: few rows, counted exactly when scraped. */
+export const ACTIVE_RUN_STATUSES = ['pending', 'running', 'waiting-approval', 'cancelling'] as const;
+/** How a workflow run ends. */
+export const FINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+export type FinalRunStatus = (typeof FINAL_RUN_STATUSES)[number];
+
+/** Workflow runs in progress by status ($1: ACTIVE_RUN_STATUSES); served by the status index `run_claim_idx`. */
+export const ACTIVE_RUNS_SQL = `SELECT "status", count(*)::int AS "n" FROM "run" WHERE "status" = ANY($1::text[]) AND "kind" = 'workflow' GROUP BY 1`;
 
 /** How a node execution on this replica ended. */
 export type NodeExecutionOutcome = 'completed' | 'failed' | 'cancelled' | 'suspended';
 
 /**
- * The run engine's collectors: `openwop_runs` (workflow runs by status, all tenants, counted in the
- * database when scraped, so every replica answers the same cluster-wide figure) and
- * `openwop_run_node_executions_total` (node executions this replica finished, by executor typeId and
- * outcome; the typeId label is bounded by the registered executors).
+ * The run engine's collectors: `openwop_runs` (workflow runs still in progress, by status, all
+ * tenants, counted in the database when scraped through the status index, so every replica answers
+ * the same cluster-wide figure and a scrape costs the same however many runs have finished),
+ * `openwop_runs_finished_total` (runs this replica finished, by final status: sum it over replicas),
+ * and `openwop_run_node_executions_total` (node executions this replica finished, by executor typeId
+ * and outcome; the typeId label is bounded by the registered executors).
  */
 @Injectable()
 export class RunMetrics {
   private readonly log = new Logger('runs.metrics');
   private readonly nodes: Counter<'type_id' | 'outcome'>;
+  private readonly finished: Counter<'status'>;
 
   constructor(metrics: MetricsService, ds: DataSource) {
     const log = this.log;
     metrics.gauge({
       name: 'openwop_runs',
-      help: 'Workflow runs by status, across all tenants (counted in the database at scrape time).',
+      help: 'Workflow runs in progress (pending, running, waiting-approval, cancelling), across all tenants (counted in the database at scrape time).',
       labelNames: ['status'],
       async collect() {
         let rows: Array<{ status: string; n: number }>;
         try {
-          rows = (await ds.query(`SELECT "status", count(*)::int AS "n" FROM "run" WHERE "kind" = 'workflow' GROUP BY 1`)) as typeof rows;
+          rows = (await ds.query(ACTIVE_RUNS_SQL, [[...ACTIVE_RUN_STATUSES]])) as typeof rows;
         } catch (e) {
           // Keep the last figures rather than fail the whole scrape.
           log.warn({ msg: 'could not count runs for /metrics', err: (e as Error).message });
           return;
         }
         this.reset();
-        for (const s of RUN_STATUSES) this.set({ status: s }, 0);
+        for (const s of ACTIVE_RUN_STATUSES) this.set({ status: s }, 0);
         for (const r of rows) this.set({ status: r.status }, r.n);
       },
     });
+    this.finished = metrics.counter({
+      name: 'openwop_runs_finished_total',
+      help: 'Workflow runs this replica finished, by final status (completed, failed, cancelled); sum over replicas for the cluster.',
+      labelNames: ['status'],
+    });
+    for (const s of FINAL_RUN_STATUSES) this.finished.inc({ status: s }, 0);
     this.nodes = metrics.counter({
       name: 'openwop_run_node_executions_total',
       help: 'Node executions this replica finished, by executor typeId and outcome (completed, failed, cancelled, suspended on an approval gate).',
       labelNames: ['type_id', 'outcome'],
     });
+  }
+
+  runFinished(status: FinalRunStatus): void {
+    this.finished.inc({ status });
   }
 
   nodeFinished(typeId: string, outcome: NodeExecutionOutcome): void {

@@ -13,6 +13,7 @@ import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';
 import { RunEngineService } from './run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
+import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
@@ -65,6 +66,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     private readonly engine: RunEngineService,
     private readonly events: EventLogService,
     private readonly approvals: ApprovalsService,
+    private readonly metrics: RunMetrics,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
@@ -204,6 +206,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       db,
     );
     this.events.wake();
+    this.metrics.runFinished('failed');
     return { snapshot: await this.get(principal, runId, db), replayed: false };
   }
 
@@ -282,7 +285,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       return true;
     });
     if (!direct) this.engine.cancelLocal(run.id);
-    else this.events.wake();
+    else {
+      this.metrics.runFinished('cancelled');
+      this.events.wake();
+    }
     return this.get(principal, run.id);
   }
 
