@@ -511,9 +511,10 @@ describe('operator console in a browser', () => {
     for (const until = Date.now() + 5000; !resumedWith.length && Date.now() < until; ) await page.waitForTimeout(50);
     expect(resumedWith[0]).toBe(String(droppedAfter));
     const nodes = page.getByRole('table', { name: 'Nodes' });
-    // The node table: the snapshot's node states, and the node in flight known from its events.
+    // The node table: the snapshot's node states, updated from the events (the node in flight is in the
+    // snapshot once the engine's batch is written, and known from its node.started event before that).
     await nodes.getByRole('row', { name: /^hello completed/ }).waitFor();
-    await nodes.getByRole('row', { name: /^wait running \(from events\)/ }).waitFor();
+    await nodes.getByRole('row', { name: /^wait running/ }).waitFor();
     await page.locator('dl.facts .badge-running').waitFor();
     // The list shows the new run.
     await page.getByRole('button', { name: 'Refresh' }).click();
