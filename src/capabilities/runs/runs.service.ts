@@ -118,7 +118,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       definition = await this.plan(principal, req, db);
     } catch (e) {
       if (!opts.recordRefusal || !(e instanceof DomainError)) throw e;
-      return this.recordRefused(principal, req, e, idempotencyKey, requestHash, db);
+      return this.recordRefused(principal, req, e, idempotencyKey, requestHash, manager);
     }
     const metadata: Record<string, unknown> = {};
     if (req.tags) metadata.tags = req.tags;
@@ -177,37 +177,51 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   /**
    * A background starter (a goal's iteration) asked for a run that cannot execute: the attempt is
    * recorded as a `failed` run carrying the refusal's code and message, with its `run.started` and
-   * `run.failed` events, so it is visible, counts where runs count, and is answered again for the
-   * same idempotency key instead of being retried forever.
+   * `run.failed` events (in the caller's transaction, else in one of its own), so it is visible,
+   * counts where runs count, and is answered again for the same idempotency key instead of being
+   * retried forever.
    */
-  private async recordRefused(principal: Principal, req: CreateRunRequest, refusal: DomainError, idempotencyKey: string | undefined, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
-    const error = { code: refusal.code, message: refusal.message };
-    const inserted = (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
-       VALUES ($1, $2, $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
-       ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
-      [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
-    )) as Array<{ id: string }>;
-    if (!inserted.length) {
-      const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
-      if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
-      return this.replay(principal, prior, requestHash, db);
+  private async recordRefused(
+    principal: Principal,
+    req: CreateRunRequest,
+    refusal: DomainError,
+    idempotencyKey: string | undefined,
+    requestHash: string,
+    manager?: EntityManager,
+  ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
+      const error = { code: refusal.code, message: refusal.message };
+      const inserted = (await db.query(
+        `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+         VALUES ($1, $2, $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+         ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
+      )) as Array<{ id: string }>;
+      if (!inserted.length) {
+        const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
+        if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
+        return this.replay(principal, prior, requestHash, db);
+      }
+      const runId = inserted[0].id;
+      const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
+      if (principal.workspace) owner.workspace = principal.workspace;
+      await this.events.appendBatch(
+        { tenant: principal.tenant, workspace: principal.workspace },
+        runId,
+        [
+          { type: 'run.started', payload: { workflowId: req.workflowId, inputs: req.inputs ?? {}, owner } },
+          { type: 'run.failed', payload: { error, durationMs: 0 } },
+        ],
+        db,
+      );
+      return { snapshot: await this.get(principal, runId, db), replayed: false };
+    };
+    const result = manager ? await write(manager) : await this.ds.transaction(write);
+    if (!result.replayed) {
+      this.metrics.runFinished('failed');
+      this.events.wake();
     }
-    const runId = inserted[0].id;
-    const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
-    if (principal.workspace) owner.workspace = principal.workspace;
-    await this.events.appendBatch(
-      { tenant: principal.tenant, workspace: principal.workspace },
-      runId,
-      [
-        { type: 'run.started', payload: { workflowId: req.workflowId, inputs: req.inputs ?? {}, owner } },
-        { type: 'run.failed', payload: { error, durationMs: 0 } },
-      ],
-      db,
-    );
-    this.events.wake();
-    this.metrics.runFinished('failed');
-    return { snapshot: await this.get(principal, runId, db), replayed: false };
+    return result;
   }
 
   /** A child run of a `workflow` tool (same principal, no idempotency key). */
