@@ -15,20 +15,14 @@
  * BENCH_GOAL_TENANTS (default 20) spreads the goals over that many tenants.
  */
 import 'reflect-metadata';
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { Pool } from 'pg';
 import type { GoalWorkerProvider } from '@openwop-host/plugin-sdk';
-import { createHost, Host } from '../src/bootstrap';
+import type { Host } from '../src/bootstrap';
 import { GoalClock } from '../src/capabilities/goals/goal-clock';
 import { GoalExtensionsService } from '../src/capabilities/goals/goal-extensions.service';
 import { GoalSchedulerService } from '../src/capabilities/goals/goal-scheduler.service';
-import { loadHostConfig } from '../src/platform/config/host-config';
-import { cpuMeter, CpuReading, createBenchDatabase, formatCpu } from './harness';
+import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, serveReplica } from './harness';
 
 const BATCH = 100;
 /** The goals' schedule interval: how far a pass moves its clock when nothing is due. */
@@ -44,16 +38,7 @@ const noopWorker: GoalWorkerProvider = {
 
 
 async function boot(url: string, instance: string): Promise<Host> {
-  const config = loadHostConfig({
-    ...process.env,
-    DATABASE_URL: url,
-    LOG_LEVEL: 'error',
-    OPENWOP_BOOTSTRAP_KEY: 'false',
-    OPENWOP_SCHEDULER_ENABLED: 'false',
-    OPENWOP_INSTANCE_ID: instance,
-    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-')),
-  });
-  const host = await createHost(config, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+  const host = await bootQuietHost(url, instance);
   host.app.get(GoalExtensionsService).registerWorker('noop', noopWorker);
   return host;
 }
@@ -177,60 +162,10 @@ function rawPass(pool: Pool, clock: PassClock, owner: string, concurrency: numbe
   };
 }
 
-/**
- * A second host instance in its own process: boots, then for every `go` works goals (from the clock
- * it is given) until told to stop, reporting its count as it goes; exits when told to.
- */
+/** The second instance, in its own process: works goals from the clock it is given (an ISO instant) on each `go`. */
 async function child(url: string): Promise<void> {
-  // Never outlive the benchmark that started this instance.
-  process.on('disconnect', () => process.exit(0));
   const host = await boot(url, 'bench-b');
-  let stop = false;
-  process.on('message', (msg: { go?: string; stop?: boolean; exit?: boolean }) => {
-    if (msg.exit) void host.close().then(() => process.exit(0));
-    if (msg.stop) stop = true;
-    if (!msg.go) return;
-    stop = false;
-    const counter = { n: 0 };
-    const report = setInterval(() => process.send!({ progress: counter.n }), 50);
-    void hostPass(host, new PassClock(new Date(msg.go)))(() => stop, counter).then(() => {
-      clearInterval(report);
-      process.send!({ progress: counter.n, done: true });
-    });
-  });
-  process.send!({ ready: true });
-}
-
-/** Starts the second instance in a child process; resolves once it has booted. */
-async function spawnInstance(url: string): Promise<{ pass(now: Date): (stopped: () => boolean, counter: Counter) => Promise<void>; close(): Promise<void> }> {
-  const proc = fork(__filename, ['--child', url], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  await new Promise<void>((resolve, reject) => {
-    proc.once('message', () => resolve());
-    proc.once('exit', (code) => reject(new Error(`bench instance exited with ${code}`)));
-  });
-  // The database is dropped only after this instance has closed its connections.
-  const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
-  return {
-    close: () => {
-      proc.send({ exit: true });
-      return exited;
-    },
-    pass: (now) => (stopped, counter) =>
-      new Promise<void>((resolve) => {
-        const poll = setInterval(() => {
-          if (stopped()) proc.send({ stop: true });
-        }, 20);
-        const onMessage = (m: { progress?: number; done?: boolean }) => {
-          if (m.progress !== undefined) counter.n = m.progress;
-          if (!m.done) return;
-          clearInterval(poll);
-          proc.off('message', onMessage);
-          resolve();
-        };
-        proc.on('message', onMessage);
-        proc.send({ go: now.toISOString() });
-      }),
-  };
+  serveReplica((stopped, counter, nowIso) => hostPass(host, new PassClock(new Date(nowIso)))(stopped, counter), () => host.close());
 }
 
 /** Several windows of one configuration as one figure: all their iterations over all their seconds. */
@@ -263,14 +198,14 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
     const raw2 = await phase('raw SQL claim loop, 2 workers', warm, limit, [rawPass(pool, new PassClock(now), 'raw-a', concurrency), rawPass(pool, new PassClock(now), 'raw-b', concurrency)]);
 
     // One and two instances alternate, twice each, so a slow spell of the machine does not land on one side only.
-    const b = await spawnInstance(url.toString());
+    const b = await forkReplica(__filename, ['--child', url.toString()]);
     const ones: PhaseResult[] = [];
     const twos: PhaseResult[] = [];
     for (let round = 1; round <= 2; round++) {
       await seed(pool, count, now);
       ones.push(await phase(`host scheduler, 1 instance (${round})`, warm, limit, [hostPass(a, new PassClock(now))]));
       await seed(pool, count, now);
-      twos.push(await phase(`host scheduler, 2 instances (${round})`, warm, limit, [hostPass(a, new PassClock(now)), b.pass(now)]));
+      twos.push(await phase(`host scheduler, 2 instances (${round})`, warm, limit, [hostPass(a, new PassClock(now)), b.pass(now.toISOString())]));
     }
     await b.close();
     const one = combined('host scheduler, 1 instance', ones);

@@ -3,9 +3,12 @@
  * drives it with autocannon, and compares against a baseline measured in the same run. Results are
  * ratios, never absolute pass/fail timings (the machine is small and noisy).
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import Fastify, { FastifyInstance } from 'fastify';
 import { Client } from 'pg';
@@ -181,4 +184,88 @@ export function cpuMeter(): { stop(): CpuReading | undefined } {
 
 export function formatCpu(c: CpuReading | undefined): string {
   return c ? `${c.busyCores.toFixed(2)} of ${c.cores} cores busy (PostgreSQL ${c.postgresCores.toFixed(2)})` : 'CPU use not measured (no /proc)';
+}
+
+/**
+ * A host instance for a benchmark that drives it directly: logs discarded, scheduler off (the
+ * benchmark calls the work itself), no OpenAPI document, its own data folder and, when given, an
+ * OPENWOP_CONFIG file with `configFile`.
+ */
+export async function bootQuietHost(url: string, instance: string, configFile?: Record<string, unknown>): Promise<Host> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATABASE_URL: url,
+    LOG_LEVEL: 'error',
+    OPENWOP_BOOTSTRAP_KEY: 'false',
+    OPENWOP_SCHEDULER_ENABLED: 'false',
+    OPENWOP_INSTANCE_ID: instance,
+    OPENWOP_DATA_DIR: dir,
+  };
+  if (configFile) {
+    env.OPENWOP_CONFIG = path.join(dir, 'config.json');
+    fs.writeFileSync(env.OPENWOP_CONFIG, JSON.stringify(configFile));
+  }
+  return createHost(loadHostConfig(env), { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+}
+
+/** Work a replica does until told to stop, counting what it finished in `counter.n`. */
+export type ReplicaWork = (stopped: () => boolean, counter: { n: number }, arg: string) => Promise<void>;
+
+/**
+ * The child side of a second instance in its own process (as a replica would be): answers `ready`,
+ * then for each `go` runs `work` until `stop`, reporting its count every 50 ms and when done;
+ * closes and exits on `exit`, or when the benchmark goes away.
+ */
+export function serveReplica(work: ReplicaWork, close: () => Promise<void>): void {
+  process.on('disconnect', () => process.exit(0));
+  let stop = false;
+  process.on('message', (msg: { go?: boolean; arg?: string; stop?: boolean; exit?: boolean }) => {
+    if (msg.exit) void close().then(() => process.exit(0));
+    if (msg.stop) stop = true;
+    if (!msg.go) return;
+    stop = false;
+    const counter = { n: 0 };
+    const report = setInterval(() => process.send!({ progress: counter.n }), 50);
+    void work(() => stop, counter, msg.arg ?? '').then(() => {
+      clearInterval(report);
+      process.send!({ progress: counter.n, done: true });
+    });
+  });
+  process.send!({ ready: true });
+}
+
+/**
+ * The benchmark side: forks `file` with `args` (it calls serveReplica) and resolves once it has
+ * booted. `pass(arg)` is a phase driver that runs the replica's work until the phase stops it;
+ * `close()` resolves once the replica has closed its connections and exited.
+ */
+export async function forkReplica(file: string, args: string[]): Promise<{ pass(arg?: string): (stopped: () => boolean, counter: { n: number }) => Promise<void>; close(): Promise<void> }> {
+  const proc = fork(file, args, { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await new Promise<void>((resolve, reject) => {
+    proc.once('message', () => resolve());
+    proc.once('exit', (code) => reject(new Error(`bench replica exited with ${code}`)));
+  });
+  const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
+  return {
+    close: () => {
+      proc.send({ exit: true });
+      return exited;
+    },
+    pass: (arg) => (stopped, counter) =>
+      new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (stopped()) proc.send({ stop: true });
+        }, 20);
+        const onMessage = (m: { progress?: number; done?: boolean }) => {
+          if (m.progress !== undefined) counter.n = m.progress;
+          if (!m.done) return;
+          clearInterval(poll);
+          proc.off('message', onMessage);
+          resolve();
+        };
+        proc.on('message', onMessage);
+        proc.send({ go: true, arg });
+      }),
+  };
 }

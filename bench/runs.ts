@@ -15,17 +15,11 @@
  * `workers` (default 48) is both the raw loop's concurrency and the host's `runs.maxActiveRuns`.
  */
 import 'reflect-metadata';
-import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { Pool } from 'pg';
-import { createHost, Host } from '../src/bootstrap';
+import type { Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
-import { loadHostConfig } from '../src/platform/config/host-config';
-import { cpuMeter, CpuReading, createBenchDatabase, formatCpu } from './harness';
+import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, serveReplica } from './harness';
 
 const NODES = 10;
 const TENANTS = 20;
@@ -36,22 +30,9 @@ function definition(): Record<string, unknown> {
 }
 
 
-async function boot(url: string, instance: string, workers: number): Promise<Host> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
-  const cfg = path.join(dir, 'config.json');
-  fs.writeFileSync(cfg, JSON.stringify({ runs: { maxActiveRuns: workers, leaseMs: 30_000 } }));
-  const config = loadHostConfig({
-    ...process.env,
-    DATABASE_URL: url,
-    LOG_LEVEL: 'error',
-    OPENWOP_BOOTSTRAP_KEY: 'false',
-    // The engine is driven by the benchmark (claimAvailable), not by the periodic ticker.
-    OPENWOP_SCHEDULER_ENABLED: 'false',
-    OPENWOP_INSTANCE_ID: instance,
-    OPENWOP_DATA_DIR: dir,
-    OPENWOP_CONFIG: cfg,
-  });
-  return createHost(config, { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+function boot(url: string, instance: string, workers: number): Promise<Host> {
+  // The engine is driven by the benchmark (claimAvailable), not by the periodic ticker.
+  return bootQuietHost(url, instance, { runs: { maxActiveRuns: workers, leaseMs: 30_000 } });
 }
 
 /** `count` more pending workflow runs of the chain, as POST /v1/runs writes them. */
@@ -195,44 +176,10 @@ async function rawLoop(pool: Pool, workers: number, owner: string, stopped: () =
   );
 }
 
-/** A second host instance in its own process: boots, then works runs when told to, until told to stop. */
+/** The second instance, in its own process: works runs on each `go` until told to stop. */
 async function child(url: string, workers: number): Promise<void> {
-  process.on('disconnect', () => process.exit(0));
   const host = await boot(url, 'bench-b', workers);
-  let stop = false;
-  process.on('message', (msg: { go?: boolean; stop?: boolean }) => {
-    if (msg.stop) stop = true;
-    if (!msg.go) return;
-    void driveEngine(host, () => stop).then(async () => {
-      process.send!({ done: true });
-      await host.close();
-      process.exit(0);
-    });
-  });
-  process.send!({ ready: true });
-}
-
-async function spawnInstance(url: string, workers: number): Promise<{ drive(stopped: () => boolean): Promise<void>; exited: Promise<void> }> {
-  const proc = fork(__filename, ['--child', url, String(workers)], { execArgv: ['-r', '@swc-node/register'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  await new Promise<void>((resolve, reject) => {
-    proc.once('message', () => resolve());
-    proc.once('exit', (code) => reject(new Error(`bench instance exited with ${code}`)));
-  });
-  const exited = new Promise<void>((resolve) => (proc.exitCode !== null ? resolve() : proc.once('exit', () => resolve())));
-  return {
-    exited,
-    drive: (stopped) =>
-      new Promise<void>((resolve) => {
-        const poll = setInterval(() => {
-          if (stopped()) proc.send({ stop: true });
-        }, 20);
-        proc.once('message', () => {
-          clearInterval(poll);
-          resolve();
-        });
-        proc.send({ go: true });
-      }),
-  };
+  serveReplica((stopped) => driveEngine(host, stopped), () => host.close());
 }
 
 export async function main(backlog = Number(process.argv[2] ?? 2000), workers = Number(process.argv[3] ?? 48), secondsPerPhase = Number(process.argv[4] ?? 10)): Promise<void> {
@@ -254,9 +201,9 @@ export async function main(backlog = Number(process.argv[2] ?? 2000), workers = 
       (stopped) => rawLoop(rawPool, workers, 'raw-b', stopped),
     ]).finally(() => rawPool.end());
     const one = await phase('run engine, 1 instance', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped)]);
-    const b = await spawnInstance(url.toString(), workers);
-    const two = await phase('run engine, 2 instances', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped), (stopped) => b.drive(stopped)]);
-    await b.exited;
+    const b = await forkReplica(__filename, ['--child', url.toString(), String(workers)]);
+    const two = await phase('run engine, 2 instances', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped), (stopped) => b.pass()(stopped, { n: 0 })]);
+    await b.close();
     const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_id", "node_id" HAVING count(*) > 1) d`);
     const perRun = await pool.query(`SELECT (SELECT count(*) FROM "event")::float8 / NULLIF((SELECT count(*) FROM "run" WHERE "status" = 'completed'), 0) AS n`);
 
