@@ -22,7 +22,7 @@ import type { Host } from '../src/bootstrap';
 import { GoalClock } from '../src/capabilities/goals/goal-clock';
 import { GoalExtensionsService } from '../src/capabilities/goals/goal-extensions.service';
 import { GoalSchedulerService } from '../src/capabilities/goals/goal-scheduler.service';
-import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, serveReplica } from './harness';
+import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, runBenchmark, serveReplica } from './harness';
 
 const BATCH = 100;
 /** The goals' schedule interval: how far a pass moves its clock when nothing is due. */
@@ -232,14 +232,4 @@ export async function main(count = Number(process.argv[2] ?? 10_000), secondsPer
   }
 }
 
-if (require.main === module && process.argv[2] === '--child') {
-  child(process.argv[3]).catch((e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  });
-} else if (require.main === module) {
-  main().catch((e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  });
-}
+runBenchmark(module, () => main(), (args) => child(args[0]));

@@ -269,3 +269,13 @@ export async function forkReplica(file: string, args: string[]): Promise<{ pass(
       }),
   };
 }
+
+/** The entry point of a benchmark file: `child(args)` in a replica process (`--child ...`), else `main()`; a failure exits 1. */
+export function runBenchmark(mod: NodeJS.Module, main: () => Promise<void>, child?: (args: string[]) => Promise<void>): void {
+  if (require.main !== mod) return;
+  const isChild = process.argv[2] === '--child' && child;
+  (isChild ? child(process.argv.slice(3)) : main()).catch((e: unknown) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
+}

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import type { Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
-import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, serveReplica } from './harness';
+import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, runBenchmark, serveReplica } from './harness';
 
 const NODES = 10;
 const TENANTS = 20;
@@ -224,14 +224,4 @@ export async function main(backlog = Number(process.argv[2] ?? 2000), workers = 
   }
 }
 
-if (require.main === module && process.argv[2] === '--child') {
-  child(process.argv[3], Number(process.argv[4])).catch((e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  });
-} else if (require.main === module) {
-  main().catch((e) => {
-    process.stderr.write(`${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  });
-}
+runBenchmark(module, () => main(), (args) => child(args[0], Number(args[1])));
