@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { delegatedScopesNow } from '../../platform/identity/delegation';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../../platform/ids';
 
 /**
  * The authority a goal's local runs act with: the scopes the goal's creator delegated that its API

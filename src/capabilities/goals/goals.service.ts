@@ -18,8 +18,8 @@ import { toGoalRunView, toGoalStatusView, toGoalView, GoalRunView, GoalStatusVie
 import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState, RUN_MODES } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
+import { UUID } from '../../platform/ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const GOAL_STATES: readonly GoalState[] = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
 
 interface CreateBody {

@@ -14,6 +14,7 @@ import { ApprovalsService } from './approvals/approvals.service';
 import { ProposalEntity } from './proposal.entity';
 import { ProposalState, ProposalView, toProposalView } from './proposal-view';
 import { PROPOSALS_SETTINGS, ProposalsSettings, REGISTRY_KIND } from './proposals.settings';
+import { UUID } from '../../platform/ids';
 
 export interface ProposalQuery extends PageRequest {
   state?: ProposalState;
@@ -40,7 +41,6 @@ export type ApplyResult =
   | { status: 'applied'; installedArtifactRef: string; approvalId: string | null; proposal: ProposalView }
   | { status: 'pending-approval'; pendingApprovalId: string; proposal: ProposalView };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const OPEN: readonly string[] = ['draft', 'revised'];
 
 /**

@@ -17,10 +17,10 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { UUID } from '../../platform/ids';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface CreateRunRequest {
   workflowId: string;
@@ -142,12 +142,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         requestHash,
       ],
     )) as Array<{ id: string }>;
-    if (!inserted.length) {
-      // A concurrent request with the same key won the insert.
-      const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
-      if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
-      return this.replay(principal, prior, requestHash, db);
-    }
+    if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
     const runId = inserted[0].id;
     // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
     // caller starts it after its commit.
@@ -197,11 +192,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
          ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
       )) as Array<{ id: string }>;
-      if (!inserted.length) {
-        const prior = await this.byIdempotencyKey(principal, idempotencyKey!, db);
-        if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
-        return this.replay(principal, prior, requestHash, db);
-      }
+      if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
       const runId = inserted[0].id;
       const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
       if (principal.workspace) owner.workspace = principal.workspace;
@@ -316,6 +307,13 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
 
   private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
     return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
+  }
+
+  /** The insert found the Idempotency-Key taken: a concurrent request with the same key won it. */
+  private async replayConcurrent(principal: Principal, key: string, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
+    const prior = await this.byIdempotencyKey(principal, key, db);
+    if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
+    return this.replay(principal, prior, requestHash, db);
   }
 
   private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {

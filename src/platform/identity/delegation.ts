@@ -1,11 +1,10 @@
 import { expandRoles } from './scopes';
+import { UUID } from '../ids';
 
 /** Anything that runs a parameterized query (a DataSource or an EntityManager). */
 interface Queryable {
   query(sql: string, params?: unknown[]): Promise<unknown>;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The scopes standing work (a goal's runs, an automation's runs) may act with now: of the scopes its

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../errors/domain-error';
+import { UUID } from '../ids';
 
 /**
  * What a cursor is valid for: one list (route), one caller tenant·workspace, one set of filters.
@@ -17,7 +18,6 @@ export interface CursorBinding {
 export type KeyType = 'timestamptz' | 'uuid' | 'text' | 'int';
 
 const VERSION = 1;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/;
 

@@ -9,6 +9,7 @@ import { ConnectionChangeNotifier } from '../connection-change-notifier';
 import { CredentialStoreService } from '../credentials/credential-store.service';
 import { ConnectionPacksService } from '../packs/connection-packs.service';
 import { ConnectionEntity } from './connection.entity';
+import { UUID } from '../../../platform/ids';
 
 /** What anyone outside the credential store sees of a connection: never credential material. */
 export interface ConnectionView {
@@ -24,8 +25,6 @@ export interface ConnectionView {
   createdAt: string;
   updatedAt: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function credentialRefOf(credentialId: string | null): string | null {
   return credentialId ? `cred:${credentialId}` : null;

@@ -9,6 +9,7 @@ import type { Page, PageRequest } from '../../../platform/pagination/page-query'
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
+import { UUID } from '../../../platform/ids';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
 
@@ -44,8 +45,6 @@ export interface GateRequest {
   artifactType: string;
   title: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * RFC 0051 approval gates. A gate is released only by `quorum` distinct principals holding the
