@@ -12,16 +12,16 @@ import {
 
 // grpc-transport.md §"Error mapping", row by row.
 const PROFILE_TABLE = [
-    [['unauthenticated', 'key_expired', 'key_revoked'], 'UNAUTHENTICATED', 16],
-    [['forbidden'], 'PERMISSION_DENIED', 7],
-    [['validation_error'], 'INVALID_ARGUMENT', 3],
-    [['not_found', 'run_not_found', 'workflow_not_found'], 'NOT_FOUND', 5],
-    [['run_already_active'], 'ALREADY_EXISTS', 6],
-    [['idempotency_key_conflict', 'idempotency_key_mismatch'], 'ABORTED', 10],
-    [['recursion_limit_exceeded', 'rate_limited'], 'RESOURCE_EXHAUSTED', 8],
-    [['capability_not_provided', 'capability_required'], 'FAILED_PRECONDITION', 9],
-    [['credential_required', 'credential_forbidden', 'credential_unavailable'], 'FAILED_PRECONDITION', 9],
-    [['internal_error'], 'INTERNAL', 13],
+  [['unauthenticated', 'key_expired', 'key_revoked'], 'UNAUTHENTICATED', 16],
+  [['forbidden'], 'PERMISSION_DENIED', 7],
+  [['validation_error'], 'INVALID_ARGUMENT', 3],
+  [['not_found', 'run_not_found', 'workflow_not_found'], 'NOT_FOUND', 5],
+  [['run_already_active'], 'ALREADY_EXISTS', 6],
+  [['idempotency_key_conflict', 'idempotency_key_mismatch'], 'ABORTED', 10],
+  [['recursion_limit_exceeded', 'rate_limited'], 'RESOURCE_EXHAUSTED', 8],
+  [['capability_not_provided', 'capability_required'], 'FAILED_PRECONDITION', 9],
+  [['credential_required', 'credential_forbidden', 'credential_unavailable'], 'FAILED_PRECONDITION', 9],
+  [['internal_error'], 'INTERNAL', 13],
 ] as const;
 
 describe('error envelope ↔ google.rpc.Status', () => {
