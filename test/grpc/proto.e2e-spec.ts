@@ -330,7 +330,7 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
       expect(m.path).toBe(`/${ENGINE_SERVICE}/${name}`);
       expect(m.requestStream).toBe(false);
       expect(m.responseStream).toBe(name === 'StreamRunEvents');
-      expect(m.requestType.type.name).toBe(`${name}Request`);
+      expect((m.requestType.type as { name: string }).name).toBe(`${name}Request`);
     }
     const responses = Object.fromEntries(SPEC_METHODS.map((n) => [n, (service[n].responseType.type as { name: string }).name]));
     expect(responses).toMatchObject({
