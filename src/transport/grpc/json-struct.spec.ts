@@ -214,6 +214,7 @@ describe('ProtoJsonCodec', () => {
 
   it('refuses a message with fields the type does not have, or additional_properties repeating a declared member', () => {
     expect(thrown(() => codec.toJson('t.v1.Doc', { idd: 'x' })).problem).toMatch(/Doc has no field idd/);
+    expect(thrown(() => codec.toJson('t.v1.Doc', { constructor: 'x' })).problem).toMatch(/Doc has no field constructor/);
     expect(thrown(() => codec.toJson('t.v1.Doc', { id: 'x', additional_properties: { fields: { id: { stringValue: 'y' } } } })).path).toBe('/id');
     expect(thrown(() => codec.toJson('t.v1.Doc', { ok: 'yes' })).path).toBe('/ok');
     expect(thrown(() => codec.toJson('t.v1.Doc', { ratio: NaN })).path).toBe('/ratio');
@@ -225,5 +226,6 @@ describe('ProtoJsonCodec', () => {
 
   it('refuses a required-field list that names a field the type does not have', () => {
     expect(() => new ProtoJsonCodec(root, { required: { 't.v1.Doc': ['nope'] } })).toThrow(/t.v1.Doc has no field nope/);
+    expect(() => new ProtoJsonCodec(root, { required: { 't.v1.Doc': ['toString'] } })).toThrow(/t.v1.Doc has no field toString/);
   });
 });

@@ -53,6 +53,10 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
+function hasOwn(o: object, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(o, key);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -244,7 +248,7 @@ export class ProtoJsonCodec {
     }
     for (const [typeName, fields] of Object.entries(options.required ?? {})) {
       const type = root.lookupType(typeName);
-      for (const f of fields) if (!type.fields[f]) throw new Error(`${typeName} has no field ${f} (listed as required)`);
+      for (const f of fields) if (!hasOwn(type.fields, f)) throw new Error(`${typeName} has no field ${f} (listed as required)`);
     }
   }
 
@@ -292,7 +296,7 @@ export class ProtoJsonCodec {
   private messageToJson(plan: MessagePlan, message: unknown, path: string): JsonObject {
     if (!isObject(message)) throw new ProtoJsonError(path, `expected a ${plan.type.name} message, got ${describe(message)}`);
     for (const key of Object.keys(message)) {
-      if (!plan.type.fields[key] && !plan.groups.has(key) && message[key] !== undefined) throw new ProtoJsonError(path, `${plan.type.name} has no field ${key}`);
+      if (!hasOwn(plan.type.fields, key) && !plan.groups.has(key) && message[key] !== undefined) throw new ProtoJsonError(path, `${plan.type.name} has no field ${key}`);
     }
     const out: JsonObject = {};
     for (const fp of plan.fields) {
