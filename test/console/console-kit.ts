@@ -46,7 +46,7 @@ export class ConsoleDriver {
   /** Signs in with an API key on the address of `route`, landing there (`pageName`: the page's heading). */
   async signIn(token: string, pageName?: string, route?: string): Promise<Page> {
     const page = await this.open(route ?? pageName?.toLowerCase());
-    await page.getByLabel('API key').fill(token);
+    await page.getByRole('textbox', { name: 'API key' }).fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     if (pageName) await page.getByRole('heading', { level: 1, name: pageName }).waitFor();
