@@ -125,9 +125,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
     const inserted = (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
-       VALUES ($1, $2, $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
-       ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
+       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
+       ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
       [
         principal.tenant,
         principal.workspace ?? null,
@@ -187,9 +187,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
       const error = { code: refusal.code, message: refusal.message };
       const inserted = (await db.query(
-        `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
-         VALUES ($1, $2, $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
-         ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+         ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
       )) as Array<{ id: string }>;
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
@@ -305,8 +305,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     return (await (manager ?? this.ds.manager).getRepository(RunEntity).findOne({ where })) ?? undefined;
   }
 
+  /** The run an Idempotency-Key names in the caller's scope: its tenant and workspace ('' for a tenant-level caller). */
   private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
-    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
+    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, workspaceKey: scope.workspace ?? '', idempotencyKey: key } })) ?? undefined;
   }
 
   /** The insert found the Idempotency-Key taken: a concurrent request with the same key won it. */
@@ -317,7 +318,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   }
 
   private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
-    if (prior.requestHash !== requestHash || (principal.workspace && prior.workspace !== principal.workspace)) {
+    if (prior.requestHash !== requestHash) {
       throw new ConflictError('idempotency_key_mismatch', 'This Idempotency-Key was used with another request body.');
     }
     return { snapshot: await this.get(principal, prior.id, db), replayed: true };

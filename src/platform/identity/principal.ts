@@ -12,6 +12,13 @@ export interface Principal {
   keyId?: string;
 }
 
+/**
+ * What a tenant, workspace or principal id may look like, whatever the credential (API key or JWT):
+ * 1-128 letters, digits and `._:@-`, starting with a letter or digit (so never a NUL, which
+ * PostgreSQL cannot store, nor anything a log or a URL would have to escape).
+ */
+export const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
+
 /** The tenant/workspace scope every tenant-owned query is filtered by. */
 export interface TenantScope {
   tenant: string;

@@ -3,7 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
-import { ROLES } from '../../../platform/identity/scopes';
+import { roleOf } from '../../../platform/identity/scopes';
 import { keysetPage } from '../../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
@@ -222,7 +222,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
   private mayDecide(p: Principal, gate: ApprovalEntity): boolean {
     if (!p.scopes.has(gate.requiredScope)) return false;
     if (gate.requiredRole) {
-      const role = ROLES[gate.requiredRole];
+      const role = roleOf(gate.requiredRole);
       // An unknown role is satisfied by nobody.
       if (!role || !role.scopes.every((s) => p.scopes.has(s))) return false;
     }
