@@ -24,6 +24,9 @@ export const HOST_SCOPES = {
 
 export type HostScope = keyof typeof HOST_SCOPES;
 
+/** Changes tenant-wide connection state (packs, connections): only tenant-level credentials may use it. */
+export const MANAGE_CONNECTIONS_SCOPE = 'connections:manage';
+
 export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
 
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
