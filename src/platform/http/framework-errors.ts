@@ -9,14 +9,14 @@ import { ErrorEnvelope, toEnvelope } from '../errors/error-envelope.filter';
  * answers the canonical envelope too (spread into the Fastify adapter's options).
  */
 export function frameworkErrorOptions(): {
-  maxParamLength: number;
+  routerOptions: { maxParamLength: number };
   frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => void;
   clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => void;
 } {
   return {
     // Ids the host mints are short, but tool ids and names from packs may be long: the string limit of
     // the JSON guard (and Node's header limit) bound a path, not Fastify's default of 100 characters.
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors(error, request, reply) {
       const { status, body } = toEnvelope(error, String(request.id ?? ''));
       void reply.status(status).type('application/json; charset=utf-8').send(body);
