@@ -90,18 +90,22 @@ describe('delegation matrix: a creator missing a required scope is refused and n
       const token = await key('dst', ['goals:read', 'goals:write', 'keys:manage', ...WORK]);
       const res = await t.http('POST', '/v1/goals', { token, body });
       expect(res.status).toBe(201);
-      const [goal] = (await t.ds.query(`SELECT "delegated_scopes" FROM "goal" WHERE "id" = $1`, [res.body.id])) as Array<{ delegated_scopes: string[] }>;
-      expect(goal.delegated_scopes).toEqual(WORK);
-      for (let i = 0; i < 40; i++) {
-        await t.moduleRef.get(GoalSchedulerService).runOnce({ now: clock.now() });
-        if (((await t.ds.query(`SELECT 1 FROM "goal_run" WHERE "goal_id" = $1`, [res.body.id])) as unknown[]).length) break;
-        clock.advance(1000);
-        await new Promise((r) => setTimeout(r, 50));
+      try {
+        const [goal] = (await t.ds.query(`SELECT "delegated_scopes" FROM "goal" WHERE "id" = $1`, [res.body.id])) as Array<{ delegated_scopes: string[] }>;
+        expect(goal.delegated_scopes).toEqual(WORK);
+        for (let i = 0; i < 40; i++) {
+          await t.moduleRef.get(GoalSchedulerService).runOnce({ now: clock.now() });
+          if (((await t.ds.query(`SELECT 1 FROM "goal_run" WHERE "goal_id" = $1`, [res.body.id])) as unknown[]).length) break;
+          clock.advance(1000);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const [{ run_id }] = (await t.ds.query(`SELECT "run_id" FROM "goal_run" WHERE "goal_id" = $1`, [res.body.id])) as Array<{ run_id: string }>;
+        const reader = await key('dst', ['runs:read']);
+        expect((await waitForStatus(t, reader, run_id, ['completed', 'failed'], 30_000)).status).toBe('completed');
+      } finally {
+        // Closed, so the ticks of the other cases start nothing for it.
+        expect((await t.http('POST', `/v1/goals/${res.body.id}/abandon`, { token, body: {} })).status).toBe(200);
       }
-      const [{ run_id }] = (await t.ds.query(`SELECT "run_id" FROM "goal_run" WHERE "goal_id" = $1`, [res.body.id])) as Array<{ run_id: string }>;
-      const reader = await key('dst', ['runs:read']);
-      expect((await waitForStatus(t, reader, run_id, ['completed', 'failed'], 30_000)).status).toBe('completed');
-      await t.http('POST', `/v1/goals/${res.body.id}/abandon`, { token, body: {} });
     });
 
     it('an edit that changes the work checks it again', async () => {

@@ -26,8 +26,8 @@ export interface HostConfig {
   logLevel: string;
   apiKeyPrefix: string;
   bootstrapKey: boolean;
-  /** How often a replica reads recent key revocations when the database does not deliver notifications. */
-  keyRevocationPollMs: number;
+  /** How long a replica trusts a verified API key before reading it again, while revocations cannot arrive as notifications. */
+  keyRecheckMs: number;
   jwt: {
     secret?: string;
     jwksUrl?: string;
@@ -115,7 +115,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_MIGRATE_ON_START', default: 'true', description: 'Apply pending migrations when the host starts (otherwise run `openwop-host migrate`).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
   { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
-  { name: 'OPENWOP_KEY_REVOCATION_POLL_MS', default: '1000', description: 'How often a replica reads recently revoked API keys when revocations cannot arrive as PostgreSQL notifications (the embedded engine, or while the listener is reconnecting); bounds how long a revoked key still works elsewhere.' },
+  { name: 'OPENWOP_KEY_RECHECK_MS', default: '1000', description: 'Where revocations cannot arrive as PostgreSQL notifications (the embedded engine, or while the listener reconnects), how long a replica trusts a verified API key before reading it again: bounds how long a key revoked elsewhere (another replica, the CLI) still works here.' },
   { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one admin key for tenant `default` and print it once.' },
   { name: 'OPENWOP_JWT_SECRET', description: 'HS256 secret for JWT bearer tokens (JWTs are refused when neither this nor a JWKS URL is set).' },
   { name: 'OPENWOP_JWT_JWKS_URL', description: 'JWKS URL for RS256/ES256 JWT bearer tokens from an identity provider.' },
@@ -263,7 +263,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     logLevel,
     apiKeyPrefix: prefix,
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
-    keyRevocationPollMs: int(env, 'OPENWOP_KEY_REVOCATION_POLL_MS', 1000, 50, 60_000),
+    keyRecheckMs: int(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
     jwt: {
       secret,
       jwksUrl,

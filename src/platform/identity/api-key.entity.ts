@@ -2,8 +2,6 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 
 @Entity({ name: 'api_key' })
 @Index('api_key_tenant_idx', ['tenant', 'createdAt'])
-// Recent revocations, read by replicas that cannot receive notifications (migration 1764870000001).
-@Index('api_key_revoked_idx', ['revokedAt'], { where: '"revoked_at" IS NOT NULL' })
 export class ApiKeyEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

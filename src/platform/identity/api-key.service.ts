@@ -59,7 +59,10 @@ function hash(secret: string): string {
 export class ApiKeyService {
   /** Verified keys, briefly, so the hot path does not hit the database on every request. */
   private readonly cache = new Map<string, { key: ApiKeyEntity; until: number }>();
+  /** The longest a verified key is trusted without reading it again. */
   static readonly CACHE_MS = 5_000;
+  /** How long this replica trusts a verified key now (shorter while revocations cannot arrive as notifications: KeyRevocationWatcher). */
+  cacheMs = ApiKeyService.CACHE_MS;
 
   constructor(
     private readonly ds: DataSource,
@@ -177,7 +180,7 @@ export class ApiKeyService {
     if (cached && cached.until > Date.now()) key = cached.key;
     else {
       key = await this.ds.getRepository(ApiKeyEntity).findOne({ where: { lookupId: lookup } });
-      if (key) this.cache.set(lookup, { key, until: Date.now() + ApiKeyService.CACHE_MS });
+      if (key) this.cache.set(lookup, { key, until: Date.now() + this.cacheMs });
       else this.cache.delete(lookup);
     }
     const presented = Buffer.from(hash(secret), 'hex');

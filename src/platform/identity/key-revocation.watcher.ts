@@ -16,14 +16,14 @@ const RELISTEN_MS = 5_000;
  *
  * - **notifications**: a dedicated connection LISTENs on the revocation channel, on which every revoke
  *   notifies the key's lookup id in its own transaction; the cache drops the key the moment the
- *   revocation commits. Used once a probe notification has made the round trip, so a database that
- *   accepts LISTEN but never delivers (the embedded engine's socket server hands a notification to
- *   the connection that sent it, not to the listener) is not trusted blindly.
- * - **polling** otherwise (the embedded engine; a server while the listener is down): every
- *   `OPENWOP_KEY_REVOCATION_POLL_MS` the replica reads the keys revoked recently (an index on
- *   `revoked_at`) and drops them. A poll gap longer than the look-back window drops the whole cache.
- *
- * The verification cache's own expiry (ApiKeyService.CACHE_MS) stays the last resort.
+ *   revocation commits, and cached keys are otherwise trusted for ApiKeyService.CACHE_MS. Used once a
+ *   probe notification has made the round trip, so a database that accepts LISTEN but never delivers
+ *   (the embedded engine's socket server hands a notification to the connection that sent it, not to
+ *   the listener) is not trusted blindly.
+ * - **recheck** otherwise (the embedded engine; a server while the listener is down): a cached key is
+ *   read again once it is older than `OPENWOP_KEY_RECHECK_MS`, so a revocation is seen within that
+ *   interval, at the cost of at most one indexed read per key and interval, only for keys in use
+ *   (nothing runs in the background).
  */
 @Injectable()
 export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -31,10 +31,7 @@ export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicati
   private listener?: Client;
   private live = false;
   private stopped = false;
-  private pollTimer?: NodeJS.Timeout;
   private relistenTimer?: NodeJS.Timeout;
-  private polling?: Promise<void>;
-  private lastPollOk = 0;
   private readonly probes = new Map<string, (arrived: boolean) => void>();
   private listening?: Promise<void>;
 
@@ -44,51 +41,28 @@ export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicati
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
-  /** `notify` while revocations arrive as notifications, else `poll`. */
-  get mode(): 'notify' | 'poll' {
-    return this.live ? 'notify' : 'poll';
-  }
-
-  /** The look-back of one poll: several intervals, so a slow commit or a skipped tick is still seen. */
-  private get windowMs(): number {
-    return Math.max(10_000, 5 * this.config.keyRevocationPollMs);
+  /** `notify` while revocations arrive as notifications, else `recheck`. */
+  get mode(): 'notify' | 'recheck' {
+    return this.live ? 'notify' : 'recheck';
   }
 
   onApplicationBootstrap(): void {
-    this.lastPollOk = Date.now();
-    this.pollTimer = setInterval(() => void this.pollOnce(), this.config.keyRevocationPollMs);
-    this.pollTimer.unref();
+    this.setLive(false);
     this.listening = this.listen();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.relistenTimer) clearTimeout(this.relistenTimer);
     for (const settle of this.probes.values()) settle(false);
     await this.listening?.catch(() => undefined);
-    await this.polling?.catch(() => undefined);
     await this.closeListener();
   }
 
-  /** One poll (skipped while notifications are live). Exposed for tests. */
-  async pollOnce(): Promise<void> {
-    if (this.live || this.stopped || this.polling) return this.polling;
-    this.polling = (async () => {
-      try {
-        const rows = (await this.ds.query(`SELECT "lookup_id" FROM "api_key" WHERE "revoked_at" > now() - ($1::int * interval '1 millisecond')`, [this.windowMs])) as Array<{ lookup_id: string }>;
-        const now = Date.now();
-        // Revocations older than the window may have been missed while polls failed: forget everything.
-        if (now - this.lastPollOk > this.windowMs) this.keys.forgetAll();
-        for (const r of rows) this.keys.forget(r.lookup_id);
-        this.lastPollOk = now;
-      } catch (e) {
-        this.log.warn({ msg: 'could not read recent key revocations', err: (e as Error).message });
-      } finally {
-        this.polling = undefined;
-      }
-    })();
-    return this.polling;
+  /** Notifications live: cached keys last the cache's full expiry; else they are re-read after the recheck interval. */
+  private setLive(live: boolean): void {
+    this.live = live;
+    this.keys.cacheMs = live ? ApiKeyService.CACHE_MS : Math.min(ApiKeyService.CACHE_MS, this.config.keyRecheckMs);
   }
 
   private async listen(): Promise<void> {
@@ -125,12 +99,12 @@ export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicati
       this.probes.delete(token);
       if (this.stopped || this.listener !== client) return;
       if (!ok) {
-        this.log.log('the database does not deliver notifications to a listening connection: key revocations are polled');
+        this.log.log('the database does not deliver notifications to a listening connection: cached keys are re-read every OPENWOP_KEY_RECHECK_MS');
         await this.closeListener();
         return;
       }
-      this.live = true;
-      // Anything revoked between the last poll and now was not announced to this listener.
+      this.setLive(true);
+      // Anything revoked before the listener was up was not announced to it.
       this.keys.forgetAll();
       this.log.debug('key revocations arrive as notifications');
     } catch (e) {
@@ -141,10 +115,10 @@ export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicati
   private lost(client: Client, e?: Error): void {
     if (this.listener !== client) return;
     this.listener = undefined;
-    this.live = false;
+    this.setLive(false);
     void client.end().catch(() => undefined);
     if (this.stopped) return;
-    this.log.warn({ msg: 'key revocation listener lost; polling until it is back', err: e?.message });
+    this.log.warn({ msg: 'key revocation listener lost; cached keys are re-read until it is back', err: e?.message });
     this.relistenTimer = setTimeout(() => {
       this.listening = this.listen();
     }, RELISTEN_MS);
@@ -154,7 +128,7 @@ export class KeyRevocationWatcher implements OnApplicationBootstrap, OnApplicati
   private async closeListener(): Promise<void> {
     const client = this.listener;
     this.listener = undefined;
-    this.live = false;
+    if (!this.stopped) this.setLive(false);
     if (!client) return;
     await client.query(`UNLISTEN "${KEY_REVOKED_CHANNEL}"`).catch(() => undefined);
     await client.end().catch(() => undefined);
