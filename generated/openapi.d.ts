@@ -795,7 +795,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the API keys of the caller’s tenant (never their secrets) */
+        /** List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets) */
         get: operations["listApiKeys"];
         put?: never;
         /** Mint an API key for the caller’s tenant (shown once) */
@@ -816,7 +816,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key of the caller’s tenant */
+        /** Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller) */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
