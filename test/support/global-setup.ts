@@ -7,7 +7,7 @@ export default async function globalSetup(): Promise<void> {
   if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') return;
   const { startEmbeddedPostgres } = await import('../../src/platform/database/embedded-postgres');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-test-pg-'));
-  const pg = await startEmbeddedPostgres(dir, { maxConnections: 16 });
+  const pg = await startEmbeddedPostgres(dir, { maxConnections: 64 });
   process.env.DATABASE_URL = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(pg.socketDir)}`;
   (globalThis as { __openwopEmbedded?: { close(): Promise<void>; dir: string } }).__openwopEmbedded = { close: pg.close, dir };
 }
