@@ -402,6 +402,9 @@ class WireConnection {
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
+    // pg writes the messages of one query (Parse, Bind, Describe, Execute, Sync) one by one in the
+    // same tick: waiting a microtask lets the whole group arrive, so it runs as one batch.
+    await Promise.resolve();
     try {
       while (!this.closed) {
         if (!this.started) {

@@ -135,7 +135,8 @@ export class EventLogService {
          RETURNING "id", "sequence", "created_at"`,
         [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)],
       )) as Array<{ id: string; sequence: string; created_at: Date }>;
-    const written = await this.metrics.timeEventAppend(() => (opts.manager ? write(opts.manager) : this.ds.transaction(write)));
+    // One statement is atomic on its own: without a caller's transaction it needs no BEGIN/COMMIT.
+    const written = await this.metrics.timeEventAppend(() => write(opts.manager ?? this.ds.manager));
     const byId = new Map(written.map((w) => [w.id, w]));
     const views = rows.map((r) => {
       const w = byId.get(r.id)!;
