@@ -69,7 +69,7 @@ async function onEmbeddedEngine(): Promise<Target> {
   };
 }
 
-const errorLines = (t: Target) => t.logs().filter((l) => /"level":(50|60)/.test(l));
+const errorLines = (t: Target) => t.logs().filter((l) => /"level":"(error|fatal)"/.test(l));
 
 async function waitAllTerminal(t: Target, ids: string[], timeoutMs: number): Promise<Record<string, number>> {
   const until = Date.now() + timeoutMs;

@@ -401,7 +401,9 @@ class RunExecution {
     this.stopNodes();
     const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
     if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
-    for (const n of this.def.nodes) {
+    // The fault may be the definition itself (a run written by something else than POST /v1/runs).
+    const nodes = Array.isArray(this.def?.nodes) ? this.def.nodes.filter((n) => n && typeof n.id === 'string') : [];
+    for (const n of nodes) {
       const s = this.state.get(n.id);
       if (s?.status === 'running' || s?.status === 'waiting') {
         this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
