@@ -66,6 +66,7 @@ describe('HTTP server deadlines against slow clients', () => {
     for (const ms of after) expect(ms).toBeLessThanOrEqual(30_000);
     expect(failures).toBe(0);
     expect(latencies.length).toBeGreaterThan(20);
-    expect(Math.max(...latencies)).toBeLessThan(1000);
+    // Seconds of stall would show here; a loaded machine's scheduling hiccups stay well under this.
+    expect(Math.max(...latencies)).toBeLessThan(2500);
   }, 60_000);
 });

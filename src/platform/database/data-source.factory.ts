@@ -75,6 +75,8 @@ export async function openDatabase(
       waitMs: emb.waitMs,
       settings: emb.settings,
       idleInTransactionTimeoutMs: db.idleInTransactionTimeoutMs,
+      // This host's pool, plus room for CLI commands joining through the socket.
+      maxConnections: Math.max(64, poolSize + 16),
     });
     connection = { host: embedded.socketDir, port: embedded.port, username: 'postgres', database: 'postgres' };
     // The owner's own connections skip the socket (see EmbeddedWireServer.connectInProcess).

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
 import { EmbeddedWireServer, WireServerLog } from './embedded-wire-server';
 
 /**
@@ -129,8 +129,9 @@ function readLock(file: string): { text: string; owner?: LockOwner } | undefined
 
 /** The process the lock names is running (and is the same process, not a reuse of its pid). */
 function ownerAlive(o: LockOwner | undefined): boolean {
+  // The host name is kept for diagnostics only: a container recreated on the same volume has a new
+  // one, and its predecessor's lock must still be recognised as stale.
   if (!o || !o.pid || o.pid === process.pid) return false;
-  if (o.host && o.host !== os.hostname()) return true; // another machine's lock on a shared folder: respect it
   if (!pidAlive(o.pid)) return false;
   if (o.start) {
     const now = processStart(o.pid);
@@ -228,12 +229,24 @@ PGlite.create({ dataDir: ${JSON.stringify(staging)} }).then((db) => db.close()).
   fs.renameSync(staging, pgData);
 }
 
+/** PGlite's engine module, compiled (undefined: PGlite compiles it itself). */
+type EngineModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+function compileEngine(): Promise<EngineModule | undefined> {
+  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<EngineModule> } }).WebAssembly;
+  return fs.promises
+    .readFile(path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm'))
+    .then((bytes) => wasm.compile(bytes))
+    .catch(() => undefined);
+}
+
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
   const p = embeddedPaths(dataDir);
   const log = options.log;
   fs.mkdirSync(dataDir, { recursive: true });
   const waitMs = options.waitMs ?? 30_000;
   const deadline = Date.now() + waitMs;
+  // Compiling the engine's WebAssembly takes seconds: it runs while we wait for the folder.
+  const compiled = options.join ? undefined : compileEngine();
   let told = false;
   for (;;) {
     if (options.join) {
@@ -275,7 +288,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     const settings = { ...EMBEDDED_PG_DEFAULTS, ...(options.settings ?? {}) };
     const startParams = [...PGliteCtor.defaultStartParams, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
     log?.info({ folder: p.pgData }, 'starting embedded PostgreSQL');
-    db = await PGliteCtor.create({ dataDir: p.pgData, startParams });
+    db = await PGliteCtor.create({ dataDir: p.pgData, startParams, pgliteWasmModule: await (compiled ?? compileEngine()) });
     const server = new EmbeddedWireServer(db, {
       listen: p.socket,
       maxConnections: options.maxConnections,
