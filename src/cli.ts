@@ -24,7 +24,7 @@ function config(): HostConfig {
 /** Opens the database the host uses (joining a running embedded host through its socket). */
 async function withDatabase<T>(fn: (h: Awaited<ReturnType<typeof openDatabase>>, cfg: HostConfig) => Promise<T>): Promise<T> {
   const cfg = config();
-  const handle = await openDatabase(cfg, { poolSize: 2 });
+  const handle = await openDatabase(cfg, { poolSize: 2, joinEmbedded: true });
   try {
     return await fn(handle, cfg);
   } finally {
@@ -237,7 +237,7 @@ export function buildCli(): Command {
   // Portability (RFC 0098): the host boots without listening; logs go to stderr so stdout is the bundle.
   const withPortabilityApp = async (fn: (app: Awaited<ReturnType<typeof createHost>>['app']) => Promise<number>) => {
     // A one-shot process: no scheduler ticks, no bootstrap key.
-    const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false });
+    const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false, joinEmbedded: true });
     try {
       process.exitCode = await fn(host.app);
     } finally {

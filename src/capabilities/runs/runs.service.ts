@@ -170,7 +170,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
-    const inserted = (await db.query(
+    const insert = async () => (await db.query(
       `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
        VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
        ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
@@ -188,6 +188,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         requestHash,
       ],
     )) as Array<{ id: string }>;
+    const inserted = await this.insertRun(insert, idempotencyKey);
     if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
     const runId = inserted[0].id;
     // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
@@ -232,12 +233,13 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
       const error = { code: refusal.code, message: refusal.message };
-      const inserted = (await db.query(
+      const insert = async () => (await db.query(
         `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
          VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
          ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
       )) as Array<{ id: string }>;
+      const inserted = await this.insertRun(insert, idempotencyKey);
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
       const runId = inserted[0].id;
       const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
@@ -372,6 +374,20 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   /** The run an Idempotency-Key names in the caller's scope: its tenant and workspace ('' for a tenant-level caller). */
   private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
     return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, workspaceKey: scope.workspace ?? '', idempotencyKey: key } })) ?? undefined;
+  }
+
+  /**
+   * Runs an `INSERT ... ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`. An empty
+   * answer means a request with the same key won; without a key nothing can conflict, so an empty
+   * answer means the row was not written (no replay to look up): it is written once more, and a second
+   * empty answer is an error rather than a run that does not exist.
+   */
+  private async insertRun(insert: () => Promise<Array<{ id: string }>>, idempotencyKey: string | undefined): Promise<Array<{ id: string }>> {
+    const first = await insert();
+    if (first.length || idempotencyKey !== undefined) return first;
+    const again = await insert();
+    if (!again.length) throw new Error('the database wrote no row for the new run');
+    return again;
   }
 
   /** The insert found the Idempotency-Key taken: a concurrent request with the same key won it. */

@@ -49,6 +49,34 @@ export interface HostConfig {
   /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
   metrics: 'public' | 'scope' | 'off';
   rateLimit: RateLimitConfig;
+  database: DatabaseConfig;
+  embedded: EmbeddedConfig;
+  http: HttpTimeouts;
+}
+
+/** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
+export interface DatabaseConfig {
+  poolSize: number;
+  connectTimeoutMs: number;
+  /** 0: no limit. */
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+export interface EmbeddedConfig {
+  /** How long a host waits for another process to release the embedded data folder. */
+  waitMs: number;
+  /** PostgreSQL settings of the embedded engine over its memory-tuned defaults. */
+  settings: Record<string, string>;
+}
+
+/** Deadlines of the HTTP server against slow or stuck clients. */
+export interface HttpTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  sendTimeoutMs: number;
 }
 
 /** A fixed-window budget: at most `limit` requests per `windowMs`. */
@@ -141,6 +169,17 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
   { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
+  { name: 'OPENWOP_DB_POOL_SIZE', default: '10', description: 'Database connections of this process (the pool).' },
+  { name: 'OPENWOP_DB_CONNECT_TIMEOUT_MS', default: '5000', description: 'Longest wait for a database connection (connecting, or a free one from the pool); past it the request answers 503 `service_unavailable`.' },
+  { name: 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', default: '15000', description: "Longest a statement may run (PostgreSQL `statement_timeout`, and the client's own deadline for a server that stopped answering); past it the request answers 503. 0: no limit. Migrations are exempt." },
+  { name: 'OPENWOP_DB_LOCK_TIMEOUT_MS', default: '10000', description: 'Longest a statement waits for a row or table lock (PostgreSQL `lock_timeout`); past it the request answers 503. 0: no limit.' },
+  { name: 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', default: '60000', description: 'A connection idle inside an open transaction this long is ended and its transaction rolled back (PostgreSQL `idle_in_transaction_session_timeout`; the embedded engine does the same). 0: never.' },
+  { name: 'OPENWOP_EMBEDDED_WAIT_MS', default: '30000', description: 'How long a starting host waits for another process (a previous host still shutting down, a CLI command) to release the embedded data folder before it gives up with one line (exit 1).' },
+  { name: 'OPENWOP_EMBEDDED_PG_SETTINGS', description: 'PostgreSQL settings of the embedded engine over its memory-tuned defaults, `name=value` separated by spaces or commas (for example `shared_buffers=128MB work_mem=8MB`).' },
+  { name: 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'A client must send the complete request headers within this time of connecting or of its previous request; otherwise the connection is closed (408).' },
+  { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
+  { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
+  { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -175,6 +214,17 @@ export function parseRateBudget(name: string, value: string): RateBudget {
 
 function budget(env: NodeJS.ProcessEnv, name: string, dflt: string): RateBudget {
   return parseRateBudget(name, str(env, name) ?? dflt);
+}
+
+/** `name=value` pairs separated by spaces or commas: PostgreSQL settings. */
+export function parsePgSettings(name: string, value: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (value ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const m = /^([a-z_][a-z0-9_.]*)=([A-Za-z0-9_.:+-]+)$/.exec(item);
+    if (!m) throw new ConfigError(`${name}: expected name=value PostgreSQL settings (for example shared_buffers=64MB), got "${item}"`);
+    out[m[1]] = m[2];
+  }
+  return out;
 }
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -296,5 +346,31 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       },
     },
     consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
+    database: {
+      poolSize: int(env, 'OPENWOP_DB_POOL_SIZE', 10, 1, 1000),
+      connectTimeoutMs: int(env, 'OPENWOP_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      statementTimeoutMs: int(env, 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', 15000, 0, 86_400_000),
+      lockTimeoutMs: int(env, 'OPENWOP_DB_LOCK_TIMEOUT_MS', 10000, 0, 86_400_000),
+      idleInTransactionTimeoutMs: int(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
+    },
+    embedded: {
+      waitMs: int(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),
+      settings: parsePgSettings('OPENWOP_EMBEDDED_PG_SETTINGS', str(env, 'OPENWOP_EMBEDDED_PG_SETTINGS')),
+    },
+    http: httpTimeouts(env),
   };
+}
+
+function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
+  const t: HttpTimeouts = {
+    headersTimeoutMs: int(env, 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', 10000, 100, 3_600_000),
+    requestTimeoutMs: int(env, 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', 30000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3_600_000),
+    sendTimeoutMs: int(env, 'OPENWOP_HTTP_SEND_TIMEOUT_MS', 20000, 1000, 3_600_000),
+  };
+  // Node refuses a headers deadline later than the whole request's.
+  if (t.headersTimeoutMs > t.requestTimeoutMs) {
+    throw new ConfigError(`OPENWOP_HTTP_HEADERS_TIMEOUT_MS (${t.headersTimeoutMs}) must not exceed OPENWOP_HTTP_REQUEST_TIMEOUT_MS (${t.requestTimeoutMs})`);
+  }
+  return t;
 }

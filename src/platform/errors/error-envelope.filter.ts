@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../database/database-driver';
 import { DomainError } from './domain-error';
 
 export interface ErrorEnvelope {
@@ -22,6 +23,9 @@ const STATUS_CODES: Record<number, string> = {
   422: 'validation_error',
   429: 'rate_limited',
 };
+
+/** Seconds a client is told to wait after 503 `service_unavailable` (database unavailable). */
+export const DATABASE_RETRY_AFTER_S = 5;
 
 /** Fastify's own error codes, mapped to the protocol's canonical codes. */
 const FASTIFY_CODES: Record<string, { status: number; error: string; message?: string }> = {
@@ -52,7 +56,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
     const request = ctx.getRequest<FastifyRequest>();
     const { status, body, headers } = toEnvelope(exception, String(request?.id ?? ''));
-    if (status >= 500) {
+    if (status === 503 && body.error === 'service_unavailable') {
+      this.logger.warn({ reason: (exception as Error)?.message, correlationId: request?.id }, 'request failed: the database is unavailable');
+    } else if (status >= 500) {
       this.logger.error({ err: exception, correlationId: request?.id }, 'request failed');
     }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -64,6 +70,14 @@ export function toEnvelope(
   exception: unknown,
   correlationId: string,
 ): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
+  // Unreachable, hung or restarting database: the request may succeed later, so say when to retry.
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      status: 503,
+      body: { error: 'service_unavailable', message: 'The database is unavailable; retry later.', details: { correlationId, retryAfterMs: DATABASE_RETRY_AFTER_S * 1000 } },
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    };
+  }
   if (exception instanceof DomainError) {
     const body: ErrorEnvelope = { error: exception.code, message: exception.message };
     const details = { ...(exception.details ?? {}) };
