@@ -10,6 +10,7 @@ import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { followRunEvents } from './run-event-follower';
 import { RUN_STATUSES, RunPage, RunSnapshot, RunsService } from './runs.service';
 
 export class CreateRunBody {
@@ -89,8 +90,6 @@ function header(req: FastifyRequest, name: string): string | undefined {
   if (Array.isArray(v)) throw new ValidationError(`Send one ${name} header.`, { header: name });
   return v;
 }
-
-const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list, cancel, and follow its events (SSE
@@ -176,18 +175,10 @@ export class RunsController {
     let closed = false;
     req.raw.on('close', () => (closed = true));
     const write = (e: RunEventView) => raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-    let ended = ['completed', 'failed', 'cancelled'].includes(snap.status) ? 'terminal-before' : '';
     let lastBeat = Date.now();
     try {
-      while (!closed) {
-        const batch = await this.events.poll(p, snap.runId, after, ended ? 0 : 5000);
-        for (const e of batch) {
-          write(e);
-          after = e.sequence;
-          if (TERMINAL_EVENTS.has(e.type)) ended = 'terminal';
-        }
-        if (ended && !batch.length) break;
-        if (ended === 'terminal') break;
+      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed })) {
+        for (const e of batch) write(e);
         if (Date.now() - lastBeat > 15_000) {
           raw.write(': keep-alive\n\n');
           lastBeat = Date.now();

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
+import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
 
 /**
@@ -45,6 +46,8 @@ export interface HostConfig {
   /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
   metrics: 'public' | 'scope' | 'off';
   rateLimit: RateLimitConfig;
+  /** The gRPC transport (src/transport/grpc). */
+  grpc: GrpcConfig;
 }
 
 /** A fixed-window budget: at most `limit` requests per `windowMs`. */
@@ -135,6 +138,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
   { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
+  ...GRPC_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -235,9 +239,18 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   if (!/^[a-z][a-z0-9]{1,15}_$/.test(prefix)) {
     throw new ConfigError('OPENWOP_API_KEY_PREFIX must be 2-16 lowercase letters or digits followed by "_"');
   }
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const testSeams = bool(env, 'OPENWOP_TEST_SEAMS', false);
+  let grpc: GrpcConfig;
+  try {
+    grpc = loadGrpcConfig(env, { host, testSeams });
+  } catch (e) {
+    if (e instanceof GrpcSettingError) throw new ConfigError(e.message);
+    throw e;
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: str(env, 'HOST') ?? '127.0.0.1',
+    host,
     trustProxy: bool(env, 'OPENWOP_TRUST_PROXY', false),
     databaseUrl,
     dataDir: path.resolve(str(env, 'OPENWOP_DATA_DIR') ?? './.data'),
@@ -245,7 +258,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     file: loadConfigFile(configFile, schemas),
     plugins: (str(env, 'OPENWOP_PLUGINS') ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
-    testSeams: bool(env, 'OPENWOP_TEST_SEAMS', false),
+    testSeams,
     maxRequestBodyBytes: int(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
     json: {
       maxDepth: int(env, 'OPENWOP_JSON_MAX_DEPTH', 64, 2, 512),
@@ -288,5 +301,6 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       },
     },
     consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
+    grpc,
   };
 }

@@ -2,10 +2,9 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
-import { pendingMigrations } from '../database/migration-runner';
 import { Public } from '../identity/decorators';
 import { HealthService } from './health.service';
+import { checkReadiness } from './readiness';
 
 @ApiExcludeController()
 @Controller()
@@ -26,16 +25,7 @@ export class HealthController {
   @Public()
   @Get('/readyz')
   async ready(@Res() reply: FastifyReply): Promise<void> {
-    let database = 'ok';
-    let pending: string[] = [];
-    try {
-      await this.ds.query('SELECT 1');
-      pending = await pendingMigrations(this.ds, MIGRATIONS);
-      if (pending.length) database = 'migrations pending';
-    } catch {
-      database = 'unreachable';
-    }
-    const ready = database === 'ok';
+    const { ready, database, pendingMigrations: pending } = await checkReadiness(this.ds);
     const components = this.health.snapshot();
     await reply.status(ready ? 200 : 503).send({
       status: ready ? (this.health.degraded() ? 'degraded' : 'ok') : 'unavailable',
