@@ -99,13 +99,13 @@ export interface GrpcTestApp {
 }
 
 /** A test host with its gRPC listener started on a free loopback port, and a cleartext client of it. */
-export async function createGrpcTestApp(options: TestAppOptions = {}, credentials?: grpc.ChannelCredentials): Promise<GrpcTestApp> {
+export async function createGrpcTestApp(options: TestAppOptions = {}, credentials?: grpc.ChannelCredentials, channelOptions: grpc.ChannelOptions = {}): Promise<GrpcTestApp> {
   const t = await createTestApp({ ...options, env: { OPENWOP_GRPC_PORT: '0', OPENWOP_GRPC_HOST: '127.0.0.1', ...options.env } });
   try {
     const listener = t.app.get(GrpcListener);
     const { port } = await listener.start();
     const target = `127.0.0.1:${port}`;
-    const engine = new Engine(target, credentials);
+    const engine = new Engine(target, credentials, channelOptions);
     return {
       t,
       listener,

@@ -151,7 +151,8 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
     this.live = false;
     if (this.healthTimer) clearInterval(this.healthTimer);
     this.setHealth('NOT_SERVING');
-    await new Promise<void>((resolve) => (this.listener ? this.listener.close(() => resolve()) : resolve()));
+    // No new connections; the callback fires only once every open one has ended (below).
+    const closed = new Promise<void>((resolve) => (this.listener ? this.listener.close(() => resolve()) : resolve()));
     this.engine.stopStreams();
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => {
@@ -166,6 +167,7 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
     });
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+    await closed;
   }
 
   private async refreshHealth(): Promise<void> {
