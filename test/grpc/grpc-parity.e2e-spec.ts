@@ -2,6 +2,8 @@
  * gRPC ↔ REST parity: the same request over REST and over openwop.v1.Engine gives the same result
  * once the proto messages are read back as REST JSON bodies (grpc-transport.md §Conformance 1-2).
  */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { installChains, noopChain, TestEvent, waitForStatus } from '../runs/run-kit';
@@ -81,5 +83,19 @@ describe('gRPC transport: parity with REST', () => {
     const sseResumed = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events`, { token, headers: { 'last-event-id': '2' } })).text);
     expect(resumed.messages).toEqual(sseResumed);
     expect(resumed.messages[0].sequence).toBe(3);
+  });
+
+  it('the Node client example runs a workflow end to end against the listener', async () => {
+    const script = path.join(__dirname, '..', '..', 'examples', 'grpc-client', 'run-workflow.js');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [script, 'vendor.test.grpc.chain', '{"inputs":{"who":"example"}}'], { env: { ...process.env, OPENWOP_GRPC_TARGET: g.target, OPENWOP_API_KEY: token }, timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+      ),
+    );
+    expect(out).toMatch(/^host speaks OpenWOP 1\.0; transports rest, grpc; gRPC grpc:\/\/127\.0\.0\.1:\d+$/m);
+    expect(out).toMatch(/^run [0-9a-f-]{36} (pending|running)$/m);
+    expect(out).toMatch(/^ {2}#1 run\.started /m);
+    expect(out).toMatch(/ run\.completed /);
+    expect(out).toMatch(/ended completed; node states \{"n1":\{/);
   });
 });
