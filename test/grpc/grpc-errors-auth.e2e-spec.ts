@@ -11,7 +11,8 @@ import { EngineServiceImplementation } from '../../src/transport/grpc/engine-ser
 import { decodeRpcStatus, ERROR_ENVELOPE_TYPE_URL } from '../../src/transport/grpc/error-status';
 import { installChains, noopChain, waitForStatus } from '../runs/run-kit';
 import { parsePrometheusText as parsePrometheus, valueOf } from '../operations/prometheus-text';
-import { createGrpcTestApp, GrpcTestApp, metadata, UnaryResult } from './grpc-kit';
+import { Writer } from 'protobufjs';
+import { createGrpcTestApp, failure, GrpcTestApp, metadata, UnaryResult } from './grpc-kit';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -115,6 +116,27 @@ describe('gRPC transport: errors, authentication and scopes', () => {
   it('JSON shape limits hold for request messages as for REST bodies (NUL in a string: INVALID_ARGUMENT)', async () => {
     const body = { workflowId: 'vendor.test.grpc.chain', inputs: { bad: 'a\u0000b' } };
     await same('CreateRun', body, metadata(full), { method: 'POST', url: '/v1/runs', token: full, body }, grpc.status.INVALID_ARGUMENT);
+    // 45 levels of JSON fit protobuf's 100 message levels (and REST's 64).
+    const deep = (levels: number): Json => (levels ? { d: deep(levels - 1) } : {});
+    expect((await g.engine.call('CreateRun', { workflowId: 'vendor.test.grpc.chain', inputs: deep(45) }, metadata(full))).ok).toBe(true);
+    // Deeper than protobuf decodes (protobufjs encodes no such message; these bytes are built by hand).
+    let struct: Uint8Array = new Uint8Array(0);
+    for (let i = 0; i < 80; i++) {
+      const value = Writer.create().uint32((5 << 3) | 2).bytes(struct).finish();
+      const entry = Writer.create().uint32((1 << 3) | 2).string('d').uint32((2 << 3) | 2).bytes(value).finish();
+      struct = Writer.create().uint32((1 << 3) | 2).bytes(entry).finish();
+    }
+    const bytes = Buffer.from(Writer.create().uint32((1 << 3) | 2).string('vendor.test.grpc.chain').uint32((2 << 3) | 2).bytes(struct).finish());
+    const tooDeep = await new Promise<grpc.ServiceError>((resolve) =>
+      g.engine.client.makeUnaryRequest('/openwop.v1.Engine/CreateRun', (b: Buffer) => b, (b: Buffer) => b, bytes, metadata(full), (err: grpc.ServiceError | null) => resolve(err!)),
+    );
+    const f = failure(tooDeep);
+    expect([f.code, f.envelope]).toEqual([grpc.status.INVALID_ARGUMENT, { error: 'validation_error', message: "The request message nests deeper than protobuf's 100 message levels (in a Struct, about 49 levels of JSON)." }]);
+    // REST's parser refuses constructor.prototype (prototype poisoning); a Struct cannot smuggle it in.
+    const poisoned = { workflowId: 'vendor.test.grpc.chain', inputs: { constructor: { prototype: { admin: true } } } };
+    const p = refused(await g.engine.call('CreateRun', poisoned, metadata(full)));
+    expect([p.code, p.envelope?.error, p.envelope?.details]).toEqual([grpc.status.INVALID_ARGUMENT, 'validation_error', { path: '/inputs/constructor' }]);
+    expect((await g.t.http('POST', '/v1/runs', { token: full, body: poisoned })).status).toBe(400);
   });
 
   it('an unknown workflow and an idempotency conflict answer what REST answers', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type, ValidationPipe } from '@nestjs/common';
@@ -72,7 +73,12 @@ export class EngineServiceImplementation implements OnModuleInit {
   private readonly statusRoot: Root = loadEngineRoot();
   private readonly pipe = new ValidationPipe(REQUEST_VALIDATION);
   private readonly handlers = new Map<EngineMethodName, { handler: EngineMethodHandler; operation: ResolvedOperation }>();
-  private readonly stopping = new AbortController();
+  /** Aborted once, when the listener stops; every call in flight listens to it (no listener limit). */
+  private readonly stopping = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  })();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -102,6 +108,28 @@ export class EngineServiceImplementation implements OnModuleInit {
   /** Ends open event streams with UNAVAILABLE (the listener is stopping); unary calls run to their end. */
   stopStreams(): void {
     this.stopping.abort();
+  }
+
+  /**
+   * The service definition to register: the proto's, with request decoding that never fails the
+   * call on its own (grpc-js would answer INTERNAL without an envelope): a message that does not
+   * decode reaches the pipeline as UnreadableRequest and is refused as INVALID_ARGUMENT.
+   */
+  definition(service: ServiceDefinition): ServiceDefinition {
+    const out: ServiceDefinition = {};
+    for (const [name, m] of Object.entries(service)) {
+      out[name] = {
+        ...m,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return m.requestDeserialize(bytes);
+          } catch (e) {
+            return new UnreadableRequest(e instanceof Error ? e.message : String(e));
+          }
+        },
+      };
+    }
+    return out;
   }
 
   /** The grpc-js implementation of every Engine method. */
@@ -236,6 +264,13 @@ export class EngineServiceImplementation implements OnModuleInit {
 
   /** REST JSON form of the request message; what cannot be read is 400 validation_error, as a malformed body is. */
   private readRequest(type: string, message: unknown): JsonObject {
+    if (message instanceof UnreadableRequest) {
+      throw new ValidationError(
+        /nesting depth/.test(message.reason)
+          ? `The request message nests deeper than protobuf's ${NESTING_LIMIT} message levels (in a Struct, about ${Math.floor((NESTING_LIMIT - 2) / 2)} levels of JSON).`
+          : `The request message cannot be decoded: ${message.reason}.`,
+      );
+    }
     let json: JsonObject;
     try {
       json = this.codec.toJson(type, message);
@@ -244,12 +279,10 @@ export class EngineServiceImplementation implements OnModuleInit {
       if (e instanceof RangeError) throw new ValidationError('The request message is nested too deeply.');
       throw e;
     }
-    try {
-      assertJsonWithinLimits(json, this.config.json);
-    } catch (e) {
-      if (e instanceof RangeError) throw new ValidationError('The request message is nested too deeply.');
-      throw e;
-    }
+    assertJsonWithinLimits(json, this.config.json);
+    const forbidden = prototypeKey(json);
+    // REST's JSON parser refuses these keys (prototype poisoning); a Struct must not smuggle them in.
+    if (forbidden) throw new ValidationError('The request message has a member the host refuses (__proto__, or constructor.prototype).', { path: forbidden });
     return json;
   }
 
@@ -320,6 +353,35 @@ interface CallState {
 }
 
 class ClientGoneError extends Error {}
+
+/** A request message that did not decode (see `definition`). */
+class UnreadableRequest {
+  constructor(readonly reason: string) {}
+}
+
+/** protobufjs' decoding limit, protoc's default: messages nested deeper do not decode. */
+const NESTING_LIMIT = 100;
+
+/** The JSON Pointer of the first `__proto__` member, or `constructor` member holding `prototype`, if any. */
+function prototypeKey(root: unknown): string | undefined {
+  const stack: Array<{ v: unknown; at: string }> = [{ v: root, at: '' }];
+  while (stack.length) {
+    const { v, at } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push({ v: item, at: `${at}/${i}` }));
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      const child = (v as Record<string, unknown>)[key];
+      const here = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (key === '__proto__') return here;
+      if (key === 'constructor' && child !== null && typeof child === 'object' && Object.prototype.hasOwnProperty.call(child, 'prototype')) return here;
+      stack.push({ v: child, at: here });
+    }
+  }
+  return undefined;
+}
 
 function typeName(t: unknown): string {
   const type = (t as { type?: { name?: unknown } } | undefined)?.type;

@@ -81,7 +81,8 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
       // The REST body limit is the request message limit: a bigger message is RESOURCE_EXHAUSTED.
       'grpc.max_receive_message_length': this.config.maxRequestBodyBytes,
     });
-    server.addService(definition[ENGINE_SERVICE] as ServiceDefinition, this.engine.implementation(definition[ENGINE_SERVICE] as ServiceDefinition));
+    const engine = definition[ENGINE_SERVICE] as ServiceDefinition;
+    server.addService(this.engine.definition(engine), this.engine.implementation(engine));
     const health = new HealthImplementation({ '': 'NOT_SERVING', [ENGINE_SERVICE]: 'NOT_SERVING' });
     health.addToServer(server);
     if (cfg.reflection) new ReflectionService(definition).addToServer(server);
