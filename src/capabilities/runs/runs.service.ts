@@ -50,6 +50,18 @@ export interface RunSnapshot {
   metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
 }
 
+/**
+ * The chain a run executes, as the engine stored it when the run was created (so a pack installed
+ * again later does not change what an earlier run shows): its nodes in topological order and its edges.
+ * A run that executed no chain (refused at start, or a host run) has no nodes.
+ */
+export interface RunDefinitionView {
+  runId: string;
+  workflowId: string;
+  nodes: Array<{ id: string; typeId: string; config: Record<string, unknown> }>;
+  edges: Array<{ from: string; to: string; fromPort?: string; toPort?: string }>;
+}
+
 export interface RunPage {
   runs: RunSnapshot[];
   nextCursor: string | null;
@@ -239,6 +251,19 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (!run) throw new NotFoundError('No such run.');
     const nodes = run.kind === 'workflow' ? await (manager ?? this.ds.manager).getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
     return snapshot(run, nodes);
+  }
+
+  /** The chain a run of the caller's tenant executes (unknown and foreign ids are 404). */
+  async definition(scope: TenantScope, runId: string): Promise<RunDefinitionView> {
+    const run = await this.find(scope, runId);
+    if (!run) throw new NotFoundError('No such run.');
+    const def = run.definition as Partial<WorkflowDefinition> | null;
+    return {
+      runId: run.id,
+      workflowId: run.workflowId ?? `host.${run.kind}`,
+      nodes: (def?.nodes ?? []).map((n) => ({ id: n.id, typeId: n.typeId, config: n.config ?? {} })),
+      edges: (def?.edges ?? []).map((e) => ({ from: e.from, to: e.to, ...(e.fromPort ? { fromPort: e.fromPort } : {}), ...(e.toPort ? { toPort: e.toPort } : {}) })),
+    };
   }
 
   /** The caller's runs, newest first, a page at a time, optionally of one status. */
