@@ -48,7 +48,7 @@ describe('serve with the gRPC transport', () => {
       const target = g.endpoint.replace('grpc://', '');
       const engine = new Engine(target);
       const caps = await engine.call('GetCapabilities', {});
-      const rest = await (await fetch(`${http.url}/.well-known/openwop`)).json();
+      const rest = (await (await fetch(`${http.url}/.well-known/openwop`)).json()) as { grpc?: unknown };
       expect(caps.ok && caps.body).toEqual(rest);
       expect(rest.grpc).toEqual({ supported: true, endpoint: g.endpoint, service: 'openwop.v1.Engine', tls: 'disabled' });
       engine.close();
