@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { MIGRATIONS } from '../migrations';
 import { consoleBuilt } from './console/console-assets';
-import { createHost, oneLineReason, StartupError } from './bootstrap';
+import { createHost, Host, oneLineReason, StartupError } from './bootstrap';
 import { PROJECT_ROOT } from './platform/project-root';
 import { ConfigError, HostConfig, loadHostConfig } from './platform/config/host-config';
 import { openDatabase } from './platform/database/data-source.factory';
@@ -16,6 +16,7 @@ import { routeScopesTable } from './platform/openapi/route-scopes';
 import { ROLES } from './platform/identity/scopes';
 import { exportCommand, importCommand } from './capabilities/portability/portability.cli';
 import { RunsCliOptions, runsCancel, runsList, runsStart } from './capabilities/runs/runs.cli';
+import { GrpcListener } from './transport/grpc/grpc-listener';
 
 function config(): HostConfig {
   return loadHostConfig(process.env);
@@ -85,6 +86,7 @@ async function serve(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : cfg.port;
   const base = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
   log.info({ url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) }, 'openwop host listening');
+  await startGrpc(host, cfg);
   if (cfg.bootstrapKey && (await keys.count()) === 0) {
     const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin'], name: 'bootstrap' });
     process.stdout.write(
@@ -117,6 +119,21 @@ async function serve(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** The gRPC transport, when configured: after HTTP listens, so discovery advertises it only once both are up. */
+async function startGrpc(host: Host, cfg: HostConfig): Promise<void> {
+  if (!cfg.grpc.enabled) return;
+  try {
+    const g = await host.app.get(GrpcListener).start();
+    host.logger.info({ endpoint: g.endpoint, tls: cfg.grpc.tls, reflection: cfg.grpc.reflection, ...(cfg.grpc.reason === 'test-seams' ? { because: 'OPENWOP_TEST_SEAMS' } : {}) }, 'openwop gRPC transport listening');
+  } catch (e) {
+    await host.close().catch(() => undefined);
+    const code = (e as { code?: string }).code;
+    const where = `${cfg.grpc.host}:${cfg.grpc.port}`;
+    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : oneLineReason(e);
+    throw new StartupError('listen', `cannot listen for gRPC on ${where}: ${reason}`, { cause: e });
+  }
 }
 
 function parseScopes(v: string): string[] {

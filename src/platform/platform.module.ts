@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Module, ValidationPipe } from '@nestjs/common';
+import { DynamicModule, Global, Module, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
@@ -27,6 +27,9 @@ import { PluginStateStore } from './plugins/plugin-state.store';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
+
+/** The request validation every REST route gets (APP_PIPE); other transports validate with the same options. */
+export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } };
 
 export interface PlatformOptions {
   config: HostConfig;
@@ -74,7 +77,7 @@ export class PlatformModule {
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {
           provide: APP_PIPE,
-          useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } }),
+          useValue: new ValidationPipe(REQUEST_VALIDATION),
         },
       ],
       exports: [HOST_CONFIG, DataSource, SchemaRegistry, PluginStateStore, OpenApiHolder, DiscoveryModule, ...services],

@@ -10,6 +10,7 @@ import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { followRunEvents } from './run-event-follower';
 import { RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
 
 export class CreateRunBody {
@@ -115,8 +116,6 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return v;
 }
 
-const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list, cancel, and follow its events (SSE
  * with `Last-Event-ID` resume; the long-poll route is the platform's events controller).
@@ -209,7 +208,7 @@ export class RunsController {
     const lastEventId = header(req, 'last-event-id');
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
     const snap = await this.runs.get(p, runId); // 404 before the stream opens
-    let after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
+    const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -229,19 +228,13 @@ export class RunsController {
     const write = async (e: RunEventView) => {
       if (!raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`) && !closed) await drained();
     };
-    let ended = ['completed', 'failed', 'cancelled'].includes(snap.status) ? 'terminal-before' : '';
     let lastBeat = Date.now();
     try {
-      while (!closed) {
-        const batch = await this.events.poll(p, snap.runId, after, ended ? 0 : 5000);
+      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed })) {
         for (const e of batch) {
           if (closed) break;
           await write(e);
-          after = e.sequence;
-          if (TERMINAL_EVENTS.has(e.type)) ended = 'terminal';
         }
-        if (ended && !batch.length) break;
-        if (ended === 'terminal') break;
         if (Date.now() - lastBeat > 15_000) {
           raw.write(': keep-alive\n\n');
           lastBeat = Date.now();

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
+import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
 
 /**
@@ -52,6 +53,8 @@ export interface HostConfig {
   database: DatabaseConfig;
   embedded: EmbeddedConfig;
   http: HttpTimeouts;
+  /** The gRPC transport (src/transport/grpc). */
+  grpc: GrpcConfig;
 }
 
 /** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
@@ -180,6 +183,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
+  ...GRPC_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -291,9 +295,18 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   if (!/^[a-z][a-z0-9]{1,15}_$/.test(prefix)) {
     throw new ConfigError('OPENWOP_API_KEY_PREFIX must be 2-16 lowercase letters or digits followed by "_"');
   }
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const testSeams = bool(env, 'OPENWOP_TEST_SEAMS', false);
+  let grpc: GrpcConfig;
+  try {
+    grpc = loadGrpcConfig(env, { host, testSeams });
+  } catch (e) {
+    if (e instanceof GrpcSettingError) throw new ConfigError(e.message);
+    throw e;
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
-    host: str(env, 'HOST') ?? '127.0.0.1',
+    host,
     trustProxy: bool(env, 'OPENWOP_TRUST_PROXY', false),
     databaseUrl,
     dataDir: path.resolve(str(env, 'OPENWOP_DATA_DIR') ?? './.data'),
@@ -301,7 +314,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     file: loadConfigFile(configFile, schemas),
     plugins: (str(env, 'OPENWOP_PLUGINS') ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
-    testSeams: bool(env, 'OPENWOP_TEST_SEAMS', false),
+    testSeams,
     maxRequestBodyBytes: int(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
     json: {
       maxDepth: int(env, 'OPENWOP_JSON_MAX_DEPTH', 64, 2, 512),
@@ -358,6 +371,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       settings: parsePgSettings('OPENWOP_EMBEDDED_PG_SETTINGS', str(env, 'OPENWOP_EMBEDDED_PG_SETTINGS')),
     },
     http: httpTimeouts(env),
+    grpc,
   };
 }
 

@@ -1,0 +1,36 @@
+import type { EventLogService, RunEventView } from '../../platform/events/event-log.service';
+import type { TenantScope } from '../../platform/identity/principal';
+import type { RunSnapshot } from './runs.service';
+
+/** The run events after which a run's stream has nothing more to say. */
+export const TERMINAL_RUN_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * Follows the events of a run after sequence `after`, in sequence order, as every streaming
+ * transport serves them (SSE, gRPC StreamRunEvents): each long-poll's batch is yielded, an empty
+ * one when `waitMs` passed with nothing new (a caller may send a keep-alive then); it ends after the
+ * batch holding the terminal run event, or, for a run that had already finished when the stream
+ * opened, once the log has nothing more. `closed` is checked between polls: a client that went away
+ * only ends its stream; it never touches the run.
+ */
+export async function* followRunEvents(
+  events: EventLogService,
+  scope: TenantScope,
+  snapshot: Pick<RunSnapshot, 'runId' | 'status'>,
+  after: number,
+  opts: { waitMs: number; closed: () => boolean },
+): AsyncGenerator<RunEventView[]> {
+  let ended = TERMINAL_STATUSES.has(snapshot.status);
+  while (!opts.closed()) {
+    const batch = await events.poll(scope, snapshot.runId, after, ended ? 0 : opts.waitMs);
+    if (!batch.length && ended) return;
+    let terminal = false;
+    for (const e of batch) {
+      after = e.sequence;
+      if (TERMINAL_RUN_EVENTS.has(e.type)) terminal = true;
+    }
+    yield batch;
+    if (terminal) return;
+  }
+}

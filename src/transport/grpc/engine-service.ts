@@ -1,0 +1,415 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import * as grpc from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/proto-loader';
+import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type, ValidationPipe } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { DiscoveryService } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import type { Root } from 'protobufjs';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { DomainError, ForbiddenError, UnauthenticatedError, ValidationError } from '../../platform/errors/domain-error';
+import { toEnvelope } from '../../platform/errors/error-envelope.filter';
+import { assertJsonWithinLimits } from '../../platform/http/json-guard';
+import { AuthGuard } from '../../platform/identity/auth.guard';
+import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { REQUEST_VALIDATION } from '../../platform/platform.module';
+import { parseTraceContext, withTraceContext } from '../../platform/tracing/trace-context';
+import { ENGINE_PACKAGE, ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto';
+import { ENGINE_METHODS, EngineCall, EngineMethod, EngineMethodHandler, EngineMethodName, RestOperation } from './engine-method';
+import { encodeRpcStatus, errorEnvelopeToStatus } from './error-status';
+import { GrpcMetrics } from './grpc.metrics';
+import { JsonObject, ProtoJsonCodec, ProtoJsonError } from './json-struct';
+
+/** An Engine method this host does not serve, because REST does not serve its operation either. */
+export class MethodNotServedError extends DomainError {
+  constructor(method: string) {
+    super('not_implemented', 501, `This host does not serve ${method}: its REST operation is not served either.`, { method: `${ENGINE_SERVICE}/${method}` });
+  }
+}
+
+/** Thrown into a handler's work when the listener stops under it; the client resumes elsewhere. */
+export class ListenerStoppingError extends DomainError {
+  constructor() {
+    super('unavailable', 503, 'The host is shutting down; retry on another replica (an event stream resumes from its last sequence).');
+  }
+}
+
+/** The REST route a method stands for, read once from the controller's route metadata. */
+interface ResolvedOperation {
+  op: RestOperation;
+  handlerFn: (...args: unknown[]) => unknown;
+  httpMethod: string;
+  path: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** `1.2.3.4:5678`, `::1:5678` or `[::1]:5678` (grpc-js getPeer) → the client address. */
+export function peerAddress(peer: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(peer);
+  if (bracketed) return bracketed[1];
+  const m = /^(.*):(\d+)$/.exec(peer);
+  const host = m ? m[1] : peer;
+  return host.startsWith('::ffff:') ? host.slice(7) : host;
+}
+
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
+
+/**
+ * openwop.v1.Engine over the host's own request pipeline. Every call passes, in REST's order:
+ * the request message read as its REST JSON body and held to the same JSON shape limits; the
+ * host's AuthGuard, run against the twin REST route's handler (its scopes, public or seam marks,
+ * and its verb's rate-limit class), with the bearer token from the `authorization` metadata; the
+ * handler, which validates with the REST DTOs and calls the same services; and the REST error
+ * envelope, mapped to google.rpc.Status with the envelope in details[]. Methods without a handler
+ * answer UNIMPLEMENTED (with the envelope) before anything else, as an unknown route answers 404.
+ */
+@Injectable()
+export class EngineServiceImplementation implements OnModuleInit {
+  private readonly log = new Logger('grpc');
+  private readonly codec: ProtoJsonCodec = engineJsonCodec();
+  private readonly statusRoot: Root = loadEngineRoot();
+  private readonly pipe = new ValidationPipe(REQUEST_VALIDATION);
+  private readonly handlers = new Map<EngineMethodName, { handler: EngineMethodHandler; operation: ResolvedOperation }>();
+  /** Aborted once, when the listener stops; every call in flight listens to it (no listener limit). */
+  private readonly stopping = (() => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  })();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly guard: AuthGuard,
+    private readonly metrics: GrpcMetrics,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders({ metadataKey: EngineMethod.KEY })) {
+      const handler = wrapper.instance as EngineMethodHandler | undefined;
+      if (!handler || typeof handler.handle !== 'function') continue;
+      if (!(ENGINE_METHODS as readonly string[]).includes(handler.name)) throw new Error(`${wrapper.name}: ${handler.name} is not a method of ${ENGINE_SERVICE}`);
+      if (this.handlers.has(handler.name)) throw new Error(`two providers handle ${ENGINE_SERVICE}/${handler.name}`);
+      this.handlers.set(handler.name, { handler, operation: resolveOperation(handler) });
+    }
+  }
+
+  /** The methods served (the rest answer UNIMPLEMENTED), with the REST route each stands for. */
+  served(): Array<{ method: EngineMethodName; kind: EngineMethodHandler['kind']; route: string }> {
+    return ENGINE_METHODS.filter((m) => this.handlers.has(m)).map((m) => {
+      const { handler, operation } = this.handlers.get(m)!;
+      return { method: m, kind: handler.kind, route: `${operation.httpMethod} ${operation.path}` };
+    });
+  }
+
+  /** Ends open event streams with UNAVAILABLE (the listener is stopping); unary calls run to their end. */
+  stopStreams(): void {
+    this.stopping.abort();
+  }
+
+  /**
+   * The service definition to register: the proto's, with request decoding that never fails the
+   * call on its own (grpc-js would answer INTERNAL without an envelope): a message that does not
+   * decode reaches the pipeline as UnreadableRequest and is refused as INVALID_ARGUMENT.
+   */
+  definition(service: ServiceDefinition): ServiceDefinition {
+    const out: ServiceDefinition = {};
+    for (const [name, m] of Object.entries(service)) {
+      out[name] = {
+        ...m,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return m.requestDeserialize(bytes);
+          } catch (e) {
+            return new UnreadableRequest(e instanceof Error ? e.message : String(e));
+          }
+        },
+      };
+    }
+    return out;
+  }
+
+  /** The grpc-js implementation of every Engine method. */
+  implementation(service: ServiceDefinition): grpc.UntypedServiceImplementation {
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const method of ENGINE_METHODS) {
+      const def = service[method];
+      if (!def) throw new Error(`the proto has no ${ENGINE_SERVICE}/${method}`);
+      const requestType = `${ENGINE_PACKAGE}.${typeName(def.requestType)}`;
+      const responseType = `${ENGINE_PACKAGE}.${typeName(def.responseType)}`;
+      if (def.responseStream) {
+        impl[method] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+          void this.serveStream(method, requestType, responseType, call);
+        };
+      } else {
+        impl[method] = (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
+          void this.serveUnary(method, requestType, responseType, call, callback);
+        };
+      }
+    }
+    return impl;
+  }
+
+  private async serveUnary(method: EngineMethodName, requestType: string, responseType: string, call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>): Promise<void> {
+    const started = process.hrtime.bigint();
+    this.metrics.started(method);
+    const context = this.context(method, call);
+    let code: number = grpc.status.OK;
+    try {
+      const entry = this.handlers.get(method);
+      if (!entry || entry.handler.kind !== 'unary') throw new MethodNotServedError(method);
+      const request = this.readRequest(requestType, call.request);
+      const handler = entry.handler;
+      context.principal = await this.admit(entry.operation, context.request);
+      const result = await withTraceContext(context.call.trace, () => handler.handle(context.call, request));
+      const message = this.writeResponse(responseType, result);
+      callback(null, message);
+    } catch (e) {
+      const error = this.toServiceError(e, context.call.requestId, method);
+      code = error.code;
+      callback(error);
+    } finally {
+      context.dispose();
+      this.finish(method, code, started, context);
+    }
+  }
+
+  private async serveStream(method: EngineMethodName, requestType: string, responseType: string, call: grpc.ServerWritableStream<unknown, unknown>): Promise<void> {
+    const started = process.hrtime.bigint();
+    this.metrics.started(method);
+    const context = this.context(method, call);
+    let code: number = grpc.status.OK;
+    try {
+      const entry = this.handlers.get(method);
+      if (!entry || entry.handler.kind !== 'server-stream') throw new MethodNotServedError(method);
+      const request = this.readRequest(requestType, call.request);
+      const handler = entry.handler;
+      context.principal = await this.admit(entry.operation, context.request);
+      const send = async (body: unknown): Promise<void> => {
+        if (context.call.signal.aborted) throw this.stopping.signal.aborted ? new ListenerStoppingError() : new ClientGoneError();
+        const message = this.writeResponse(responseType, body);
+        this.metrics.sent(method);
+        if (!call.write(message)) await drained(call, context.call.signal);
+      };
+      await withTraceContext(context.call.trace, () => handler.handle(context.call, request, send));
+      if (context.call.signal.aborted && !call.cancelled) throw new ListenerStoppingError();
+      if (call.cancelled) code = grpc.status.CANCELLED;
+      else call.end();
+    } catch (e) {
+      if (call.cancelled || e instanceof ClientGoneError) {
+        // The client tore the stream down: nothing to answer, and nothing it started is touched.
+        code = grpc.status.CANCELLED;
+      } else {
+        const error = this.toServiceError(e, context.call.requestId, method);
+        code = error.code;
+        call.emit('error', error);
+      }
+    } finally {
+      context.dispose();
+      this.finish(method, code, started, context);
+    }
+  }
+
+  /** The per-call state: what the handler sees (EngineCall) and what the guard reads (a request). */
+  private context(method: EngineMethodName, call: AnyCall): CallState {
+    const md = call.metadata;
+    const given = md.get('x-request-id');
+    const requestId = given.length === 1 && typeof given[0] === 'string' && REQUEST_ID.test(given[0]) ? given[0] : randomUUID();
+    const single = (name: string): string | undefined => {
+      const values = md.get(name);
+      if (values.length > 1) throw new ValidationError(`Send one ${name} metadata entry.`, { header: name });
+      const v = values[0];
+      return v === undefined ? undefined : typeof v === 'string' ? v : v.toString('utf8');
+    };
+    const text = (name: string): string[] => md.get(name).filter((v): v is string => typeof v === 'string');
+    // Aborted when the client cancels or the listener stops: handlers stop their work, never the run.
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    call.on('cancelled', onAbort);
+    const stopping = this.stopping.signal;
+    stopping.addEventListener('abort', onAbort);
+    const pipe = this.pipe;
+    const state: CallState = {
+      principal: undefined,
+      request: { id: requestId, ip: peerAddress(call.getPeer()), method: '', url: '', headers: {}, metadata: md } as unknown as GuardRequest,
+      call: undefined as unknown as EngineCall,
+      dispose() {
+        call.removeListener('cancelled', onAbort);
+        stopping.removeEventListener('abort', onAbort);
+      },
+    };
+    state.call = {
+      method,
+      get principal() {
+        return state.principal;
+      },
+      requestId,
+      metadata: md,
+      trace: parseTraceContext(text('traceparent')[0], text('tracestate').join(',') || undefined),
+      signal: abort.signal,
+      header: single,
+      async validate<T extends object>(dto: Type<T>, value: unknown, where: 'body' | 'query'): Promise<T> {
+        return (await pipe.transform(value, { type: where, metatype: dto })) as T;
+      },
+      requirePrincipal(): Principal {
+        if (!state.principal) throw new Error(`${method}: no principal (the method's REST operation is public)`);
+        return state.principal;
+      },
+    };
+    return state;
+  }
+
+  /** REST JSON form of the request message; what cannot be read is 400 validation_error, as a malformed body is. */
+  private readRequest(type: string, message: unknown): JsonObject {
+    if (message instanceof UnreadableRequest) {
+      throw new ValidationError(
+        /nesting depth/.test(message.reason)
+          ? `The request message nests deeper than protobuf's ${NESTING_LIMIT} message levels (in a Struct, about ${Math.floor((NESTING_LIMIT - 2) / 2)} levels of JSON).`
+          : `The request message cannot be decoded: ${message.reason}.`,
+      );
+    }
+    let json: JsonObject;
+    try {
+      json = this.codec.toJson(type, message);
+    } catch (e) {
+      if (e instanceof ProtoJsonError) throw new ValidationError(`The request message cannot be read: ${e.message}`, { path: e.path || '/' });
+      if (e instanceof RangeError) throw new ValidationError('The request message is nested too deeply.');
+      throw e;
+    }
+    assertJsonWithinLimits(json, this.config.json);
+    const forbidden = prototypeKey(json);
+    // REST's JSON parser refuses these keys (prototype poisoning); a Struct must not smuggle them in.
+    if (forbidden) throw new ValidationError('The request message has a member the host refuses (__proto__, or constructor.prototype).', { path: forbidden });
+    return json;
+  }
+
+  private writeResponse(type: string, body: unknown): Record<string, unknown> {
+    return this.codec.fromJson(type, body);
+  }
+
+  /**
+   * The host's AuthGuard, run for the REST route this method stands for: the same seam gate,
+   * authentication, rate limits and scope check, in the same order, with the same errors.
+   */
+  private async admit(op: ResolvedOperation, request: GuardRequest): Promise<Principal | undefined> {
+    const values = request.metadata.get('authorization');
+    if (values.length > 1) throw new UnauthenticatedError('Send one authorization metadata entry.');
+    const authorization = typeof values[0] === 'string' ? values[0] : undefined;
+    const mutable = request as unknown as { method: string; url: string; headers: Record<string, string> };
+    mutable.method = op.httpMethod;
+    mutable.url = op.path;
+    mutable.headers = authorization === undefined ? {} : { authorization };
+    const ctx = new ExecutionContextHost([request, undefined, undefined], op.op.controller, op.handlerFn);
+    ctx.setType('http');
+    if (!(await this.guard.canActivate(ctx))) throw new ForbiddenError();
+    return request.principal;
+  }
+
+  private toServiceError(e: unknown, requestId: string, method: string): grpc.ServiceError {
+    const { status, body, headers } = toEnvelope(e, requestId);
+    if (status >= 500 && !(e instanceof MethodNotServedError) && !(e instanceof ListenerStoppingError)) {
+      this.log.error({ err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` }, 'grpc call failed');
+    }
+    const rpc = errorEnvelopeToStatus(body, { httpStatus: status });
+    const metadata = new grpc.Metadata();
+    metadata.set('grpc-status-details-bin', encodeRpcStatus(this.statusRoot, rpc));
+    const retryAfter = headers?.['Retry-After'];
+    if (retryAfter !== undefined) metadata.set('retry-after', retryAfter);
+    return Object.assign(new Error(rpc.message), { code: rpc.code, details: rpc.message, metadata });
+  }
+
+  private finish(method: EngineMethodName, code: number, started: bigint, context: CallState): void {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.metrics.finished(method, code, seconds);
+    const p = context.principal;
+    const fields = {
+      transport: 'grpc',
+      method: `${ENGINE_SERVICE}/${method}`,
+      code: grpc.status[code] ?? String(code),
+      durationMs: Math.round(seconds * 10_000) / 10,
+      tenant: p?.tenant ?? null,
+      workspace: p?.workspace,
+      principal: p?.principal ?? null,
+      credential: p?.kind,
+      requestId: context.call.requestId,
+      traceId: context.call.trace?.traceId,
+    };
+    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error(fields, 'grpc call completed');
+    else this.log.log(fields, 'grpc call completed');
+  }
+}
+
+/** The request object the AuthGuard reads: a REST request reduced to what the guard uses. */
+type GuardRequest = PrincipalRequest & { metadata: grpc.Metadata };
+
+interface CallState {
+  principal: Principal | undefined;
+  request: GuardRequest;
+  call: EngineCall;
+  dispose(): void;
+}
+
+class ClientGoneError extends Error {}
+
+/** A request message that did not decode (see `definition`). */
+class UnreadableRequest {
+  constructor(readonly reason: string) {}
+}
+
+/** protobufjs' decoding limit, protoc's default: messages nested deeper do not decode. */
+const NESTING_LIMIT = 100;
+
+/** The JSON Pointer of the first `__proto__` member, or `constructor` member holding `prototype`, if any. */
+function prototypeKey(root: unknown): string | undefined {
+  const stack: Array<{ v: unknown; at: string }> = [{ v: root, at: '' }];
+  while (stack.length) {
+    const { v, at } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push({ v: item, at: `${at}/${i}` }));
+      continue;
+    }
+    for (const key of Object.keys(v)) {
+      const child = (v as Record<string, unknown>)[key];
+      const here = `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (key === '__proto__') return here;
+      if (key === 'constructor' && child !== null && typeof child === 'object' && Object.prototype.hasOwnProperty.call(child, 'prototype')) return here;
+      stack.push({ v: child, at: here });
+    }
+  }
+  return undefined;
+}
+
+function typeName(t: unknown): string {
+  const type = (t as { type?: { name?: unknown } } | undefined)?.type;
+  if (!type || typeof type.name !== 'string') throw new Error('a method of the proto has no message type');
+  return type.name;
+}
+
+function resolveOperation(handler: EngineMethodHandler): ResolvedOperation {
+  const { controller, handler: name } = handler.rest;
+  const fn = (controller.prototype as Record<string, unknown>)[name];
+  if (typeof fn !== 'function') throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
+  const verb = Reflect.getMetadata(METHOD_METADATA, fn) as RequestMethod | undefined;
+  const path = Reflect.getMetadata(PATH_METADATA, fn) as string | string[] | undefined;
+  if (verb === undefined || path === undefined) throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
+  const declared = [SCOPES_KEY, PUBLIC_KEY, SEAM_KEY].some((k) => Reflect.getMetadata(k, fn) !== undefined || Reflect.getMetadata(k, controller) !== undefined);
+  if (!declared) throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} declares no scopes`);
+  return { op: handler.rest, handlerFn: fn as ResolvedOperation['handlerFn'], httpMethod: RequestMethod[verb], path: Array.isArray(path) ? path[0] : path };
+}
+
+/** Resolves when the stream's buffer has room again (or the call ends). */
+function drained(call: grpc.ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      call.removeListener('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.once('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}

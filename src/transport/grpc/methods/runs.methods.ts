@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
+import { CancelRunBody, CreateRunBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
+import { RunsService } from '../../../capabilities/runs/runs.service';
+import { EventLogService } from '../../../platform/events/event-log.service';
+import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
+import type { JsonObject } from '../json-struct';
+
+/**
+ * The run lifecycle over gRPC: the REST routes of RunsController, through RunsService and the
+ * REST DTOs. Each method takes from its request message exactly what REST takes from the path,
+ * the query and the body, so a member REST would refuse is refused here in the same words.
+ */
+
+/** Splits a request into the path parameter and the rest (the body or query REST validates). */
+function withoutRunId(request: JsonObject): { runId: string; rest: JsonObject } {
+  const { runId, ...rest } = request;
+  return { runId: typeof runId === 'string' ? runId : '', rest };
+}
+
+@Injectable()
+@EngineMethod()
+export class CreateRunMethod implements UnaryEngineMethod {
+  readonly name = 'CreateRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'create' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const body = await call.validate(CreateRunBody, request, 'body');
+    return (await this.runs.create(call.requirePrincipal(), body, call.header('idempotency-key'))).snapshot;
+  }
+}
+
+@Injectable()
+@EngineMethod()
+export class GetRunMethod implements UnaryEngineMethod {
+  readonly name = 'GetRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'get' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    return this.runs.get(call.requirePrincipal(), withoutRunId(request).runId);
+  }
+}
+
+@Injectable()
+@EngineMethod()
+export class CancelRunMethod implements UnaryEngineMethod {
+  readonly name = 'CancelRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'cancel' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const { runId, rest } = withoutRunId(request);
+    const body = await call.validate(CancelRunBody, rest, 'body');
+    return this.runs.cancel(call.requirePrincipal(), runId, body.reason);
+  }
+}
+
+/**
+ * StreamRunEvents: the SSE stream's events, from `last_sequence` (the Last-Event-ID of SSE), in
+ * sequence order, ending with OK after the terminal event. `stream_modes` and `buffer_ms` stand for
+ * the SSE route's `streamMode` and `bufferMs` query parameters, which this host does not take:
+ * REST refuses them (400), and so does this method (INVALID_ARGUMENT).
+ */
+@Injectable()
+@EngineMethod()
+export class StreamRunEventsMethod implements StreamingEngineMethod {
+  readonly name = 'StreamRunEvents';
+  readonly kind = 'server-stream';
+  readonly rest = { controller: RunsController, handler: 'stream' };
+
+  /** How long one poll waits before the stream looks again at whether its call is still open. */
+  static readonly WAIT_MS = 1000;
+
+  constructor(
+    private readonly runs: RunsService,
+    private readonly events: EventLogService,
+  ) {}
+
+  async handle(call: EngineCall, request: JsonObject, send: (message: unknown) => Promise<void>): Promise<void> {
+    const { runId, rest } = withoutRunId(request);
+    const { streamModes, ...query } = rest;
+    if (Array.isArray(streamModes)) query.streamMode = streamModes.join(',');
+    const q = await call.validate(RunEventsQuery, query, 'query');
+    const p = call.requirePrincipal();
+    const snap = await this.runs.get(p, runId); // NOT_FOUND before the stream sends anything
+    const closed = () => call.signal.aborted;
+    for await (const batch of followRunEvents(this.events, p, snap, q.lastSequence ?? 0, { waitMs: StreamRunEventsMethod.WAIT_MS, closed })) {
+      for (const e of batch) await send(e);
+    }
+  }
+}
