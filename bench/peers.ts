@@ -12,7 +12,8 @@
  *   side (the host's `runs.maxActiveRuns`, graphile-worker's `concurrency`, pg-boss fetch loops);
  *   graphile-worker also in its batched mode (local queue of 500, batched completion) as a second
  *   baseline. A feeder keeps about `backlog` items pending, as submitting clients would.
- * - backlog, 3 steps: 3-node runs against 3-step chains in which each job enqueues the next.
+ * - backlog, 3 steps: 3-node runs against 3-step chains in which each job enqueues the next (the
+ *   peers' rate is their steps done / 3: a FIFO backlog finishes its chains in waves, its steps evenly).
  * - submission: `concurrency` clients submitting one item at a time (the host: HTTP POST /v1/runs;
  *   graphile-worker: `addJob`; pg-boss: `send`), every side executing what it accepts meanwhile.
  * - idle latency, 1 and 3 steps: one item at a time, submit → completion observed (the host: the
@@ -451,14 +452,21 @@ class GraphileSide implements Side {
     await this.monitor.query('TRUNCATE graphile_worker._private_jobs, graphile_worker._private_job_queues');
   }
 
-  /** `step` jobs of a chain of `steps`: each enqueues the next; `last(payload)` runs after the last one. */
-  private tasks(steps: number, last: (payload: { id?: string }) => void): TaskList {
-    if (steps === 1) return { noop: async (payload) => last(payload as { id?: string }) };
+  /** `step` jobs of a chain of `steps`: each enqueues the next; `last(payload)` runs after the last one, `each()` after every one. */
+  private tasks(steps: number, last: (payload: { id?: string }) => void, each: () => void = () => undefined): TaskList {
+    if (steps === 1)
+      return {
+        noop: async (payload) => {
+          each();
+          last(payload as { id?: string });
+        },
+      };
     return {
       step: async (payload, helpers) => {
         const p = payload as { i: number; id?: string };
         if (p.i < steps) await helpers.addJob('step', { ...p, i: p.i + 1 });
         else last(p);
+        each();
       },
     };
   }
@@ -479,10 +487,11 @@ class GraphileSide implements Side {
       await this.feedUtils.addJobs(Array.from({ length: n }, () => this.first(steps)));
     };
     await add(BACKLOG);
-    const runner = await this.start(this.tasks(steps, () => done++));
+    const runner = await this.start(this.tasks(steps, () => undefined, () => done++));
     const feed = feeder(async () => (await this.monitor.query('SELECT count(*)::int AS n FROM graphile_worker._private_jobs WHERE locked_at IS NULL')).rows[0].n, add);
     return {
-      completed: async () => done,
+      // Steps done / steps per chain: a FIFO backlog finishes chains in waves, steps at an even rate.
+      completed: async () => done / steps,
       stop: async () => {
         await feed.stop();
         await this.stopRunner(runner);
@@ -574,11 +583,11 @@ class PgBossSide implements Side {
 
   /**
    * `concurrency` fetch loops (pg-boss's manual worker API): each fetches one job, runs it (a step
-   * of a chain sends the next), completes it, and fetches again at once while jobs come back; one
+   * of a chain sends the next), completes it, calls `each()`, and fetches again at once while jobs come back; one
    * that finds nothing waits pg-boss's shortest polling interval. pg-boss's own `work()` waits its
    * polling interval after every fetch, which caps it at one batch per 0.5 s per worker.
    */
-  private loops(steps: number, last: () => void): { stop(): Promise<void> } {
+  private loops(steps: number, each: () => void): { stop(): Promise<void> } {
     const boss = this.boss!;
     const name = this.queue(steps);
     let stopped = false;
@@ -590,8 +599,8 @@ class PgBossSide implements Side {
           continue;
         }
         if (steps > 1 && (job.data.i ?? 1) < steps) await boss.send(name, { i: (job.data.i ?? 1) + 1 });
-        else last();
         await boss.complete(name, job.id);
+        each();
       }
     });
     return {
@@ -614,7 +623,8 @@ class PgBossSide implements Side {
     const loops = this.loops(steps, () => done++);
     const feed = feeder(async () => (await this.monitor.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry')`, [name])).rows[0].n, add);
     return {
-      completed: async () => done,
+      // Steps done / steps per chain: a FIFO backlog finishes chains in waves, steps at an even rate.
+      completed: async () => done / steps,
       stop: async () => {
         await feed.stop();
         await loops.stop();
@@ -776,7 +786,7 @@ function row(r: Figures): string {
   const shape = SHAPES.find((s) => s.key === r.shape)!.label;
   return [
     `  ${shape.padEnd(24)}${r.side.padEnd(26)}`,
-    String(r.items).padStart(7),
+    r.items.toFixed(0).padStart(7),
     f(r.rate, 1).padStart(9),
     f(r.p50Ms, 1).padStart(8),
     f(r.p99Ms, 1).padStart(8),
@@ -902,6 +912,8 @@ async function main(): Promise<void> {
   const shapes = SHAPES.filter((s) => !ONLY_SHAPES.length || ONLY_SHAPES.includes(s.key));
   if (!sides.length || !shapes.length) throw new Error(`nothing to measure: --sides and --shapes name none of ${sides.map((s) => s.name).join(', ')} / ${SHAPES.map((s) => s.key).join(', ')}`);
   const all: Figures[] = [];
+  // Others' work on a shared machine shows here: every side suffers it, not always equally.
+  const loadBefore = os.loadavg()[0];
   try {
     for (const s of sides) {
       const t = now();
@@ -925,8 +937,9 @@ async function main(): Promise<void> {
     await admin.end();
   }
 
+  const loadAfter = os.loadavg()[0];
   const out = process.stdout;
-  out.write(`\nPeer benchmark: the host beside ${versions.join(' and ')}, PostgreSQL ${server}, ${os.cpus().length} cores\n`);
+  out.write(`\nPeer benchmark: the host beside ${versions.join(' and ')}, PostgreSQL ${server}, ${os.cpus().length} cores (1-minute load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)\n`);
   out.write(`concurrency ${CONCURRENCY}, backlog ${BACKLOG}, ${ROUNDS} alternating round(s), ${WARM_S} s warm-up + ${WINDOW_S} s counted per phase${SHORT ? ' (short mode: a smoke test, the figures mean nothing)' : ''}\n`);
   out.write('per item: pg ms = CPU of the side\'s PostgreSQL backends, rows = rows inserted+updated+deleted, xacts = transactions, stmts = statements (round trips), submit = statements of the submission itself\n');
   for (let round = 1; round <= ROUNDS; round++) {
@@ -949,7 +962,7 @@ async function main(): Promise<void> {
     }
   }
   if (JSON_OUT) {
-    fs.writeFileSync(JSON_OUT, JSON.stringify({ versions, server, concurrency: CONCURRENCY, backlog: BACKLOG, rounds: ROUNDS, warmSeconds: WARM_S, windowSeconds: WINDOW_S, short: SHORT, figures: all, medians: med, summary }, null, 2));
+    fs.writeFileSync(JSON_OUT, JSON.stringify({ versions, server, loadAverage: { before: loadBefore, after: loadAfter }, concurrency: CONCURRENCY, backlog: BACKLOG, rounds: ROUNDS, warmSeconds: WARM_S, windowSeconds: WINDOW_S, short: SHORT, figures: all, medians: med, summary }, null, 2));
   }
 }
 
