@@ -3,7 +3,7 @@
  * drives it with autocannon, and compares against a baseline measured in the same run. Results are
  * ratios, never absolute pass/fail timings (the machine is small and noisy).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -266,6 +266,13 @@ export function countDriverQueries(opts: { trace?: boolean } = {}): void {
   counting = true;
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
+  // A pool hands a freed connection to the next waiting callback from the code that freed it: bound
+  // to the caller, the callback (and the statement it sends) keeps the caller's role.
+  const pool = pg.Pool.prototype as unknown as { connect: (cb?: unknown) => unknown };
+  const connect = pool.connect;
+  pool.connect = function (this: unknown, cb?: unknown) {
+    return connect.call(this, typeof cb === 'function' ? AsyncResource.bind(cb as (...args: unknown[]) => unknown) : cb);
+  };
   proto.query = function (this: pg.Client & { database?: string }, ...args: unknown[]) {
     const role = benchClients.has(this) ? 'bench' : (queryRole.getStore() ?? 'background');
     const database = this.database ?? '';

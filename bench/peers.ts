@@ -102,6 +102,8 @@ interface Figures {
   p50Ms?: number;
   p99Ms?: number;
   pgCpuMs?: number;
+  /** CPU of this process (the side itself, its clients and the benchmark's feeder). */
+  nodeCpuMs?: number;
   rows: number;
   xacts: number;
   statements: number;
@@ -690,16 +692,19 @@ class PgBossSide implements Side {
 
 async function meters(admin: Client, side: Side) {
   const machine = cpuMeter();
+  const ownCpu = process.cpuUsage();
   const db = await dbActivityMeter(admin, side.dbName);
   return {
     async stop(items: number) {
       const cpu = machine.stop();
+      const own = process.cpuUsage(ownCpu);
       const a = await db.stop();
       const per = (v: number) => (items > 0 ? v / items : NaN);
       const statements = Object.entries(a.statements).reduce((sum, [role, n]) => (role === 'bench' ? sum : sum + n), 0);
       return {
         cpu,
         pgCpuMs: a.backendCpuSec === undefined ? undefined : per(a.backendCpuSec * 1000),
+        nodeCpuMs: per((own.user + own.system) / 1000),
         rows: per(a.rowsWritten),
         xacts: per(a.xacts),
         statements: per(statements),
@@ -791,6 +796,7 @@ function row(r: Figures): string {
     f(r.p50Ms, 1).padStart(8),
     f(r.p99Ms, 1).padStart(8),
     f(r.pgCpuMs, 3).padStart(9),
+    f(r.nodeCpuMs, 3).padStart(9),
     f(r.rows, 1).padStart(7),
     f(r.xacts, 2).padStart(7),
     f(r.statements, 2).padStart(7),
@@ -799,7 +805,7 @@ function row(r: Figures): string {
   ].join('');
 }
 
-const HEADER = `  ${'shape'.padEnd(24)}${'side'.padEnd(26)}${'items'.padStart(7)}${'per s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'pg ms'.padStart(9)}${'rows'.padStart(7)}${'xacts'.padStart(7)}${'stmts'.padStart(7)}${'submit'.padStart(7)}   cores busy (PostgreSQL)`;
+const HEADER = `  ${'shape'.padEnd(24)}${'side'.padEnd(26)}${'items'.padStart(7)}${'per s'.padStart(9)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'pg ms'.padStart(9)}${'node ms'.padStart(9)}${'rows'.padStart(7)}${'xacts'.padStart(7)}${'stmts'.padStart(7)}${'submit'.padStart(7)}   cores busy (PostgreSQL)`;
 
 interface SummaryLine {
   figure: string;
@@ -886,6 +892,7 @@ function medians(all: Figures[]): Figures[] {
         p50Ms: med((r) => r.p50Ms),
         p99Ms: med((r) => r.p99Ms),
         pgCpuMs: med((r) => r.pgCpuMs),
+        nodeCpuMs: med((r) => r.nodeCpuMs),
         rows: med((r) => r.rows) ?? NaN,
         xacts: med((r) => r.xacts) ?? NaN,
         statements: med((r) => r.statements) ?? NaN,
@@ -941,7 +948,7 @@ async function main(): Promise<void> {
   const out = process.stdout;
   out.write(`\nPeer benchmark: the host beside ${versions.join(' and ')}, PostgreSQL ${server}, ${os.cpus().length} cores (1-minute load average ${loadBefore.toFixed(1)} before, ${loadAfter.toFixed(1)} after)\n`);
   out.write(`concurrency ${CONCURRENCY}, backlog ${BACKLOG}, ${ROUNDS} alternating round(s), ${WARM_S} s warm-up + ${WINDOW_S} s counted per phase${SHORT ? ' (short mode: a smoke test, the figures mean nothing)' : ''}\n`);
-  out.write('per item: pg ms = CPU of the side\'s PostgreSQL backends, rows = rows inserted+updated+deleted, xacts = transactions, stmts = statements (round trips), submit = statements of the submission itself\n');
+  out.write('per item: pg ms = CPU of the side\'s PostgreSQL backends, node ms = CPU of this process (the side, its clients, the feeder), rows = rows inserted+updated+deleted, xacts = transactions, stmts = statements (round trips), submit = statements of the submission itself\n');
   for (let round = 1; round <= ROUNDS; round++) {
     out.write(`\nround ${round}\n${HEADER}\n`);
     for (const r of all.filter((x) => x.round === round)) out.write(`${row(r)}\n`);
