@@ -80,6 +80,13 @@ const TENANT = 'tenant-0'; // the tenant insertPendingRuns writes with one tenan
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Waits for a teardown step at most `ms`, ignoring its failure (the database is dropped after it anyway). */
+async function bounded(step: unknown, ms = 15_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.resolve(step).catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 type ShapeKey = 'backlog-1' | 'backlog-3' | 'submit' | 'latency-1' | 'latency-3';
@@ -112,6 +119,8 @@ interface Figures {
   cpu?: CpuReading;
   /** With --trace: statements per item by `role: text`. */
   texts?: Record<string, number>;
+  /** Items of the phase that did not complete (host runs that failed, for instance). */
+  problems?: string[];
 }
 
 /** A side's workers (and feeder) while a phase runs. */
@@ -139,6 +148,8 @@ interface Side {
   backlog(steps: number): Promise<Running>;
   submission(): Promise<Running & { load(seconds: number): Promise<SubmitLoad> }>;
   latency(steps: number): Promise<Running & { once(): Promise<void> }>;
+  /** What went wrong with the items of the last phase (returned once). */
+  problems(): string[];
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -276,10 +287,13 @@ class HostSide implements Side {
   }
 
   async close(): Promise<void> {
-    this.agent.destroy();
-    await this.monitor?.end().catch(() => undefined);
-    await this.host?.close().catch(() => undefined);
-    await this.drop?.();
+    try {
+      this.agent.destroy();
+      await this.monitor?.end().catch(() => undefined);
+      await bounded(this.host?.close());
+    } finally {
+      await this.drop?.();
+    }
   }
 
   private get engine(): RunEngineService {
@@ -302,8 +316,21 @@ class HostSide implements Side {
       if (Date.now() > until) throw new Error('host: runs still in flight 60 s after the phase');
       await sleep(20);
     }
-    const bad = await this.count(`"status" <> 'completed'`);
-    if (bad) throw new Error(`host: ${bad} runs did not complete`);
+    // A run that did not complete is a finding, not a reason to lose the measurement: reported with the figures.
+    const bad = (
+      await this.monitor.query(
+        `SELECT "status", "error"->>'code' AS "code", "error"->>'message' AS "message", count(*)::int AS "n" FROM "run" WHERE "status" <> 'completed' GROUP BY 1, 2, 3`,
+      )
+    ).rows as Array<{ status: string; code: string | null; message: string | null; n: number }>;
+    for (const b of bad) this.issues.push(`${b.n} run(s) ${b.status}${b.code ? `: ${b.code} (${b.message})` : ''}`);
+  }
+
+  private issues: string[] = [];
+
+  problems(): string[] {
+    const out = this.issues;
+    this.issues = [];
+    return out;
   }
 
   async backlog(steps: number): Promise<Running> {
@@ -431,10 +458,17 @@ class GraphileSide implements Side {
   }
 
   async close(): Promise<void> {
-    await Promise.resolve(this.utils?.release()).catch(() => undefined);
-    await Promise.resolve(this.feedUtils?.release()).catch(() => undefined);
-    await this.monitor?.end().catch(() => undefined);
-    await this.drop?.();
+    try {
+      await bounded(this.utils?.release());
+      await bounded(this.feedUtils?.release());
+      await this.monitor?.end().catch(() => undefined);
+    } finally {
+      await this.drop?.();
+    }
+  }
+
+  problems(): string[] {
+    return []; // a task that threw would be retried, and these do not throw
   }
 
   /** A worker pool of `concurrency` (its pool sized as graphile-worker recommends: concurrency + 2). */
@@ -565,9 +599,16 @@ class PgBossSide implements Side {
   }
 
   async close(): Promise<void> {
-    await this.boss?.stop({ graceful: false, wait: true }).catch(() => undefined);
-    await this.monitor?.end().catch(() => undefined);
-    await this.drop?.();
+    try {
+      await bounded(this.boss?.stop({ graceful: false, wait: true }));
+      await this.monitor?.end().catch(() => undefined);
+    } finally {
+      await this.drop?.();
+    }
+  }
+
+  problems(): string[] {
+    return []; // errors pg-boss reports end the benchmark (check)
   }
 
   private check(): void {
@@ -934,7 +975,13 @@ async function main(): Promise<void> {
         for (const side of order.filter((s) => s.shapes.includes(shape.key))) {
           const t = now();
           const phase = shape.key === 'submit' ? submitPhase : shape.key.startsWith('latency') ? latencyPhase : backlogPhase;
-          all.push(await phase(admin, side, shape, round));
+          const figures = await phase(admin, side, shape, round);
+          const problems = side.problems();
+          if (problems.length) {
+            figures.problems = problems;
+            process.stderr.write(`round ${round}: ${shape.label}, ${side.name}: ${problems.join('; ')}\n`);
+          }
+          all.push(figures);
           process.stderr.write(`round ${round}: ${shape.label}, ${side.name} (${((now() - t) / 1000).toFixed(1)} s)\n`);
         }
       }
@@ -960,6 +1007,12 @@ async function main(): Promise<void> {
   out.write(`\nsame-round ratios (min / median / max over ${ROUNDS} round(s))\n`);
   for (const l of summary) {
     out.write(`  ${l.figure.padEnd(74)}${f(l.min).padStart(7)}${f(l.median).padStart(8)}${f(l.max).padStart(8)}${l.target ? `   target ${l.target}: ${l.met ? 'met' : 'NOT met'}` : ''}\n`);
+  }
+  const problems = all.filter((r) => r.problems?.length);
+  if (problems.length) {
+    out.write('\nitems that did not complete\n');
+    for (const r of problems) out.write(`  round ${r.round}, ${SHAPES.find((s) => s.key === r.shape)!.label}, ${r.side}: ${r.problems!.join('; ')}\n`);
+    process.exitCode = 1;
   }
   if (TRACE) {
     out.write(`\nstatements per item by role, round ${ROUNDS} (--trace)\n`);
