@@ -238,8 +238,11 @@ function labelExecutions(): void {
   executionsLabelled = true;
 }
 
-/** Statements sent while handling POST /v1/runs count as `submit`, those of event streams as `observe`. */
-function labelRequests(server: http.Server): void {
+/**
+ * Statements sent while handling POST /v1/runs count as `submit`, those of event streams as
+ * `observe`. Returns the number of requests the server is handling.
+ */
+function labelRequests(server: http.Server): () => number {
   const listeners = server.listeners('request') as Array<(req: http.IncomingMessage, res: http.ServerResponse) => void>;
   if (!listeners.length) throw new Error('the host server has no request listener to label');
   server.removeAllListeners('request');
@@ -249,7 +252,14 @@ function labelRequests(server: http.Server): void {
     if (req.method === 'GET' && /^\/v1\/runs\/[^/]+\/events$/.test(path)) return 'observe';
     return 'http';
   };
-  for (const l of listeners) server.on('request', (req, res) => withRole(roleOf(req), () => l.call(server, req, res)));
+  let inFlight = 0;
+  for (const l of listeners)
+    server.on('request', (req, res) => {
+      inFlight++;
+      res.once('close', () => inFlight--);
+      withRole(roleOf(req), () => l.call(server, req, res));
+    });
+  return () => inFlight;
 }
 
 class HostSide implements Side {
@@ -263,6 +273,7 @@ class HostSide implements Side {
   private auth = '';
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   private readonly definitions = new Map<number, WorkflowDefinition>();
+  private inFlight: () => number = () => 0;
 
   async setup(): Promise<void> {
     const db = await createBenchDatabase('peers_host');
@@ -271,7 +282,7 @@ class HostSide implements Side {
     labelExecutions();
     // As deployed: the engine claims on its own (periodic claim, and at once for runs created here).
     this.host = await bootQuietHost(db.url.toString(), 'peers-host', { runs: { maxActiveRuns: CONCURRENCY } }, { OPENWOP_SCHEDULER_ENABLED: 'true', ...BENCH_RATE_BUDGETS });
-    labelRequests(this.host.app.getHttpServer() as http.Server);
+    this.inFlight = labelRequests(this.host.app.getHttpServer() as http.Server);
     await this.host.app.listen({ port: 0, host: '127.0.0.1' });
     this.base = `http://127.0.0.1:${(this.host.app.getHttpServer().address() as AddressInfo).port}`;
     const chains = [1, 3].map((n) => ({ chainId: `bench.steps${n}`, version: '1.0.0', label: `${n} no-op steps`, description: `${n} core.noop nodes in a chain`, parameters: { type: 'object' }, dag: noopDag(n) }));
@@ -310,8 +321,13 @@ class HostSide implements Side {
 
   /** Removes the runs nobody claimed yet, waits for those in flight, and checks that none failed. */
   private async drain(): Promise<void> {
-    await this.monitor.query(`DELETE FROM "run" WHERE "status" = 'pending' AND "lease_owner" IS NULL`);
     const until = Date.now() + 60_000;
+    // Requests the load generator left in flight still create runs.
+    while (this.inFlight() > 0) {
+      if (Date.now() > until) throw new Error('host: requests still in flight 60 s after the phase');
+      await sleep(20);
+    }
+    await this.monitor.query(`DELETE FROM "run" WHERE "status" = 'pending' AND "lease_owner" IS NULL`);
     while (this.engine.activeCount() > 0 || (await this.count(`"status" IN ('pending', 'running')`)) > 0) {
       if (Date.now() > until) throw new Error('host: runs still in flight 60 s after the phase');
       await sleep(20);
