@@ -3,7 +3,7 @@
  * drives it with autocannon, and compares against a baseline measured in the same run. Results are
  * ratios, never absolute pass/fail timings (the machine is small and noisy).
  */
-import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -271,7 +271,9 @@ export function countDriverQueries(opts: { trace?: boolean } = {}): void {
   const pool = pg.Pool.prototype as unknown as { connect: (cb?: unknown) => unknown };
   const connect = pool.connect;
   pool.connect = function (this: unknown, cb?: unknown) {
-    return connect.call(this, typeof cb === 'function' ? AsyncResource.bind(cb as (...args: unknown[]) => unknown) : cb);
+    if (typeof cb !== 'function') return connect.call(this, cb);
+    const role = queryRole.getStore();
+    return connect.call(this, (...args: unknown[]) => queryRole.run(role as string, () => (cb as (...a: unknown[]) => unknown)(...args)));
   };
   proto.query = function (this: pg.Client & { database?: string }, ...args: unknown[]) {
     const role = benchClients.has(this) ? 'bench' : (queryRole.getStore() ?? 'background');
