@@ -69,7 +69,7 @@ const BACKLOG = Math.max(4 * CONCURRENCY, Number(option('backlog', SHORT ? '0' :
 const MIN_SAMPLES = SHORT ? 1 : 10;
 const JSON_OUT = option('json', '');
 /** Print the statements each phase sent, by role and text, per item (to see where a run's round trips go). */
-const TRACE = process.argv.includes('--trace');
+const TRACE = process.argv.includes('--trace'); // folding every statement's text costs every side a little: for reading, not for measuring
 const ONLY_SHAPES = option('shapes', '').split(',').filter(Boolean);
 const ONLY_SIDES = option('sides', '').split(',').filter(Boolean);
 /** graphile-worker's batched mode, as its performance page configures it. */
