@@ -11,6 +11,7 @@ import { AppModule } from './app.module';
 import { HostConfig } from './platform/config/host-config';
 import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
+import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
@@ -106,6 +107,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
       },
       trustProxy: config.trustProxy,
+      // Bad URLs, over-long path parameters and requests Node's parser refuses answer the envelope too.
+      ...frameworkErrorOptions(),
       // Fastify's own request lines carry neither the principal nor the route; installRequestLog writes one line instead.
       logController: new LogController({ disableRequestLogging: true }),
     });

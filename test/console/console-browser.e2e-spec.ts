@@ -1,19 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import jwt from 'jsonwebtoken';
-import type { BrowserContext, Page } from 'playwright-core';
 import { ApiKeyService } from '../../src/platform/identity/api-key.service';
-import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
+import type { RunningBrowser } from '../support/browser';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
+import { ConsoleDriver, expectAccessible, expectPages, goTo, listen, SCREENSHOT_DIR, shot, startBrowser } from './console-kit';
 
 /**
  * The operator console in a real headless Chromium against a real host on a test database, listening
- * on a loopback port: sign-in, each page's main task, tenant isolation, scope-driven UI, keyboard use
- * and an axe-core accessibility check. Screenshots land in test/.tmp/console-screenshots.
+ * on a loopback port: sign-in, each page's main task, deep links, tenant isolation, scope-driven UI,
+ * keyboard use and an axe-core accessibility check. The run view and approvals have their own files.
+ * Screenshots land in test/.tmp/console-screenshots.
  */
-const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const TOOL_CONFIG = {
   tools: {
     hostExtensions: [
@@ -33,34 +32,22 @@ const TOOL_CONFIG = {
 describe('operator console in a browser', () => {
   let t: TestApp;
   let chrome: RunningBrowser;
-  let base: string;
+  let driver: ConsoleDriver;
   let adminA: string;
   let viewerA: string;
   let adminB: string;
   let proposalA: { id: string; title: string };
   let goalA: string;
-  /** The acme run that failed on its RFC 0058 loop bound. */
-  let failedRunA: string;
-  /** The quick acme runs (newest last), and the globex one. */
-  const quickRunsA: string[] = [];
+  let runA: string;
   let runB: string;
-  /** A second host: proposals activated through approval gates, and bearer JWTs accepted. */
-  let gated: TestApp;
-  const jwtSecret = randomBytes(32).toString('hex');
-  const contexts: BrowserContext[] = [];
+
+  const openConsole = (route?: string) => driver.open(route);
+  const signIn = (token: string, pageName?: string) => driver.signIn(token, pageName);
 
   beforeAll(async () => {
-    buildConsole();
-    fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
-    // Launch first: without Chromium the suite fails here, loudly, before anything else is set up.
-    chrome = await launchChromium();
-    [t, gated] = await Promise.all([
-      createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } }),
-      createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: jwtSecret } }),
-    ]);
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = t.app.getHttpServer().address();
-    base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    chrome = await startBrowser();
+    t = await createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } });
+    driver = new ConsoleDriver(chrome, await listen(t));
     adminA = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
     viewerA = await t.key({ tenant: 'acme', principal: 'vic', roles: ['viewer'] });
     adminB = await t.key({ tenant: 'globex', principal: 'bob', roles: ['admin'] });
@@ -101,86 +88,23 @@ describe('operator console in a browser', () => {
     });
     expect(goalB.status).toBe(201);
 
-    // Runnable chains for each tenant: a quick one (one core.noop node) and, for acme, a slow one that waits
-    // on a core.delay node until it is cancelled.
-    await installChains(t, 'acme', 'private.acme.console-chains', {
-      'acme.quick': { nodes: [{ id: 'hello', typeId: 'core.noop', config: { greeting: 'hello {{inputs.name}}' } }], edges: [] },
-      'acme.slow': {
-        nodes: [
-          { id: 'hello', typeId: 'core.noop', config: { greeting: 'hello {{inputs.name}}' } },
-          { id: 'wait', typeId: 'core.delay', config: { ms: 120_000 } },
-        ],
-        edges: [{ from: 'hello', to: 'wait' }],
-      },
-    });
+    // One run per tenant, for the tenant isolation of the Runs page.
+    await installChains(t, 'acme', 'private.acme.console-chains', { 'acme.quick': { nodes: [{ id: 'hello', typeId: 'core.noop', config: { greeting: 'hello' } }], edges: [] } });
     await installChains(t, 'globex', 'private.globex.console-chains', { 'globex.quick': { nodes: [{ id: 'hello', typeId: 'core.noop', config: { greeting: 'hi' } }], edges: [] } });
-    // One more completed run than the console's page size (10), so the list has a second page.
-    for (let i = 0; i < 11; i++) {
-      const r = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.quick', inputs: { name: `Ada-${i}` } } });
-      expect(r.status).toBe(201);
-      quickRunsA.push(r.body.runId);
-    }
-    // A run that fails on its bound: two node executions allowed one.
-    const failed = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.slow', configurable: { maxLoopIterations: 1 } } });
-    expect(failed.status).toBe(201);
-    failedRunA = failed.body.runId;
+    const a = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.quick' } });
     const b = await t.http('POST', '/v1/runs', { token: adminB, body: { workflowId: 'globex.quick' } });
-    expect(b.status).toBe(201);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    runA = a.body.runId;
     runB = b.body.runId;
-    for (const id of quickRunsA) await waitForStatus(t, adminA, id, ['completed']);
-    await waitForStatus(t, adminA, failedRunA, ['failed']);
+    await waitForStatus(t, adminA, runA, ['completed']);
     await waitForStatus(t, adminB, runB, ['completed']);
   }, 120_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
+    await driver?.close();
     await chrome?.close();
-    await Promise.all([t?.close(), gated?.close()]);
+    await t?.close();
   });
-
-  async function openConsole(pageName?: string): Promise<Page> {
-    const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    await page.goto(`${base}/console/${pageName ? `#/${pageName.toLowerCase()}` : ''}`);
-    return page;
-  }
-
-  /** Signs in on the console's address for a page (`#/goals`), landing on that page. */
-  async function signIn(token: string, pageName?: string): Promise<Page> {
-    const page = await openConsole(pageName);
-    await page.getByLabel('API key').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
-    if (pageName) await page.getByRole('heading', { level: 1, name: pageName }).waitFor();
-    return page;
-  }
-
-  async function goTo(page: Page, name: string): Promise<void> {
-    await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name }).click();
-    await page.getByRole('heading', { level: 1, name }).waitFor();
-  }
-
-  /** The page links shown to the signed-in credential, in order. */
-  async function expectPages(page: Page, expected: string[]): Promise<void> {
-    const links = page.getByRole('navigation', { name: 'Pages' }).getByRole('link');
-    await links.first().waitFor();
-    expect(await links.allTextContents()).toEqual(expected);
-  }
-
-  async function shot(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
-  }
-
-  /** axe-core in the page: no serious or critical violation. */
-  async function expectAccessible(page: Page): Promise<void> {
-    await page.evaluate(AXE_SOURCE);
-    // Evaluated as source text: the test program is type-checked without the DOM library.
-    const violations = (await page.evaluate(
-      "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target) })))",
-    )) as Array<{ id: string; impact: string; help: string; targets: unknown[] }>;
-    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
-  }
 
   it('signs in with an API key kept in sessionStorage only, and shows the canonical error for a bad key', async () => {
     const page = await openConsole();
@@ -225,16 +149,23 @@ describe('operator console in a browser', () => {
   it('finds a tool by search, source and safety tier, and shows its descriptor with schemas', async () => {
     const page = await signIn(adminA);
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Portability']);
+    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability']);
     await page.getByRole('row', { name: /x-host-acme-refund/ }).waitFor();
     await page.getByLabel('Search').fill('invoice');
     await page.getByLabel('Source').selectOption('host-extension');
     await page.getByLabel('Safety tier').selectOption('read');
     await page.getByText(/^1 of \d+ tools$/).waitFor();
     expect(await page.getByRole('row', { name: /x-host-acme-refund/ }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Show tool x-host-acme-invoice-lookup' }).click();
+    await page.getByRole('link', { name: 'Show tool x-host-acme-invoice-lookup' }).click();
     const input = page.getByRole('figure').filter({ hasText: 'Input schema' });
     await input.waitFor();
+    // The tool has its own address: it opens again from the link, in a fresh tab signed in afresh.
+    expect(page.url()).toMatch(/#\/tools\/x-host-acme-invoice-lookup$/);
+    const linked = await driver.signIn(adminA, 'Tools', 'tools/x-host-acme-invoice-lookup');
+    await linked.getByRole('heading', { level: 2, name: 'Tool x-host-acme-invoice-lookup' }).waitFor();
+    await linked.getByRole('link', { name: 'Close detail' }).click();
+    await linked.getByRole('heading', { level: 2, name: 'Tool x-host-acme-invoice-lookup' }).waitFor({ state: 'detached' });
+    expect(linked.url()).toMatch(/#\/tools$/);
     expect(await input.textContent()).toContain('^INV-[0-9]+$');
     expect(await page.getByRole('figure').filter({ hasText: 'Output schema' }).textContent()).toContain('"total"');
     await expectAccessible(page);
@@ -247,7 +178,8 @@ describe('operator console in a browser', () => {
 
   it('reviews a proposal: revises it with a side-by-side diff, compares revisions, then applies it', async () => {
     const page = await signIn(adminA, 'Proposals');
-    await page.getByRole('button', { name: proposalA.title }).click();
+    await page.getByRole('link', { name: proposalA.title }).click();
+    expect(page.url()).toContain(`#/proposals/${proposalA.id}`);
     const editor = page.getByLabel('Artifact (JSON)');
     await editor.waitFor();
     const current = JSON.parse(await editor.inputValue());
@@ -261,9 +193,8 @@ describe('operator console in a browser', () => {
     const compare = page.getByRole('region', { name: /Differences between Revision 1 .* and Revision 2/ });
     await compare.waitFor();
     expect(await compare.locator('td.add').textContent()).toContain('with open risks');
-    // The revisions seen stay comparable after a reload of the tab.
+    // The revisions seen stay comparable after a reload of the tab, which opens the same proposal (its address).
     await page.reload();
-    await page.getByRole('button', { name: proposalA.title }).click();
     await compare.waitFor();
     expect(await compare.locator('td.del').textContent()).toContain('Summarize the week for Acme.');
     await expectAccessible(page);
@@ -282,8 +213,8 @@ describe('operator console in a browser', () => {
   });
 
   it('shows a goal against its bounds with its verdict history, and pauses it', async () => {
-    const page = await signIn(adminA, 'Goals');
-    await page.getByRole('button', { name: 'Keep the Acme release checklist green' }).click();
+    // Opened by its address.
+    const page = await driver.signIn(adminA, 'Goals', `goals/${goalA}`);
     const iterations = page.getByRole('progressbar', { name: 'Iterations' });
     await iterations.waitFor();
     expect(await iterations.getAttribute('value')).toBe('1');
@@ -386,235 +317,27 @@ describe('operator console in a browser', () => {
     await shot(page, '06-error');
   });
 
-  it('signs in with a JWT where JWTs are configured; under approval-gate activation, apply opens a gate granted from the console', async () => {
-    {
-      await gated.app.listen({ port: 0, host: '127.0.0.1' });
-      const address = gated.app.getHttpServer().address();
-      const gatedBase = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-      const admin = await gated.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
-      const created = await gated.api(admin).POST('/v1/proposals', {
-        body: { kind: 'prompt-template', title: 'Gated template', artifact: { templateId: 'acme.gated', version: '1.0.0', kind: 'system', text: 'Gated.' }, provenance: { sourceRunIds: [] } },
-      });
-      expect(created.response.status).toBe(201);
-      const context = await chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
-      contexts.push(context);
-      const page = await context.newPage();
-      await page.goto(`${gatedBase}/console/#/proposals`);
-      const token = jwt.sign({ tenant: 'acme', roles: ['admin'] }, jwtSecret, { algorithm: 'HS256', subject: 'jo', expiresIn: 300 });
-      await page.getByLabel('Bearer token (JWT)').check();
-      await page.getByLabel('Bearer token', { exact: true }).fill(token);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByText('jo · acme').waitFor();
-      expect(await page.evaluate('Object.values(sessionStorage)')).toEqual([token]);
-      await page.getByRole('button', { name: 'Gated template' }).click();
-      await page.getByRole('button', { name: 'Apply' }).click();
-      await page.getByText(/^Waiting for approval: gate/).waitFor();
-      const grant = page.getByRole('button', { name: `Grant gate for proposal ${created.data!.id}` });
-      await grant.waitFor();
-      await expectAccessible(page);
-      await shot(page, '02-proposals-approval-gate');
-      await grant.click();
-      await page.getByText('No gate is waiting for a decision.').waitFor();
-      // The proposal on screen follows the decision.
-      await page.locator('dl.facts .badge-applied').waitFor();
-      const stored = await gated.api(admin).GET('/v1/proposals/{id}', { params: { path: { id: created.data!.id } } });
-      expect(stored.data!.state).toBe('applied');
-
-      // A second one is denied, with a reason: nothing is installed.
-      const second = await gated.api(admin).POST('/v1/proposals', {
-        body: { kind: 'prompt-template', title: 'Denied template', artifact: { templateId: 'acme.denied', version: '1.0.0', kind: 'system', text: 'No.' }, provenance: { sourceRunIds: [] } },
-      });
-      const opened = await gated.api(admin).POST('/v1/proposals/{id}/apply', { params: { path: { id: second.data!.id } } });
-      const gateId = opened.data!.pendingApprovalId!;
-      await page.reload();
-      await page.getByLabel('Reason (optional, recorded with the decision)').fill('not needed');
-      await page.getByRole('button', { name: `Deny gate for proposal ${second.data!.id}` }).click();
-      await page.getByText('No gate is waiting for a decision.').waitFor();
-      const gate = await gated.api(admin).GET('/v1/approvals/{id}', { params: { path: { id: gateId } } });
-      expect(gate.data!.state).toBe('denied');
-      expect(gate.data!.decisions[0].reason).toBe('not needed');
-      expect((await gated.http('GET', '/v1/prompt-templates/acme.denied', { token: admin })).status).toBe(404);
-    }
-  });
-
-  it('Runs: starts a core.delay chain from the form, follows its live events over SSE (resuming with Last-Event-ID) and cancels it', async () => {
-    const runsBefore = (await t.http('GET', '/v1/runs?limit=500', { token: adminA })).body.runs.length;
-    const page = await signIn(adminA, 'Runs');
-    const form = page.getByRole('form', { name: 'Start a run' });
-    const formAlert = form.getByRole('alert');
-    // Malformed starts are shown with the host's canonical envelope (or, for text that is not JSON, refused before sending).
-    await page.getByLabel('Workflow id').fill('');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await formAlert.waitFor();
-    expect(await formAlert.locator('.error-code').textContent()).toBe('validation_error');
-    expect(await formAlert.textContent()).toContain('HTTP 400');
-    await page.getByLabel('Workflow id').fill('acme.quick');
-    await page.getByLabel('Inputs (JSON)').fill('[1, 2]');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await formAlert.locator('.error-code', { hasText: 'validation_error' }).waitFor();
-    await formAlert.getByText('HTTP 400').waitFor();
-    expect(await formAlert.locator('details pre').textContent()).toContain('inputs');
-    await page.getByLabel('Inputs (JSON)').fill('{"name": ');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await formAlert.locator('.error-code', { hasText: 'invalid_json' }).waitFor();
-    await page.getByLabel('Workflow id').fill('globex.quick');
-    await page.getByLabel('Inputs (JSON)').fill('{}');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    // Another tenant's chain is unknown here.
-    await formAlert.locator('.error-code', { hasText: 'not_found' }).waitFor();
-    await expectAccessible(page);
-    await shot(page, '09-runs-start-error');
-    // None of the refused starts created a run.
-    expect((await t.http('GET', '/v1/runs?limit=500', { token: adminA })).body.runs.length).toBe(runsBefore);
-
-    // The first event stream the page opens drops after the events logged so far (served from the engine's
-    // own log); the page must reconnect to the host with Last-Event-ID and continue from there.
-    let firstStream = true;
-    let droppedAfter = 0;
-    const resumedWith: Array<string | undefined> = [];
-    await page.route(/\/v1\/runs\/[^/]+\/events$/, async (route) => {
-      const headers = await route.request().allHeaders();
-      if (firstStream) {
-        firstStream = false;
-        const runId = new URL(route.request().url()).pathname.split('/')[3];
-        const polled = await t.http('GET', `/v1/runs/${runId}/events/poll?lastSequence=0&timeout=5`, { token: adminA });
-        const events = polled.body.events as Array<{ sequence: number; type: string }>;
-        expect(events.length).toBeGreaterThan(0);
-        droppedAfter = events[events.length - 1].sequence;
-        const body = events.map((e) => `id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
-        return route.fulfill({ status: 200, contentType: 'text/event-stream', body });
-      }
-      resumedWith.push(headers['last-event-id']);
-      return route.continue();
-    });
-
-    await page.getByLabel('Workflow id').fill('acme.slow');
-    await page.getByLabel('Inputs (JSON)').fill('{"name": "Ada"}');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    const heading = page.getByRole('heading', { level: 2, name: /^Run / });
-    await heading.waitFor();
-    const runId = ((await heading.textContent()) ?? '').replace(/^Run /, '');
-    expect(await form.getByRole('alert').count()).toBe(0);
-    const events = page.getByRole('list', { name: 'Run events' });
-    await events.getByText('node.started [wait]').waitFor();
-    // Every event once, in order, without a gap across the reconnect.
-    const seqs = async () => (await events.getByRole('listitem').evaluateAll((li) => li.map((x) => Number(x.getAttribute('value')))));
-    expect(await seqs()).toEqual([1, 2, 3, 4]);
-    expect(await events.getByRole('listitem').allTextContents()).toEqual([
-      expect.stringContaining('run.started'),
-      expect.stringContaining('node.started [hello]'),
-      expect.stringContaining('node.completed [hello]'),
-      expect.stringContaining('node.started [wait]'),
-    ]);
-    expect(droppedAfter).toBeGreaterThan(0);
-    // The page reconnects about a second after the drop.
-    for (const until = Date.now() + 5000; !resumedWith.length && Date.now() < until; ) await page.waitForTimeout(50);
-    expect(resumedWith[0]).toBe(String(droppedAfter));
-    const nodes = page.getByRole('table', { name: 'Nodes' });
-    // The node table: the snapshot's node states, updated from the events (the node in flight is in the
-    // snapshot once the engine's batch is written, and known from its node.started event before that).
-    await nodes.getByRole('row', { name: /^hello completed/ }).waitFor();
-    await nodes.getByRole('row', { name: /^wait running/ }).waitFor();
-    await page.locator('dl.facts .badge-running').waitFor();
-    // The list shows the new run.
-    await page.getByRole('button', { name: 'Refresh' }).click();
-    await page.getByRole('row', { name: new RegExp(`${runId} acme.slow`) }).waitFor();
-    await expectAccessible(page);
-    await shot(page, '09-runs-live');
-
-    await page.getByRole('button', { name: 'Cancel run', exact: true }).click();
-    await page.getByRole('button', { name: 'Cancel this run' }).click();
-    await events.getByText('run.cancelled').waitFor();
-    await page.locator('dl.facts .badge-cancelled').waitFor();
-    await nodes.getByRole('row', { name: /^wait cancelled/ }).waitFor();
-    expect((await t.http('GET', `/v1/runs/${runId}`, { token: adminA })).body.status).toBe('cancelled');
-    const all = await seqs();
-    expect(all).toEqual(all.map((_, i) => i + 1));
-    // Terminal: no cancel button any more, and the list follows.
-    expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(0);
-    await page.getByRole('row', { name: new RegExp(`${runId} acme.slow cancelled`) }).waitFor();
-    expect(resumedWith).toEqual([String(droppedAfter)]);
-    await shot(page, '09-runs-cancelled');
-  });
-
-  it('Runs: lists by status with "Load more", and shows a completed run\'s outputs and a failed run\'s error code', async () => {
-    const page = await signIn(adminA, 'Runs');
-    await page.getByLabel('Status').selectOption('completed');
-    await page.getByText('10 runs shown, more on the host').waitFor();
-    // Newest first: the oldest quick run is on the second page.
-    expect(await page.getByRole('button', { name: quickRunsA[0] }).count()).toBe(0);
-    await page.getByRole('button', { name: 'Load more' }).click();
-    await page.getByText(/^11 runs shown$/).waitFor();
-    expect(await page.getByRole('button', { name: 'Load more' }).count()).toBe(0);
-    const shown = await page.getByRole('table', { name: 'Runs' }).locator('tbody tr td:first-child').allTextContents();
-    expect(shown).toEqual([...quickRunsA].reverse());
-    await page.getByRole('button', { name: quickRunsA[0] }).click();
-    const outputs = page.getByRole('figure').filter({ hasText: 'Outputs' });
-    await outputs.waitFor();
-    expect(await outputs.textContent()).toContain('hello Ada-0');
-    await page.getByRole('table', { name: 'Nodes' }).getByRole('row', { name: /^hello completed/ }).waitFor();
-    await page.getByRole('list', { name: 'Run events' }).getByText('run.completed').waitFor();
-    // Opening a run that had already ended keeps the pages loaded so far.
-    await page.getByText(/^11 runs shown$/).waitFor();
-    await expectAccessible(page);
-    await shot(page, '09-runs-completed');
-
-    await page.getByLabel('Status').selectOption('failed');
-    await page.getByText(/^1 run shown$/).waitFor();
-    await page.getByRole('button', { name: failedRunA }).click();
-    await page.locator('dd.run-error code', { hasText: 'loop_limit' }).waitFor();
-    await page.getByRole('list', { name: 'Run events' }).getByText('cap.breached').waitFor();
-    expect(await page.getByRole('figure').filter({ hasText: 'Outputs' }).count()).toBe(0);
-    await shot(page, '09-runs-failed');
-  });
-
-  it('Runs: a key without runs:cancel sees no cancel button, one without runs:create no start form', async () => {
-    const slow = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.slow' } });
-    expect(slow.status).toBe(201);
-    const runId = slow.body.runId as string;
-    try {
-      await waitForStatus(t, adminA, runId, ['running']);
-      const starter = await t.key({ tenant: 'acme', principal: 'sam', scopes: ['runs:read', 'runs:create'] });
-      const canceller = await t.key({ tenant: 'acme', principal: 'cat', scopes: ['runs:read', 'runs:cancel'] });
-      for (const [token, mayStart, mayCancel] of [
-        [viewerA, false, false],
-        [starter, true, false],
-        [canceller, false, true],
-      ] as const) {
-        const page = await signIn(token, 'Runs');
-        await page.getByRole('button', { name: runId }).click();
-        await page.getByRole('list', { name: 'Run events' }).getByText('node.started [wait]').waitFor();
-        await page.locator('dl.facts .badge-running').waitFor();
-        expect(await page.getByRole('button', { name: 'Start run' }).count()).toBe(mayStart ? 1 : 0);
-        expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(mayCancel ? 1 : 0);
-        if (token === viewerA) await shot(page, '08-viewer-runs');
-      }
-    } finally {
-      await t.http('POST', `/v1/runs/${runId}/cancel`, { token: adminA, body: {} });
-    }
-  });
-
   it('two tenants each see only their own proposals, goals and runs', async () => {
     const b = await signIn(adminB, 'Proposals');
-    await b.getByRole('button', { name: 'Globex secret plan' }).waitFor();
+    await b.getByRole('link', { name: 'Globex secret plan' }).waitFor();
     expect(await b.getByText(proposalA.title).count()).toBe(0);
     await goTo(b, 'Goals');
-    await b.getByRole('button', { name: 'Globex quarterly target' }).waitFor();
+    await b.getByRole('link', { name: 'Globex quarterly target' }).waitFor();
     expect(await b.getByText('Keep the Acme release checklist green').count()).toBe(0);
     await shot(b, '07-tenant-b-goals');
 
     const a = await signIn(adminA, 'Proposals');
-    await a.getByRole('button', { name: proposalA.title }).waitFor();
+    await a.getByRole('link', { name: proposalA.title }).waitFor();
     expect(await a.getByText('Globex secret plan').count()).toBe(0);
 
     // Runs: each tenant's list holds its own runs only, and another tenant's run id is unknown.
     await goTo(b, 'Runs');
-    await b.getByRole('button', { name: runB }).waitFor();
+    await b.getByRole('link', { name: `Run ${runB}` }).waitFor();
     expect(await b.getByText('acme.').count()).toBe(0);
     expect(await b.getByText(/^1 run shown$/).count()).toBe(1);
     await goTo(a, 'Runs');
-    await a.getByRole('button', { name: quickRunsA[quickRunsA.length - 1] }).waitFor();
-    expect(await a.getByRole('button', { name: runB }).count()).toBe(0);
+    await a.getByRole('link', { name: `Run ${runA}` }).waitFor();
+    expect(await a.getByRole('link', { name: `Run ${runB}` }).count()).toBe(0);
     expect(await a.getByText('globex.quick').count()).toBe(0);
     await shot(b, '07-tenant-b-runs');
   });
@@ -624,22 +347,24 @@ describe('operator console in a browser', () => {
     await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs']);
     const writes = /^(Apply|Reject|Archive|Save revision|Grant|Deny|Pause|Resume|Abandon|Connect…|Rotate|Delete|Uninstall|Download export|Plan import \(dry run\)|Apply import)$/;
     await goTo(page, 'Proposals');
-    await page.getByRole('button', { name: proposalA.title }).click();
+    await page.getByRole('link', { name: proposalA.title }).click();
     await page.getByRole('heading', { name: proposalA.title, level: 2 }).waitFor();
     expect(await page.getByLabel('Artifact (JSON)').count()).toBe(0);
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
     await shot(page, '08-viewer-proposals');
     await goTo(page, 'Goals');
-    await page.getByRole('button', { name: 'Keep the Acme release checklist green' }).click();
+    await page.getByRole('link', { name: 'Keep the Acme release checklist green' }).click();
     await page.getByRole('progressbar', { name: 'Iterations' }).waitFor();
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
     await goTo(page, 'Connections');
     await page.getByRole('row', { name: /acme-slack/ }).waitFor();
     expect(await page.getByRole('button', { name: writes }).count()).toBe(0);
     await shot(page, '08-viewer-connections');
-    // The Portability page is not reachable by its address either.
-    await page.goto(`${base}/console/#/portability`);
-    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    // The Portability and Approvals pages are not reachable by their addresses either.
+    for (const route of ['portability', 'approvals']) {
+      await page.goto(`${driver.base}/console/#/${route}`);
+      await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    }
   });
 
   it('can be used from the keyboard: sign in with Enter, skip link, pages reachable by Tab', async () => {

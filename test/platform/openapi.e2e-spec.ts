@@ -67,6 +67,6 @@ describe('the OpenAPI document', () => {
   it('matches the committed TypeScript client types', () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-types-')), 'openapi.d.ts');
     execFileSync(process.execPath, [path.join(root, 'node_modules/openapi-typescript/bin/cli.js'), path.join(root, 'schemas/openapi.json'), '-o', out], { stdio: 'pipe' });
-    if (fs.readFileSync(out, 'utf8') !== committed('test/generated/openapi.d.ts')) throw new Error(`test/generated/openapi.d.ts is out of date: ${REGENERATE}`);
+    if (fs.readFileSync(out, 'utf8') !== committed('generated/openapi.d.ts')) throw new Error(`generated/openapi.d.ts is out of date: ${REGENERATE}`);
   });
 });

@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { createHost, Host } from '../../src/bootstrap';
 import { HostConfig, loadHostConfig } from '../../src/platform/config/host-config';
 import { ApiKeyService } from '../../src/platform/identity/api-key.service';
-import type { paths } from '../generated/openapi';
+import type { paths } from '../../generated/openapi';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

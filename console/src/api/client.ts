@@ -2,7 +2,7 @@ import createClient, { type Middleware } from 'openapi-fetch';
 // The client types are generated from the committed OpenAPI document (`npm run openapi:generate`) and are
 // the same the host's own tests use: a route or shape the console calls that the API no longer has fails
 // the type check, so the console cannot drift from the API.
-import type { components, paths } from '../../../test/generated/openapi';
+import type { components, paths } from '../../../generated/openapi';
 import { credential } from '../session';
 
 export type { components, paths };

@@ -1,16 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, call, Schemas, toApiError } from '../api/client';
+import { ApiError } from '../api/client';
+import { Bundle, exportBundle, exportKinds, importBundle, ImportPlan as Plan, ImportResult as Result } from '../api/portability';
 import { can, Identity } from '../session';
-import { Badge, ErrorBanner, Section, useLoad } from '../ui';
-
-type Bundle = Schemas['ExportBundle'];
-type ImportAnswer = Awaited<ReturnType<typeof importBundle>>;
-type Plan = Extract<ImportAnswer, { dryRun: true }>;
-type Result = Extract<ImportAnswer, { dryRun: false }>;
-
-function importBundle(bundle: Bundle, dryRun: boolean) {
-  return call(api.POST('/v1/import', { params: { query: { dryRun: dryRun ? 'true' : 'false' } }, body: bundle }));
-}
+import { asApiError, Badge, DataTable, ErrorBanner, Notice, Section, useLoad } from '../ui';
 
 /** Seconds since `busy` became true, for the progress line of long operations. */
 function useElapsed(busy: boolean): number {
@@ -26,11 +18,7 @@ function useElapsed(busy: boolean): number {
 }
 
 function Export({ tenant }: { tenant: string }) {
-  const kindsOffered = useLoad(async () => {
-    const res = await fetch('/.well-known/openwop');
-    const doc = (await res.json()) as { portability?: { kinds?: string[] } };
-    return doc.portability?.kinds ?? [];
-  }, []);
+  const kindsOffered = useLoad(exportKinds, []);
   const [kinds, setKinds] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [received, setReceived] = useState(0);
@@ -45,23 +33,7 @@ function Export({ tenant }: { tenant: string }) {
     setDone(null);
     setReceived(0);
     try {
-      const r = await api.GET('/v1/export', { params: { query: kinds.length ? { kinds: kinds.join(',') } : {} }, parseAs: 'stream' });
-      if (!r.response.ok || !r.data) throw toApiError(r.response.status, r.error);
-      const length = Number(r.response.headers.get('content-length'));
-      setTotal(Number.isFinite(length) && length > 0 ? length : undefined);
-      // Read the body in chunks so a large estate shows how far the download has come.
-      const reader = r.data.getReader();
-      const chunks: Uint8Array[] = [];
-      let n = 0;
-      for (;;) {
-        const { value, done: end } = await reader.read();
-        if (end) break;
-        chunks.push(value);
-        n += value.byteLength;
-        setReceived(n);
-      }
-      const blob = new Blob(chunks as BlobPart[], { type: 'application/json' });
-      const bundle = JSON.parse(await blob.text()) as Bundle;
+      const { blob, bundle, bytes: n } = await exportBundle(kinds, (got, size) => (setReceived(got), setTotal(size)));
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;
@@ -72,7 +44,7 @@ function Export({ tenant }: { tenant: string }) {
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       setDone(`Exported ${bundle.items.length} item${bundle.items.length === 1 ? '' : 's'} (${n} bytes) as ${a.download}.`);
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, 'console_error', e instanceof Error ? e.message : String(e)));
+      setError(asApiError(e));
     } finally {
       setBusy(false);
     }
@@ -104,46 +76,29 @@ function Export({ tenant }: { tenant: string }) {
           </span>
         </div>
       ) : null}
-      {done ? (
-        <p class="notice" role="status">
-          {done}
-        </p>
-      ) : null}
+      <Notice text={done} />
       <ErrorBanner error={error} />
     </Section>
   );
 }
 
-function ItemsTable({ items, caption }: { items: Array<{ action: string; kind: string; ref: string; reason?: string; secretsToRebind?: string[] }>; caption: string }) {
+type Item = { action: string; kind: string; ref: string; reason?: string; secretsToRebind?: string[] };
+
+function ItemsTable({ items, caption }: { items: Item[]; caption: string }) {
   return (
-    <table class="list">
-      <caption class="sr-only">{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Action</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Ref</th>
-          <th scope="col">Reason</th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((i, k) => (
-          <tr key={k}>
-            <td>
-              <Badge value={i.action} />
-            </td>
-            <td>{i.kind}</td>
-            <td>
-              <code>{i.ref}</code>
-            </td>
-            <td>
-              {i.reason ?? ''}
-              {i.secretsToRebind?.length ? ` (rebind: ${i.secretsToRebind.join(', ')})` : ''}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      list={{ items, loading: false, error: null }}
+      caption={caption}
+      noun={['item', 'items']}
+      status={null}
+      rowKey={(i) => `${i.action} ${i.kind} ${i.ref}`}
+      columns={[
+        { header: 'Action', cell: (i) => <Badge value={i.action} /> },
+        { header: 'Kind', cell: (i) => i.kind },
+        { header: 'Ref', cell: (i) => <code>{i.ref}</code> },
+        { header: 'Reason', cell: (i) => `${i.reason ?? ''}${i.secretsToRebind?.length ? ` (rebind: ${i.secretsToRebind.join(', ')})` : ''}` },
+      ]}
+    />
   );
 }
 
@@ -179,7 +134,7 @@ function Import() {
         setPlan(null);
       }
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, 'console_error', String(e)));
+      setError(asApiError(e));
     } finally {
       setBusy(null);
     }

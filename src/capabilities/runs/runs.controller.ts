@@ -10,7 +10,7 @@ import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
-import { RUN_STATUSES, RunPage, RunSnapshot, RunsService } from './runs.service';
+import { RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
 
 export class CreateRunBody {
   @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on.' })
@@ -83,6 +83,31 @@ const PAGE_SCHEMA = {
   required: ['runs', 'nextCursor'],
   properties: { runs: { type: 'array', items: protocolSchemaRef('RunSnapshot') }, nextCursor: { type: 'string', nullable: true, description: 'Cursor of the next page; null on the last page.' } },
 };
+const DEFINITION_SCHEMA = {
+  type: 'object',
+  required: ['runId', 'workflowId', 'nodes', 'edges'],
+  properties: {
+    runId: { type: 'string' },
+    workflowId: { type: 'string' },
+    nodes: {
+      type: 'array',
+      description: 'The nodes in topological order.',
+      items: {
+        type: 'object',
+        required: ['id', 'typeId', 'config'],
+        properties: { id: { type: 'string' }, typeId: { type: 'string' }, config: { type: 'object', additionalProperties: true } },
+      },
+    },
+    edges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['from', 'to'],
+        properties: { from: { type: 'string' }, to: { type: 'string' }, fromPort: { type: 'string' }, toPort: { type: 'string' } },
+      },
+    },
+  },
+};
 /** A single-valued request header (a repeated one is malformed). */
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -133,6 +158,19 @@ export class RunsController {
   @ApiErrors(401, 403, 404)
   get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<RunSnapshot> {
     return this.runs.get(p, runId);
+  }
+
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId/definition')
+  @ApiOperation({
+    operationId: 'getRunDefinition',
+    summary: 'Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404)',
+  })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ schema: DEFINITION_SCHEMA })
+  @ApiErrors(401, 403, 404)
+  definition(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<RunDefinitionView> {
+    return this.runs.definition(p, runId);
   }
 
   @Scopes('runs:cancel')

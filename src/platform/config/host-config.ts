@@ -26,12 +26,16 @@ export interface HostConfig {
   logLevel: string;
   apiKeyPrefix: string;
   bootstrapKey: boolean;
+  /** How long a replica trusts a verified API key before reading it again, while revocations cannot arrive as notifications. */
+  keyRecheckMs: number;
   jwt: {
     secret?: string;
     jwksUrl?: string;
     issuer?: string;
     audience?: string;
     algorithms: string[];
+    /** Longest lifetime (exp - iat, or exp - now without iat) a JWT may grant, in seconds. */
+    maxLifetimeS: number;
     claims: { tenant: string; workspace: string; principal: string; scopes: string; roles: string };
   };
   credentialKeys: string;
@@ -111,12 +115,14 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_MIGRATE_ON_START', default: 'true', description: 'Apply pending migrations when the host starts (otherwise run `openwop-host migrate`).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
   { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
+  { name: 'OPENWOP_KEY_RECHECK_MS', default: '1000', description: 'Where revocations cannot arrive as PostgreSQL notifications (the embedded engine, or while the listener reconnects), how long a replica trusts a verified API key before reading it again: bounds how long a key revoked elsewhere (another replica, the CLI) still works here.' },
   { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one admin key for tenant `default` and print it once.' },
   { name: 'OPENWOP_JWT_SECRET', description: 'HS256 secret for JWT bearer tokens (JWTs are refused when neither this nor a JWKS URL is set).' },
   { name: 'OPENWOP_JWT_JWKS_URL', description: 'JWKS URL for RS256/ES256 JWT bearer tokens from an identity provider.' },
   { name: 'OPENWOP_JWT_ISSUER', description: 'Required `iss` of JWTs (checked when set; required with a JWKS URL).' },
   { name: 'OPENWOP_JWT_AUDIENCE', description: 'Required `aud` of JWTs (checked when set; required with a JWKS URL).' },
   { name: 'OPENWOP_JWT_ALGORITHMS', description: 'Accepted JWT algorithms (default HS256 with a secret, RS256,ES256 with JWKS). `none` is always refused.' },
+  { name: 'OPENWOP_JWT_MAX_LIFETIME_S', default: '86400', description: 'Longest lifetime a JWT may grant, in seconds: `exp` is required, and `exp - iat` (or `exp - now` without `iat`) above this is refused (401).' },
   { name: 'OPENWOP_JWT_CLAIM_TENANT', default: 'tenant', description: 'JWT claim holding the tenant.' },
   { name: 'OPENWOP_JWT_CLAIM_WORKSPACE', default: 'workspace', description: 'JWT claim holding the optional workspace.' },
   { name: 'OPENWOP_JWT_CLAIM_PRINCIPAL', default: 'sub', description: 'JWT claim holding the principal id.' },
@@ -257,12 +263,14 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     logLevel,
     apiKeyPrefix: prefix,
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
+    keyRecheckMs: int(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
     jwt: {
       secret,
       jwksUrl,
       issuer,
       audience,
       algorithms,
+      maxLifetimeS: int(env, 'OPENWOP_JWT_MAX_LIFETIME_S', 86400, 1, 31_536_000),
       claims: {
         tenant: str(env, 'OPENWOP_JWT_CLAIM_TENANT') ?? 'tenant',
         workspace: str(env, 'OPENWOP_JWT_CLAIM_WORKSPACE') ?? 'workspace',

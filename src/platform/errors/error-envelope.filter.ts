@@ -17,6 +17,7 @@ const STATUS_CODES: Record<number, string> = {
   406: 'not_acceptable',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_error',
   429: 'rate_limited',
@@ -29,6 +30,12 @@ const FASTIFY_CODES: Record<string, { status: number; error: string; message?: s
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: 'validation_error', message: 'The Content-Length header does not match the body.' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'validation_error', message: 'The body is empty but the content type is application/json.' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'validation_error', message: 'The body is not valid JSON.' },
+  FST_ERR_BAD_URL: { status: 400, error: 'validation_error', message: 'The request path is not a valid URL (it does not decode).' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, error: 'uri_too_long', message: 'A path parameter exceeds the host limit.' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, error: 'validation_error', message: 'The request cannot be routed.' },
+  // The client stopped sending the body (or the connection broke) before it was complete.
+  ECONNRESET: { status: 400, error: 'validation_error', message: 'The request body was not received completely.' },
+  ECONNABORTED: { status: 400, error: 'validation_error', message: 'The request body was not received completely.' },
 };
 
 /**

@@ -795,7 +795,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the API keys of the caller’s tenant (never their secrets) */
+        /** List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets) */
         get: operations["listApiKeys"];
         put?: never;
         /** Mint an API key for the caller’s tenant (shown once) */
@@ -816,7 +816,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key of the caller’s tenant */
+        /** Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller) */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -991,6 +991,23 @@ export interface paths {
         put?: never;
         /** Cancel a run (cancelling → cancelled; the node in flight is aborted) */
         post: operations["cancelRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/definition": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404) */
+        get: operations["getRunDefinition"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8505,6 +8522,89 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRunDefinition: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        edges: {
+                            from: string;
+                            fromPort?: string;
+                            to: string;
+                            toPort?: string;
+                        }[];
+                        /** @description The nodes in topological order. */
+                        nodes: {
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            id: string;
+                            typeId: string;
+                        }[];
+                        runId: string;
+                        workflowId: string;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

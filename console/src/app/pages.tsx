@@ -1,0 +1,29 @@
+import type { JSX } from 'preact';
+import { ApprovalsPage } from '../pages/approvals';
+import { ConnectionsPage } from '../pages/connections';
+import { GoalsPage } from '../pages/goals';
+import { PortabilityPage } from '../pages/portability';
+import { ProposalsPage } from '../pages/proposals';
+import { RunsPage } from '../pages/runs';
+import { ToolsPage } from '../pages/tools';
+import type { Route } from '../routes';
+import { can, Identity } from '../session';
+
+export interface PageDef {
+  id: string;
+  title: string;
+  /** Shown (in the navigation and by address) only to a credential with the scopes it reads with. */
+  visible: (i: Identity) => boolean;
+  render: (i: Identity, route: Route) => JSX.Element;
+}
+
+/** The console's pages in navigation order; `#/<id>` opens one, `#/<id>/<item>` an item of it. */
+export const PAGES: PageDef[] = [
+  { id: 'tools', title: 'Tools', visible: (i) => can(i, 'tools:read'), render: (_i, r) => <ToolsPage selected={r.id} /> },
+  { id: 'proposals', title: 'Proposals', visible: (i) => can(i, 'proposals:read'), render: (i, r) => <ProposalsPage identity={i} selected={r.id} /> },
+  { id: 'goals', title: 'Goals', visible: (i) => can(i, 'goals:read'), render: (i, r) => <GoalsPage identity={i} selected={r.id} /> },
+  { id: 'connections', title: 'Connections', visible: (i) => can(i, 'connections:read'), render: (i) => <ConnectionsPage identity={i} /> },
+  { id: 'runs', title: 'Runs', visible: (i) => can(i, 'runs:read'), render: (i, r) => <RunsPage identity={i} selected={r.id} /> },
+  { id: 'approvals', title: 'Approvals', visible: (i) => can(i, 'approvals:respond'), render: (i) => <ApprovalsPage identity={i} /> },
+  { id: 'portability', title: 'Portability', visible: (i) => can(i, 'portability:export') || can(i, 'portability:import'), render: (i) => <PortabilityPage identity={i} /> },
+];

@@ -1,0 +1,45 @@
+import { useState } from 'preact/hooks';
+import { listRuns, RUN_STATUSES, RunStatus } from '../../api/runs';
+import { navigate } from '../../navigation';
+import { link } from '../../routes';
+import { can, Identity } from '../../session';
+import { Badge, ChoiceFilter, DataTable, Section, ShortId, usePagedList, when } from '../../ui';
+import { RunDetail } from './run-detail';
+import { StartRun } from './start-run';
+
+/** The tenant's runs, newest first, ten at a time, and the run the address names (`#/runs/<runId>`). */
+export function RunsPage({ identity, selected }: { identity: Identity; selected?: string }) {
+  const [status, setStatus] = useState<RunStatus | ''>('');
+  const list = usePagedList((cursor) => listRuns({ status: status || undefined, cursor }), [status], (r) => r.runId);
+  return (
+    <div class="split">
+      <div>
+        {can(identity, 'runs:create') ? <StartRun onStarted={(run) => (navigate('runs', run.runId), list.reload())} /> : null}
+        <Section title="Runs">
+          <DataTable
+            list={list}
+            caption="Runs"
+            noun={['run', 'runs']}
+            rowKey={(r) => r.runId}
+            selected={selected}
+            filters={
+              <>
+                <ChoiceFilter label="Status" all="All statuses" options={RUN_STATUSES} value={status} onChange={setStatus} />
+                <button type="button" onClick={list.reload}>
+                  Refresh
+                </button>
+              </>
+            }
+            columns={[
+              { header: 'Run', cell: (r) => <ShortId id={r.runId} what="run" href={link.run(r.runId)} /> },
+              { header: 'Workflow', cell: (r) => r.workflowId },
+              { header: 'Status', cell: (r) => <Badge value={r.status} /> },
+              { header: 'Started', cell: (r) => when(r.startedAt) },
+            ]}
+          />
+        </Section>
+      </div>
+      {selected ? <RunDetail key={selected} runId={selected} identity={identity} onChanged={list.reload} /> : <p class="muted">Select a run to see its workflow, nodes and live events.</p>}
+    </div>
+  );
+}

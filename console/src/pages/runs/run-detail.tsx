@@ -1,0 +1,145 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ApiError } from '../../api/client';
+import { followRunEvents } from '../../api/run-events';
+import { cancelRun, getRun, getRunDefinition, RunEvent, TERMINAL } from '../../api/runs';
+import { can, Identity } from '../../session';
+import { Badge, ConfirmButton, CopyButton, duration, ErrorBanner, Facts, JsonBlock, Loading, Section, shortId, useAction, useLoad, useNow, when } from '../../ui';
+import { GateDecision } from '../approvals/gate-decision';
+import { DagView } from './dag';
+import { EventLog } from './event-log';
+import { NodeDetail } from './node-detail';
+import { NodeTable } from './node-table';
+import { nodeViews, runDuration, runEnd, runStart } from './run-state';
+
+/** The run's events, from the first, followed live over SSE until the terminal one. */
+function useRunEvents(runId: string, onRunChange: () => void): { events: RunEvent[]; error: ApiError | null } {
+  const [events, setEvents] = useState<RunEvent[]>([]);
+  const [error, setError] = useState<ApiError | null>(null);
+  useEffect(() => {
+    setEvents([]);
+    setError(null);
+    return followRunEvents(
+      runId,
+      (e) => {
+        setEvents((list) => (list.some((x) => x.sequence === e.sequence) ? list : [...list, e].sort((a, b) => a.sequence - b.sequence)));
+        // The snapshot follows the events that change it.
+        if (/^(run|node)\./.test(e.type)) onRunChange();
+      },
+      setError,
+    );
+  }, [runId]);
+  return { events, error };
+}
+
+/**
+ * One run: its facts, any approval gate it waits on (with Grant/Deny for who may decide), its chain drawn
+ * with each node coloured live, a table and timeline of its nodes, a node's details, its outputs, and its
+ * events with their payloads on demand.
+ */
+export function RunDetail({ runId, identity, onChanged }: { runId: string; identity: Identity; onChanged: () => void }) {
+  const [tick, setTick] = useState(0);
+  const run = useLoad(() => getRun(runId), [runId, tick]);
+  const definition = useLoad(() => getRunDefinition(runId), [runId]);
+  const stream = useRunEvents(runId, () => setTick((t) => t + 1));
+  const [selected, setSelected] = useState<string | null>(null);
+  const action = useAction();
+  const r = run.data;
+  // A run seen active that ends while shown: the list follows (a run already ended when opened changes nothing).
+  const lastStatus = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!r) return;
+    if (lastStatus.current && !TERMINAL.has(lastStatus.current) && TERMINAL.has(r.status)) onChanged();
+    lastStatus.current = r.status;
+  }, [r?.status]);
+  const events = stream.events;
+  const start = runStart(r, events);
+  const end = runEnd(events) ?? (r?.completedAt ? Date.parse(r.completedAt) : undefined);
+  const now = useNow(Boolean(r) && end === undefined);
+  const took = runDuration(r, events, now);
+  const nodes = nodeViews(definition.data, r, events);
+  const waiting = nodes.filter((n) => n.status === 'waiting' && n.gateId);
+  const node = nodes.find((n) => n.id === selected);
+  return (
+    <div>
+      <ErrorBanner error={run.error} />
+      {run.loading && !r ? <Loading what="the run" /> : null}
+      {r ? (
+        <>
+          <Section
+            title={`Run ${shortId(r.runId)}`}
+            heading={
+              <>
+                Run <code title={r.runId}>{shortId(r.runId)}</code>
+              </>
+            }
+            actions={
+              // Cancelling needs runs:cancel, which no other runs scope implies.
+              can(identity, 'runs:cancel') && !TERMINAL.has(r.status) && r.status !== 'cancelling' ? (
+                <ConfirmButton
+                  label="Cancel run"
+                  confirmLabel="Cancel this run"
+                  question="Cancel the run?"
+                  danger
+                  disabled={Boolean(action.busy)}
+                  onConfirm={() => void action.run('cancel', () => cancelRun(runId)).then((x) => x && (setTick((t) => t + 1), onChanged()))}
+                />
+              ) : null
+            }
+          >
+            <ErrorBanner error={action.error} />
+            <Facts
+              items={[
+                ['Status', <Badge value={r.status} />],
+                ['Workflow', <code>{r.workflowId}</code>],
+                [
+                  'Run id',
+                  <>
+                    <code class="run-id">{r.runId}</code> <CopyButton value={r.runId} what="run id" />
+                  </>,
+                ],
+                r.owner?.principal && ['Started by', r.owner.principal],
+                ['Started', when(r.startedAt)],
+                ['Completed', when(r.completedAt ?? null)],
+                took !== undefined && ['Duration', `${duration(took)}${end === undefined ? ' so far' : ''}`],
+                r.currentNodeId && ['Current node', r.currentNodeId],
+                r.error && [
+                  'Error',
+                  <>
+                    <code>{r.error.code}</code> {r.error.message}
+                  </>,
+                  'run-error',
+                ],
+              ]}
+            />
+          </Section>
+          {waiting.length ? (
+            <Section title="Waiting for approval">
+              {waiting.map((n) => {
+                const title = n.config?.title;
+                return <GateDecision key={n.gateId} gateId={n.gateId!} subject={`approval for node ${n.id}`} title={typeof title === 'string' ? title : undefined} identity={identity} onDecided={() => setTick((t) => t + 1)} />;
+              })}
+            </Section>
+          ) : null}
+          <Section title="Workflow">
+            <ErrorBanner error={definition.error} />
+            {definition.loading && !definition.data ? <Loading what="the workflow" /> : null}
+            {definition.data ? <DagView workflowId={r.workflowId} nodes={nodes} edges={definition.data.edges} selected={selected} onSelect={setSelected} /> : null}
+          </Section>
+          <Section title="Nodes and timeline">
+            <NodeTable nodes={nodes} start={start} end={end} now={now} selected={selected} onSelect={setSelected} />
+          </Section>
+          {node ? <NodeDetail node={node} now={now} onClose={() => setSelected(null)} /> : null}
+          {r.outputs !== undefined ? (
+            <Section title="Outputs">
+              <JsonBlock label="Outputs of the sink nodes, by node id" value={r.outputs} />
+            </Section>
+          ) : null}
+          <Section title="Events (live)">
+            <ErrorBanner error={stream.error} />
+            <EventLog events={events} nodeIds={nodes.map((n) => n.id)} node={selected} onNode={setSelected} />
+          </Section>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,115 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
+import type { TestApp } from '../support/test-app';
+
+/**
+ * What the console's browser tests share: a headless Chromium, a host listening on a loopback port, sign-in,
+ * navigation, screenshots (written to test/.tmp/console-screenshots) and an axe-core accessibility check.
+ */
+const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export { SCREENSHOT_DIR };
+
+/** Builds the console when stale and starts Chromium; without Chromium the suite fails here, loudly. */
+export async function startBrowser(): Promise<RunningBrowser> {
+  buildConsole();
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return launchChromium();
+}
+
+/** Makes a test host listen on a free loopback port and answers its base address. */
+export async function listen(t: TestApp): Promise<string> {
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = t.app.getHttpServer().address();
+  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+}
+
+export class ConsoleDriver {
+  private readonly contexts: BrowserContext[] = [];
+
+  constructor(
+    private readonly chrome: RunningBrowser,
+    readonly base: string,
+  ) {}
+
+  /** A fresh browser context (its own sessionStorage) at the console's address for `route` (`runs`, `runs/<id>`). */
+  async open(route?: string): Promise<Page> {
+    const context = await this.chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
+    this.contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${this.base}/console/${route ? `#/${route}` : ''}`);
+    return page;
+  }
+
+  /** Signs in with an API key on the address of `route`, landing there (`pageName`: the page's heading). */
+  async signIn(token: string, pageName?: string, route?: string): Promise<Page> {
+    const page = await this.open(route ?? pageName?.toLowerCase());
+    await page.getByRole('textbox', { name: 'API key' }).fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    if (pageName) await page.getByRole('heading', { level: 1, name: pageName }).waitFor();
+    return page;
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.contexts) await c.close().catch(() => undefined);
+  }
+}
+
+export async function goTo(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Pages' }).getByRole('link', { name }).click();
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
+
+/** The page links shown to the signed-in credential, in order. */
+export async function expectPages(page: Page, expected: string[]): Promise<void> {
+  const links = page.getByRole('navigation', { name: 'Pages' }).getByRole('link');
+  await links.first().waitFor();
+  expect(await links.allTextContents()).toEqual(expected);
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** axe-core in the page: no serious or critical violation. */
+export async function expectAccessible(page: Page): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  // Evaluated as source text: the test program is type-checked without the DOM library.
+  const violations = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target) })))",
+  )) as Array<{ id: string; impact: string; help: string; targets: unknown[] }>;
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+}
+
+/** The run id of the run page shown (`#/runs/<runId>`). */
+export function runIdOf(page: Page): string {
+  const m = /#\/runs\/([^/]+)$/.exec(page.url());
+  if (!m) throw new Error(`not on a run's page: ${page.url()}`);
+  return decodeURIComponent(m[1]);
+}
+
+/** Polls `read` until it answers `expected` (up to 15 s), for state the page reaches asynchronously. */
+export async function eventually<T>(read: () => Promise<T>, expected: T, what: string): Promise<void> {
+  const until = Date.now() + 15_000;
+  let last: T | undefined;
+  for (;;) {
+    last = await read();
+    if (JSON.stringify(last) === JSON.stringify(expected)) return;
+    if (Date.now() > until) throw new Error(`${what}: expected ${JSON.stringify(expected)}, last saw ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The drawn node of the workflow graph, its state attribute and its box's computed fill colour. */
+export function dagNode(page: Page, nodeId: string): { node: Locator; status: () => Promise<string | null>; fill: () => Promise<string> } {
+  const node = page.locator(`.dag svg g.dag-node[data-node-id="${nodeId}"]`);
+  return {
+    node,
+    status: () => node.getAttribute('data-status'),
+    // Through the element's own window: the test program is type-checked without the DOM library.
+    fill: () => node.locator('rect').evaluate((r) => r.ownerDocument.defaultView.getComputedStyle(r).fill as string),
+  };
+}
