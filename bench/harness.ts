@@ -3,7 +3,8 @@
  * drives it with autocannon, and compares against a baseline measured in the same run. Results are
  * ratios, never absolute pass/fail timings (the machine is small and noisy).
  */
-import { fork } from 'node:child_process';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,7 +12,8 @@ import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import Fastify, { FastifyInstance } from 'fastify';
-import { Client } from 'pg';
+import * as pg from 'pg';
+import { Client, Pool } from 'pg';
 import { createHost, Host } from '../src/bootstrap';
 import { loadHostConfig } from '../src/platform/config/host-config';
 
@@ -22,10 +24,18 @@ export interface Measurement {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** Responses with a 2xx status, and the seconds the load ran. */
+  ok: number;
+  seconds: number;
 }
 
-export async function measure(label: string, url: string, opts: { connections?: number; durationSec?: number; headers?: Record<string, string> } = {}): Promise<Measurement> {
-  const result = await autocannon({ url, connections: opts.connections ?? 50, duration: opts.durationSec ?? 5, headers: opts.headers });
+export async function measure(
+  label: string,
+  url: string,
+  opts: { connections?: number; durationSec?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
+): Promise<Measurement> {
+  const start = process.hrtime.bigint();
+  const result = await autocannon({ url, connections: opts.connections ?? 50, duration: opts.durationSec ?? 5, headers: opts.headers, method: opts.method, body: opts.body });
   return {
     label,
     requestsPerSec: result.requests.average,
@@ -33,6 +43,8 @@ export async function measure(label: string, url: string, opts: { connections?: 
     p99Ms: result.latency.p99,
     errors: result.errors,
     non2xx: result.non2xx,
+    ok: result['2xx'],
+    seconds: Number(process.hrtime.bigint() - start) / 1e9,
   };
 }
 
@@ -126,6 +138,34 @@ export async function createBenchDatabase(prefix: string): Promise<{ name: strin
   return { name, url, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
+/** `count` more pending workflow runs of `definition`, as POST /v1/runs writes them, spread over `tenants` tenants (`tenant-<i>`). */
+export async function insertPendingRuns(
+  pool: Pool,
+  count: number,
+  o: { definition: { workflowId: string }; kind?: string; tenants?: number; scopes?: string[] },
+): Promise<void> {
+  await pool.query(
+    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
+     SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, $1::jsonb, '{}'::jsonb, '{}'::jsonb, $6::text[]
+     FROM generate_series(1, $2::int) AS i`,
+    [JSON.stringify(o.definition), count, o.tenants ?? 1, o.kind ?? 'workflow', o.definition.workflowId, o.scopes ?? []],
+  );
+}
+
+/** utime + stime of one process, in jiffies, or undefined when it is gone or is not named `name`. */
+function processJiffies(pid: string, name?: string): number | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // exited meanwhile, or no /proc
+  }
+  const close = stat.lastIndexOf(')');
+  if (name !== undefined && stat.slice(stat.indexOf('(') + 1, close) !== name) return undefined;
+  const rest = stat.slice(close + 2).split(' ');
+  return Number(rest[11]) + Number(rest[12]); // utime, stime (fields 14 and 15)
+}
+
 /** Jiffies of CPU time used so far: the whole machine (busy and total) and every `postgres` process. */
 function cpuJiffies(): { busy: number; total: number; postgres: Map<string, number> } | undefined {
   try {
@@ -136,16 +176,8 @@ function cpuJiffies(): { busy: number; total: number; postgres: Map<string, numb
     const postgres = new Map<string, number>();
     for (const pid of fs.readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue;
-      let stat: string;
-      try {
-        stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        continue; // exited meanwhile
-      }
-      const close = stat.lastIndexOf(')');
-      if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue;
-      const rest = stat.slice(close + 2).split(' ');
-      postgres.set(pid, Number(rest[11]) + Number(rest[12])); // utime, stime (fields 14 and 15)
+      const used = processJiffies(pid, 'postgres');
+      if (used !== undefined) postgres.set(pid, used);
     }
     return { busy, total, postgres };
   } catch {
@@ -186,12 +218,171 @@ export function formatCpu(c: CpuReading | undefined): string {
   return c ? `${c.busyCores.toFixed(2)} of ${c.cores} cores busy (PostgreSQL ${c.postgresCores.toFixed(2)})` : 'CPU use not measured (no /proc)';
 }
 
+/** The application_name of the benchmark's own connections (feeders, counters). */
+const BENCH_APP = 'openwop-bench';
+const benchClients = new WeakSet<object>();
+
+/**
+ * A pool for the benchmark's own statements (feeding backlogs, counting): its statements and its
+ * backends are not counted as the measured system's (see countDriverQueries and dbActivityMeter).
+ */
+export function benchPool(url: string, max = 3): Pool {
+  const pool = new Pool({ connectionString: url, max, application_name: BENCH_APP });
+  pool.on('connect', (c) => benchClients.add(c));
+  // An idle connection dropped with its database (DROP DATABASE ... WITH (FORCE)) is no failure.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** What a statement was sent for, as the benchmark labels the work it drives (`submit`, `execute`...). */
+const queryRole = new AsyncLocalStorage<string>();
+
+/** Runs `fn` (and everything it starts) with its statements counted under `role`. */
+export function withRole<T>(role: string, fn: () => T): T {
+  return queryRole.run(role, fn);
+}
+
+/** The statements sent per database and role; `bench` holds the benchmark's own. */
+const statements = new Map<string, Map<string, number>>();
+/** With tracing on: per database, the statements by `role: text` (whitespace folded, cut at 160 characters). */
+const statementTexts = new Map<string, Map<string, number>>();
+let counting = false;
+let tracing = false;
+
+function bump(map: Map<string, Map<string, number>>, database: string, key: string): void {
+  const byKey = map.get(database) ?? new Map<string, number>();
+  map.set(database, byKey);
+  byKey.set(key, (byKey.get(key) ?? 0) + 1);
+}
+
+/**
+ * Counts every statement the `pg` driver sends (one round trip each), by database and by the role
+ * of the work that sent it (unlabelled work counts as `background`); with `trace`, also by text.
+ * The host (through TypeORM), graphile-worker and pg-boss all speak to PostgreSQL through this one driver.
+ */
+export function countDriverQueries(opts: { trace?: boolean } = {}): void {
+  tracing ||= !!opts.trace;
+  if (counting) return;
+  counting = true;
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  // A pool hands a freed connection to the next waiting callback from the code that freed it: bound
+  // to the caller, the callback (and the statement it sends) keeps the caller's role.
+  const pool = pg.Pool.prototype as unknown as { connect: (cb?: unknown) => unknown };
+  const connect = pool.connect;
+  pool.connect = function (this: unknown, cb?: unknown) {
+    if (typeof cb !== 'function') return connect.call(this, cb);
+    const role = queryRole.getStore();
+    return connect.call(this, (...args: unknown[]) => queryRole.run(role as string, () => (cb as (...a: unknown[]) => unknown)(...args)));
+  };
+  proto.query = function (this: pg.Client & { database?: string }, ...args: unknown[]) {
+    const role = benchClients.has(this) ? 'bench' : (queryRole.getStore() ?? 'background');
+    const database = this.database ?? '';
+    bump(statements, database, role);
+    if (tracing) {
+      const q = args[0] as string | { text?: string; name?: string } | undefined;
+      const text = typeof q === 'string' ? q : (q?.text ?? `(prepared ${q?.name ?? '?'})`);
+      bump(statementTexts, database, `${role}: ${text.replace(/\s+/g, ' ').trim().slice(0, 160)}`);
+    }
+    return original.apply(this, args);
+  };
+}
+
+function statementCounts(database: string): Record<string, number> {
+  return Object.fromEntries(statements.get(database) ?? []);
+}
+
+function textCounts(database: string): Record<string, number> {
+  return Object.fromEntries(statementTexts.get(database) ?? []);
+}
+
+let clockTicks: number | undefined;
+/** Jiffies per second of /proc/<pid>/stat (USER_HZ; 100 on mainstream Linux builds). */
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+export interface DbActivity {
+  /** CPU seconds used by the database's client backends (the benchmark's own excluded); undefined without /proc access to them. */
+  backendCpuSec?: number;
+  /** Committed transactions (less the benchmark's own single-statement ones). */
+  xacts: number;
+  /** Rows inserted, updated and deleted (pg_stat_database; rows the benchmark's feeders wrote included). */
+  rowsWritten: number;
+  inserted: number;
+  updated: number;
+  deleted: number;
+  /** Statements sent by the driver to this database, by role (the benchmark's own under `bench`). */
+  statements: Record<string, number>;
+  /** With tracing on (countDriverQueries), the statements by `role: text`. */
+  texts: Record<string, number>;
+}
+
+/**
+ * Measures what one database of the PostgreSQL server did between start and stop: the CPU of its
+ * client backends (read from /proc: a local server only), its transactions and written rows (the
+ * pg_stat_database counters, which backends publish about once a second, so a window of several
+ * seconds is accurate to a fraction of a second's work), and the statements the driver sent it.
+ * `admin` is a connection to another database of the same server.
+ */
+export async function dbActivityMeter(admin: Client, database: string): Promise<{ stop(): Promise<DbActivity> }> {
+  const read = async () => {
+    const [stats] = (
+      await admin.query(
+        `SELECT xact_commit::float8 AS xacts, tup_inserted::float8 AS ins, tup_updated::float8 AS upd, tup_deleted::float8 AS del FROM pg_stat_database WHERE datname = $1`,
+        [database],
+      )
+    ).rows as Array<{ xacts: number; ins: number; upd: number; del: number }>;
+    const pids = (
+      await admin.query(`SELECT pid::text AS pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND application_name IS DISTINCT FROM $2`, [database, BENCH_APP])
+    ).rows as Array<{ pid: string }>;
+    const cpu = new Map<string, number>();
+    for (const { pid } of pids) {
+      const used = processJiffies(pid, 'postgres');
+      if (used !== undefined) cpu.set(pid, used);
+    }
+    return { stats, cpu, seen: pids.length, counts: statementCounts(database), texts: textCounts(database) };
+  };
+  const start = await read();
+  return {
+    async stop() {
+      const end = await read();
+      const counts: Record<string, number> = {};
+      for (const [role, n] of Object.entries(end.counts)) if (n - (start.counts[role] ?? 0)) counts[role] = n - (start.counts[role] ?? 0);
+      const texts: Record<string, number> = {};
+      for (const [text, n] of Object.entries(end.texts)) if (n - (start.texts[text] ?? 0)) texts[text] = n - (start.texts[text] ?? 0);
+      // Backends that started during the window count from zero; one that ended is lost (pools keep theirs).
+      let jiffies = 0;
+      for (const [pid, used] of end.cpu) jiffies += used - (start.cpu.get(pid) ?? 0);
+      const visible = end.seen === 0 || end.cpu.size > 0;
+      const d = (k: 'xacts' | 'ins' | 'upd' | 'del') => end.stats[k] - start.stats[k];
+      return {
+        backendCpuSec: visible ? jiffies / ticksPerSecond() : undefined,
+        xacts: Math.max(0, d('xacts') - (counts.bench ?? 0)),
+        rowsWritten: d('ins') + d('upd') + d('del'),
+        inserted: d('ins'),
+        updated: d('upd'),
+        deleted: d('del'),
+        statements: counts,
+        texts,
+      };
+    },
+  };
+}
+
 /**
  * A host instance for a benchmark that drives it directly: logs discarded, scheduler off (the
  * benchmark calls the work itself), no OpenAPI document, its own data folder and, when given, an
- * OPENWOP_CONFIG file with `configFile`.
+ * OPENWOP_CONFIG file with `configFile`; `overrides` replace any of these settings.
  */
-export async function bootQuietHost(url: string, instance: string, configFile?: Record<string, unknown>): Promise<Host> {
+export async function bootQuietHost(url: string, instance: string, configFile?: Record<string, unknown>, overrides: Record<string, string> = {}): Promise<Host> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -201,6 +392,7 @@ export async function bootQuietHost(url: string, instance: string, configFile?: 
     OPENWOP_SCHEDULER_ENABLED: 'false',
     OPENWOP_INSTANCE_ID: instance,
     OPENWOP_DATA_DIR: dir,
+    ...overrides,
   };
   if (configFile) {
     env.OPENWOP_CONFIG = path.join(dir, 'config.json');

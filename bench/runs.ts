@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import type { Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
-import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, runBenchmark, serveReplica } from './harness';
+import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, insertPendingRuns, runBenchmark, serveReplica } from './harness';
 
 const NODES = 10;
 const TENANTS = 20;
@@ -36,13 +36,8 @@ function boot(url: string, instance: string, workers: number): Promise<Host> {
 }
 
 /** `count` more pending workflow runs of the chain, as POST /v1/runs writes them. */
-async function addRuns(pool: Pool, count: number, kind: string): Promise<void> {
-  await pool.query(
-    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
-     SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, 'bench.chain', $1::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[]
-     FROM generate_series(1, $2::int) AS i`,
-    [JSON.stringify(definition()), count, TENANTS, kind],
-  );
+function addRuns(pool: Pool, count: number, kind: string): Promise<void> {
+  return insertPendingRuns(pool, count, { definition: definition() as { workflowId: string }, kind, tenants: TENANTS });
 }
 
 async function countRuns(pool: Pool, kind: string, status: string): Promise<number> {

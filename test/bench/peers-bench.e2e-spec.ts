@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+
+/**
+ * The peer benchmark (`npm run bench -- peers`) in its shortest mode, so it keeps working as the
+ * host, graphile-worker and pg-boss change: every side must finish work in every shape it takes part
+ * in, and every figure the README quotes must come out. The figures themselves are not judged here
+ * (sub-second windows on a busy machine mean nothing).
+ */
+const root = path.join(__dirname, '..', '..');
+
+interface Figures {
+  shape: string;
+  side: string;
+  items: number;
+  rate: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  pgCpuMs?: number;
+  statements: number;
+  submitStatements?: number;
+}
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'bench.js'), 'peers', ...args], { cwd: root, env: { ...process.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('npm run bench -- peers', () => {
+  if (process.env.OPENWOP_TEST_DB_MODE === 'embedded') {
+    it('refuses the embedded engine: the peers need a PostgreSQL server with databases and backends of their own', async () => {
+      const r = await runBench(['--short']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('needs a PostgreSQL server');
+    }, 60_000);
+    return;
+  }
+
+  it('measures every side in every shape, short mode', async () => {
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-peers-')), 'peers.json');
+    const r = await runBench(['--short', '--json', out]);
+    if (r.code !== 0) throw new Error(`bench exited ${r.code}\n${r.stderr}`);
+    const result = JSON.parse(fs.readFileSync(out, 'utf8')) as { figures: Figures[]; summary: Array<{ figure: string; median: number; target?: string }>; versions: string[] };
+    expect(result.versions).toEqual(['graphile-worker 0.17.3', 'pg-boss 10.4.2']);
+
+    const expected: Record<string, string[]> = {
+      host: ['backlog-1', 'backlog-3', 'submit', 'latency-1', 'latency-3'],
+      'graphile-worker': ['backlog-1', 'backlog-3', 'submit', 'latency-1', 'latency-3'],
+      'graphile-worker batched': ['backlog-1', 'backlog-3'],
+      'pg-boss': ['backlog-1', 'backlog-3', 'submit', 'latency-1', 'latency-3'],
+    };
+    const problems: string[] = [];
+    for (const [side, shapes] of Object.entries(expected)) {
+      for (const shape of shapes) {
+        const f = result.figures.find((x) => x.side === side && x.shape === shape);
+        if (!f) problems.push(`${side} ${shape}: missing`);
+        else if (!(f.items > 0)) problems.push(`${side} ${shape}: no item finished in the window`);
+        // Every side reaches PostgreSQL through the counted driver.
+        else if (!(f.statements > 0)) problems.push(`${side} ${shape}: no statement counted`);
+        else if (shape.startsWith('latency') && !(f.p99Ms! >= f.p50Ms! && f.p50Ms! > 0)) problems.push(`${side} ${shape}: p50 ${f.p50Ms} p99 ${f.p99Ms}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // The host's statements are told apart: a POST sends its own (insert, claim...), and execution sends more.
+    const submit = result.figures.find((x) => x.side === 'host' && x.shape === 'submit')!;
+    expect(submit.submitStatements).toBeGreaterThanOrEqual(2);
+    expect(submit.statements).toBeGreaterThan(submit.submitStatements!);
+    expect(result.figures.find((x) => x.side === 'graphile-worker' && x.shape === 'submit')!.submitStatements).toBeCloseTo(1, 5);
+
+    // PostgreSQL CPU comes from /proc, so only when the server runs on this machine.
+    const c = new Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    const pid = (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+    await c.end();
+    if (fs.existsSync(`/proc/${pid}/stat`)) expect(result.figures.find((x) => x.side === 'host' && x.shape === 'backlog-1')!.pgCpuMs).toBeGreaterThan(0);
+
+    // Every acceptance ratio is printed and computed.
+    const targets = result.summary.filter((l) => l.target);
+    expect(targets.map((l) => l.figure)).toHaveLength(7);
+    for (const l of targets) expect(Number.isFinite(l.median)).toBe(true);
+    expect(r.stdout).toContain('same-round ratios');
+  }, 120_000);
+});
