@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { SchemaRegistry } from '../schemas/schema-registry';
+import { ConfigError } from './config-error';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -84,7 +85,7 @@ export interface JsonLimits {
 
 export const HOST_CONFIG = Symbol.for('openwop-host.config');
 
-export class ConfigError extends Error {}
+export { ConfigError } from './config-error';
 
 export interface EnvSetting {
   name: string;
