@@ -89,9 +89,13 @@ describe('the command line answers at once', () => {
       help.push((await cli(['--help'])).ms);
       refused.push((await cli(['runs', 'list'])).ms);
     }
-    process.stderr.write(`openwop-host --help: ${help.map((m) => m.toFixed(0)).join(', ')} ms; runs list without a key: ${refused.map((m) => m.toFixed(0)).join(', ')} ms\n`);
-    expect(median(help)).toBeLessThan(1000);
-    expect(median(refused)).toBeLessThan(1000);
+    // Under 1 s; on a machine oversubscribed more than four times over (shared CI runners), under 2 s, still
+    // far below what loading the host costs there (4-8 s measured at that load).
+    const load = os.loadavg()[0] / os.cpus().length;
+    const bound = load > 4 ? 2000 : 1000;
+    process.stderr.write(`openwop-host --help: ${help.map((m) => m.toFixed(0)).join(', ')} ms; runs list without a key: ${refused.map((m) => m.toFixed(0)).join(', ')} ms (load ${load.toFixed(1)} per core, bound ${bound} ms)\n`);
+    expect(median(help)).toBeLessThan(bound);
+    expect(median(refused)).toBeLessThan(bound);
   });
 
   it('reports a missing API key of a client command before any connection attempt', async () => {
