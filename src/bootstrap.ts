@@ -12,7 +12,9 @@ import { HostConfig } from './platform/config/host-config';
 import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
+import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
+import { installSendTimeout } from './platform/http/send-timeout';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
 import { installRequestLog } from './platform/logging/request-log';
@@ -28,6 +30,8 @@ export interface HostOptions {
   logDestination?: DestinationStream;
   /** Build the OpenAPI document and mount Swagger UI (default true). */
   openApi?: boolean;
+  /** A one-shot command: join a host serving the embedded database instead of waiting to own its folder. */
+  joinEmbedded?: boolean;
 }
 
 export interface Host {
@@ -61,7 +65,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
-    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, { log: (m) => logger.info(m) }));
+    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, { log: logger, joinEmbedded: options.joinEmbedded }));
     dataSource = db.dataSource;
   }
   try {
@@ -87,9 +91,16 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         return typeof given === 'string' && /^[A-Za-z0-9._-]{1,128}$/.test(given) ? given : randomUUID();
       },
       trustProxy: config.trustProxy,
+      // Bad URLs, over-long path parameters and requests Node's parser refuses answer the envelope too.
+      ...frameworkErrorOptions(),
       // Fastify's own request lines carry neither the principal nor the route; installRequestLog writes one line instead.
       logController: new LogController({ disableRequestLogging: true }),
-    });
+      // Deadlines against slow or stuck clients (checked every second, not Node's default 30 s).
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      http: { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    } as ConstructorParameters<typeof FastifyAdapter>[0]);
+    installSendTimeout(adapter.getInstance().server as import('node:http').Server, config.http.sendTimeoutMs);
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
     installRequestLog(adapter.getInstance());

@@ -29,7 +29,7 @@ type DatabaseHandle = Awaited<ReturnType<typeof openDatabase>>;
 /** Opens the database the host uses (joining a running embedded host through its socket). */
 async function withDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
   const cfg = config();
-  const handle = await openDatabase(cfg, { poolSize: 2 });
+  const handle = await openDatabase(cfg, { poolSize: 2, joinEmbedded: true });
   try {
     return await fn(handle, cfg);
   } finally {
@@ -205,7 +205,7 @@ export async function writeOpenApi(opts: { out?: string; scopesOut?: string }): 
 /** Portability (RFC 0098): the host boots without listening; logs go to stderr so stdout is the bundle. */
 async function withPortabilityApp(fn: (app: Awaited<ReturnType<typeof createHost>>['app']) => Promise<number>): Promise<void> {
   // A one-shot process: no scheduler ticks, no bootstrap key.
-  const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false });
+  const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false, joinEmbedded: true });
   try {
     process.exitCode = await fn(host.app);
   } finally {

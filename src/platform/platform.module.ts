@@ -14,6 +14,7 @@ import { RunLauncherRegistry } from './events/run-launcher';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
 import { ApiKeyService } from './identity/api-key.service';
+import { KeyRevocationWatcher } from './identity/key-revocation.watcher';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
@@ -45,6 +46,7 @@ export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     const services = [
       ApiKeyService,
+      KeyRevocationWatcher,
       JwtVerifier,
       DiscoveryDocumentService,
       EventLogService,

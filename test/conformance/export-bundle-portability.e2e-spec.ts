@@ -62,7 +62,8 @@ describe('conformance: export-bundle-portability (behavioral)', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true' } });
-    key = await t.key({ scopes: ['portability:export', 'portability:import', 'runs:read'] });
+    // What importing the good bundle's items directly needs (a prompt template, a connection).
+    key = await t.key({ scopes: ['portability:export', 'portability:import', 'runs:read', 'packs:publish', 'connections:manage'] });
   });
   afterAll(async () => t?.close());
 

@@ -38,14 +38,19 @@ describe('connections: concurrency and workspaces', () => {
     expect(rows[0].n).toBe(1);
   });
 
-  it('a workspace-bound key manages and sees its tenant\'s packs and connections', async () => {
+  it('a workspace-bound key sees its tenant\'s packs and connections but cannot change them (they are tenant-wide)', async () => {
     const ws = await t.key({ tenant: 'race', workspace: 'team-a', scopes: ['connections:read', 'connections:manage'] });
     expect((await t.http('GET', '/v1/connection-packs', { token: ws })).body.packs).toHaveLength(1);
-    expect((await t.http('GET', '/v1/connections', { token: ws })).body.connections.map((c: { name: string }) => c.name)).toEqual(['same-name']);
+    const listed = (await t.http('GET', '/v1/connections', { token: ws })).body.connections as Array<{ id: string; name: string }>;
+    expect(listed.map((c) => c.name)).toEqual(['same-name']);
     const m = github();
     m.name = 'private.race.workspace-pack';
     m.provider.id = 'workspace-probe';
-    expect((await t.http('POST', '/v1/connection-packs', { token: ws, body: m })).status).toBe(201);
-    expect((await t.http('GET', '/v1/connection-providers/workspace-probe', { token: admin })).body.source).toBe('pack');
+    const refused = await t.http('POST', '/v1/connection-packs', { token: ws, body: m });
+    expect([refused.status, refused.body.error, refused.body.details]).toEqual([403, 'forbidden', { tenantLevel: true }]);
+    expect((await t.http('GET', '/v1/connection-providers/workspace-probe', { token: admin })).status).toBe(404);
+    expect((await t.http('PUT', `/v1/connections/${listed[0].id}/credential`, { token: ws, body: { credential: 'ghp_overwritten' } })).status).toBe(403);
+    expect((await t.http('DELETE', `/v1/connections/${listed[0].id}`, { token: ws })).status).toBe(403);
+    expect((await t.http('GET', `/v1/connections/${listed[0].id}`, { token: admin })).status).toBe(200);
   });
 });

@@ -43,7 +43,7 @@ describe('goal continuation: commitment and heartbeat arms', () => {
   beforeAll(async () => {
     t = await createTestApp({ configFile: { goals: { leaseMs: 5000, heartbeatMaxRuntimeMs: 50, heartbeatMaxStateBytes: 64 } } });
     ({ tick } = instrument(t, clock, worker));
-    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
   });
 
   afterAll(async () => {

@@ -1,7 +1,8 @@
 /**
- * A goal's local runs act with the scopes its creator delegated, for as long as the creating API key
- * still holds them: a chain calling a scoped tool works for a goal whose creator holds the tool's
- * scope, fails `tool_not_found` for one who does not, and stops working once the key is revoked.
+ * A goal's local runs act with exactly the scopes their work needs (runs:create and the scopes of the
+ * chain's tools), delegated by the goal's creator, for as long as the creating API key still holds
+ * them: a creator holding them all gets runs that call the scoped tool; one lacking any is refused
+ * when creating the goal (403, nothing written); a revoked key starts no more runs.
  */
 import * as path from 'node:path';
 import { GoalClock } from '../../src/capabilities/goals/goal-clock';
@@ -64,28 +65,27 @@ describe('goals: delegated scopes of local runs', () => {
   }
 
   it('a creator holding the tool scope: the goal\'s run calls the scoped tool', async () => {
-    const alice = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+    const alice = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create', 'tools:mcp:echo', 'tools:read'] });
     const id = await goal(alice, 1);
     const [runId] = await runsOf(id, 1);
     const run = await waitForStatus(t, auditor, runId, ['completed', 'failed'], 30_000);
     expect(run.status).toBe('completed');
     expect(JSON.stringify(run.outputs.call)).toContain('iteration 1');
-    // The run holds exactly the delegated scopes its creator's key still holds.
+    // The run holds exactly what the work needs, not the creator's other scopes.
     const [row] = (await t.ds.query(`SELECT "scopes" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ scopes: string[] }>;
-    expect(row.scopes.sort()).toEqual(['goals:read', 'goals:write', 'tools:mcp:echo']);
+    expect(row.scopes.sort()).toEqual(['runs:create', 'tools:mcp:echo']);
   });
 
-  it('a creator without it: the run cannot see the tool (tool_not_found), exactly like before delegation', async () => {
-    const bob = await t.key({ tenant: 'acme', principal: 'bob', scopes: ['goals:read', 'goals:write'] });
-    const id = await goal(bob, 1);
-    const [runId] = await runsOf(id, 1);
-    const run = await waitForStatus(t, auditor, runId, ['completed', 'failed'], 30_000);
-    expect(run.status).toBe('failed');
-    expect(JSON.stringify(run)).toContain('tool_not_found');
+  it('a creator without the tool scope is refused when creating the goal, and nothing is written', async () => {
+    const bob = await t.key({ tenant: 'acme', principal: 'bob', scopes: ['goals:read', 'goals:write', 'runs:create'] });
+    const res = await t.http('POST', '/v1/goals', { token: bob, body: goalBody({ criteria: NEVER, workflowId: 'vendor.test.echo', bounds: { maxLoopIterations: 1 } }) });
+    expect([res.status, res.body.error]).toEqual([403, 'forbidden']);
+    expect(res.body.details).toEqual({ requiredScopes: ['runs:create', 'tools:mcp:echo'], missingScopes: ['tools:mcp:echo'] });
+    expect(await t.ds.query(`SELECT "id" FROM "goal" WHERE "principal" = 'bob'`)).toEqual([]);
   });
 
-  it('revoking the creating key takes the scopes away from the goal\'s next runs', async () => {
-    const carol = await t.key({ tenant: 'acme', principal: 'carol', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+  it('revoking the creating key: the goal\'s next iteration starts no run (recorded as a refused, failed run)', async () => {
+    const carol = await t.key({ tenant: 'acme', principal: 'carol', scopes: ['goals:read', 'goals:write', 'runs:create', 'tools:mcp:echo'] });
     const id = await goal(carol, 2);
     const [first] = await runsOf(id, 1);
     expect((await waitForStatus(t, auditor, first, ['completed', 'failed'], 30_000)).status).toBe('completed');
@@ -93,18 +93,18 @@ describe('goals: delegated scopes of local runs', () => {
     const carolKey = (await keys.list('acme')).find((k) => k.principal === 'carol')!;
     await keys.revoke(carolKey.id, 'acme');
     expect([...(await t.moduleRef.get(GoalDelegationService).scopesFor(id, 'acme'))]).toEqual([]);
-    // The goal still runs (it is the host's standing work), with no scopes: the scoped tool is gone.
     const [, second] = await runsOf(id, 2);
     const run = await waitForStatus(t, auditor, second, ['completed', 'failed'], 30_000);
-    expect(run.status).toBe('failed');
-    expect(JSON.stringify(run)).toContain('tool_not_found');
+    expect([run.status, run.error?.code]).toEqual(['failed', 'forbidden']);
+    // It never executed: no node ran.
+    expect(await t.ds.query(`SELECT "node_id" FROM "run_node" WHERE "run_id" = $1`, [second])).toEqual([]);
   });
 
   it('another tenant\'s goal id, or a malformed one, delegates nothing', async () => {
-    const alice = await t.key({ tenant: 'acme', principal: 'alice2', scopes: ['goals:read', 'goals:write', 'tools:mcp:echo'] });
+    const alice = await t.key({ tenant: 'acme', principal: 'alice2', scopes: ['goals:read', 'goals:write', 'runs:create', 'tools:mcp:echo'] });
     const id = await goal(alice, 1);
     const delegation = t.moduleRef.get(GoalDelegationService);
-    expect([...(await delegation.scopesFor(id, 'acme'))].sort()).toEqual(['goals:read', 'goals:write', 'tools:mcp:echo']);
+    expect([...(await delegation.scopesFor(id, 'acme'))].sort()).toEqual(['runs:create', 'tools:mcp:echo']);
     expect([...(await delegation.scopesFor(id, 'globex'))]).toEqual([]);
     expect([...(await delegation.scopesFor('not-a-uuid', 'acme'))]).toEqual([]);
   });

@@ -141,7 +141,7 @@ describe('goal scheduler: a host process killed mid-tick', () => {
     const goals = t.moduleRef.get(GoalsService);
     const ids: string[] = [];
     for (let i = 0; i < GOALS; i++) {
-      const owner: Principal = { tenant: `tenant-${i % 5}`, principal: 'alice', scopes: new Set(['goals:write']), kind: 'system' };
+      const owner: Principal = { tenant: `tenant-${i % 5}`, principal: 'alice', scopes: new Set(['goals:write', 'runs:create']), kind: 'system' };
       ids.push((await goals.create(owner, goalBody({ worker: 'openwop-runtime', bounds: { maxLoopIterations: ITERATIONS } }))).id);
     }
 

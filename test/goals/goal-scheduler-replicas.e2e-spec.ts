@@ -40,7 +40,7 @@ describe('goal scheduler on two host instances sharing one database', () => {
     await a?.close();
   });
 
-  const owner = (tenant: string): Principal => ({ tenant, principal: 'alice', scopes: new Set(['goals:write']), kind: 'system' });
+  const owner = (tenant: string): Principal => ({ tenant, principal: 'alice', scopes: new Set(['goals:write', 'runs:create']), kind: 'system' });
 
   async function createGoals(t: TestApp, n: number, maxLoopIterations: number, tag: string): Promise<string[]> {
     const goals = t.moduleRef.get(GoalsService);

@@ -18,7 +18,7 @@ describe('goal continuation scheduler', () => {
   beforeAll(async () => {
     t = await createTestApp({ configFile: { goals: { leaseMs: 5000, retryDelayMs: 2000, batchSize: 7, concurrency: 3 } } });
     ({ tick } = instrument(t, clock, worker));
-    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
   });
 
   afterAll(async () => {

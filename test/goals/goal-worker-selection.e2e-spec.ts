@@ -34,7 +34,7 @@ describe('goal worker selection and the workflow a goal names', () => {
     t = await createTestApp();
     ({ tick } = instrument(t, clock, new FakeWorker()));
     t.moduleRef.get(GoalExtensionsService).registerWorker('chains', chains);
-    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
   });
 
   afterAll(async () => {

@@ -34,9 +34,9 @@ describe('goals: the local-run worker (default continuation on the run engine)',
         'vendor.test.broken': { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'vendor.test.no-such-tool' } }] },
       });
     }
-    acme = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    acme = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
     acmeRuns = await t.key({ tenant: 'acme', principal: 'auditor', scopes: ['runs:read'] });
-    globex = await t.key({ tenant: 'globex', principal: 'gina', scopes: ['goals:read', 'goals:write', 'runs:read'] });
+    globex = await t.key({ tenant: 'globex', principal: 'gina', scopes: ['goals:read', 'goals:write', 'runs:read', 'runs:create'] });
   });
 
   afterAll(async () => {
@@ -69,7 +69,10 @@ describe('goals: the local-run worker (default continuation on the run engine)',
 
   it('conforms to the SDK goal-worker contract (one run per idempotency key, a terminal outcome)', async () => {
     const worker = t.moduleRef.get(GoalExtensionsService).worker('local-run')!;
-    const subject = { goalId: '00000000-0000-4000-8000-000000000001', tenant: 'acme', principal: 'alice', objective: 'contract', iteration: 1, workflowId: 'vendor.test.green' };
+    // A real goal: its runs act with what its creator delegated (an unknown goal delegates nothing, and starts no run).
+    const goal = await t.http('POST', '/v1/goals', { token: acme, body: goalBody({ criteria: GREEN, workflowId: 'vendor.test.green' }) });
+    expect(goal.status).toBe(201);
+    const subject = { goalId: goal.body.id as string, tenant: 'acme', principal: 'alice', objective: 'contract', iteration: 1, workflowId: 'vendor.test.green' };
     expect(await checkGoalWorkerContract(worker, { subject, waitMs: 50 })).toEqual([]);
     // Another tenant's worker call never reads this tenant's run.
     const { runId } = await worker.start(subject, { idempotencyKey: 'contract-isolation', signal: new AbortController().signal });

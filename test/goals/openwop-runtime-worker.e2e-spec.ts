@@ -97,7 +97,7 @@ describe('openwop-runtime goal worker', () => {
     t.moduleRef.get(GoalClock).useSource(clock.now);
     const scheduler = t.moduleRef.get(GoalSchedulerService);
     tick = () => scheduler.runOnce({ now: clock.now() });
-    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    token = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
   });
 
   afterAll(async () => {

@@ -15,7 +15,7 @@ describe('GET /metrics (OPENWOP_METRICS=scope, the default)', () => {
   beforeAll(async () => {
     t = await createTestApp();
     monitor = await t.key({ principal: 'prometheus', roles: ['monitor'] });
-    reader = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
+    reader = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write', 'runs:create'] });
   });
   afterAll(() => t.close());
 

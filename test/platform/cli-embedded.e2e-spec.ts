@@ -27,7 +27,8 @@ describe('openwop-host on the embedded database', () => {
     host = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     host.stdout!.on('data', (d) => (stdout += String(d)));
     host.stderr!.on('data', (d) => (stdout += String(d)));
-    const deadline = Date.now() + 90_000;
+    // A first start creates the database (initdb): on a busy machine that alone can take a minute.
+    const deadline = Date.now() + 150_000;
     while (Date.now() < deadline && !(baseUrl && bootstrapKey)) {
       await new Promise((r) => setTimeout(r, 200));
       baseUrl ||= /"url":"(http:\/\/[^"]+)"/.exec(stdout)?.[1] ?? '';
@@ -35,7 +36,7 @@ describe('openwop-host on the embedded database', () => {
       if (host.exitCode !== null) break;
     }
     if (!baseUrl || !bootstrapKey) throw new Error(`host did not start:\n${stdout}`);
-  }, 120_000);
+  }, 180_000);
 
   afterAll(async () => {
     if (host.exitCode === null) {

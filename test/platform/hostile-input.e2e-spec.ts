@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
+import { MAX_PARAM_LENGTH } from '../../src/platform/http/framework-errors';
+import { toEnvelope } from '../../src/platform/errors/error-envelope.filter';
 import { ALL_HOST_SCOPES } from '../../src/platform/identity/scopes';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -71,6 +74,10 @@ interface Case {
   body?: string;
   query?: string;
   pathValue?: string;
+  /** Appended to the path as sent (an undecodable escape). */
+  pathSuffix?: string;
+  /** The `error` the envelope must carry (default: by status). */
+  error?: string;
 }
 
 const S = (v: unknown) => JSON.stringify(v);
@@ -104,7 +111,20 @@ function cases(op: Schema, limits: { maxKeys: number; maxItems: number; maxStrin
     { name: 'NUL in a query value', status: 400, body: S(obj), query: 'x=a%00b' },
     { name: 'NUL in a path parameter', status: 400, body: S(obj), pathValue: 'a%00b' },
     { name: 'huge query value', status: 413, body: S(obj), query: `x=${huge}` },
+    // Numbers too large for a double parse to Infinity, which has no JSON form.
+    { name: 'non-finite number at the root', status: 400, body: '1e400' },
+    { name: `non-finite number under "${host}"`, status: 400, body: withProp(host, '1e400') },
+    { name: `negative non-finite number in an array under "${host}"`, status: 400, body: withProp(host, '[1, -1e400]') },
+    // URLs the router cannot decode or route, answered before any route runs.
+    { name: 'undecodable path (%ud800)', status: 400, body: S(obj), pathSuffix: '%ud800' },
+    { name: 'undecodable path parameter', status: 400, body: S(obj), pathValue: '%ud800' },
+    { name: 'path parameter over the router limit', status: 414, body: S(obj), pathValue: 'x'.repeat(MAX_PARAM_LENGTH + 1), error: 'uri_too_long' },
   ];
+  for (const k of props) {
+    const v = obj[k];
+    if (typeof v === 'number') out.push({ name: `non-finite number in "${k}"`, status: 400, body: withProp(k, '1e400') });
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out.push({ name: `non-finite number nested in "${k}"`, status: 400, body: withProp(k, '{"n":1e400}') });
+  }
   for (const k of stringProps.length ? stringProps : ['name']) {
     out.push({ name: `huge string in "${k}"`, status: 413, body: withProp(k, S(huge)) });
     out.push({ name: `NUL in "${k}"`, status: 400, body: withProp(k, S('a\u0000b')) });
@@ -153,7 +173,7 @@ describe('hostile input on every write route of the OpenAPI document', () => {
     for (const { method, path: p, op } of writeOperations()) {
       for (const c of cases(op, t.config.json, t.config.maxRequestBodyBytes)) {
         if (c.pathValue && !p.includes('{')) continue;
-        const url = fillPath(p, () => c.pathValue ?? randomUUID()) + (c.query ? `?${c.query}` : '');
+        const url = fillPath(p, () => c.pathValue ?? randomUUID()) + (c.pathSuffix ?? '') + (c.query ? `?${c.query}` : '');
         const res = await t.http(method, url, { token: key, rawBody: c.body, headers: { 'content-type': 'application/json' } });
         sent++;
         const problems: string[] = [];
@@ -162,6 +182,7 @@ describe('hostile input on every write route of the OpenAPI document', () => {
         if (errs.length) problems.push(`not the canonical envelope: ${JSON.stringify(errs)}`);
         if (res.status === 413 && res.body?.error !== 'payload_too_large') problems.push(`error ${res.body?.error}`);
         if (res.status === 400 && res.body?.error !== 'validation_error') problems.push(`error ${res.body?.error}`);
+        if (c.error && res.body?.error !== c.error) problems.push(`error ${res.body?.error} (want ${c.error})`);
         if (problems.length) failures.push(`${method} ${p} [${c.name}]: ${problems.join('; ')} ${res.text.slice(0, 200)}`);
       }
     }
@@ -184,6 +205,46 @@ describe('hostile input on every write route of the OpenAPI document', () => {
     expect(JSON.stringify(wideRes.body.details)).toMatch(/extra/);
     const ok = await t.http('POST', '/v1/keys', { token: key, body: { principal: 'p', name: 'caf\u00e9 \u{1F600}', scopes: ['runs:read'] } });
     expect(ok.status).toBe(201);
+  });
+
+  it('answers requests refused before routing (header overflow, bad URL, unreadable HTTP) with the envelope over a real socket', async () => {
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as net.AddressInfo;
+    const raw = (request: string) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const socket = net.createConnection({ host: '127.0.0.1', port });
+        let text = '';
+        socket.on('data', (d) => (text += d.toString('utf8')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          const m = /^HTTP\/1\.1 (\d{3})[^]*?\r\n\r\n([^]*)$/.exec(text);
+          if (!m) return reject(new Error(`no HTTP answer: ${JSON.stringify(text.slice(0, 200))}`));
+          let body: unknown = m[2];
+          try {
+            body = JSON.parse(m[2]);
+          } catch {
+            /* left as text: the assertion names it */
+          }
+          resolve({ status: Number(m[1]), body });
+        });
+        socket.setTimeout(15_000, () => socket.destroy());
+        socket.end(request);
+      });
+    const cases: Array<[string, string, number, string]> = [
+      ['a 300,000-character path', `GET /v1/runs/${'a'.repeat(300_000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`, 431, 'headers_too_large'],
+      ['a header over the limit', `GET /v1/runs HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`, 431, 'headers_too_large'],
+      ['an undecodable path', `GET /v1/runs/%ud800 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`, 400, 'validation_error'],
+      ['a request line that is not HTTP', `HELLO THERE\r\n\r\n`, 400, 'validation_error'],
+    ];
+    for (const [label, request, status, error] of cases) {
+      const res = await raw(request);
+      expect([label, res.status, envelopeErrors(res.body), (res.body as { error?: string }).error]).toEqual([label, status, [], error]);
+    }
+  });
+
+  it('maps an aborted body (the client stopped sending) to the envelope', () => {
+    const aborted = Object.assign(new Error('aborted'), { code: 'ECONNRESET', statusCode: 400 });
+    expect(toEnvelope(aborted, 'r1')).toEqual({ status: 400, body: { error: 'validation_error', message: 'The request body was not received completely.' } });
   });
 
   it('refuses a non-JSON body with 415, text/plain included', async () => {

@@ -62,7 +62,7 @@ describe('the approval-subject migration', () => {
     const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
     await ds.initialize();
     try {
-      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'ApprovalSubjectFacts1764870000000');
+      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'ApprovalSubjectFacts1764880000000');
       expect(i).toBeGreaterThan(0);
       await runMigrations(ds, MIGRATIONS.slice(0, i));
       const [{ id: runId }] = (await ds.query(

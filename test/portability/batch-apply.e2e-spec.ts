@@ -20,7 +20,7 @@ describe('portability: batched apply', () => {
   afterAll(async () => t?.close());
 
   it('racing applies of a large bundle create each item exactly once', async () => {
-    const key = await t.key({ tenant: 'batch-race', scopes: ['portability:import'] });
+    const key = await t.key({ tenant: 'batch-race', scopes: ['portability:import', 'packs:publish'] });
     const bundle = bundleOf(Array.from({ length: 300 }, (_, i) => ({ kind: 'prompt-template', ref: `t${i}`, payload: template(i) })));
     const results = await Promise.all([1, 2, 3].map(() => t.http('POST', '/v1/import', { token: key, body: bundle })));
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
@@ -30,7 +30,7 @@ describe('portability: batched apply', () => {
   });
 
   it('a re-import updates exactly the changed items and keeps the item order of the answer', async () => {
-    const key = await t.key({ tenant: 'batch-update', scopes: ['portability:import'] });
+    const key = await t.key({ tenant: 'batch-update', scopes: ['portability:import', 'packs:publish'] });
     const items = Array.from({ length: 50 }, (_, i) => ({ kind: 'prompt-template', ref: `t${i}`, payload: template(i) }));
     expect((await t.http('POST', '/v1/import', { token: key, body: bundleOf(items) })).body.counts).toMatchObject({ created: 50 });
     const changed = items.map((it, i) => (i % 10 === 3 ? { ...it, payload: template(i, 'changed') } : it));

@@ -33,6 +33,9 @@ const CHAIN_PACK = {
 const TEMPLATE = { templateId: 'vendor.acme.writer', version: '1.2.0', kind: 'system', text: 'You write {{tone}} prose.', variables: [] };
 const AUTOMATION = { name: 'nightly-digest', enabled: true, schedule: { cron: '0 3 * * *' }, action: { type: 'start-run', workflowId: 'digest' } };
 
+/** An importer holds what installing each item directly needs: packs, schedules (which start runs), connections. */
+const IMPORTER = ['portability:export', 'portability:import', 'packs:publish', 'runs:create', 'connections:manage'];
+
 describe('portability: estate round trip (built-in kinds)', () => {
   let t: TestApp;
   let registry: ArtifactRegistryService;
@@ -44,8 +47,8 @@ describe('portability: estate round trip (built-in kinds)', () => {
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true' } });
     registry = t.moduleRef.get(ArtifactRegistryService);
-    keyA = await t.key({ tenant: 'estate-a', principal: 'alice', scopes: ['portability:export', 'portability:import'] });
-    keyB = await t.key({ tenant: 'estate-b', principal: 'bob', scopes: ['portability:export', 'portability:import'] });
+    keyA = await t.key({ tenant: 'estate-a', principal: 'alice', scopes: IMPORTER });
+    keyB = await t.key({ tenant: 'estate-b', principal: 'bob', scopes: IMPORTER });
     toolsB = await t.key({ tenant: 'estate-b', principal: 'bob', scopes: ['tools:read'] });
     await registry.install('node-pack', NODE_PACK, A, 'api');
     await registry.install('workflow-chain-pack', CHAIN_PACK, A, 'api');

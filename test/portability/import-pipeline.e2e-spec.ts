@@ -28,7 +28,8 @@ describe('portability: import pipeline', () => {
     t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_PLUGINS: PLUGIN, OPENWOP_PLUGINS_STRICT: 'true' } });
     registry = t.moduleRef.get(ArtifactRegistryService);
     events = t.moduleRef.get(EventLogService);
-    const both = ['portability:export', 'portability:import'];
+    // An importer also holds what installing the items directly needs.
+    const both = ['portability:export', 'portability:import', 'packs:publish'];
     keyA = await t.key({ tenant: 'tenant-a', principal: 'alice', scopes: both });
     keyB = await t.key({ tenant: 'tenant-b', principal: 'bob', scopes: both });
     keyC = await t.key({ tenant: 'tenant-c', principal: 'carol', scopes: both });
@@ -102,7 +103,7 @@ describe('portability: import pipeline', () => {
   });
 
   it('re-owns to the caller\'s workspace; tenant-wide and other-workspace callers do not see it', async () => {
-    const w1 = await t.key({ tenant: 'tenant-w', workspace: 'w1', principal: 'wendy', scopes: ['portability:export', 'portability:import'] });
+    const w1 = await t.key({ tenant: 'tenant-w', workspace: 'w1', principal: 'wendy', scopes: ['portability:export', 'portability:import', 'packs:publish'] });
     const w2 = await t.key({ tenant: 'tenant-w', workspace: 'w2', principal: 'walt', scopes: ['portability:export'] });
     const tenantWide = await t.key({ tenant: 'tenant-w', principal: 'tina', scopes: ['portability:export'] });
     await registry.install('test-roster', roster('shared'), { tenant: 'tenant-w', principal: 'tina' }, 'api');
@@ -271,7 +272,7 @@ describe('portability: size limits', () => {
   let key: string;
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_MAX_BODY_BYTES: '2048' }, configFile: { portability: { maxItems: 3 } } });
-    key = await t.key({ scopes: ['portability:import'] });
+    key = await t.key({ scopes: ['portability:import', 'packs:publish'] });
   });
   afterAll(async () => t?.close());
 

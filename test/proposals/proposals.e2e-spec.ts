@@ -9,7 +9,7 @@ import { SynthesisService } from '../../src/capabilities/proposals/synthesis/syn
 import { PeriodicTaskService } from '../../src/platform/scheduler/periodic-task.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const ALL = ['proposals:read', 'proposals:propose', 'proposals:review', 'packs:publish', 'tools:read', 'runs:read'];
+const ALL = ['proposals:read', 'proposals:propose', 'proposals:review', 'packs:publish', 'tools:read', 'runs:read', 'runs:create'];
 
 function chainPack(name: string, chainId = `${name}.run`): Record<string, unknown> {
   return {

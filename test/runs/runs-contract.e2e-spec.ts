@@ -79,6 +79,39 @@ describe('runs: contract', () => {
     await waitForStatus(t, key, first.body.runId, ['completed']);
   });
 
+  it('writes a run whose first insert was lost, with or without an Idempotency-Key, and never crashes on the missing key', async () => {
+    const lost = await t.key({ tenant: 'lost', scopes: ['runs:create', 'runs:read'] });
+    await installChains(t, 'lost', 'vendor.test.lost', { 'vendor.test.chain': noopChain(1) });
+    // A trigger that swallows the next insert of tenant "lost": INSERT ... RETURNING answers no row.
+    await t.ds.query(`CREATE TABLE "lost_inserts" ("left" int NOT NULL)`);
+    await t.ds.query(`CREATE FUNCTION "lose_insert"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW."tenant" = 'lost' AND (SELECT "left" FROM "lost_inserts") > 0 THEN
+          UPDATE "lost_inserts" SET "left" = "left" - 1;
+          RETURN NULL;
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await t.ds.query(`CREATE TRIGGER "lose_insert" BEFORE INSERT ON "run" FOR EACH ROW EXECUTE FUNCTION "lose_insert"()`);
+    try {
+      await t.ds.query(`INSERT INTO "lost_inserts" VALUES (1)`);
+      const r = await t.http('POST', '/v1/runs', { token: lost, body: { workflowId: 'vendor.test.chain' } });
+      expect([r.status, r.body.error]).toEqual([201, undefined]);
+      expect((await waitForStatus(t, lost, r.body.runId, ['completed', 'failed'])).status).toBe('completed');
+      expect((await t.ds.query(`SELECT "left" FROM "lost_inserts"`))[0].left).toBe(0);
+      // Lost twice in a row: a clear 500, no TypeORM crash on an undefined key, and no run.
+      await t.ds.query(`UPDATE "lost_inserts" SET "left" = 2`);
+      const before = Number((await t.ds.query(`SELECT count(*) AS n FROM "run" WHERE "tenant" = 'lost'`))[0].n);
+      const twice = await t.http('POST', '/v1/runs', { token: lost, body: { workflowId: 'vendor.test.chain' } });
+      expect([twice.status, twice.body.error]).toEqual([500, 'internal_error']);
+      expect(Number((await t.ds.query(`SELECT count(*) AS n FROM "run" WHERE "tenant" = 'lost'`))[0].n)).toBe(before);
+      expect(t.logs.some((l) => l.includes('Undefined value encountered'))).toBe(false);
+      expect(t.logs.some((l) => l.includes('the database wrote no row for the new run'))).toBe(true);
+    } finally {
+      await t.ds.query(`DROP TRIGGER "lose_insert" ON "run"`);
+    }
+  });
+
   it('keeps tenants apart: another tenant sees 404 and an empty list, 0 disclosures', async () => {
     const run = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.chain' } });
     const other = await t.key({ tenant: 'other', scopes: ['runs:create', 'runs:read', 'runs:cancel'] });

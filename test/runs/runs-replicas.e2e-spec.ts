@@ -135,4 +135,38 @@ describe('runs: replicas', () => {
     const events = await runEvents(t, key, id);
     expect(events.map((e) => e.type)).toEqual(['run.started', 'run.failed']);
   });
+
+  it('fails a run whose engine write keeps failing with a recorded engine_error, logged with its run id, its nodes agreeing', async () => {
+    await installChains(t, 'default', 'vendor.test.faulty', {
+      'vendor.test.faulty': {
+        nodes: [{ id: 'a', typeId: 'core.noop', config: { v: 1 } }, { id: 'b', typeId: 'core.delay', config: { ms: 200 } }, { id: 'c', typeId: 'core.noop', config: { v: 3 } }],
+        edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
+      },
+    });
+    // Not the database being away (that is retried): a write the database refuses every time.
+    await t.ds.query(`CREATE FUNCTION "refuse_b"() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW."node_id" = 'b' AND NEW."status" = 'completed' THEN RAISE EXCEPTION 'node b may not complete'; END IF;
+        RETURN NEW;
+      END $$`);
+    await t.ds.query(`CREATE TRIGGER "refuse_b" BEFORE INSERT OR UPDATE ON "run_node" FOR EACH ROW EXECUTE FUNCTION "refuse_b"()`);
+    try {
+      const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.faulty' } });
+      const done = await waitForStatus(t, key, r.body.runId, ['failed', 'completed']);
+      expect([done.status, done.error.code]).toEqual(['failed', 'engine_error']);
+      const states = done.nodeStates as Record<string, { status: string; error?: { code: string } }>;
+      // Nothing is left running or pending under a terminal run; b, whose completion was refused, did not complete.
+      expect(Object.values(states).every((s) => ['completed', 'failed', 'skipped'].includes(s.status))).toBe(true);
+      expect(states.b?.status).not.toBe('completed');
+      expect(states.c?.status).not.toBe('completed');
+      expect(Object.keys(states).sort()).toEqual(['a', 'b', 'c']);
+      const events = await runEvents(t, key, r.body.runId);
+      expectSchemaValid(events);
+      expect(events[events.length - 1]).toMatchObject({ type: 'run.failed', payload: { error: { code: 'engine_error' } } });
+      const line = t.logs.find((l) => l.includes('run engine fault; failing the run') && l.includes(r.body.runId));
+      expect(line).toMatch(/"level":"error"/);
+    } finally {
+      await t.ds.query(`DROP TRIGGER "refuse_b" ON "run_node"`);
+    }
+  });
 });

@@ -2,12 +2,24 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** Starts the embedded engine when no PostgreSQL server is available (see jest.config.js). */
+/**
+ * Starts the embedded engine when no PostgreSQL server is available (see jest.config.js). Its
+ * warnings and errors (a connection waiting long for the backend, a transaction rolled back for a
+ * closed connection) go to stderr and to test/.tmp/embedded-engine.log, so a test that holds a
+ * transaction while it waits for another connection is seen for what it is.
+ */
 export default async function globalSetup(): Promise<void> {
   if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') return;
   const { startEmbeddedPostgres } = await import('../../src/platform/database/embedded-postgres');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-test-pg-'));
-  const pg = await startEmbeddedPostgres(dir, { maxConnections: 16 });
+  const logFile = path.join(__dirname, '../.tmp/embedded-engine.log');
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const line = (level: string) => (data: Record<string, unknown>, msg: string) => {
+    const text = `${new Date().toISOString()} ${level} ${msg} ${JSON.stringify(data)}\n`;
+    fs.appendFileSync(logFile, text);
+    if (level !== 'info') process.stderr.write(`embedded engine: ${text}`);
+  };
+  const pg = await startEmbeddedPostgres(dir, { maxConnections: 64, log: { info: line('info'), warn: line('warn'), error: line('error') } });
   process.env.DATABASE_URL = `postgres://postgres@localhost/postgres?host=${encodeURIComponent(pg.socketDir)}`;
   (globalThis as { __openwopEmbedded?: { close(): Promise<void>; dir: string } }).__openwopEmbedded = { close: pg.close, dir };
 }

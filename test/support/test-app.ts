@@ -19,6 +19,8 @@ export interface TestAppOptions {
   configFile?: Record<string, unknown>;
   /** Join an existing test database (a second host instance on the same data) instead of creating one. */
   database?: string;
+  /** The PostgreSQL server to create the fresh database on (default: the test server, DATABASE_URL). */
+  adminUrl?: string;
 }
 
 export interface HttpResult {
@@ -64,8 +66,8 @@ function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-async function admin<T>(fn: (c: PgClient) => Promise<T>): Promise<T> {
-  const c = new PgClient({ connectionString: adminUrl() });
+async function adminOn<T>(fn: (c: PgClient) => Promise<T>, url: string): Promise<T> {
+  const c = new PgClient({ connectionString: url });
   await c.connect();
   try {
     return await fn(c);
@@ -74,10 +76,11 @@ async function admin<T>(fn: (c: PgClient) => Promise<T>): Promise<T> {
   }
 }
 
-const embedded = () => process.env.OPENWOP_TEST_DB_MODE === 'embedded';
-
 /** Boots the real host (Nest on Fastify) against a fresh, migrated PostgreSQL database. */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const server = options.adminUrl ?? adminUrl();
+  const embedded = () => !options.adminUrl && process.env.OPENWOP_TEST_DB_MODE === 'embedded';
+  const admin = <T>(fn: (c: PgClient) => Promise<T>) => adminOn(fn, server);
   let configPath: string | undefined;
   if (options.configFile) {
     configPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-cfg-')), 'config.json');
@@ -92,7 +95,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     OPENWOP_BOOTSTRAP_KEY: 'false',
     OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-data-')),
     ...options.env,
-    DATABASE_URL: embedded() ? adminUrl() : withDatabase(adminUrl(), databaseName),
+    DATABASE_URL: embedded() ? server : withDatabase(server, databaseName),
   };
   if (configPath) env.OPENWOP_CONFIG = configPath;
   // Configuration errors surface before any database exists, so a failing test leaves nothing behind.

@@ -13,8 +13,9 @@ export interface InstallScope {
   /**
    * The installing principal's authority (since 1.2): its scopes and, when it is an API key, the key's
    * id. An installer whose artifact later acts on the installer's behalf (an automation starting
-   * runs) records it; the host then grants that work only what the key still holds. Absent when
-   * the host installs on nobody's behalf (an import, the CLI).
+   * runs) records it; the host then grants that work only what the key still holds. Since 1.3 the
+   * scopes are exactly those the artifact's `requiredScopes` named (the installer held them all);
+   * a bundle import carries the importer's. Absent when the host installs on nobody's behalf (the CLI).
    */
   delegation?: { scopes: readonly string[]; keyId?: string | null };
 }
@@ -51,6 +52,13 @@ export interface ArtifactInstallerProvider {
    * call it so a dry run shows the conflict and an apply refuses before writing. Never writes.
    */
   preflight?(content: Record<string, unknown>, scope: InstallScope, tx?: unknown): Promise<ArtifactViolation[]>;
+  /**
+   * Optional (since 1.3): the scopes an installed artifact will act with later on its installer's
+   * behalf (an automation that starts runs: `runs:create` and what its chain needs). Asked before
+   * the install transaction; an installer lacking one of them is refused (403 `forbidden`) and the
+   * install's `delegation` records exactly these. Default: none (the artifact never acts).
+   */
+  requiredScopes?(content: Record<string, unknown>, scope: InstallScope): Promise<string[]>;
   /** Called inside the install transaction after the bytes are stored. */
   afterInstall?(artifact: InstalledArtifact, scope: InstallScope, tx: unknown): Promise<void>;
   /**

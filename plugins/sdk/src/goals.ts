@@ -145,6 +145,12 @@ export interface GoalWorkerProvider {
    * e.g. a worker that starts workflow runs refuses a goal that names no workflow when it has none configured.
    */
   accepts?(goal: GoalWorkTarget): string | undefined;
+  /**
+   * Optional: the scopes a goal's runs will act with beyond `runs:create` (which every worker needs),
+   * asked when a goal is created or its work changes; the goal's creator must hold them all and the
+   * goal's delegation records exactly those. Default: none.
+   */
+  requiredScopes?(goal: GoalWorkTarget): Promise<string[]>;
   /** How soon to ask `collect` again about a run that is still running (default 1000 ms). */
   readonly pollIntervalMs?: number;
   start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }>;

@@ -65,6 +65,13 @@ export interface NodeExecutorProvider {
    * `core.tool` node calls); default: the `replayPolicy` of the decorator.
    */
   replayPolicyOf?(config: Record<string, unknown>, principal: NodeExecutionContext['principal']): Promise<ToolReplayPolicy>;
+  /**
+   * Optional: the authority a node needs, known before it runs: the scopes it will act with (e.g. the
+   * `auth.scopes` of the tool a `core.tool` node calls) and the chains it starts as child runs. Work
+   * that acts later on someone's behalf (goals, automations, child runs) is refused when it is set up
+   * by a principal lacking one of them. Default: nothing beyond `runs:create`.
+   */
+  requiredScopesOf?(config: Record<string, unknown>, scope: { tenant: string; workspace?: string }): Promise<{ scopes?: string[]; childWorkflows?: string[] }>;
 }
 
 export interface NodeExecutorMeta {

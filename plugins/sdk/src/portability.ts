@@ -37,6 +37,22 @@ export interface PortabilityScope {
   tenant: string;
   workspace?: string;
   principal: string;
+  /**
+   * On import (since 1.3): the importer's authority for the items that act later on its behalf
+   * (their `delegated` requirements, which the importer holds), to record as an installed
+   * artifact's delegation. Absent on export.
+   */
+  delegation?: { scopes: readonly string[]; keyId?: string | null };
+}
+
+/** What importing one item requires of the importer (`PortableKindProvider.requiredScopes`). */
+export interface PortableItemRequirements {
+  /** Scopes the importer must hold now: those installing the item's kind directly requires. */
+  scopes: string[];
+  /** Scopes the imported item will act with later on the importer's behalf (also required now). */
+  delegated?: string[];
+  /** The item is tenant-wide (a connection): a workspace-bound importer is refused. */
+  tenantLevel?: boolean;
 }
 
 export interface PortableViolation {
@@ -101,6 +117,13 @@ export interface PortableKindProvider {
    * relies on is mounted). Discovery advertises only available kinds. Absent means available.
    */
   available?(): boolean;
+  /**
+   * Optional (since 1.3): what importing `item` requires of the importer, the same as installing an
+   * entity of this kind directly. Asked for every item before anything is planned or written; one
+   * unmet requirement refuses the whole import with 403 `forbidden` (`details.requiredScopes`).
+   * Default: `packs:publish`.
+   */
+  requiredScopes?(scope: PortabilityScope, item: BundleItem): Promise<PortableItemRequirements>;
   /** The scope's entities of this kind as bundle items (refs only: no credential values). */
   export(scope: PortabilityScope): Promise<BundleItem[]>;
   /** What importing `item` into `scope` would do. Read-only. */

@@ -19,7 +19,8 @@ export class GreetingsModule {}
 export default definePlugin<GreetingsOptions>({
   id: 'example.greetings',
   version: '0.1.0',
-  hostRange: '^1.3.0',
+  // The host API it needs at run time: node executors came with 1.1 (the contract kits it tests with are 1.4).
+  hostRange: '^1.1.0',
   description: 'Greets: a host-extension tool and a workflow node type.',
   configSchema: OPTIONS_SCHEMA,
   module: GreetingsModule,

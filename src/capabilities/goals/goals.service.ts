@@ -4,7 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
-import { delegationOf } from '../../platform/identity/delegation';
+import { RUN_CREATE_SCOPE } from '../../platform/events/run-launcher';
+import { delegationOf, requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
@@ -80,6 +81,9 @@ export class GoalsService {
     const worker = RUN_MODES.includes(mode) ? this.workers.choose(mode as RunMode, req.worker, { ...scopeOf({ tenant: p.tenant, workspace: p.workspace ?? null }), workflowId: req.workflowId }) : null;
     this.checkModeExtensions(mode, req);
     const schedule = usesSchedule(mode) ? this.checkScheduleValue(req.schedule ?? { intervalMs: this.settings.defaultIntervalMs }) : null;
+    // The goal's runs will act for its creator: it must hold everything they need, and the goal records exactly that.
+    const needed = await this.workScopes(p, { worker, continuationMode: mode, workflowId: req.workflowId ?? null });
+    requireDelegable(p, needed, 'This goal');
 
     const now = await this.clock.now();
     const bounds = effectiveBounds(req.bounds ?? {}, this.settings.limits);
@@ -99,8 +103,8 @@ export class GoalsService {
       schedule,
       commitmentAt: req.commitment ? new Date(req.commitment.at) : null,
       workflowId: req.workflowId ?? null,
-      delegatedScopes: delegationOf(p).scopes,
-      delegatedKeyId: delegationOf(p).keyId,
+      delegatedScopes: delegationOf(p, needed).scopes,
+      delegatedKeyId: delegationOf(p, needed).keyId,
       heartbeatState: null,
       worker,
       bounds,
@@ -124,6 +128,18 @@ export class GoalsService {
     goal.nextDueAt = nextDueAt(goal, now, { slot: this.armedSlot(goal, now, true), pollMs: this.pollMs(goal) });
     await repo.insert(goal as QueryDeepPartialEntity<GoalEntity>);
     return toGoalView(goal);
+  }
+
+  /**
+   * The scopes a goal's runs will act with: none for a goal that starts no runs (manual), else
+   * `runs:create` and whatever its worker says the goal's runs need (the local worker: the scopes of
+   * the chain's tools, child chains included).
+   */
+  private async workScopes(p: TenantScope, g: Pick<GoalEntity, 'worker' | 'continuationMode' | 'workflowId'>): Promise<string[]> {
+    if (!RUN_MODES.includes(g.continuationMode) || !g.worker) return [];
+    const provider = this.workers.workerOf({ worker: g.worker });
+    const target = { tenant: p.tenant, ...(p.workspace ? { workspace: p.workspace } : {}), mode: g.continuationMode as RunMode, ...(g.workflowId ? { workflowId: g.workflowId } : {}) };
+    return [...new Set([RUN_CREATE_SCOPE, ...((await provider?.requiredScopes?.(target)) ?? [])])].sort();
   }
 
   /** A page of the caller's goals, newest first. */
@@ -165,12 +181,25 @@ export class GoalsService {
 
   async update(p: Principal, id: string, raw: unknown): Promise<GoalView> {
     // A foreign or unknown goal is 404 before the body is looked at, like every other mutation.
-    await this.findOwned(p, id);
+    const current = await this.findOwned(p, id);
     refuseClientState((raw ?? {}) as Record<string, unknown>, false);
     this.validate('goal-update-request', raw);
     const req = raw as UpdateBody;
     const now = await this.clock.now();
-    return this.mutate(p, id, async (g) => {
+    // What the goal's work will need after this edit, worked out before the goal is locked (it reads
+    // the chain and the tool catalog); the edit below applies it only when the work it describes changes.
+    const nextMode = req.continuation ? this.checkMode(req.continuation.mode) : current.continuationMode;
+    const nextWorkflow = req.workflowId !== undefined ? req.workflowId : current.workflowId;
+    const workChanges = RUN_MODES.includes(nextMode) && (req.workflowId !== undefined || req.worker !== undefined || nextMode !== current.continuationMode);
+    const needed = workChanges
+      ? await this.workScopes(p, {
+          continuationMode: nextMode,
+          workflowId: nextWorkflow,
+          worker: this.workers.choose(nextMode as RunMode, req.worker ?? current.worker ?? undefined, { ...scopeOf(current), workflowId: nextWorkflow ?? undefined }),
+        })
+      : [];
+    if (workChanges) requireDelegable(p, needed, 'This goal');
+    return this.mutate(p, id, async (g, m) => {
       if (g.state !== 'active') throw new ConflictError('goal_not_active', `The goal is ${g.state}; only an active goal can be edited.`, { state: g.state });
       if (req.objective !== undefined) g.objective = req.objective;
       const check = req.completion?.check ?? g.judge;
@@ -188,6 +217,13 @@ export class GoalsService {
       if (req.workflowId !== undefined) g.workflowId = req.workflowId;
       if (RUN_MODES.includes(mode) && (req.worker !== undefined || req.workflowId !== undefined || !g.worker || mode !== previousMode)) {
         g.worker = this.workers.choose(mode as RunMode, req.worker ?? g.worker ?? undefined, { ...scopeOf(g), workflowId: g.workflowId ?? undefined });
+      }
+      if (workChanges) {
+        // The goal's work changed: its editor now delegates exactly what the new work needs.
+        const delegation = delegationOf(p, needed);
+        g.delegatedScopes = delegation.scopes;
+        g.delegatedKeyId = delegation.keyId;
+        await m.getRepository(GoalEntity).update({ id: g.id, tenant: g.tenant }, { delegatedScopes: delegation.scopes, delegatedKeyId: delegation.keyId });
       }
       if (usesSchedule(mode)) {
         if (req.schedule !== undefined) g.schedule = this.checkScheduleValue(req.schedule);

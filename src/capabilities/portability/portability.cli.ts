@@ -4,6 +4,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { SingleBar } from 'cli-progress';
 import { DomainError } from '../../platform/errors/domain-error';
 import { systemPrincipal } from '../../platform/identity/principal';
+import { expandRoles } from '../../platform/identity/scopes';
 import { EXPORT_SCOPE, IMPORT_SCOPE, ImportPlan, ImportProgress, ImportResult, PortabilityService } from './portability.service';
 
 /**
@@ -41,8 +42,13 @@ export interface ImportCommandOptions {
 /** Items from which the import draws a progress bar. */
 const PROGRESS_MIN_ITEMS = 200;
 
+/**
+ * The operator at the console holds the tenant's every scope (it has the database anyway), so an
+ * import needs nothing more; it has no API key, so what the import sets up to act later (schedules)
+ * is delegated to nobody and acts with no scopes until a principal installs it again.
+ */
 function principalFor(opts: { tenant: string; workspace?: string; principal?: string }) {
-  const p = systemPrincipal(opts.tenant, opts.workspace, [EXPORT_SCOPE, IMPORT_SCOPE]);
+  const p = systemPrincipal(opts.tenant, opts.workspace, [...new Set([EXPORT_SCOPE, IMPORT_SCOPE, ...expandRoles(['admin'])])]);
   return opts.principal ? { ...p, principal: opts.principal } : p;
 }
 

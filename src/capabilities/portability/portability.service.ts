@@ -9,6 +9,7 @@ import {
   PortableApplyResult,
   PortableItemOutcome,
   PortableItemPlan,
+  PortableItemRequirements,
   PortableKind,
   PortableKindProvider,
   PortableViolation,
@@ -17,6 +18,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { DomainError, ForbiddenError, UnprocessableError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import { delegationOf, requireDelegable } from '../../platform/identity/delegation';
 import type { Principal } from '../../platform/identity/principal';
 import { SchemaRegistry } from '../../platform/schemas/schema-registry';
 import {
@@ -37,6 +39,8 @@ const PLAN_BATCH = 10_000;
 /** Items per `applyMany` call (one registry statement per step per batch). */
 const APPLY_BATCH = 2_000;
 export const IMPORT_SCOPE = 'portability:import';
+/** What importing an item of a kind whose provider declares nothing requires (fail closed). */
+const DEFAULT_IMPORT_ITEM_SCOPE = 'packs:publish';
 
 export type PlanAction = 'create' | 'update' | 'skip' | 'conflict';
 
@@ -215,9 +219,44 @@ export class PortabilityService implements OnApplicationBootstrap {
     const order = topologicalOrder(bundle.items);
     requireScope(principal, IMPORT_SCOPE);
     // Re-ownership: the caller's identity at the destination; source.originPrincipal grants nothing.
-    const scope = toScope(principal);
+    const base = toScope(principal);
+    // An import installs nothing its importer could not install directly, and what will act later
+    // acts with exactly the importer's scopes it needs (recorded as the delegation).
+    const needs = await this.requirementsOf(base, order);
+    if (needs.tenantLevel.length && principal.workspace) {
+      throw new ForbiddenError('The bundle holds tenant-wide items (connections, connection packs): only a tenant-level credential imports them; nothing was imported.', {
+        requiredScopes: needs.scopes,
+        tenantLevel: true,
+        items: needs.tenantLevel.slice(0, 50),
+      });
+    }
+    requireDelegable(principal, needs.scopes, 'This import');
+    const scope: PortabilityScope = needs.delegated.length ? { ...base, delegation: delegationOf(principal, needs.delegated) } : base;
     if (opts.dryRun) return planView(bundle, order, await this.planAll(scope, order, undefined, opts.onProgress));
     return this.applyAll(scope, bundle, order, opts.onProgress);
+  }
+
+  /**
+   * Everything importing `order` requires of the importer: per item, what its kind's provider says
+   * (default `packs:publish`), all together; and the refs of tenant-wide items.
+   */
+  private async requirementsOf(scope: PortabilityScope, order: BundleItem[]): Promise<{ scopes: string[]; delegated: string[]; tenantLevel: string[] }> {
+    const scopes = new Set<string>();
+    const delegated = new Set<string>();
+    const tenantLevel: string[] = [];
+    for (const item of order) {
+      const provider = this.providers.get(item.kind);
+      // A kind this host does not import is refused later (422), whoever sends it.
+      if (!provider || !(provider.available?.() ?? true)) continue;
+      const r: PortableItemRequirements = provider.requiredScopes ? await provider.requiredScopes(scope, item) : { scopes: [DEFAULT_IMPORT_ITEM_SCOPE] };
+      for (const s of r.scopes) scopes.add(s);
+      for (const s of r.delegated ?? []) {
+        scopes.add(s);
+        delegated.add(s);
+      }
+      if (r.tenantLevel) tenantLevel.push(item.ref);
+    }
+    return { scopes: [...scopes].sort(), delegated: [...delegated].sort(), tenantLevel };
   }
 
   private async planAll(scope: PortabilityScope, order: BundleItem[], tx: EntityManager | undefined, onProgress?: ImportOptions['onProgress']): Promise<PlannedItem[]> {

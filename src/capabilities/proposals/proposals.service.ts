@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactText, textRef } from '../../platform/artifacts/artifact-registry.service';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
-import { delegationOf } from '../../platform/identity/delegation';
+import { delegationOf, requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
@@ -61,7 +61,8 @@ export class ProposalsService implements OnModuleInit {
 
   onModuleInit(): void {
     this.approvals.registerSubject('proposal', {
-      release: (m, gate, principal) => this.release(m, gate, principal),
+      requiredScopes: (gate) => this.gateAuthority(gate),
+      release: (m, gate, principal, needed) => this.release(m, gate, principal, needed),
       closed: async (m, gate) => {
         await m.getRepository(ProposalEntity).update({ id: gate.subjectId, pendingApprovalId: gate.id }, { pendingApprovalId: null });
       },
@@ -174,8 +175,16 @@ export class ProposalsService implements OnModuleInit {
    * runs). direct-rbac installs now; approval-gate opens (or returns the open) gate.
    */
   async apply(principal: Principal, id: string): Promise<ApplyResult> {
+    // What the installed artifact will act with (an automation starts runs as its installer), worked
+    // out before the proposal is locked: it reads the chain and the tool catalog.
+    const peek = await this.find(this.ds.manager, principal, id, false);
+    const needed = OPEN.includes(peek.state) ? await this.authorityOf(peek) : [];
+    if (this.settings.activation === 'direct-rbac') requireDelegable(principal, needed, `This ${peek.kind}`);
     return this.ds.transaction(async (m): Promise<ApplyResult> => {
       const row = await this.find(m, principal, id, true);
+      if (OPEN.includes(row.state) && row.artifactRef !== peek.artifactRef) {
+        throw new ConflictError('proposal_changed', 'The proposal was revised while it was being applied; apply it again.');
+      }
       if (row.state === 'applied') {
         // Re-applying is idempotent: the same stored bytes, the same ref, nothing re-installed.
         return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: row.approvalId, proposal: toProposalView(row) };
@@ -193,7 +202,7 @@ export class ProposalsService implements OnModuleInit {
         throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
       }
       if (this.settings.activation === 'direct-rbac') {
-        await this.install(m, row, artifact, principal, null);
+        await this.install(m, row, artifact, principal, null, needed);
         return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: null, proposal: toProposalView(row) };
       }
       if (row.pendingApprovalId) {
@@ -243,8 +252,22 @@ export class ProposalsService implements OnModuleInit {
     });
   }
 
+  /** The scopes a proposal's artifact will act with once installed (none for kinds that never act). */
+  private async authorityOf(row: ProposalEntity): Promise<string[]> {
+    const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
+    if (!this.registry.hasKind(registryKind)) return [];
+    const scope = scopeOf(row);
+    return this.registry.requiredScopes(registryKind, JSON.parse(row.artifactBytes) as Record<string, unknown>, { ...scope, principal: row.principal ?? 'system' });
+  }
+
+  /** What the approver who releases a proposal's gate delegates: what its artifact will act with. */
+  private async gateAuthority(gate: ApprovalEntity): Promise<string[]> {
+    const row = await this.ds.getRepository(ProposalEntity).findOneBy({ id: gate.subjectId, tenant: gate.tenant });
+    return row ? this.authorityOf(row) : [];
+  }
+
   /** Called when an approval gate for a proposal is granted (inside the deciding transaction). */
-  private async release(m: EntityManager, gate: ApprovalEntity, principal: Principal): Promise<void> {
+  private async release(m: EntityManager, gate: ApprovalEntity, principal: Principal, needed: readonly string[]): Promise<void> {
     const row = await m.getRepository(ProposalEntity).createQueryBuilder('p').setLock('pessimistic_write').where('p.id = :id AND p.tenant = :t', { id: gate.subjectId, t: gate.tenant }).getOne();
     if (!row || !OPEN.includes(row.state) || row.pendingApprovalId !== gate.id) {
       throw new ConflictError('approval_subject_changed', 'The proposal is no longer waiting for this approval.');
@@ -252,16 +275,16 @@ export class ProposalsService implements OnModuleInit {
     if (row.artifactRef !== gate.artifactRef) {
       throw new ConflictError('approval_subject_changed', 'The proposal was revised after this approval was requested.');
     }
-    await this.install(m, row, JSON.parse(row.artifactBytes) as Record<string, unknown>, principal, gate.id);
+    await this.install(m, row, JSON.parse(row.artifactBytes) as Record<string, unknown>, principal, gate.id, needed);
   }
 
-  private async install(m: EntityManager, row: ProposalEntity, artifact: Record<string, unknown>, principal: Principal, approvalId: string | null): Promise<void> {
+  private async install(m: EntityManager, row: ProposalEntity, artifact: Record<string, unknown>, principal: Principal, approvalId: string | null, needed: readonly string[]): Promise<void> {
     const kind = row.kind as ProposalKind;
     // The stored bytes themselves are installed (and hashed): no re-serialization in between.
     const { artifact: installed } = await this.registry.install(
       REGISTRY_KIND[kind],
       artifact,
-      { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal, delegation: delegationOf(principal) },
+      { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal, delegation: delegationOf(principal, needed) },
       `proposal:${row.id}`,
       m,
       row.artifactBytes,

@@ -1,5 +1,5 @@
 import { ConfigError, HostConfig } from '../../platform/config/host-config';
-import { ROLES } from '../../platform/identity/scopes';
+import { roleOf, ROLES } from '../../platform/identity/scopes';
 import type { ProposalKind } from '@openwop-host/plugin-sdk';
 
 /** Proposal kind → the pack-registry kind whose installer installs it. An agent pack is a node-pack manifest (RFC 0003). */
@@ -48,7 +48,7 @@ type Section = {
 export function proposalsSettings(config: HostConfig): ProposalsSettings {
   const section = (config.file.proposals ?? {}) as Section;
   const requiredRole = section.approval?.requiredRole;
-  if (requiredRole !== undefined && !ROLES[requiredRole]) {
+  if (requiredRole !== undefined && !roleOf(requiredRole)) {
     throw new ConfigError(`proposals.approval.requiredRole: unknown role "${requiredRole}" (known: ${Object.keys(ROLES).join(', ')})`);
   }
   return {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
+import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
 import { HealthService } from '../../platform/health/health.service';
@@ -26,6 +27,17 @@ export interface RunBounds {
 type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown';
 
 class LeaseLost extends Error {}
+/** The engine's own write of a run failed (not a node): the run is retried or failed as a whole. */
+class EngineWriteError extends Error {
+  constructor(
+    readonly cause: unknown,
+    /** The database was unavailable for the whole retry window. */
+    readonly unavailable: boolean,
+  ) {
+    super(`the run engine could not write the run: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'EngineWriteError';
+  }
+}
 class Suspend extends Error {
   constructor(readonly request: { title: string; artifactType?: string }) {
     super('suspend');
@@ -196,13 +208,15 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       try {
         for (;;) {
           const room = this.settings.maxActiveRuns - this.executions.size;
-          if (room <= 0 || this.stopped) return;
+          if (room <= 0 || this.stopped) break;
           const rows = rowsOf<ClaimedRow>(
             await this.ds.query(CLAIM_RUNS_SQL, [this.owner, this.settings.leaseMs, Math.min(room, 32)]),
           );
           for (const r of rows) this.start(r);
-          if (rows.length < Math.min(room, 32)) return;
+          if (rows.length < Math.min(room, 32)) break;
         }
+        // A pass that worked: a failure reported earlier (the database was away) is over.
+        this.health.report('runs.engine', true);
       } catch (e) {
         this.log.error({ msg: 'run claim pass failed', err: (e as Error).message });
         this.health.report('runs.engine', false, 'a run claim pass failed');
@@ -250,6 +264,25 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics };
   }
 
+  /**
+   * Hands back the lease of a run this replica stopped executing because the database was away, as
+   * soon as the database answers (within one lease; after it the lease has expired anyway), so a
+   * claim pass resumes the run at once instead of after the lease.
+   */
+  /** @internal */ releaseWhenPossible(runId: string, fence: number): void {
+    const until = Date.now() + this.settings.leaseMs;
+    const attempt = async () => {
+      if (this.stopped || Date.now() > until) return;
+      try {
+        await this.ds.query(`UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3`, [runId, this.owner, fence]);
+        if (this.settings.executing) void this.claimAvailable();
+      } catch {
+        setTimeout(() => void attempt(), 1000).unref();
+      }
+    };
+    setTimeout(() => void attempt(), 1000).unref();
+  }
+
   /** @internal */ finished(runId: string): void {
     this.runWaiters.get(runId)?.forEach((w) => w());
     this.runWaiters.delete(runId);
@@ -280,6 +313,8 @@ interface NodeOutcome {
   ok?: { outputs: Record<string, unknown>; costUsd: number; durationMs: number };
   failed?: { code: string; message: string };
   suspend?: { title: string; artifactType?: string };
+  /** The engine's own write failed while the node ran: not the node's failure. */
+  engineFault?: EngineWriteError;
 }
 
 /** One claim's execution of one run. */
@@ -335,21 +370,54 @@ class RunExecution {
       await this.execute();
     } catch (e) {
       if (e instanceof LeaseLost || this.exec.reason === 'lease' || this.exec.reason === 'shutdown') throw e;
-      // An engine fault (not a node's): fail the run, fenced, instead of leaving it to be claimed
-      // and to fail again after every lease expiry.
-      this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error).message });
-      this.batch = [];
-      this.writes = [];
-      const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
-      if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
-      this.queue({ type: 'run.failed', payload: { error, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
-      await this.flush({ status: 'failed', error, terminal: true }).catch(() => undefined);
+      if ((e instanceof EngineWriteError && e.unavailable) || isDatabaseUnavailable(e)) {
+        // Nothing can be written now. The lease runs out and a claim pass (here or on another
+        // replica) resumes the run from what was written once the database answers again.
+        this.d.log.error({ msg: 'run engine could not write to the database; the run resumes when it answers', runId: this.row.id, err: ((e instanceof EngineWriteError ? e.cause : e) as Error)?.message });
+        this.requestStop('lease');
+        this.engine.releaseWhenPossible(this.row.id, this.row.fence);
+        return;
+      }
+      await this.failOnEngineFault(e);
       throw e;
     } finally {
       clearInterval(this.heartbeat);
       clearTimeout(this.deadline);
       this.engine.finished(this.row.id);
       this.d.events.wake();
+    }
+  }
+
+  /**
+   * An engine fault (not a node's): the run is failed with `engine_error`, fenced, instead of being
+   * claimed again and failing again after every lease expiry. Its node rows are made to agree: a node
+   * written running or waiting fails with the same error, a node never started is skipped. When even
+   * that cannot be written, the run is left to its lease and resumed later.
+   */
+  private async failOnEngineFault(e: unknown): Promise<void> {
+    this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error)?.message, stack: (e as Error)?.stack });
+    this.batch = [];
+    this.writes = [];
+    this.stopNodes();
+    const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
+    if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
+    // The fault may be the definition itself (a run written by something else than POST /v1/runs).
+    const nodes = Array.isArray(this.def?.nodes) ? this.def.nodes.filter((n) => n && typeof n.id === 'string') : [];
+    for (const n of nodes) {
+      const s = this.state.get(n.id);
+      if (s?.status === 'running' || s?.status === 'waiting') {
+        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
+        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
+      } else if (!s) {
+        this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason: 'engine-error' } });
+        this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: 0 });
+      }
+    }
+    this.queue({ type: 'run.failed', payload: { error, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    try {
+      await this.flush({ status: 'failed', error, terminal: true });
+    } catch (again) {
+      this.d.log.error({ msg: 'run engine could not record the failure of the run; it is retried after its lease', runId: this.row.id, err: (again as Error)?.message });
     }
   }
 
@@ -420,6 +488,11 @@ class RunExecution {
       }
       const outcome = raced;
       inflight.delete(outcome.node.id);
+      if (outcome.engineFault) {
+        this.stopNodes();
+        await Promise.allSettled(inflight.values());
+        throw outcome.engineFault;
+      }
       const n = outcome.node;
       // Executors are looked up by their registered typeId (aliases folded); an unserved one is `unknown`.
       this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
@@ -513,7 +586,9 @@ class RunExecution {
         signal,
         emit: async (type, payload, opts) => {
           await this.flush();
-          const v = await this.d.events.append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId });
+          const v = await this.d.events
+            .append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId })
+            .catch((e: unknown) => Promise.reject(new EngineWriteError(e, isDatabaseUnavailable(e))));
           // RFC 0026 provider.usage is the protocol's durable cost record (RFC 0084): count it now.
           if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) {
             this.addCost(payload.costEstimateUsd, n.id);
@@ -528,6 +603,7 @@ class RunExecution {
       return { ...base, ok: { outputs, costUsd, durationMs: Date.now() - started } };
     } catch (e) {
       if (e instanceof Suspend) return { ...base, suspend: e.request };
+      if (e instanceof EngineWriteError) return { ...base, engineFault: e };
       if (e instanceof LeaseLost) {
         // flush() already stopped the execution: nothing more is written by this claim.
         return { ...base, failed: { code: 'lease_lost', message: 'The run lease was lost.' } };
@@ -640,7 +716,7 @@ class RunExecution {
     this.batch = [];
     this.writes = [];
     try {
-      await this.writeAll(update, writes, batch);
+      await this.writeRetrying(update, writes, batch);
     } catch (e) {
       if (e instanceof LeaseLost) {
         this.exec.reason = 'lease';
@@ -656,11 +732,45 @@ class RunExecution {
   }
 
   /**
+   * writeAll, retried with backoff (100 ms doubling to 2 s) while the database is unavailable, for
+   * at most one lease: past it another replica may have claimed the run, and the fence decides. The
+   * event ids are fixed before the first attempt, so an attempt whose answer was lost but which
+   * committed is recognised by its first event instead of being written twice. Any other failure,
+   * or the database still away at the end, is an EngineWriteError.
+   */
+  private async writeRetrying(u: RunUpdate & { current?: string }, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
+    const ids = batch.map(() => randomUUID());
+    const until = Date.now() + this.d.settings.leaseMs;
+    let delay = 100;
+    let warned = false;
+    for (;;) {
+      try {
+        return await this.writeAll(u, writes, batch, ids);
+      } catch (e) {
+        if (e instanceof LeaseLost) throw e;
+        if (!isDatabaseUnavailable(e)) throw new EngineWriteError(e, false);
+        if (Date.now() + delay > until || this.exec.reason === 'shutdown') throw new EngineWriteError(e, true);
+        if (!warned) {
+          warned = true;
+          this.d.log.warn({ msg: 'run engine write failed: the database is unavailable; retrying', runId: this.row.id, err: (e as Error).message });
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 2000);
+        try {
+          if (ids.length && (await this.d.ds.query(`SELECT 1 FROM "event" WHERE "id" = $1`, [ids[0]])).length) return this.written(u, batch);
+        } catch {
+          /* still away: the next attempt tells */
+        }
+      }
+    }
+  }
+
+  /**
    * One round trip: a single statement whose first part is the fence (the run row, updated only while
    * this claim holds the lease); the node rows and the events are written only when the fence
    * matched, and a node row already `completed` aborts the whole statement (nothing is written).
    */
-  private async writeAll(u: RunUpdate & { current?: string }, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
+  private async writeAll(u: RunUpdate & { current?: string }, writes: NodeWrite[], batch: BatchEvent[], ids: string[]): Promise<void> {
     const params: unknown[] = [];
     const p = (v: unknown) => {
       params.push(v);
@@ -697,7 +807,6 @@ class RunExecution {
     if (batch.length) {
       const k = p(batch.length);
       const stream = p(this.row.id);
-      const ids = batch.map(() => randomUUID());
       ctes.push(`s AS (INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT ${tenant}::text, ${stream}::text, ${k}::bigint WHERE EXISTS (SELECT 1 FROM f)
         ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + ${k}::bigint RETURNING "last_sequence")`);
       const rows = batch.map((e, i) => {
@@ -718,9 +827,14 @@ class RunExecution {
       throw e;
     }
     if (!rows[0]?.fenced) throw new LeaseLost('the run lease was lost');
+    this.written(u, batch);
+    if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
+  }
+
+  /** After a committed write: count a finished run and wake the event readers. */
+  private written(u: RunUpdate, batch: BatchEvent[]): void {
     if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
     if (batch.length) this.d.events.wake();
-    if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
   }
 
   /** The fence: the run row is updated only while this claim still holds the lease. */

@@ -50,39 +50,88 @@ async function nodeCount(o: RunsCliOptions, runId: string): Promise<number | und
   }
 }
 
+/** `<status> <error>: <message>` of an error answer (the canonical envelope), or its status alone. */
+async function describeFailure(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  try {
+    const e = JSON.parse(text) as ErrorBody;
+    if (e.error) return `${res.status} ${e.error}: ${e.message ?? ''}`.trim();
+  } catch {
+    /* not JSON */
+  }
+  return `${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
+}
+
+const FOLLOW_RETRY_MS = 60_000;
+
 /**
  * Streams the run's events (SSE) with a progress line, `k/n nodes done`: k the nodes that completed,
  * n the nodes of the chain. While the run waits on an approval gate it says so, with the command that
- * grants it. Exit code 0 when the run completes.
+ * grants it. Exit code 0 when the run completes. A stream that breaks before the run ends (the host
+ * restarting, a proxy timing out) is resumed after the last event seen (Last-Event-ID), and a 503 is
+ * retried after its Retry-After, for up to a minute.
  */
 async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<number> {
   const total = await nodeCount(o, runId);
-  const res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events`, { headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream' } });
-  if (!res.ok || !res.body) throw new Error(`${res.status}: cannot follow the run`);
   const completed = new Set<string>();
   let terminal = '';
-  let buf = '';
+  let last = 0;
+  let retryUntil = Date.now() + FOLLOW_RETRY_MS;
   const decoder = new TextDecoder();
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += decoder.decode(chunk, { stream: true });
-    let sep: number;
-    while ((sep = buf.indexOf('\n\n')) >= 0) {
-      const frame = buf.slice(0, sep);
-      buf = buf.slice(sep + 2);
-      const data = frame.split('\n').find((l) => l.startsWith('data: '));
-      if (!data) continue;
-      const e = JSON.parse(data.slice(6)) as { type: string; sequence: number; nodeId?: string; payload: Record<string, unknown> };
-      if (json) o.out.write(`${JSON.stringify(e)}\n`);
-      const node = e.nodeId ?? (typeof e.payload.nodeId === 'string' ? e.payload.nodeId : undefined);
-      // A node re-executed after a takeover completes once more: count nodes, not events.
-      if (e.type === 'node.completed' && node) completed.add(node);
-      if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') terminal = e.type;
-      o.err.write(`[${String(e.sequence).padStart(4)}] ${completed.size}/${total ?? '?'} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
-      const gate = e.payload.interruptId;
-      if (e.type === 'node.suspended' && e.payload.kind === 'approval' && typeof gate === 'string') {
-        o.err.write(`waiting for approval ${gate}${node ? ` (node ${node})` : ''}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}\n`);
+  while (!terminal) {
+    let res: Response | undefined;
+    let broken = '';
+    try {
+      res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events`, {
+        headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream', ...(last ? { 'last-event-id': String(last) } : {}) },
+      });
+    } catch (e) {
+      broken = `cannot reach the host: ${(e as Error).message}`;
+    }
+    if (res && !res.ok) {
+      const why = await describeFailure(res);
+      if (res.status !== 503 || Date.now() > retryUntil) throw new Error(`cannot follow the run: ${why}`);
+      const wait = Math.min(30, Math.max(1, Number(res.headers.get('retry-after')) || 2));
+      o.err.write(`${why}; retrying in ${wait} s\n`);
+      await new Promise((r) => setTimeout(r, wait * 1000));
+      continue;
+    }
+    if (res?.body) {
+      let buf = '';
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += decoder.decode(chunk, { stream: true });
+          let sep: number;
+          while ((sep = buf.indexOf('\n\n')) >= 0) {
+            const frame = buf.slice(0, sep);
+            buf = buf.slice(sep + 2);
+            const data = frame.split('\n').find((l) => l.startsWith('data: '));
+            if (!data) continue;
+            const e = JSON.parse(data.slice(6)) as { type: string; sequence: number; nodeId?: string; payload: Record<string, unknown> };
+            if (e.sequence <= last) continue;
+            last = e.sequence;
+            retryUntil = Date.now() + FOLLOW_RETRY_MS;
+            if (json) o.out.write(`${JSON.stringify(e)}\n`);
+            const node = e.nodeId ?? (typeof e.payload.nodeId === 'string' ? e.payload.nodeId : undefined);
+            // A node re-executed after a takeover completes once more: count nodes, not events.
+            if (e.type === 'node.completed' && node) completed.add(node);
+            if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') terminal = e.type;
+            o.err.write(`[${String(e.sequence).padStart(4)}] ${completed.size}/${total ?? '?'} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
+            const gate = e.payload.interruptId;
+            if (e.type === 'node.suspended' && e.payload.kind === 'approval' && typeof gate === 'string') {
+              o.err.write(`waiting for approval ${gate}${node ? ` (node ${node})` : ''}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}\n`);
+            }
+          }
+        }
+      } catch (e) {
+        broken = `the event stream broke: ${(e as Error).message}`;
       }
     }
+    if (terminal) break;
+    // The stream ended before the run did.
+    if (Date.now() > retryUntil) throw new Error(`cannot follow the run: ${broken || 'the event stream ended before the run'}`);
+    o.err.write(`${broken || 'the event stream ended before the run'}; resuming after event ${last}\n`);
+    await new Promise((r) => setTimeout(r, 1000));
   }
   const snap = await call(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
   if (!json) o.out.write(`${runId}  ${snap.status}${snap.error ? `  ${(snap.error as ErrorBody & { code?: string }).code}` : ''}\n${snap.outputs ? `${JSON.stringify(snap.outputs, null, 2)}\n` : ''}`);

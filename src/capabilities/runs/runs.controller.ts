@@ -1,5 +1,5 @@
 import { PageQuery } from '../../platform/pagination/page-query';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
@@ -124,6 +124,8 @@ const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled']
 @ApiTags('runs')
 @Controller()
 export class RunsController {
+  private readonly log = new Logger('runs.sse');
+
   constructor(
     private readonly runs: RunsService,
     private readonly events: EventLogService,
@@ -213,14 +215,28 @@ export class RunsController {
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     let closed = false;
     req.raw.on('close', () => (closed = true));
-    const write = (e: RunEventView) => raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    raw.on('close', () => (closed = true));
+    // A client slower than the run: wait for its socket to drain instead of buffering without bound.
+    const drained = () => new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+    const write = async (e: RunEventView) => {
+      if (!raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`) && !closed) await drained();
+    };
     let ended = ['completed', 'failed', 'cancelled'].includes(snap.status) ? 'terminal-before' : '';
     let lastBeat = Date.now();
     try {
       while (!closed) {
         const batch = await this.events.poll(p, snap.runId, after, ended ? 0 : 5000);
         for (const e of batch) {
-          write(e);
+          if (closed) break;
+          await write(e);
           after = e.sequence;
           if (TERMINAL_EVENTS.has(e.type)) ended = 'terminal';
         }
@@ -231,6 +247,9 @@ export class RunsController {
           lastBeat = Date.now();
         }
       }
+    } catch (e) {
+      // The answer is already streaming: the stream ends here and the client resumes with Last-Event-ID.
+      this.log.warn({ msg: 'run event stream ended early', runId: snap.runId, err: (e as Error).message });
     } finally {
       raw.end();
     }

@@ -5,7 +5,8 @@ import { canonicalJson } from '../../platform/artifacts/artifact-registry.servic
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
-import { RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
+import { RUN_CREATE_SCOPE, RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
+import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { ApprovalsService } from '../proposals/approvals/approvals.service';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
@@ -21,6 +22,8 @@ import { UUID } from '../../platform/ids';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** Most chains one run's authority is worked out over (a chain calling chains calling chains...). */
+const MAX_CHAINS = 100;
 
 export interface CreateRunRequest {
   workflowId: string;
@@ -87,8 +90,28 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   }
 
   async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean } = {}): Promise<{ runId: string }> {
-    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager, { recordRefusal: opts.recordRefusal });
+    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true });
     return { runId: snapshot.runId };
+  }
+
+  async requiredScopes(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<string[]> {
+    const needed = new Set<string>([RUN_CREATE_SCOPE]);
+    const seen = new Set<string>();
+    const queue = [workflowId];
+    // Chains calling chains: each once (cycles and diamonds included), at most MAX_CHAINS of them.
+    while (queue.length && seen.size < MAX_CHAINS) {
+      const wf = queue.shift()!;
+      if (seen.has(wf)) continue;
+      seen.add(wf);
+      const dag = await this.resolver.resolve(scope, wf, manager ?? this.ds.manager);
+      const definition = dag ? parseDefinition(wf, dag).definition : undefined;
+      for (const n of definition?.nodes ?? []) {
+        const needs = await this.executors.get(n.typeId)?.provider.requiredScopesOf?.(n.config, { tenant: scope.tenant, workspace: scope.workspace });
+        for (const s of needs?.scopes ?? []) needed.add(s);
+        for (const child of needs?.childWorkflows ?? []) if (!seen.has(child)) queue.push(child);
+      }
+    }
+    return [...needed].sort();
   }
 
   start(runId: string): void {
@@ -112,9 +135,20 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     idempotencyKey?: string,
     parentRunId?: string,
     manager?: EntityManager,
-    opts: { recordRefusal?: boolean } = {},
+    opts: { recordRefusal?: boolean; requireCreateScope?: boolean } = {},
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const db = manager ?? this.ds.manager;
+    // Runs started on someone's behalf (standing work, child runs) need the scope a caller of POST /v1/runs needs.
+    if (opts.requireCreateScope && !principal.scopes.has(RUN_CREATE_SCOPE)) {
+      const refusal = new ForbiddenError(`Starting this run needs ${RUN_CREATE_SCOPE}, which the principal it acts for does not hold.`, { requiredScopes: [RUN_CREATE_SCOPE], missingScopes: [RUN_CREATE_SCOPE] });
+      if (!opts.recordRefusal) throw refusal;
+      const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
+      if (idempotencyKey) {
+        const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
+        if (prior) return this.replay(principal, prior, requestHash, db);
+      }
+      return this.recordRefused(principal, req, refusal, idempotencyKey, requestHash, manager);
+    }
     if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters.', { header: 'Idempotency-Key' });
     }
@@ -136,10 +170,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
-    const inserted = (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
-       VALUES ($1, $2, $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
-       ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+    const insert = async () => (await db.query(
+      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
+       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
+       ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
       [
         principal.tenant,
         principal.workspace ?? null,
@@ -154,6 +188,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         requestHash,
       ],
     )) as Array<{ id: string }>;
+    const inserted = await this.insertRun(insert, idempotencyKey);
     if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
     const runId = inserted[0].id;
     // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
@@ -198,12 +233,13 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
       const error = { code: refusal.code, message: refusal.message };
-      const inserted = (await db.query(
-        `INSERT INTO "run" ("tenant", "workspace", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
-         VALUES ($1, $2, $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
-         ON CONFLICT ("tenant", "idempotency_key") DO NOTHING RETURNING "id"`,
+      const insert = async () => (await db.query(
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+         ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
       )) as Array<{ id: string }>;
+      const inserted = await this.insertRun(insert, idempotencyKey);
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
       const runId = inserted[0].id;
       const owner: Record<string, string> = { tenant: principal.tenant, principal: principal.principal };
@@ -227,9 +263,14 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     return result;
   }
 
-  /** A child run of a `workflow` tool (same principal, no idempotency key). */
+  /**
+   * A child run of a `workflow` tool (same principal, no idempotency key). The child acts for the
+   * parent's principal, so that principal must hold everything the child chain needs
+   * (`requiredScopes`): otherwise 403 `forbidden` with `details.requiredScopes`, and no child run.
+   */
   async startChild(principal: Principal, workflowId: string, inputs: Record<string, unknown>, parentRunId: string): Promise<string> {
-    return (await this.create(principal, { workflowId, inputs }, undefined, parentRunId)).snapshot.runId;
+    requireDelegable(principal, await this.requiredScopes(principal, workflowId), `A child run of "${workflowId}"`);
+    return (await this.create(principal, { workflowId, inputs }, undefined, parentRunId, undefined, { requireCreateScope: true })).snapshot.runId;
   }
 
   /** Waits until a run is terminal (cancelling it when `signal` fires). */
@@ -330,8 +371,23 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     return (await (manager ?? this.ds.manager).getRepository(RunEntity).findOne({ where })) ?? undefined;
   }
 
+  /** The run an Idempotency-Key names in the caller's scope: its tenant and workspace ('' for a tenant-level caller). */
   private async byIdempotencyKey(scope: TenantScope, key: string, db: EntityManager): Promise<RunEntity | undefined> {
-    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, idempotencyKey: key } })) ?? undefined;
+    return (await db.getRepository(RunEntity).findOne({ where: { tenant: scope.tenant, workspaceKey: scope.workspace ?? '', idempotencyKey: key } })) ?? undefined;
+  }
+
+  /**
+   * Runs an `INSERT ... ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`. An empty
+   * answer means a request with the same key won; without a key nothing can conflict, so an empty
+   * answer means the row was not written (no replay to look up): it is written once more, and a second
+   * empty answer is an error rather than a run that does not exist.
+   */
+  private async insertRun(insert: () => Promise<Array<{ id: string }>>, idempotencyKey: string | undefined): Promise<Array<{ id: string }>> {
+    const first = await insert();
+    if (first.length || idempotencyKey !== undefined) return first;
+    const again = await insert();
+    if (!again.length) throw new Error('the database wrote no row for the new run');
+    return again;
   }
 
   /** The insert found the Idempotency-Key taken: a concurrent request with the same key won it. */
@@ -342,7 +398,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   }
 
   private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
-    if (prior.requestHash !== requestHash || (principal.workspace && prior.workspace !== principal.workspace)) {
+    if (prior.requestHash !== requestHash) {
       throw new ConflictError('idempotency_key_mismatch', 'This Idempotency-Key was used with another request body.');
     }
     return { snapshot: await this.get(principal, prior.id, db), replayed: true };

@@ -219,6 +219,14 @@ export class ToolCatalogService implements OnApplicationBootstrap {
     return e;
   }
 
+  /**
+   * The descriptor of a tool of a scope whether or not a given principal may see it: only for
+   * working out which scopes delegated work needs (never served to a caller).
+   */
+  async descriptorOf(scope: TenantScope, toolId: string): Promise<ToolDescriptor | undefined> {
+    return (await this.snapshot(scope)).byId.get(toolId)?.descriptor;
+  }
+
   /** Entries a principal may see, with their sources (for the session runner's default pick). */
   async entries(principal: Principal): Promise<CatalogEntry[]> {
     const snap = await this.snapshot(principal);

@@ -101,6 +101,12 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
   }
 
   /** The installer's read-only destination checks for `content` (none when it has no `preflight`). */
+  /** The scopes an artifact of `kind` will act with once installed (its installer's `requiredScopes`), sorted. */
+  async requiredScopes(kind: string, content: Record<string, unknown>, scope: InstallScope): Promise<string[]> {
+    const needed = (await this.installers.get(kind)?.requiredScopes?.(content, scope)) ?? [];
+    return [...new Set(needed)].sort();
+  }
+
   async preflight(kind: string, content: Record<string, unknown>, scope: InstallScope, manager?: EntityManager): Promise<ArtifactViolation[]> {
     return (await this.installer(kind).preflight?.(content, scope, manager ?? this.ds.manager)) ?? [];
   }

@@ -27,12 +27,16 @@ export interface HostConfig {
   logLevel: string;
   apiKeyPrefix: string;
   bootstrapKey: boolean;
+  /** How long a replica trusts a verified API key before reading it again, while revocations cannot arrive as notifications. */
+  keyRecheckMs: number;
   jwt: {
     secret?: string;
     jwksUrl?: string;
     issuer?: string;
     audience?: string;
     algorithms: string[];
+    /** Longest lifetime (exp - iat, or exp - now without iat) a JWT may grant, in seconds. */
+    maxLifetimeS: number;
     claims: { tenant: string; workspace: string; principal: string; scopes: string; roles: string };
   };
   credentialKeys: string;
@@ -46,6 +50,34 @@ export interface HostConfig {
   /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
   metrics: 'public' | 'scope' | 'off';
   rateLimit: RateLimitConfig;
+  database: DatabaseConfig;
+  embedded: EmbeddedConfig;
+  http: HttpTimeouts;
+}
+
+/** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
+export interface DatabaseConfig {
+  poolSize: number;
+  connectTimeoutMs: number;
+  /** 0: no limit. */
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+}
+
+export interface EmbeddedConfig {
+  /** How long a host waits for another process to release the embedded data folder. */
+  waitMs: number;
+  /** PostgreSQL settings of the embedded engine over its memory-tuned defaults. */
+  settings: Record<string, string>;
+}
+
+/** Deadlines of the HTTP server against slow or stuck clients. */
+export interface HttpTimeouts {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  sendTimeoutMs: number;
 }
 
 /** A fixed-window budget: at most `limit` requests per `windowMs`. */
@@ -112,12 +144,14 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_MIGRATE_ON_START', default: 'true', description: 'Apply pending migrations when the host starts (otherwise run `openwop-host migrate`).' },
   { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
   { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
+  { name: 'OPENWOP_KEY_RECHECK_MS', default: '1000', description: 'Where revocations cannot arrive as PostgreSQL notifications (the embedded engine, or while the listener reconnects), how long a replica trusts a verified API key before reading it again: bounds how long a key revoked elsewhere (another replica, the CLI) still works here.' },
   { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one admin key for tenant `default` and print it once.' },
   { name: 'OPENWOP_JWT_SECRET', description: 'HS256 secret for JWT bearer tokens (JWTs are refused when neither this nor a JWKS URL is set).' },
   { name: 'OPENWOP_JWT_JWKS_URL', description: 'JWKS URL for RS256/ES256 JWT bearer tokens from an identity provider.' },
   { name: 'OPENWOP_JWT_ISSUER', description: 'Required `iss` of JWTs (checked when set; required with a JWKS URL).' },
   { name: 'OPENWOP_JWT_AUDIENCE', description: 'Required `aud` of JWTs (checked when set; required with a JWKS URL).' },
   { name: 'OPENWOP_JWT_ALGORITHMS', description: 'Accepted JWT algorithms (default HS256 with a secret, RS256,ES256 with JWKS). `none` is always refused.' },
+  { name: 'OPENWOP_JWT_MAX_LIFETIME_S', default: '86400', description: 'Longest lifetime a JWT may grant, in seconds: `exp` is required, and `exp - iat` (or `exp - now` without `iat`) above this is refused (401).' },
   { name: 'OPENWOP_JWT_CLAIM_TENANT', default: 'tenant', description: 'JWT claim holding the tenant.' },
   { name: 'OPENWOP_JWT_CLAIM_WORKSPACE', default: 'workspace', description: 'JWT claim holding the optional workspace.' },
   { name: 'OPENWOP_JWT_CLAIM_PRINCIPAL', default: 'sub', description: 'JWT claim holding the principal id.' },
@@ -136,6 +170,17 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
   { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
+  { name: 'OPENWOP_DB_POOL_SIZE', default: '10', description: 'Database connections of this process (the pool).' },
+  { name: 'OPENWOP_DB_CONNECT_TIMEOUT_MS', default: '5000', description: 'Longest wait for a database connection (connecting, or a free one from the pool); past it the request answers 503 `service_unavailable`.' },
+  { name: 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', default: '15000', description: "Longest a statement may run (PostgreSQL `statement_timeout`, and the client's own deadline for a server that stopped answering); past it the request answers 503. 0: no limit. Migrations are exempt." },
+  { name: 'OPENWOP_DB_LOCK_TIMEOUT_MS', default: '10000', description: 'Longest a statement waits for a row or table lock (PostgreSQL `lock_timeout`); past it the request answers 503. 0: no limit.' },
+  { name: 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', default: '60000', description: 'A connection idle inside an open transaction this long is ended and its transaction rolled back (PostgreSQL `idle_in_transaction_session_timeout`; the embedded engine does the same). 0: never.' },
+  { name: 'OPENWOP_EMBEDDED_WAIT_MS', default: '30000', description: 'How long a starting host waits for another process (a previous host still shutting down, a CLI command) to release the embedded data folder before it gives up with one line (exit 1).' },
+  { name: 'OPENWOP_EMBEDDED_PG_SETTINGS', description: 'PostgreSQL settings of the embedded engine over its memory-tuned defaults, `name=value` separated by spaces or commas (for example `shared_buffers=128MB work_mem=8MB`).' },
+  { name: 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'A client must send the complete request headers within this time of connecting or of its previous request; otherwise the connection is closed (408).' },
+  { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
+  { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
+  { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -170,6 +215,17 @@ export function parseRateBudget(name: string, value: string): RateBudget {
 
 function budget(env: NodeJS.ProcessEnv, name: string, dflt: string): RateBudget {
   return parseRateBudget(name, str(env, name) ?? dflt);
+}
+
+/** `name=value` pairs separated by spaces or commas: PostgreSQL settings. */
+export function parsePgSettings(name: string, value: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (value ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const m = /^([a-z_][a-z0-9_.]*)=([A-Za-z0-9_.:+-]+)$/.exec(item);
+    if (!m) throw new ConfigError(`${name}: expected name=value PostgreSQL settings (for example shared_buffers=64MB), got "${item}"`);
+    out[m[1]] = m[2];
+  }
+  return out;
 }
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -258,12 +314,14 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     logLevel,
     apiKeyPrefix: prefix,
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
+    keyRecheckMs: int(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
     jwt: {
       secret,
       jwksUrl,
       issuer,
       audience,
       algorithms,
+      maxLifetimeS: int(env, 'OPENWOP_JWT_MAX_LIFETIME_S', 86400, 1, 31_536_000),
       claims: {
         tenant: str(env, 'OPENWOP_JWT_CLAIM_TENANT') ?? 'tenant',
         workspace: str(env, 'OPENWOP_JWT_CLAIM_WORKSPACE') ?? 'workspace',
@@ -289,5 +347,31 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       },
     },
     consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
+    database: {
+      poolSize: int(env, 'OPENWOP_DB_POOL_SIZE', 10, 1, 1000),
+      connectTimeoutMs: int(env, 'OPENWOP_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      statementTimeoutMs: int(env, 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', 15000, 0, 86_400_000),
+      lockTimeoutMs: int(env, 'OPENWOP_DB_LOCK_TIMEOUT_MS', 10000, 0, 86_400_000),
+      idleInTransactionTimeoutMs: int(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
+    },
+    embedded: {
+      waitMs: int(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),
+      settings: parsePgSettings('OPENWOP_EMBEDDED_PG_SETTINGS', str(env, 'OPENWOP_EMBEDDED_PG_SETTINGS')),
+    },
+    http: httpTimeouts(env),
   };
+}
+
+function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
+  const t: HttpTimeouts = {
+    headersTimeoutMs: int(env, 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', 10000, 100, 3_600_000),
+    requestTimeoutMs: int(env, 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', 30000, 100, 3_600_000),
+    keepAliveTimeoutMs: int(env, 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3_600_000),
+    sendTimeoutMs: int(env, 'OPENWOP_HTTP_SEND_TIMEOUT_MS', 20000, 1000, 3_600_000),
+  };
+  // Node refuses a headers deadline later than the whole request's.
+  if (t.headersTimeoutMs > t.requestTimeoutMs) {
+    throw new ConfigError(`OPENWOP_HTTP_HEADERS_TIMEOUT_MS (${t.headersTimeoutMs}) must not exceed OPENWOP_HTTP_REQUEST_TIMEOUT_MS (${t.requestTimeoutMs})`);
+  }
+  return t;
 }

@@ -1,8 +1,9 @@
 import { DataSource } from 'typeorm';
 import { ENTITIES } from '../../entities';
 import { MIGRATIONS } from '../../../migrations';
-import type { HostConfig } from '../config/host-config';
-import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import type { DatabaseConfig, EmbeddedConfig, HostConfig } from '../config/host-config';
+import { pgDriver } from './database-driver';
+import { EmbeddedLog, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 
 export interface DatabaseHandle {
   dataSource: DataSource;
@@ -14,10 +15,14 @@ export interface DatabaseHandle {
 
 export interface DatabaseOptions {
   poolSize?: number;
-  log?: (msg: string) => void;
+  log?: EmbeddedLog;
+  /** A one-shot command: join a host that serves the embedded database instead of waiting for its folder. */
+  joinEmbedded?: boolean;
 }
 
-/** Connects to DATABASE_URL, or starts (or joins) the embedded PostgreSQL under the data folder. */
+/** The pool and timeouts used when the configuration leaves them out (a caller with a partial config). */
+export const DEFAULT_DATABASE_CONFIG: DatabaseConfig = { poolSize: 10, connectTimeoutMs: 5000, statementTimeoutMs: 15000, lockTimeoutMs: 10000, idleInTransactionTimeoutMs: 60000 };
+
 /** Where the database is, for messages: host, port and database name, never the credentials in the URL. */
 export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataDir'>): string {
   if (!config.databaseUrl) return `embedded (${config.dataDir})`;
@@ -29,21 +34,58 @@ export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataD
   }
 }
 
-export async function openDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataDir'>, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
-  const poolSize = options.poolSize ?? 10;
+/** A line on stderr for a process without a structured logger (the CLI). */
+const stderrLog: EmbeddedLog = {
+  info: () => undefined,
+  warn: (_d, msg) => process.stderr.write(`${msg}\n`),
+  error: (d, msg) => process.stderr.write(`${msg} ${JSON.stringify(d)}\n`),
+};
+
+/**
+ * Connects to DATABASE_URL, or starts (or, for a one-shot command, joins) the embedded PostgreSQL
+ * under the data folder. Every connection carries the configured timeouts: on a server as session
+ * settings (statement, lock and idle-in-transaction timeouts) plus a client-side deadline a little
+ * past the statement timeout, for a server that stopped answering altogether.
+ */
+export async function openDatabase(
+  config: Pick<HostConfig, 'databaseUrl' | 'dataDir'> & Partial<Pick<HostConfig, 'database' | 'embedded'>>,
+  options: DatabaseOptions = {},
+): Promise<DatabaseHandle> {
+  const db: DatabaseConfig = config.database ?? DEFAULT_DATABASE_CONFIG;
+  const emb: EmbeddedConfig = config.embedded ?? { waitMs: 30_000, settings: {} };
+  const poolSize = options.poolSize ?? db.poolSize;
   let embedded: EmbeddedPostgres | undefined;
   let connection: Record<string, unknown>;
-  let describe: string;
+  const extra: Record<string, unknown> = {
+    max: poolSize,
+    connectionTimeoutMillis: db.connectTimeoutMs,
+    Client: pgDriver.Client,
+    queryDeadlineMs: db.statementTimeoutMs ? db.statementTimeoutMs + 250 : 0,
+  };
   if (config.databaseUrl) {
     connection = { url: config.databaseUrl };
-    describe = describeDatabase(config);
+    // Sent in the startup packet: the server enforces them for every statement of the session.
+    if (db.statementTimeoutMs) extra.statement_timeout = db.statementTimeoutMs;
+    if (db.lockTimeoutMs) extra.lock_timeout = db.lockTimeoutMs;
+    if (db.idleInTransactionTimeoutMs) extra.idle_in_transaction_session_timeout = db.idleInTransactionTimeoutMs;
   } else {
-    embedded = await startEmbeddedPostgres(config.dataDir, { log: options.log, maxConnections: poolSize });
+    embedded = await startEmbeddedPostgres(config.dataDir, {
+      log: options.log ?? stderrLog,
+      join: options.joinEmbedded,
+      waitMs: emb.waitMs,
+      settings: emb.settings,
+      idleInTransactionTimeoutMs: db.idleInTransactionTimeoutMs,
+      // This host's pool, plus room for CLI commands joining through the socket.
+      maxConnections: Math.max(64, poolSize + 16),
+    });
     connection = { host: embedded.socketDir, port: embedded.port, username: 'postgres', database: 'postgres' };
-    describe = describeDatabase(config);
+    // The owner's own connections skip the socket (see EmbeddedWireServer.connectInProcess).
+    const server = embedded.server;
+    if (server) extra.stream = () => server.connectInProcess();
   }
   const dataSource = new DataSource({
     type: 'postgres',
+    driver: pgDriver,
     ...connection,
     entities: ENTITIES,
     migrations: [],
@@ -52,7 +94,7 @@ export async function openDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dat
     installExtensions: false,
     uuidExtension: 'pgcrypto',
     logging: false,
-    extra: { max: poolSize, connectionTimeoutMillis: 15_000 },
+    extra,
   });
   try {
     await dataSource.initialize();
@@ -63,7 +105,7 @@ export async function openDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dat
   return {
     dataSource,
     embedded,
-    describe,
+    describe: describeDatabase(config),
     async close() {
       if (dataSource.isInitialized) await dataSource.destroy();
       await embedded?.close();

@@ -32,8 +32,19 @@ export async function runMigrations(ds: DataSource, migrations: readonly Migrati
   const qr = ds.createQueryRunner();
   await qr.connect();
   const applied: string[] = [];
+  let restoreDeadline = () => undefined as void;
   try {
     await qr.startTransaction();
+    // A migration may take long (an index on a big table) and waits for another replica's: no
+    // statement or lock timeout applies to it, on the server or on the client.
+    const client = (qr as unknown as { databaseConnection?: { queryDeadlineMs?: number } }).databaseConnection;
+    const deadline = client?.queryDeadlineMs;
+    if (client) client.queryDeadlineMs = 0;
+    restoreDeadline = () => {
+      if (client) client.queryDeadlineMs = deadline;
+    };
+    await qr.query(`SET LOCAL statement_timeout = 0`);
+    await qr.query(`SET LOCAL lock_timeout = 0`);
     await qr.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await ensureTable((sql, p) => qr.query(sql, p));
     const done = new Set<string>(((await qr.query(`SELECT "name" FROM "${TABLE}"`)) as Array<{ name: string }>).map((r) => r.name));
@@ -50,6 +61,7 @@ export async function runMigrations(ds: DataSource, migrations: readonly Migrati
     if (qr.isTransactionActive) await qr.rollbackTransaction();
     throw e;
   } finally {
+    restoreDeadline();
     await qr.release();
   }
 }

@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../database/database-driver';
 import { DomainError } from './domain-error';
 
 export interface ErrorEnvelope {
@@ -17,10 +18,14 @@ const STATUS_CODES: Record<number, string> = {
   406: 'not_acceptable',
   409: 'conflict',
   413: 'payload_too_large',
+  414: 'uri_too_long',
   415: 'unsupported_media_type',
   422: 'validation_error',
   429: 'rate_limited',
 };
+
+/** Seconds a client is told to wait after 503 `service_unavailable` (database unavailable). */
+export const DATABASE_RETRY_AFTER_S = 5;
 
 /** Fastify's own error codes, mapped to the protocol's canonical codes. */
 const FASTIFY_CODES: Record<string, { status: number; error: string; message?: string }> = {
@@ -29,6 +34,12 @@ const FASTIFY_CODES: Record<string, { status: number; error: string; message?: s
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: 'validation_error', message: 'The Content-Length header does not match the body.' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'validation_error', message: 'The body is empty but the content type is application/json.' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'validation_error', message: 'The body is not valid JSON.' },
+  FST_ERR_BAD_URL: { status: 400, error: 'validation_error', message: 'The request path is not a valid URL (it does not decode).' },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, error: 'uri_too_long', message: 'A path parameter exceeds the host limit.' },
+  FST_ERR_ASYNC_CONSTRAINT: { status: 400, error: 'validation_error', message: 'The request cannot be routed.' },
+  // The client stopped sending the body (or the connection broke) before it was complete.
+  ECONNRESET: { status: 400, error: 'validation_error', message: 'The request body was not received completely.' },
+  ECONNABORTED: { status: 400, error: 'validation_error', message: 'The request body was not received completely.' },
 };
 
 /**
@@ -45,7 +56,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const reply = ctx.getResponse<FastifyReply>();
     const request = ctx.getRequest<FastifyRequest>();
     const { status, body, headers } = toEnvelope(exception, String(request?.id ?? ''));
-    if (status >= 500) {
+    if (status === 503 && body.error === 'service_unavailable') {
+      this.logger.warn({ reason: (exception as Error)?.message, correlationId: request?.id }, 'request failed: the database is unavailable');
+    } else if (status >= 500) {
       this.logger.error({ err: exception, correlationId: request?.id }, 'request failed');
     }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
@@ -57,6 +70,14 @@ export function toEnvelope(
   exception: unknown,
   correlationId: string,
 ): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
+  // Unreachable, hung or restarting database: the request may succeed later, so say when to retry.
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      status: 503,
+      body: { error: 'service_unavailable', message: 'The database is unavailable; retry later.', details: { correlationId, retryAfterMs: DATABASE_RETRY_AFTER_S * 1000 } },
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    };
+  }
   if (exception instanceof DomainError) {
     const body: ErrorEnvelope = { error: exception.code, message: exception.message };
     const details = { ...(exception.details ?? {}) };

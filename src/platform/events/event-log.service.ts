@@ -69,6 +69,8 @@ export interface EventQuery {
 @Injectable()
 export class EventLogService {
   private readonly waiters = new Set<() => void>();
+  /** Counts notifications, so a poller can tell whether one came while it was reading. */
+  private appends = 0;
 
   constructor(
     private readonly ds: DataSource,
@@ -133,7 +135,8 @@ export class EventLogService {
          RETURNING "id", "sequence", "created_at"`,
         [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)],
       )) as Array<{ id: string; sequence: string; created_at: Date }>;
-    const written = await this.metrics.timeEventAppend(() => (opts.manager ? write(opts.manager) : this.ds.transaction(write)));
+    // One statement is atomic on its own: without a caller's transaction it needs no BEGIN/COMMIT.
+    const written = await this.metrics.timeEventAppend(() => write(opts.manager ?? this.ds.manager));
     const byId = new Map(written.map((w) => [w.id, w]));
     const views = rows.map((r) => {
       const w = byId.get(r.id)!;
@@ -188,9 +191,13 @@ export class EventLogService {
   async poll(scope: TenantScope, streamId: string, afterSequence: number, timeoutMs: number): Promise<RunEventView[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      // Noted before the read: an append that commits while the read runs may be missed by it, and
+      // its wake would find no waiter yet; seeing the counter move, the poller reads again at once.
+      const seen = this.appends;
       const events = await this.read(scope, streamId, { afterSequence });
       const left = deadline - Date.now();
       if (events.length || left <= 0) return events;
+      if (this.appends !== seen) continue;
       // Woken early by a local append; another replica's append is seen at the next check.
       await new Promise<void>((resolve) => {
         const wake = () => {
@@ -213,6 +220,7 @@ export class EventLogService {
   }
 
   private notify(): void {
+    this.appends++;
     for (const w of [...this.waiters]) w();
   }
 }

@@ -10,7 +10,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGenerate
 @Index('run_claim_idx', ['status', 'leaseExpiresAt'])
 // The engine's claim order over claimable workflow runs only (migration 1764850000000).
 @Index('run_claimable_idx', ['createdAt'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling')` })
-@Index('run_idempotency_uq', ['tenant', 'idempotencyKey'], { unique: true })
+// An Idempotency-Key is scoped by tenant and workspace (migration 1764870000000).
+@Index('run_idempotency_scope_uq', ['tenant', 'workspaceKey', 'idempotencyKey'], { unique: true })
 export class RunEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -20,6 +21,10 @@ export class RunEntity {
 
   @Column({ type: 'text', nullable: true })
   workspace: string | null;
+
+  /** The workspace, '' for a tenant-level run: the scope of the run's idempotency key. */
+  @Column({ name: 'workspace_key', type: 'text', default: '' })
+  workspaceKey: string;
 
   @Column({ type: 'text', nullable: true })
   principal: string | null;

@@ -20,7 +20,7 @@ export class RunService {
   async create(principal: Principal, kind: string, metadata: Record<string, unknown> = {}, manager?: EntityManager): Promise<RunView> {
     const repo = (manager ?? this.ds.manager).getRepository(RunEntity);
     const run = await repo.save(
-      repo.create({ tenant: principal.tenant, workspace: principal.workspace ?? null, principal: principal.principal, kind, status: 'running', metadata }),
+      repo.create({ tenant: principal.tenant, workspace: principal.workspace ?? null, workspaceKey: principal.workspace ?? '', principal: principal.principal, kind, status: 'running', metadata }),
     );
     return toView(run);
   }

@@ -7,6 +7,9 @@ import { pendingMigrations } from '../database/migration-runner';
 import { Public } from '../identity/decorators';
 import { HealthService } from './health.service';
 
+/** /readyz answers within this, whatever the database does. */
+export const READY_DEADLINE_MS = 1500;
+
 @ApiExcludeController()
 @Controller()
 export class HealthController {
@@ -22,19 +25,33 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: the database answers and every migration is applied. Degradations are listed but do not fail it. */
+  /** One database check at a time: probes arriving meanwhile share it instead of piling up on a slow database. */
+  private checking?: Promise<{ database: string; pending: string[] }>;
+
+  private checkDatabase(): Promise<{ database: string; pending: string[] }> {
+    this.checking ??= (async () => {
+      try {
+        await this.ds.query('SELECT 1');
+        const pending = await pendingMigrations(this.ds, MIGRATIONS);
+        return { database: pending.length ? 'migrations pending' : 'ok', pending };
+      } catch {
+        return { database: 'unreachable', pending: [] };
+      }
+    })().finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  /**
+   * Readiness: the database answers and every migration is applied. Degradations are listed but do
+   * not fail it. It answers within READY_DEADLINE_MS whatever the database does (a hung one is
+   * `unreachable`), so a probe's own timeout never fires first.
+   */
   @Public()
   @Get('/readyz')
   async ready(@Res() reply: FastifyReply): Promise<void> {
-    let database = 'ok';
-    let pending: string[] = [];
-    try {
-      await this.ds.query('SELECT 1');
-      pending = await pendingMigrations(this.ds, MIGRATIONS);
-      if (pending.length) database = 'migrations pending';
-    } catch {
-      database = 'unreachable';
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<{ database: string; pending: string[] }>((resolve) => (timer = setTimeout(() => resolve({ database: 'unreachable', pending: [] }), READY_DEADLINE_MS)));
+    const { database, pending } = await Promise.race([this.checkDatabase(), late]).finally(() => clearTimeout(timer));
     const ready = database === 'ok';
     const components = this.health.snapshot();
     await reply.status(ready ? 200 : 503).send({

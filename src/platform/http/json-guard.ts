@@ -12,7 +12,8 @@ import type { JsonLimits } from '../config/host-config';
  *    are refused, 400);
  * 3. one iterative walk refuses objects with more than `maxKeys` properties, arrays with more than
  *    `maxItems` elements, strings longer than `maxStringLength` (413), and NUL characters or lone
- *    UTF-16 surrogates in any key or string (400: PostgreSQL cannot store either).
+ *    UTF-16 surrogates in any key or string (400: PostgreSQL cannot store either), and numbers too
+ *    large for a double (`1e400` parses to Infinity, which has no JSON form: 400).
  */
 
 export class PayloadTooLargeError extends DomainError {
@@ -33,6 +34,10 @@ function badText(s: string, limits: JsonLimits): { status: 400 | 413; reason: st
   if (s.includes('\u0000')) return { status: 400, reason: 'contains a NUL character' };
   if (LONE_SURROGATE.test(s)) return { status: 400, reason: 'contains a lone UTF-16 surrogate' };
   return undefined;
+}
+
+function nonFinite(v: unknown): boolean {
+  return typeof v === 'number' && !Number.isFinite(v);
 }
 
 function refuse(status: 400 | 413, message: string, where: string): never {
@@ -89,13 +94,18 @@ export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void
       if (bad) refuse(bad.status, `A string in the JSON body ${bad.reason}.`, framePointer(f));
       continue;
     }
+    if (typeof v === 'number') {
+      // `1e400` parses to Infinity: no JSON text, no canonical form, no column can hold it.
+      if (!Number.isFinite(v)) refuse(400, 'A number in the JSON body is out of range (it is not a finite double).', framePointer(f));
+      continue;
+    }
     if (v === null || typeof v !== 'object') continue;
     if (f.depth + 1 > limits.maxDepth) refuse(400, `The JSON body nests deeper than ${limits.maxDepth} levels.`, framePointer(f));
     if (Array.isArray(v)) {
       if (v.length > limits.maxItems) refuse(413, `An array in the JSON body has more than ${limits.maxItems} elements.`, framePointer(f));
       for (let i = v.length - 1; i >= 0; i--) {
         const child: unknown = v[i];
-        if (child !== null && (typeof child === 'object' || typeof child === 'string')) stack.push({ v: child, depth: f.depth + 1, parent: f, key: i });
+        if (child !== null && (typeof child === 'object' || typeof child === 'string' || nonFinite(child))) stack.push({ v: child, depth: f.depth + 1, parent: f, key: i });
       }
       continue;
     }
@@ -105,7 +115,7 @@ export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void
       const bad = badText(k, limits);
       if (bad) refuse(bad.status, `A property name in the JSON body ${bad.reason}.`, framePointer(f));
       const child = (v as Record<string, unknown>)[k];
-      if (child !== null && (typeof child === 'object' || typeof child === 'string')) stack.push({ v: child, depth: f.depth + 1, parent: f, key: k });
+      if (child !== null && (typeof child === 'object' || typeof child === 'string' || nonFinite(child))) stack.push({ v: child, depth: f.depth + 1, parent: f, key: k });
     }
   }
 }

@@ -1,14 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError, NotFoundError } from '../errors/domain-error';
 import type { CursorBinding } from '../pagination/cursor';
 import { keysetPage } from '../pagination/keyset';
 import type { Page, PageRequest } from '../pagination/page-query';
 import { ApiKeyEntity } from './api-key.entity';
-import { Principal } from './principal';
-import { expandRoles, isValidScope, ROLES } from './scopes';
+import { UUID } from '../ids';
+import { IDENTIFIER as IDENT, Principal, TenantScope } from './principal';
+import { expandRoles, isValidScope, roleOf, ROLES } from './scopes';
 
 export interface CreateApiKeyInput {
   tenant: string;
@@ -34,8 +35,10 @@ export interface ApiKeyView {
   createdAt: string;
 }
 
+/** The PostgreSQL notification channel a revocation is announced on (payload: the key's lookup id). */
+export const KEY_REVOKED_CHANNEL = 'openwop_api_key_revoked';
+
 const LOOKUP_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
-const IDENT = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
 function lookupId(): string {
   const bytes = randomBytes(12);
@@ -56,7 +59,10 @@ function hash(secret: string): string {
 export class ApiKeyService {
   /** Verified keys, briefly, so the hot path does not hit the database on every request. */
   private readonly cache = new Map<string, { key: ApiKeyEntity; until: number }>();
+  /** The longest a verified key is trusted without reading it again. */
   static readonly CACHE_MS = 5_000;
+  /** How long this replica trusts a verified key now (shorter while revocations cannot arrive as notifications: KeyRevocationWatcher). */
+  cacheMs = ApiKeyService.CACHE_MS;
 
   constructor(
     private readonly ds: DataSource,
@@ -74,7 +80,7 @@ export class ApiKeyService {
     const roles = [...new Set(input.roles ?? [])];
     const badScope = scopes.find((s) => !isValidScope(s));
     if (badScope) throw new ValidationError(`"${badScope}" is not a scope (expected name:action)`, { field: 'scopes' });
-    const badRole = roles.find((r) => !ROLES[r]);
+    const badRole = roles.find((r) => !roleOf(r));
     if (badRole) throw new ValidationError(`unknown role "${badRole}"; roles: ${Object.keys(ROLES).join(', ')}`, { field: 'roles' });
     if (!scopes.length && !roles.length) throw new ValidationError('a key needs at least one scope or role', { field: 'scopes' });
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
@@ -103,9 +109,14 @@ export class ApiKeyService {
     return rows.map((r) => this.view(r));
   }
 
-  /** A page of a tenant's keys, oldest first (the HTTP list; the CLI lists them all). */
-  async page(tenant: string, q: PageRequest, binding: CursorBinding): Promise<Page<ApiKeyView>> {
-    const qb = this.ds.getRepository(ApiKeyEntity).createQueryBuilder('k').where('k.tenant = :t', { t: tenant });
+  /**
+   * A page of the keys of a scope, oldest first (the HTTP list; the CLI lists them all): a tenant's
+   * keys, or with a workspace only the keys bound to that workspace (never the tenant-level keys nor
+   * those of another workspace).
+   */
+  async page(scope: TenantScope, q: PageRequest, binding: CursorBinding): Promise<Page<ApiKeyView>> {
+    const qb = this.ds.getRepository(ApiKeyEntity).createQueryBuilder('k').where('k.tenant = :t', { t: scope.tenant });
+    if (scope.workspace) qb.andWhere('k.workspace = :w', { w: scope.workspace });
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'k.created_at', type: 'timestamptz' }, { column: 'k.id', type: 'uuid' }],
       direction: 'ASC',
@@ -114,18 +125,41 @@ export class ApiKeyService {
     return { items: page.items.map((r) => this.view(r)), nextCursor: page.nextCursor };
   }
 
-  /** Revokes a key; with a tenant, only a key of that tenant (others answer not found). */
-  async revoke(id: string, tenant?: string): Promise<ApiKeyView> {
-    const repo = this.ds.getRepository(ApiKeyEntity);
-    if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFoundError('No such API key.');
-    const key = await repo.findOne({ where: tenant ? { id, tenant } : { id } });
-    if (!key) throw new NotFoundError('No such API key.');
-    if (!key.revokedAt) {
-      key.revokedAt = new Date();
-      await repo.update({ id: key.id, revokedAt: IsNull() }, { revokedAt: key.revokedAt });
-    }
-    this.cache.delete(key.lookupId);
+  /**
+   * Revokes a key. With a scope, only a key of that scope: a tenant's key, or with a workspace only a
+   * key bound to that workspace; any other answers not found, exactly like an unknown id. The
+   * revocation is stamped with the database clock and announced to every replica in the same
+   * transaction (KeyRevocationWatcher), so their verification caches drop the key at once.
+   */
+  async revoke(id: string, scope?: TenantScope | string): Promise<ApiKeyView> {
+    const s: TenantScope | undefined = typeof scope === 'string' ? { tenant: scope } : scope;
+    if (!UUID.test(id)) throw new NotFoundError('No such API key.');
+    const key = await this.ds.transaction(async (m) => {
+      const repo = m.getRepository(ApiKeyEntity);
+      const where: Record<string, unknown> = { id };
+      if (s) where.tenant = s.tenant;
+      if (s?.workspace) where.workspace = s.workspace;
+      const found = await repo.findOne({ where });
+      if (!found) throw new NotFoundError('No such API key.');
+      if (!found.revokedAt) {
+        const [rows] = (await m.query(`UPDATE "api_key" SET "revoked_at" = now() WHERE "id" = $1 AND "revoked_at" IS NULL RETURNING "revoked_at"`, [found.id])) as [Array<{ revoked_at: Date }>, number];
+        found.revokedAt = rows[0]?.revoked_at ?? (await repo.findOneByOrFail({ id: found.id })).revokedAt;
+        await m.query(`SELECT pg_notify($1, $2)`, [KEY_REVOKED_CHANNEL, found.lookupId]);
+      }
+      return found;
+    });
+    this.forget(key.lookupId);
     return this.view(key);
+  }
+
+  /** Drops one key from this replica's verification cache (it is read again on its next use). */
+  forget(lookupId: string): void {
+    this.cache.delete(lookupId);
+  }
+
+  /** Drops every key from this replica's verification cache. */
+  forgetAll(): void {
+    this.cache.clear();
   }
 
   async count(): Promise<number> {
@@ -146,7 +180,7 @@ export class ApiKeyService {
     if (cached && cached.until > Date.now()) key = cached.key;
     else {
       key = await this.ds.getRepository(ApiKeyEntity).findOne({ where: { lookupId: lookup } });
-      if (key) this.cache.set(lookup, { key, until: Date.now() + ApiKeyService.CACHE_MS });
+      if (key) this.cache.set(lookup, { key, until: Date.now() + this.cacheMs });
       else this.cache.delete(lookup);
     }
     const presented = Buffer.from(hash(secret), 'hex');

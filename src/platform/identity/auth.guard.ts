@@ -13,7 +13,8 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * The one global guard: seam gate → authentication → rate limit → scopes (the protocol evaluates
  * rate limits before scopes). Public routes are rate-limited per client address, and so are
- * refused credentials (401s), whose address is refused outright once over budget. Fails closed: a route that declares
+ * refused credentials (401s): once an address is over that budget its refusals become 429s, while
+ * valid credentials from the same address keep working. Fails closed: a route that declares
  * neither @Scopes nor @Public is refused (and the route audit refuses to start the host with one).
  */
 @Injectable()
@@ -41,8 +42,9 @@ export class AuthGuard implements CanActivate {
     const scopes = this.reflector.getAllAndOverride<string[]>(SCOPES_KEY, targets);
     if (!scopes && !isSeam) throw new ForbiddenError('This route declares no scopes and is closed.');
 
-    // An address that keeps presenting bad credentials is refused before any verification work.
-    this.limiter.check('auth-failures', 'address', req.ip);
+    // Refused credentials are counted per client address, and past the budget the address's further
+    // refusals answer 429 instead of 401. A valid credential is never refused for them: behind one
+    // address (a NAT, a proxy) other clients' failures must not lock a working key out.
     try {
       req.principal = await this.authenticate(req);
     } catch (e) {

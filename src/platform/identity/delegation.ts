@@ -1,3 +1,4 @@
+import { ForbiddenError } from '../errors/domain-error';
 import { expandRoles } from './scopes';
 import { UUID } from '../ids';
 
@@ -25,7 +26,23 @@ export async function delegatedScopesNow(db: Queryable, tenant: string, delegate
   return new Set(delegated.filter((s) => held.has(s)));
 }
 
-/** What to record when standing work is set up by `principal`: its scopes, and its key when it is one. */
-export function delegationOf(principal: { scopes: ReadonlySet<string>; keyId?: string }): { scopes: string[]; keyId: string | null } {
-  return { scopes: [...principal.scopes].sort(), keyId: principal.keyId ?? null };
+/**
+ * What to record when standing work is set up by `principal`: exactly the scopes the work needs
+ * (`required`, which the principal must hold: see `requireDelegable`), and its key when it is one.
+ */
+export function delegationOf(principal: { scopes: ReadonlySet<string>; keyId?: string }, required: readonly string[]): { scopes: string[]; keyId: string | null } {
+  return { scopes: [...new Set(required)].filter((s) => principal.scopes.has(s)).sort(), keyId: principal.keyId ?? null };
+}
+
+/**
+ * Refuses to set up work that will act later on `principal`'s behalf with a scope it does not hold
+ * now: 403 `forbidden` with `details.requiredScopes` (everything the work needs) and
+ * `details.missingScopes`. Called before anything is written.
+ */
+export function requireDelegable(principal: { scopes: ReadonlySet<string> }, required: readonly string[], what: string): void {
+  const all = [...new Set(required)].sort();
+  const missing = all.filter((s) => !principal.scopes.has(s));
+  if (missing.length) {
+    throw new ForbiddenError(`${what} would act with scopes the credential does not hold (${missing.join(', ')}).`, { requiredScopes: all, missingScopes: missing });
+  }
 }

@@ -6,10 +6,9 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { pageSchema, PageQuery } from '../pagination/page-query';
 import { ApiKeyService, ApiKeyView } from './api-key.service';
 import { CurrentPrincipal, Scopes } from './decorators';
-import { hasScopes, Principal } from './principal';
+import { hasScopes, IDENTIFIER as IDENT, Principal } from './principal';
 import { expandRoles } from './scopes';
 
-const IDENT = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
 export class CreateKeyBody {
   @ApiProperty({ description: 'Principal id the key acts as (opaque, never PII).' })
@@ -103,20 +102,21 @@ export class KeysController {
 
   @Scopes('keys:manage')
   @Get('/v1/keys')
-  @ApiOperation({ operationId: 'listApiKeys', summary: 'List the API keys of the caller’s tenant (never their secrets)' })
+  @ApiOperation({ operationId: 'listApiKeys', summary: 'List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets)' })
   @ApiOkResponse({ schema: pageSchema('keys', KEY_VIEW) })
   @ApiErrors(400, 401, 403)
   async list(@CurrentPrincipal() p: Principal, @Query() q: PageQuery): Promise<{ keys: ApiKeyView[]; nextCursor: string | null }> {
-    const page = await this.keys.page(p.tenant, q, { list: 'keys', tenant: p.tenant, workspace: p.workspace });
+    const page = await this.keys.page(p, q, { list: 'keys', tenant: p.tenant, workspace: p.workspace });
     return { keys: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('keys:manage')
   @Delete('/v1/keys/:id')
-  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke an API key of the caller’s tenant' })
+  @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller)' })
   @ApiOkResponse({ schema: KEY_VIEW })
   @ApiErrors(401, 403, 404)
   async revoke(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ApiKeyView> {
-    return this.keys.revoke(id, p.tenant);
+    // A workspace-bound caller revokes keys of its own workspace only: others are 404 like unknown ids.
+    return this.keys.revoke(id, { tenant: p.tenant, workspace: p.workspace });
   }
 }

@@ -24,6 +24,9 @@ export const HOST_SCOPES = {
 
 export type HostScope = keyof typeof HOST_SCOPES;
 
+/** Changes tenant-wide connection state (packs, connections): only tenant-level credentials may use it. */
+export const MANAGE_CONNECTIONS_SCOPE = 'connections:manage';
+
 export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
 
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
@@ -43,10 +46,18 @@ export const ROLES: Record<string, { description: string; scopes: readonly strin
   monitor: { description: 'Reads the host-wide Prometheus metrics (metrics:read) and nothing of any tenant.', scopes: ['metrics:read'] },
 };
 
+/**
+ * The definition of a role, looked up among the table's own keys only: `constructor`, `__proto__`,
+ * `toString` and other names an object inherits are unknown roles, not functions.
+ */
+export function roleOf(name: string): { description: string; scopes: readonly string[] } | undefined {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(ROLES, name) ? ROLES[name] : undefined;
+}
+
 export function expandRoles(roles: readonly string[]): string[] {
   const out = new Set<string>();
   for (const role of roles) {
-    const def = ROLES[role];
+    const def = roleOf(role);
     // Fail closed: an unknown role grants nothing.
     if (def) for (const s of def.scopes) out.add(s);
   }

@@ -13,11 +13,12 @@ const DESCRIPTIONS: Record<number, string> = {
   422: 'The request is understood but refused on its meaning.',
   429: 'rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs).',
   500: 'internal_error (details.correlationId).',
+  503: 'service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds).',
 };
 
 /** Declares the error answers of a route; all of them share the one ErrorEnvelope schema. */
 export function ApiErrors(...statuses: number[]) {
-  const all = [...new Set([...statuses, 429, 500])].sort();
+  const all = [...new Set([...statuses, 429, 500, 503])].sort();
   return applyDecorators(
     ...all.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error.', schema: protocolSchemaRef('ErrorEnvelope') })),
   );

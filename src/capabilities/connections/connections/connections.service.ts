@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, DomainError, NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
+import { requireTenantLevel } from '../../../platform/identity/principal';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { keysetPage } from '../../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../../platform/pagination/page-query';
@@ -46,7 +47,9 @@ export function toConnectionView(e: ConnectionEntity): ConnectionView {
 
 /**
  * Tenant connections (RFC 0046): a provider plus a credential held encrypted in the credential
- * store. The credential is write-only: created and rotated here, never read back through any view.
+ * store. A connection belongs to the tenant and is shared by all its workspaces: every credential of
+ * the tenant may read it (never its credential), and only a tenant-level credential may create,
+ * rotate or delete one. The credential is write-only: created and rotated here, never read back through any view.
  * Exported for other capabilities, which read connections of a scope by reference only.
  */
 @Injectable()
@@ -60,6 +63,7 @@ export class ConnectionsService {
   ) {}
 
   async create(p: Principal, input: { provider: string; name: string; credential: string }): Promise<ConnectionView> {
+    requireTenantLevel(p, 'Connections');
     const resolved = await this.packs.requireProvider(p, input.provider);
     const view = await this.ds.transaction(async (m) => {
       const credentialId = await this.credentials.store(p.tenant, input.credential, m);
@@ -119,6 +123,7 @@ export class ConnectionsService {
   }
 
   async delete(p: Principal, id: string): Promise<void> {
+    requireTenantLevel(p, 'Connections');
     await this.ds.transaction(async (m) => {
       const row = await this.row(p, id, m, true);
       await m.getRepository(ConnectionEntity).delete({ tenant: p.tenant, id: row.id });
@@ -133,6 +138,7 @@ export class ConnectionsService {
    * so agents and tools keep working; the old value is overwritten in the same transaction.
    */
   async rotateCredential(p: Principal, id: string, credential: string): Promise<ConnectionView> {
+    requireTenantLevel(p, 'Connections');
     const view = await this.ds.transaction(async (m) => {
       const row = await this.row(p, id, m, true);
       let credentialId = row.credentialId;

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ArtifactRegistryService } from '../../../platform/artifacts/artifact-registry.service';
 import { ConflictError, DomainError, NotFoundError, UnprocessableError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
+import { requireTenantLevel } from '../../../platform/identity/principal';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { ConnectionChangeNotifier } from '../connection-change-notifier';
@@ -69,6 +70,7 @@ export class ConnectionPacksService {
    * identical bytes is `unchanged`.
    */
   async install(p: Principal, manifest: unknown, origin = 'api', text?: string): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
+    requireTenantLevel(p, 'Connection packs');
     const errors = validateConnectionPackManifest(manifest, { maxBytes: connectionsSettings(this.config).maxManifestBytes });
     if (errors.length) throw new ManifestRejectedError(errors);
     const result = await this.ds.transaction(async (m) => {
@@ -107,6 +109,7 @@ export class ConnectionPacksService {
   }
 
   async uninstall(p: Principal, name: string): Promise<ConnectionPackView> {
+    requireTenantLevel(p, 'Connection packs');
     const removed = await this.ds.transaction(async (m) => {
       const a = await this.registry.uninstall({ tenant: p.tenant, principal: p.principal }, CONNECTION_PACK_KIND, name, m);
       const view = toView(a);

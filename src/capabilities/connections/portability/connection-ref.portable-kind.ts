@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { BundleItem, PortabilityScope, PortableItemOutcome, PortableItemPlan, PortableKind, PortableKindProvider, PortableViolation } from '@openwop-host/plugin-sdk';
+import { BundleItem, PortabilityScope, PortableItemOutcome, PortableItemPlan, PortableItemRequirements, PortableKind, PortableKindProvider, PortableViolation } from '@openwop-host/plugin-sdk';
+import { MANAGE_CONNECTIONS_SCOPE } from '../../../platform/identity/scopes';
 import type { EntityManager } from 'typeorm';
 import { CONNECTION_NAME } from '../connections.dto';
 import { ConnectionsService } from '../connections/connections.service';
@@ -49,6 +50,11 @@ export class ConnectionRefPortableKind implements PortableKindProvider {
       });
     }
     return items;
+  }
+
+  /** Creating a connection directly needs `connections:manage`; connections are tenant-wide. */
+  async requiredScopes(): Promise<PortableItemRequirements> {
+    return { scopes: [MANAGE_CONNECTIONS_SCOPE], tenantLevel: true };
   }
 
   async plan(scope: PortabilityScope, item: BundleItem, tx?: unknown): Promise<PortableItemPlan> {

@@ -46,6 +46,14 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
     return goal.workflowId ? undefined : 'the goal names no workflowId for its runs';
   }
 
+  /** What a run of the goal's chain needs (its tools' scopes, child chains included). */
+  async requiredScopes(goal: GoalWorkTarget): Promise<string[]> {
+    const workflowId = workflowOf(goal);
+    const launcher = this.launchers.get();
+    if (!workflowId || !launcher) return [];
+    return launcher.requiredScopes(goal.workspace ? { tenant: goal.tenant, workspace: goal.workspace } : { tenant: goal.tenant }, workflowId);
+  }
+
   async start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }> {
     const workflowId = workflowOf(goal);
     if (!workflowId) throw new Error('the goal names no workflow to run');

@@ -6,10 +6,14 @@ import type {
   PortabilityScope,
   PortableItemOutcome,
   PortableItemPlan,
+  PortableItemRequirements,
   PortableKindProvider,
 } from '@openwop-host/plugin-sdk';
 import type { EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactRef } from '../../../platform/artifacts/artifact-registry.service';
+
+/** What installing a registry artifact directly (applying its proposal) requires. */
+export const PUBLISH_SCOPE = 'packs:publish';
 
 /** Registry `origin` of everything an import installs. */
 export const IMPORT_ORIGIN = 'import';
@@ -45,6 +49,17 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** The content to install for a payload, given what the destination already holds. */
   protected contentFor(payload: Record<string, unknown>, _existing: InstalledArtifact | undefined): Record<string, unknown> {
     return payload;
+  }
+
+  /**
+   * Installing an artifact directly (applying a proposal) needs `packs:publish`; an artifact that acts
+   * later (an automation) also needs what its installer says it will act with.
+   */
+  async requiredScopes(scope: PortabilityScope, item: BundleItem): Promise<PortableItemRequirements> {
+    const kind = this.registryKindOf(item.payload);
+    if (!this.registry.hasKind(kind)) return { scopes: [PUBLISH_SCOPE] };
+    const target = this.scopeFor(kind, scope);
+    return { scopes: [PUBLISH_SCOPE], delegated: await this.registry.requiredScopes(kind, this.contentFor(item.payload, undefined), target) };
   }
 
   available(): boolean {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PortabilityScope, PortableKind } from '@openwop-host/plugin-sdk';
+import { BundleItem, PortabilityScope, PortableItemRequirements, PortableKind } from '@openwop-host/plugin-sdk';
+import { MANAGE_CONNECTIONS_SCOPE } from '../../../platform/identity/scopes';
 import { ArtifactBackedPortableKind } from './artifact-backed-portable-kind';
 
 /** Registry kind of connection packs (RFC 0095), installed by the connections capability's installer. */
@@ -26,5 +27,11 @@ export class PackPortableKind extends ArtifactBackedPortableKind {
 
   protected scopeFor(kind: string, scope: PortabilityScope): PortabilityScope {
     return kind === CONNECTION_PACK ? { tenant: scope.tenant, principal: scope.principal } : scope;
+  }
+
+  /** A connection pack is installed like `POST /v1/connection-packs`: `connections:manage`, tenant-wide. */
+  async requiredScopes(scope: PortabilityScope, item: BundleItem): Promise<PortableItemRequirements> {
+    if (this.registryKindOf(item.payload) === CONNECTION_PACK) return { scopes: [MANAGE_CONNECTIONS_SCOPE], tenantLevel: true };
+    return super.requiredScopes(scope, item);
   }
 }

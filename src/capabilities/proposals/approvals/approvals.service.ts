@@ -4,7 +4,8 @@ import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
-import { ROLES } from '../../../platform/identity/scopes';
+import { requireDelegable } from '../../../platform/identity/delegation';
+import { roleOf } from '../../../platform/identity/scopes';
 import { keysetPage } from '../../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
@@ -39,7 +40,13 @@ export interface ApprovalView {
 
 /** What a gated subject does when its gate releases or closes (inside the deciding transaction). */
 export interface GateSubject {
-  release(m: EntityManager, approval: ApprovalEntity, principal: Principal): Promise<void>;
+  /**
+   * The scopes the released subject will act with on the releasing approver's behalf (an automation
+   * starting runs); asked before the deciding transaction. A granting approver must hold them all.
+   */
+  requiredScopes?(approval: ApprovalEntity): Promise<string[]>;
+  /** `needed`: what `requiredScopes` answered, which the approver holds (to record as the delegation). */
+  release(m: EntityManager, approval: ApprovalEntity, principal: Principal, needed: readonly string[]): Promise<void>;
   closed(m: EntityManager, approval: ApprovalEntity): Promise<void>;
 }
 
@@ -188,6 +195,12 @@ export class ApprovalsService implements OnApplicationBootstrap {
   }
 
   private async decide(principal: Principal, id: string, decision: 'granted' | 'denied', reason?: string): Promise<ApprovalView> {
+    // A grant may release work that acts for the approver: what it needs is read before the lock.
+    let needed: string[] = [];
+    if (decision === 'granted') {
+      const peek = await this.find(this.ds.manager, principal, id, false);
+      needed = (await this.subjects.get(peek.subjectKind)?.requiredScopes?.(peek)) ?? [];
+    }
     const outcome = await this.ds.transaction(async (m) => {
       const gate = await this.find(m, principal, id, true);
       if (gate.state === 'pending' && gate.expiresAt.getTime() <= (await dbNow(m)).getTime()) {
@@ -204,6 +217,8 @@ export class ApprovalsService implements OnApplicationBootstrap {
           ...(gate.requiredRole ? { requiredRole: gate.requiredRole } : {}),
         });
       }
+      // Fail closed as well: an approver who could not do what the released work will do records nothing.
+      if (decision === 'granted') requireDelegable(principal, needed, 'Releasing this approval');
       const decisions = m.getRepository(ApprovalDecisionEntity);
       const inserted = (await m.query(
         `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason") VALUES ($1, $2, $3, $4, $5)
@@ -228,7 +243,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         const subject = this.subjects.get(gate.subjectKind);
         if (!subject) throw new Error(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
-        await subject.release(m, gate, principal);
+        await subject.release(m, gate, principal, needed);
       }
       return { closed: undefined };
     });
@@ -246,7 +261,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
   private mayDecide(p: Principal, gate: ApprovalEntity): boolean {
     if (!p.scopes.has(gate.requiredScope)) return false;
     if (gate.requiredRole) {
-      const role = ROLES[gate.requiredRole];
+      const role = roleOf(gate.requiredRole);
       // An unknown role is satisfied by nobody.
       if (!role || !role.scopes.every((s) => p.scopes.has(s))) return false;
     }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ArtifactInstaller, ArtifactInstallerProvider, ArtifactViolation, InstalledArtifact, InstallScope } from '@openwop-host/plugin-sdk';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { RUN_CREATE_SCOPE, RunLauncherRegistry } from '../../../platform/events/run-launcher';
 import { AutomationScheduleEntity } from './automation-schedule.entity';
 import { AutomationSpec, nextRunAfter, validateAutomation } from './automation-spec';
 
@@ -13,8 +14,18 @@ import { AutomationSpec, nextRunAfter, validateAutomation } from './automation-s
 @Injectable()
 @ArtifactInstaller({ kind: 'automation' })
 export class AutomationInstaller implements ArtifactInstallerProvider {
+  constructor(private readonly launchers: RunLauncherRegistry) {}
+
   validate(content: Record<string, unknown>): ArtifactViolation[] {
     return validateAutomation(content);
+  }
+
+  /** A `start-run` automation starts runs as its installer: what a run of its workflow needs. */
+  async requiredScopes(content: Record<string, unknown>, scope: InstallScope): Promise<string[]> {
+    const action = (content as unknown as Partial<AutomationSpec>).action;
+    if (!action || typeof action.workflowId !== 'string') return [RUN_CREATE_SCOPE];
+    const launcher = this.launchers.get();
+    return launcher ? launcher.requiredScopes({ tenant: scope.tenant, workspace: scope.workspace }, action.workflowId) : [RUN_CREATE_SCOPE];
   }
 
   identify(content: Record<string, unknown>): { name: string; version?: string } {

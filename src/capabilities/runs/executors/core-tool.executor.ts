@@ -75,6 +75,15 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     }
   }
 
+  /** The scopes of the tool the node calls and, for a `workflow` tool, the chain it starts as a child run. */
+  async requiredScopesOf(config: Record<string, unknown>, scope: { tenant: string; workspace?: string }): Promise<{ scopes: string[]; childWorkflows: string[] }> {
+    const toolId = config.toolId;
+    if (typeof toolId !== 'string' || !toolId) return { scopes: [], childWorkflows: [] };
+    const d = await this.catalog.descriptorOf(scope, toolId);
+    if (!d) return { scopes: [], childWorkflows: [] };
+    return { scopes: [...(d.auth?.scopes ?? [])], childWorkflows: d.source === 'workflow' ? [toolId.slice('workflow:'.length)] : [] };
+  }
+
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
     const toolId = String(ctx.config.toolId ?? '');
     const rawArgs = ctx.config.arguments ?? {};

@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * `interrupt.requested` event that opened the gate. The columns stay nullable so a replica that does
  * not write them yet keeps working; the host falls back to a title of its own.
  */
-export class ApprovalSubjectFacts1764870000000 implements MigrationInterface {
-  name = 'ApprovalSubjectFacts1764870000000';
+export class ApprovalSubjectFacts1764880000000 implements MigrationInterface {
+  name = 'ApprovalSubjectFacts1764880000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE "approval" ADD COLUMN IF NOT EXISTS "title" text, ADD COLUMN IF NOT EXISTS "run_id" uuid, ADD COLUMN IF NOT EXISTS "node_id" text, ADD COLUMN IF NOT EXISTS "workflow_id" text`);

@@ -1,0 +1,94 @@
+import * as pg from 'pg';
+
+/** Marks an error that says the database cannot be reached right now (not that a statement is wrong). */
+export const DATABASE_UNAVAILABLE = Symbol.for('openwop-host.database-unavailable');
+
+/** A query the database did not answer within the client-side deadline; its connection is closed. */
+export class DatabaseTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(readonly timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`);
+    this.name = 'DatabaseTimeoutError';
+    (this as unknown as Record<symbol, boolean>)[DATABASE_UNAVAILABLE] = true;
+  }
+}
+
+function tag<T>(err: T): T {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[DATABASE_UNAVAILABLE] = true;
+  return err;
+}
+
+/**
+ * SQLSTATEs that mean "try again later": the server is shutting down or starting, refuses more
+ * connections, or a statement/lock/idle timeout cut the work (the statement itself may be fine).
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '57014', '55P03', '25P03']);
+const CONNECTION_LOST = /Connection terminated|Client has encountered a connection error|not queryable|timeout exceeded when trying to connect|Query read timeout/;
+
+/** Whether an error (a TypeORM QueryFailedError, a pg or pool error) means the database is unavailable. */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [e];
+  while (stack.length) {
+    const x = stack.pop() as Record<string | symbol, unknown> | null | undefined;
+    if (!x || typeof x !== 'object' || seen.has(x)) continue;
+    seen.add(x);
+    if (x[DATABASE_UNAVAILABLE] === true) return true;
+    if (typeof x.severity === 'string' && typeof x.code === 'string' && UNAVAILABLE_STATES.has(x.code)) return true;
+    // A query whose connection broke under it: TypeORM wraps pg's error as `driverError`.
+    if (x.name === 'QueryFailedError' && x.driverError instanceof Error && CONNECTION_LOST.test(x.driverError.message)) return true;
+    stack.push(x.driverError, x.cause);
+    if (Array.isArray(x.errors)) stack.push(...x.errors);
+  }
+  return false;
+}
+
+export interface ClientDeadline {
+  /** Client-side deadline of one query in ms (0: none): past it the query fails and its connection is closed. */
+  queryDeadlineMs?: number;
+}
+
+/**
+ * pg's Client with a client-side query deadline that ends the connection: a server that stopped
+ * answering (hung, partitioned) would otherwise keep the query, and every query queued behind it on
+ * that connection (a transaction's ROLLBACK), waiting for as long as the TCP connection lives.
+ * Closing it fails them all at once and the pool replaces the connection.
+ */
+export class DeadlineClient extends pg.Client {
+  queryDeadlineMs: number;
+
+  constructor(config?: pg.ClientConfig & ClientDeadline) {
+    super(config);
+    this.queryDeadlineMs = config?.queryDeadlineMs ?? 0;
+    // The pool and TypeORM listen too; this only keeps an error nobody else hears from being fatal.
+    this.on('error', () => undefined);
+  }
+}
+
+const query = pg.Client.prototype.query;
+DeadlineClient.prototype.query = function deadlineQuery(this: DeadlineClient, ...args: unknown[]): unknown {
+  const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+  const ms = this.queryDeadlineMs;
+  const config = args[0] as { submit?: unknown } | undefined;
+  if (!ms || typeof config?.submit === 'function' || !(result instanceof Promise)) return result;
+  let timer: NodeJS.Timeout | undefined;
+  return new Promise((resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new DatabaseTimeoutError(ms));
+      (this as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    }, ms);
+    result.then(resolve, reject);
+  }).finally(() => clearTimeout(timer));
+} as typeof query;
+
+/** pg's Pool whose connection failures (refused, timed out, server gone) are marked unavailable. */
+export class UnavailableTaggingPool extends pg.Pool {}
+
+const connect = pg.Pool.prototype.connect;
+UnavailableTaggingPool.prototype.connect = function taggedConnect(this: pg.Pool, cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void): unknown {
+  if (typeof cb === 'function') return (connect as (c: unknown) => unknown).call(this, (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => cb(err ? tag(err) : err, client, done));
+  return (connect as () => Promise<pg.PoolClient>).call(this).catch((err: Error) => Promise.reject(tag(err)));
+} as typeof connect;
+
+/** The `pg` module as TypeORM loads it, with the deadline client and the tagging pool. */
+export const pgDriver = { ...pg, Pool: UnavailableTaggingPool, Client: DeadlineClient };
