@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { HostClientOptions } from './cli/host-client';
 import { ConfigError } from './platform/config/config-error';
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
-import { ROLES } from './platform/identity/scopes';
+import { ROLES, roleOf } from './platform/identity/scopes';
 
 /*
  * The command tree only. Every action loads what it needs when it runs (`await import(...)`): the
@@ -89,12 +89,14 @@ export function buildCli(): Command {
     .option('--workspace <workspace>', 'workspace the key is bound to')
     .requiredOption('--principal <principal>', 'principal id the key acts as')
     .option('--scopes <scopes>', 'comma-separated scopes', parseScopes)
-    .addOption(new Option('--role <role>', 'role').choices(Object.keys(ROLES)))
+    .option('--role <role>', `role: ${Object.keys(ROLES).join(', ')}`)
     .option('--expires <iso>', 'expiry (ISO 8601)', parseDate)
     .option('--name <name>', 'a label')
     .option('--json', 'print {"key", "id"} as JSON')
     .action(async (opts: { tenant: string; workspace?: string; principal: string; scopes?: string[]; role?: string; expires?: Date; name?: string; json?: boolean }) => {
       if (!opts.scopes?.length && !opts.role) throw new InvalidArgumentError('give --scopes or --role');
+      // By its own name only: `constructor` and other inherited names are unknown roles.
+      if (opts.role && !roleOf(opts.role)) throw new InvalidArgumentError(`unknown role "${opts.role}"; roles: ${Object.keys(ROLES).join(', ')}`);
       await (await hostCommands()).keysCreate(opts);
     });
   keys
