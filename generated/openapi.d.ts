@@ -1926,17 +1926,28 @@ export interface operations {
                             granted: number;
                             /** Format: uuid */
                             id: string;
+                            /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
+                            link: string;
+                            /** @description The node of that run that waits on the gate. */
+                            nodeId: string | null;
                             quorum: number;
                             reason: string | null;
                             requestedBy: string;
                             requiredRole: string | null;
                             requiredScope: string;
+                            /** @description The run whose step waits on the gate (null for a proposal’s gate). */
+                            runId: string | null;
                             /** @enum {string} */
                             state: "pending" | "granted" | "denied" | "expired" | "cancelled";
+                            /** @description What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id). */
                             subject: {
                                 id: string;
                                 kind: string;
                             };
+                            /** @description What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title. */
+                            title: string;
+                            /** @description The workflow (chain) the run executes. */
+                            workflowId: string | null;
                         }[];
                         /** @description Pass as `cursor` to get the next page; null on the last page. */
                         nextCursor: string | null;
@@ -2035,17 +2046,28 @@ export interface operations {
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
+                        link: string;
+                        /** @description The node of that run that waits on the gate. */
+                        nodeId: string | null;
                         quorum: number;
                         reason: string | null;
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description The run whose step waits on the gate (null for a proposal’s gate). */
+                        runId: string | null;
                         /** @enum {string} */
                         state: "pending" | "granted" | "denied" | "expired" | "cancelled";
+                        /** @description What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id). */
                         subject: {
                             id: string;
                             kind: string;
                         };
+                        /** @description What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title. */
+                        title: string;
+                        /** @description The workflow (chain) the run executes. */
+                        workflowId: string | null;
                     };
                 };
             };
@@ -2145,17 +2167,28 @@ export interface operations {
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
+                        link: string;
+                        /** @description The node of that run that waits on the gate. */
+                        nodeId: string | null;
                         quorum: number;
                         reason: string | null;
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description The run whose step waits on the gate (null for a proposal’s gate). */
+                        runId: string | null;
                         /** @enum {string} */
                         state: "pending" | "granted" | "denied" | "expired" | "cancelled";
+                        /** @description What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id). */
                         subject: {
                             id: string;
                             kind: string;
                         };
+                        /** @description What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title. */
+                        title: string;
+                        /** @description The workflow (chain) the run executes. */
+                        workflowId: string | null;
                     };
                 };
             };
@@ -2273,17 +2306,28 @@ export interface operations {
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
+                        link: string;
+                        /** @description The node of that run that waits on the gate. */
+                        nodeId: string | null;
                         quorum: number;
                         reason: string | null;
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description The run whose step waits on the gate (null for a proposal’s gate). */
+                        runId: string | null;
                         /** @enum {string} */
                         state: "pending" | "granted" | "denied" | "expired" | "cancelled";
+                        /** @description What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id). */
                         subject: {
                             id: string;
                             kind: string;
                         };
+                        /** @description What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title. */
+                        title: string;
+                        /** @description The workflow (chain) the run executes. */
+                        workflowId: string | null;
                     };
                 };
             };

@@ -11,6 +11,7 @@ import { AppModule } from './app.module';
 import { HostConfig } from './platform/config/host-config';
 import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
+import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
 import { installSendTimeout } from './platform/http/send-timeout';
@@ -44,27 +45,7 @@ export interface Host {
   close(): Promise<void>;
 }
 
-/** A start that cannot complete; `phase` says which step failed, the message fits on one line. */
-export class StartupError extends Error {
-  constructor(
-    readonly phase: 'database' | 'migrations' | 'plugins' | 'application' | 'listen',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'StartupError';
-  }
-}
-
-/** The reason of an error on one line (driver errors can be empty AggregateErrors or span lines). */
-export function oneLineReason(e: unknown): string {
-  const err = e as { message?: unknown; code?: unknown; errors?: unknown[] } | undefined;
-  let text = typeof err?.message === 'string' ? err.message : String(e);
-  if (!text && Array.isArray(err?.errors) && err.errors.length) text = oneLineReason(err.errors[0]);
-  if (!text && typeof err?.code === 'string') text = err.code;
-  text = text.replace(/\s*\n\s*/g, ' ').trim();
-  return text.length > 500 ? `${text.slice(0, 497)}...` : text || 'unknown error';
-}
+export { oneLineReason, StartupError };
 
 async function phase<T>(name: StartupError['phase'], what: string, fn: () => Promise<T> | T): Promise<T> {
   try {

@@ -33,9 +33,12 @@ export class ConsoleModule implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     const jwt = Boolean(this.config.jwt.secret || this.config.jwt.jwksUrl);
     const built = consoleBuilt();
-    fastify.get('/console', (_req, reply) => {
-      void reply.redirect('/console/', 302);
-    });
+    // A person opening the host's address expects the console, not a JSON 404.
+    for (const root of ['/', '/console']) {
+      fastify.get(root, (_req, reply) => {
+        void reply.redirect('/console/', 302);
+      });
+    }
     // What the sign-in form needs to know before any credential exists; nothing secret.
     fastify.get('/console/settings.json', (_req, reply) => {
       secure(reply);

@@ -147,7 +147,7 @@ describe('operator console: approvals', () => {
     await eventually(dagNode(page, 'ship').status, 'completed', 'the ship node');
   });
 
-  it('scopes: without approvals:respond a waiting gate shows no decision and there is no Approvals page; without runs:read the list leaves run facts out', async () => {
+  it('scopes: without approvals:respond a waiting gate shows no decision and there is no Approvals page; without runs:read the list still names the run step', async () => {
     const runId = await gatedRun();
     const reader = await t.key({ tenant: 'acme', principal: 'rita', scopes: ['runs:read'] });
     const page = await driver.signIn(reader, 'Runs', `runs/${runId}`);
@@ -161,8 +161,8 @@ describe('operator console: approvals', () => {
     const list = await driver.signIn(approver, 'Approvals');
     const row = list.getByRole('table', { name: 'Approval gates' }).getByRole('row').filter({ has: list.getByRole('link', { name: `Run ${runId}` }) });
     await row.waitFor();
-    // The node comes from the gate itself; the title and workflow would need the run's definition.
-    expect((await row.getByRole('cell').allTextContents()).slice(0, 4)).toEqual(['—', expect.stringContaining('run '), 'gate', '—']);
+    // Title, node and workflow come from the gate itself: no read of the run is needed.
+    expect((await row.getByRole('cell').allTextContents()).slice(0, 4)).toEqual(['Ship it?', expect.stringContaining('run '), 'gate', 'acme.gated']);
     await row.getByRole('button', { name: `Deny gate for run ${runId} node gate` }).click();
     await row.waitFor({ state: 'detached' });
     expect((await gateOf(runId)).state).toBe('denied');

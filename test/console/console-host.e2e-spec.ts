@@ -10,9 +10,11 @@ describe('the host serves the operator console', () => {
   afterAll(() => t?.close());
 
   it('serves the built page at /console/ with a same-origin-only Content-Security-Policy', async () => {
-    const redirect = await t.http('GET', '/console');
-    expect(redirect.status).toBe(302);
-    expect(redirect.headers.location).toBe('/console/');
+    for (const url of ['/', '/console']) {
+      const redirect = await t.http('GET', url);
+      expect(redirect.status).toBe(302);
+      expect(redirect.headers.location).toBe('/console/');
+    }
     const page = await t.http('GET', '/console/');
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toMatch(/text\/html/);
@@ -57,6 +59,10 @@ describe('the host serves the operator console', () => {
     const off = await createTestApp({ env: { OPENWOP_CONSOLE: 'false' } });
     try {
       expect((await off.http('GET', '/console/')).status).toBe(404);
+      // Without the console, the host's root is what it always was: the canonical 404.
+      const root = await off.http('GET', '/');
+      expect(root.status).toBe(404);
+      expect(root.body).toEqual({ error: 'not_found', message: expect.any(String) });
       expect((await off.http('GET', '/console/settings.json')).status).toBe(404);
     } finally {
       await off.close();

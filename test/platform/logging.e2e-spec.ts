@@ -59,6 +59,21 @@ describe('logs', () => {
     }
   });
 
+  it('logs health probes at debug, every other request at info', async () => {
+    const from = t.logs.length;
+    for (const [url, id] of [['/healthz', 'req-probe-live'], ['/readyz', 'req-probe-ready'], ['/.well-known/openwop', 'req-discovery']]) {
+      expect((await t.http('GET', url, { headers: { 'x-request-id': id } })).status).toBe(200);
+    }
+    for (let i = 0; i < 100 && !t.logs.slice(from).some((l) => l.includes('"reqId":"req-discovery"') && l.includes('request completed')); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const lines = t.logs.slice(from).map((l) => parseJsonStrict(l) as Line).filter((l) => l.msg === 'request completed');
+    const levelOf = (id: string) => lines.filter((l) => l.reqId === id).map((l) => [l.route, l.level]);
+    expect(levelOf('req-probe-live')).toEqual([['/healthz', 'debug']]);
+    expect(levelOf('req-probe-ready')).toEqual([['/readyz', 'debug']]);
+    expect(levelOf('req-discovery')).toEqual([['/.well-known/openwop', 'info']]);
+  });
+
   it('writes a message passed inside the object once, and renames fields clashing with the line keys', () => {
     const out: string[] = [];
     const log = createLogger('info', new Writable({ write: (c, _e, cb) => (out.push(String(c)), cb()) })).child({ reqId: 'r1' });

@@ -55,3 +55,41 @@ describe('migrations racing on a fresh database', () => {
     }
   });
 });
+
+describe('the approval-subject migration', () => {
+  it('names the run, node, workflow and title of gates opened before it', async () => {
+    const db = await createScratchDatabase();
+    const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
+    await ds.initialize();
+    try {
+      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'ApprovalSubjectFacts1764880000000');
+      expect(i).toBeGreaterThan(0);
+      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const [{ id: runId }] = (await ds.query(
+        `INSERT INTO "run" ("tenant", "kind", "status", "metadata", "workflow_id") VALUES ('acme', 'workflow', 'waiting-approval', '{}', 'vendor.acme.ship') RETURNING "id"`,
+      )) as Array<{ id: string }>;
+      const gate = async (kind: string, subject: string, ref: string) =>
+        ((await ds.query(
+          `INSERT INTO "approval" ("tenant", "subject_kind", "subject_id", "required_scope", "quorum", "artifact_ref", "requested_by", "expires_at")
+           VALUES ('acme', $1, $2, 'approvals:respond', 1, $3, 'alice', now() + interval '1 hour') RETURNING "id"`,
+          [kind, subject, ref],
+        )) as Array<{ id: string }>)[0].id;
+      const step = await gate('run-node', runId, `run:${runId}#review`);
+      const proposal = await gate('proposal', '00000000-0000-4000-8000-000000000001', 'sha256:00');
+      const untitled = await gate('run-node', runId, `run:${runId}#other`);
+      await ds.query(
+        `INSERT INTO "event" ("tenant", "stream_id", "sequence", "type", "payload") VALUES ('acme', 'host', 1, 'interrupt.requested', $1), ('acme', 'host', 2, 'interrupt.requested', $2)`,
+        [JSON.stringify({ kind: 'approval', data: { gateId: step, title: 'Ship it?' } }), JSON.stringify({ kind: 'approval', data: { gateId: proposal, title: 'A better greeting' } })],
+      );
+      await runMigrations(ds, MIGRATIONS);
+      const rows = (await ds.query(`SELECT "id", "title", "run_id", "node_id", "workflow_id" FROM "approval"`)) as Array<Record<string, string | null>>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      expect(byId.get(step)).toEqual({ id: step, title: 'Ship it?', run_id: runId, node_id: 'review', workflow_id: 'vendor.acme.ship' });
+      expect(byId.get(proposal)).toEqual({ id: proposal, title: 'A better greeting', run_id: null, node_id: null, workflow_id: null });
+      expect(byId.get(untitled)).toEqual({ id: untitled, title: null, run_id: runId, node_id: 'other', workflow_id: 'vendor.acme.ship' });
+    } finally {
+      await ds.destroy();
+      await db.drop();
+    }
+  });
+});

@@ -106,6 +106,8 @@ describe('proposals (approval-gate activation, quorum 2, role viewer)', () => {
     const first = await t.http('POST', `/v1/approvals/${gateId}/grant`, { token: approver1, body: { reason: 'looks right' } });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ state: 'pending', granted: 1, quorum: 2 });
+    // The item names what it holds: a proposal (no run step) and where a person sees it.
+    expect(first.body).toMatchObject({ title: 'workflow-chain-pack proposal', subject: { kind: 'proposal', id }, runId: null, nodeId: null, workflowId: null, link: `/console/#/proposals/${id}` });
     // The same principal cannot count twice.
     const twice = await t.http('POST', `/v1/approvals/${gateId}/grant`, { token: approver1, body: {} });
     expect(twice.status).toBe(409);

@@ -169,6 +169,19 @@ describe('runs: contract', () => {
     };
     const granted = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.gated' } });
     const gate = await gateOf(granted.body.runId);
+    // The gate's item names the run step it holds, with the node's title and a link to the run's page.
+    const item = await t.http('GET', `/v1/approvals/${gate}`, { token: approver });
+    expect(item.body).toMatchObject({
+      state: 'pending',
+      title: 'Ship it?',
+      subject: { kind: 'run-node', id: granted.body.runId },
+      runId: granted.body.runId,
+      nodeId: 'gate',
+      workflowId: 'vendor.test.gated',
+      link: `/console/#/runs/${granted.body.runId}`,
+    });
+    const listed = await t.http('GET', '/v1/approvals?state=pending', { token: approver });
+    expect(listed.body.approvals.find((a: { id: string }) => a.id === gate)).toEqual(item.body);
     const g = await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver, body: {} });
     expect(g.status).toBeLessThan(300);
     const done = await waitForStatus(t, key, granted.body.runId, ['completed', 'failed']);

@@ -7,3 +7,4 @@ export * from './connections';
 export * from './proposals';
 export * from './goals';
 export * from './node-executor';
+export * from './tool-source-contract';

@@ -36,45 +36,6 @@ export const SYNTHESIS_REPORT_SCHEMA: SchemaObject = {
   },
 };
 
-export const APPROVAL_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['id', 'state', 'subject', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
-    subject: { type: 'object', required: ['kind', 'id'], properties: { kind: { type: 'string' }, id: { type: 'string' } } },
-    requiredScope: { type: 'string' },
-    requiredRole: { type: 'string', nullable: true },
-    quorum: { type: 'integer', minimum: 1 },
-    granted: { type: 'integer', minimum: 0 },
-    decisions: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['principal', 'decision', 'decidedAt'],
-        properties: {
-          principal: { type: 'string' },
-          decision: { type: 'string', enum: ['granted', 'denied'] },
-          reason: { type: 'string' },
-          decidedAt: { type: 'string', format: 'date-time' },
-        },
-      },
-    },
-    artifactRef: { type: 'string' },
-    requestedBy: { type: 'string' },
-    reason: { type: 'string', nullable: true },
-    expiresAt: { type: 'string', format: 'date-time' },
-    createdAt: { type: 'string', format: 'date-time' },
-    decidedAt: { type: 'string', nullable: true, format: 'date-time' },
-  },
-};
-
-export const APPROVAL_LIST_SCHEMA: SchemaObject = {
-  type: 'object',
-  required: ['approvals', 'nextCursor'],
-  properties: { approvals: { type: 'array', items: APPROVAL_SCHEMA }, nextCursor: NEXT_CURSOR_PROPERTY },
-};
-
 export const PROMPT_TEMPLATE_ENTRY_SCHEMA: SchemaObject = {
   type: 'object',
   required: ['template', 'ref', 'origin'],

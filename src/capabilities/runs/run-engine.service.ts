@@ -655,6 +655,7 @@ class RunExecution {
               artifactRef: `run:${this.row.id}#${n.id}`,
               artifactType: o.suspend?.artifactType ?? 'run-step',
               title: o.suspend?.title ?? `Approve step ${n.id}`,
+              runStep: { runId: this.row.id, nodeId: n.id, workflowId: this.row.workflow_id ?? null },
             },
             this.principal,
           );

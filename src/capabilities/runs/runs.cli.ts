@@ -1,34 +1,14 @@
-import type { Writable } from 'node:stream';
+import { baseUrl, call, commandLine, HostClientOptions } from '../../cli/host-client';
 
 /**
  * `openwop-host runs start|list|cancel`: a client of a running host's HTTP API (the run engine
  * executes runs in the host, not in the CLI), authenticated with an API key.
  */
-export interface RunsCliOptions {
-  url: string;
-  key: string;
-  out: Writable;
-  err: Writable;
-}
+export type RunsCliOptions = HostClientOptions;
 
 interface ErrorBody {
   error?: string;
   message?: string;
-}
-
-async function call(o: RunsCliOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const res = await fetch(`${o.url.replace(/\/+$/, '')}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${o.key}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-  if (!res.ok) {
-    const e = json as ErrorBody;
-    throw new Error(`${res.status} ${e.error ?? 'error'}: ${e.message ?? text}`);
-  }
-  return json;
 }
 
 /** `--input k=v` values: JSON when they parse (numbers, booleans, objects), else the string. */
@@ -60,6 +40,16 @@ export async function runsStart(o: RunsCliOptions, workflowId: string, opts: { i
   return follow(o, runId, opts.json === true);
 }
 
+/** How many nodes the run's chain has (`GET /v1/runs/{runId}/definition`), or undefined when it cannot be read. */
+async function nodeCount(o: RunsCliOptions, runId: string): Promise<number | undefined> {
+  try {
+    const def = await call(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}/definition`);
+    return Array.isArray(def.nodes) ? def.nodes.length : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `<status> <error>: <message>` of an error answer (the canonical envelope), or its status alone. */
 async function describeFailure(res: Response): Promise<string> {
   const text = await res.text().catch(() => '');
@@ -75,13 +65,15 @@ async function describeFailure(res: Response): Promise<string> {
 const FOLLOW_RETRY_MS = 60_000;
 
 /**
- * Streams the run's events (SSE) with a progress line; exit code 0 when it completes. A stream that
- * breaks before the run ends (the host restarting, a proxy timing out) is resumed after the last
- * event seen (Last-Event-ID), and a 503 is retried after its Retry-After, for up to a minute.
+ * Streams the run's events (SSE) with a progress line, `k/n nodes done`: k the nodes that completed,
+ * n the nodes of the chain. While the run waits on an approval gate it says so, with the command that
+ * grants it. Exit code 0 when the run completes. A stream that breaks before the run ends (the host
+ * restarting, a proxy timing out) is resumed after the last event seen (Last-Event-ID), and a 503 is
+ * retried after its Retry-After, for up to a minute.
  */
 async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<number> {
-  let total = 0;
-  let done = 0;
+  const total = await nodeCount(o, runId);
+  const completed = new Set<string>();
   let terminal = '';
   let last = 0;
   let retryUntil = Date.now() + FOLLOW_RETRY_MS;
@@ -90,7 +82,7 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
     let res: Response | undefined;
     let broken = '';
     try {
-      res = await fetch(`${o.url.replace(/\/+$/, '')}/v1/runs/${encodeURIComponent(runId)}/events`, {
+      res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events`, {
         headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream', ...(last ? { 'last-event-id': String(last) } : {}) },
       });
     } catch (e) {
@@ -120,11 +112,15 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
             last = e.sequence;
             retryUntil = Date.now() + FOLLOW_RETRY_MS;
             if (json) o.out.write(`${JSON.stringify(e)}\n`);
-            if (e.type === 'node.started') total++;
-            if (e.type === 'node.completed') done++;
+            const node = e.nodeId ?? (typeof e.payload.nodeId === 'string' ? e.payload.nodeId : undefined);
+            // A node re-executed after a takeover completes once more: count nodes, not events.
+            if (e.type === 'node.completed' && node) completed.add(node);
             if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') terminal = e.type;
-            const node = e.nodeId ?? (e.payload.nodeId as string | undefined);
-            o.err.write(`[${String(e.sequence).padStart(4)}] ${done}/${total} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
+            o.err.write(`[${String(e.sequence).padStart(4)}] ${completed.size}/${total ?? '?'} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
+            const gate = e.payload.interruptId;
+            if (e.type === 'node.suspended' && e.payload.kind === 'approval' && typeof gate === 'string') {
+              o.err.write(`waiting for approval ${gate}${node ? ` (node ${node})` : ''}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}\n`);
+            }
           }
         }
       } catch (e) {

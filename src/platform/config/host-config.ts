@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
+import { ConfigError } from './config-error';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -119,7 +120,7 @@ export interface JsonLimits {
 
 export const HOST_CONFIG = Symbol.for('openwop-host.config');
 
-export class ConfigError extends Error {}
+export { ConfigError } from './config-error';
 
 export interface EnvSetting {
   name: string;

@@ -7,6 +7,13 @@ import type { Principal } from '../identity/principal';
  * duration, and the tenant and principal of the verified credential. Headers and bodies are never
  * logged, so neither the Authorization header nor an API key can appear.
  */
+/**
+ * Health probes: a load balancer or an orchestrator asks every few seconds, so their lines are debug
+ * (a failing readiness probe is a warning: the database or the migrations are the news, logged where
+ * they happen).
+ */
+export const PROBE_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+
 export function installRequestLog(fastify: FastifyInstance): void {
   fastify.addHook('onResponse', (request, reply, done) => {
     const principal = (request as FastifyRequest & { principal?: Principal }).principal;
@@ -21,7 +28,10 @@ export function installRequestLog(fastify: FastifyInstance): void {
       principal: principal?.principal ?? null,
       credential: principal?.kind,
     };
-    if (status >= 500) request.log.error(fields, 'request completed');
+    if (fields.route !== null && PROBE_ROUTES.has(fields.route)) {
+      if (status >= 500) request.log.warn(fields, 'request completed');
+      else request.log.debug(fields, 'request completed');
+    } else if (status >= 500) request.log.error(fields, 'request completed');
     else request.log.info(fields, 'request completed');
     done();
   });

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { Approval, ApprovalState, describeGates, GateView, listApprovals } from '../../api/approvals';
+import { Approval, ApprovalState, describeGate, GateView, listApprovals } from '../../api/approvals';
 import { Page } from '../../api/paging';
 import { link } from '../../routes';
-import { can, Identity } from '../../session';
+import { Identity } from '../../session';
 import { ChoiceFilter, DataTable, Notice, Section, ShortId, usePagedList, when } from '../../ui';
 import { DecisionButtons, mayDecide } from './gate-decision';
 
@@ -22,11 +22,10 @@ function subjectOf(g: GateView): string {
 export function ApprovalsPage({ identity }: { identity: Identity }) {
   const [state, setState] = useState<ApprovalState | ''>('pending');
   const [notice, setNotice] = useState<string | null>(null);
-  const readable = { runs: can(identity, 'runs:read'), proposals: can(identity, 'proposals:read') };
   const list = usePagedList(
     async (cursor): Promise<Page<GateView>> => {
       const page = await listApprovals({ state: state || undefined, cursor });
-      return { items: await describeGates(page.items, readable), nextCursor: page.nextCursor };
+      return { items: page.items.map(describeGate), nextCursor: page.nextCursor };
     },
     [state],
     (g) => g.approval.id,

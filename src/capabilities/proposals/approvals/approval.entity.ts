@@ -18,12 +18,26 @@ export class ApprovalEntity {
   @Column({ name: 'workspace_key', type: 'text', default: '' })
   workspaceKey: string;
 
-  /** What the gate releases: `proposal`. */
+  /** What the gate releases: `proposal`, or `run-node` (a step of a run). */
   @Column({ name: 'subject_kind', type: 'text' })
   subjectKind: string;
 
   @Column({ name: 'subject_id', type: 'uuid' })
   subjectId: string;
+
+  /** What the approvers are asked, in a line (null on rows written before hosts recorded it). */
+  @Column({ type: 'text', nullable: true })
+  title: string | null;
+
+  /** A run step's gate: the run, the node and the workflow it belongs to. */
+  @Column({ name: 'run_id', type: 'uuid', nullable: true })
+  runId: string | null;
+
+  @Column({ name: 'node_id', type: 'text', nullable: true })
+  nodeId: string | null;
+
+  @Column({ name: 'workflow_id', type: 'text', nullable: true })
+  workflowId: string | null;
 
   /** pending | granted | denied | expired | cancelled */
   @Column({ type: 'text', default: 'pending' })

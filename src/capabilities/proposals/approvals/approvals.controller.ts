@@ -4,12 +4,12 @@ import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators'
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { ApprovalDecisionDto, ApprovalListQuery } from '../proposals.dto';
-import { APPROVAL_LIST_SCHEMA, APPROVAL_SCHEMA } from '../proposals.schemas';
+import { APPROVAL_LIST_SCHEMA, APPROVAL_SCHEMA } from './approval.schemas';
 import { ApprovalsService, ApprovalView } from './approvals.service';
 
 const ID_PARAM = { name: 'id', description: 'Approval gate id' };
 
-/** RFC 0051 approval gates (opened by proposal apply in approval-gate activation mode). */
+/** RFC 0051 approval gates: opened by proposal apply in approval-gate activation mode and by run steps (`core.approval`, tools that need approval). */
 @ApiTags('approvals')
 @Controller()
 export class ApprovalsController {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
@@ -17,7 +18,13 @@ export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'canc
 export interface ApprovalView {
   id: string;
   state: ApprovalState;
+  title: string;
   subject: { kind: string; id: string };
+  runId: string | null;
+  nodeId: string | null;
+  workflowId: string | null;
+  /** Where a person sees the subject, relative to the host's base URL (the console's page, else the API resource). */
+  link: string;
   requiredScope: string;
   requiredRole: string | null;
   quorum: number;
@@ -51,7 +58,12 @@ export interface GateRequest {
   artifactRef: string;
   artifactType: string;
   title: string;
+  /** A run step's gate: the run, node and workflow, recorded with the gate so its item names them. */
+  runStep?: { runId: string; nodeId: string; workflowId: string | null };
 }
+
+/** The subject kind of a run step's gate. */
+const RUN_STEP = 'run-node';
 
 /**
  * RFC 0051 approval gates. A gate is released only by `quorum` distinct principals holding the
@@ -68,6 +80,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
     private readonly events: EventLogService,
     private readonly tasks: PeriodicTaskService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+    @Inject(HOST_CONFIG) private readonly host: HostConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -89,6 +102,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
         workspaceKey: req.workspaceKey,
         subjectKind: req.subjectKind,
         subjectId: req.subjectId,
+        title: req.title,
+        runId: req.runStep?.runId ?? null,
+        nodeId: req.runStep?.nodeId ?? null,
+        workflowId: req.runStep?.workflowId ?? null,
         state: 'pending',
         requiredScope,
         requiredRole: requiredRole ?? null,
@@ -234,6 +251,13 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return this.get(principal, id);
   }
 
+  /** The console's page of the subject when the console is served, else the subject's API resource. */
+  private linkOf(kind: string, id: string, gateId: string): string {
+    const page = kind === RUN_STEP ? 'runs' : kind === 'proposal' ? 'proposals' : undefined;
+    if (!page) return `/v1/approvals/${gateId}`;
+    return this.host.consoleEnabled ? `/console/#/${page}/${encodeURIComponent(id)}` : `/v1/${page}/${encodeURIComponent(id)}`;
+  }
+
   private mayDecide(p: Principal, gate: ApprovalEntity): boolean {
     if (!p.scopes.has(gate.requiredScope)) return false;
     if (gate.requiredRole) {
@@ -256,10 +280,19 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   private async view(m: EntityManager, a: ApprovalEntity): Promise<ApprovalView> {
     const decisions = await m.getRepository(ApprovalDecisionEntity).find({ where: { tenant: a.tenant, approvalId: a.id }, order: { createdAt: 'ASC' } });
+    const runStep = a.subjectKind === RUN_STEP;
+    const runId = a.runId ?? (runStep ? a.subjectId : null);
+    // Rows opened before the host recorded the node name it in their artifact ref (`run:<runId>#<nodeId>`).
+    const nodeId = a.nodeId ?? (runStep ? (/^run:[^#]+#(.+)$/.exec(a.artifactRef)?.[1] ?? null) : null);
     return {
       id: a.id,
       state: a.state as ApprovalState,
+      title: a.title ?? (runStep ? `Approve step ${nodeId ?? '?'} of run ${a.subjectId}` : `Approve ${a.subjectKind} ${a.subjectId}`),
       subject: { kind: a.subjectKind, id: a.subjectId },
+      runId,
+      nodeId,
+      workflowId: a.workflowId,
+      link: this.linkOf(a.subjectKind, a.subjectId, a.id),
       requiredScope: a.requiredScope,
       requiredRole: a.requiredRole,
       quorum: a.quorum,

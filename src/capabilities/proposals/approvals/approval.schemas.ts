@@ -1,0 +1,55 @@
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { NEXT_CURSOR_PROPERTY } from '../../../platform/pagination/page-query';
+
+export const APPROVAL_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['id', 'state', 'title', 'subject', 'runId', 'nodeId', 'workflowId', 'link', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
+    title: { type: 'string', description: 'What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title.' },
+    subject: {
+      type: 'object',
+      required: ['kind', 'id'],
+      description: 'What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id).',
+      properties: { kind: { type: 'string' }, id: { type: 'string' } },
+    },
+    runId: { type: 'string', nullable: true, description: 'The run whose step waits on the gate (null for a proposal’s gate).' },
+    nodeId: { type: 'string', nullable: true, description: 'The node of that run that waits on the gate.' },
+    workflowId: { type: 'string', nullable: true, description: 'The workflow (chain) the run executes.' },
+    link: {
+      type: 'string',
+      description:
+        'Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`).',
+    },
+    requiredScope: { type: 'string' },
+    requiredRole: { type: 'string', nullable: true },
+    quorum: { type: 'integer', minimum: 1 },
+    granted: { type: 'integer', minimum: 0 },
+    decisions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['principal', 'decision', 'decidedAt'],
+        properties: {
+          principal: { type: 'string' },
+          decision: { type: 'string', enum: ['granted', 'denied'] },
+          reason: { type: 'string' },
+          decidedAt: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+    artifactRef: { type: 'string' },
+    requestedBy: { type: 'string' },
+    reason: { type: 'string', nullable: true },
+    expiresAt: { type: 'string', format: 'date-time' },
+    createdAt: { type: 'string', format: 'date-time' },
+    decidedAt: { type: 'string', nullable: true, format: 'date-time' },
+  },
+};
+
+export const APPROVAL_LIST_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['approvals', 'nextCursor'],
+  properties: { approvals: { type: 'array', items: APPROVAL_SCHEMA }, nextCursor: NEXT_CURSOR_PROPERTY },
+};

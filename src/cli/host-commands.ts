@@ -1,0 +1,239 @@
+import 'reflect-metadata';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { MIGRATIONS } from '../../migrations';
+import { consoleBuilt } from '../console/console-assets';
+import { createHost, Host, oneLineReason, StartupError } from '../bootstrap';
+import { PROJECT_ROOT } from '../platform/project-root';
+import { HostConfig, loadHostConfig } from '../platform/config/host-config';
+import { openDatabase } from '../platform/database/data-source.factory';
+import { migrationStatus, pendingMigrations, runMigrations } from '../platform/database/migration-runner';
+import { ApiKeyService } from '../platform/identity/api-key.service';
+import { generateOpenApiDocument } from '../platform/openapi/generate';
+import { routeScopesTable } from '../platform/openapi/route-scopes';
+import { exportCommand, importCommand } from '../capabilities/portability/portability.cli';
+import { GrpcListener } from '../transport/grpc/grpc-listener';
+
+/**
+ * The commands that run the host or open its database. `src/cli.ts` loads this module only when one
+ * of them is invoked, so `--help`, an argument error or a client command never loads Nest, TypeORM or
+ * the application module.
+ */
+
+function config(): HostConfig {
+  return loadHostConfig(process.env);
+}
+
+type DatabaseHandle = Awaited<ReturnType<typeof openDatabase>>;
+
+/** Opens the database the host uses (joining a running embedded host through its socket). */
+async function withDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
+  const cfg = config();
+  const handle = await openDatabase(cfg, { poolSize: 2, joinEmbedded: true });
+  try {
+    return await fn(handle, cfg);
+  } finally {
+    await handle.close();
+  }
+}
+
+function keyService(h: DatabaseHandle, cfg: HostConfig): ApiKeyService {
+  return new ApiKeyService(h.dataSource, cfg);
+}
+
+/**
+ * The console is built on install (`prepare`); a clone installed with --ignore-scripts, or sources
+ * changed since (a pull), are built here before listening. A no-op when the build is current.
+ */
+function buildConsoleIfStale(cfg: HostConfig): void {
+  if (!cfg.consoleEnabled) return;
+  const script = path.join(PROJECT_ROOT, 'bin', 'build-console.js');
+  const r = spawnSync(process.execPath, [script, '--if-stale'], { stdio: 'inherit' });
+  if (r.status !== 0) process.stderr.write(`console: the build failed; the host starts ${consoleBuilt() ? 'with the previous build' : 'without it'}\n`);
+}
+
+/**
+ * Opens the database for a command that reads or writes its tables (keys). A fresh database (say, a
+ * new embedded data folder before the first `serve`) is migrated first when OPENWOP_MIGRATE_ON_START
+ * allows it, exactly as `serve` would; otherwise the command stops and names the command to run.
+ */
+async function withMigratedDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
+  return withDatabase(async (h, cfg) => {
+    const pending = await pendingMigrations(h.dataSource, MIGRATIONS);
+    if (pending.length) {
+      if (!cfg.migrateOnStart) {
+        throw new Error(`the database has ${pending.length} pending migration(s); run \`openwop-host migrate\` first (OPENWOP_MIGRATE_ON_START is false)`);
+      }
+      const applied = await runMigrations(h.dataSource, MIGRATIONS);
+      process.stderr.write(`applied ${applied.length} pending migration(s) first\n`);
+    }
+    return fn(h, cfg);
+  });
+}
+
+export async function serve(): Promise<void> {
+  const cfg = config();
+  buildConsoleIfStale(cfg);
+  const host = await createHost(cfg);
+  const log = host.logger;
+  const keys = host.app.get(ApiKeyService);
+  try {
+    await host.app.listen({ port: cfg.port, host: cfg.host });
+  } catch (e) {
+    await host.close().catch(() => undefined);
+    const code = (e as { code?: string }).code;
+    const where = `${cfg.host}:${cfg.port}`;
+    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : oneLineReason(e);
+    throw new StartupError('listen', `cannot listen on ${where}: ${reason}`, { cause: e });
+  }
+  const address = host.app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : cfg.port;
+  const base = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
+  log.info({ url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) }, 'openwop host listening');
+  await startGrpc(host, cfg);
+  if (cfg.bootstrapKey && (await keys.count()) === 0) {
+    const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin'], name: 'bootstrap' });
+    process.stdout.write(
+      [
+        '',
+        'No API key existed, so an admin key for tenant "default" was created. It is shown only this once:',
+        '',
+        `  ${key}`,
+        '',
+        'Try it:',
+        `  curl -s ${base}/.well-known/openwop`,
+        `  curl -s -H "Authorization: Bearer ${key}" ${base}/v1/tools`,
+        '',
+        `Manage keys with: npx openwop-host keys create --tenant default --principal me --role editor`,
+        `API reference: ${base}/docs`,
+        `Operator console: ${base}/console/ (sign in with the key above)`,
+        '',
+      ].join('\n'),
+    );
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await host.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+export function migrateUp(): Promise<void> {
+  return withDatabase(async (h) => {
+    const applied = await runMigrations(h.dataSource, MIGRATIONS);
+    process.stdout.write(applied.length ? `applied:\n${applied.map((a) => `  ${a}`).join('\n')}\n` : 'nothing to apply\n');
+  });
+}
+
+export function migrateStatus(opts: { json?: boolean }): Promise<void> {
+  return withDatabase(async (h) => {
+    const status = await migrationStatus(h.dataSource, MIGRATIONS);
+    if (opts.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+    else for (const s of status) process.stdout.write(`${s.applied ? 'applied ' : 'pending '} ${s.name}${s.appliedAt ? `  (${s.appliedAt})` : ''}\n`);
+  });
+}
+
+export function migrateDiff(): Promise<void> {
+  return withDatabase(async (h) => {
+    await runMigrations(h.dataSource, MIGRATIONS);
+    const log = await h.dataSource.driver.createSchemaBuilder().log();
+    if (!log.upQueries.length) process.stdout.write('-- entities and migrations agree\n');
+    for (const q of log.upQueries) process.stdout.write(`${q.query.replace(/uuid_generate_v4\(\)/g, 'gen_random_uuid()')};\n`);
+  });
+}
+
+export interface KeyCreateOptions {
+  tenant: string;
+  workspace?: string;
+  principal: string;
+  scopes?: string[];
+  role?: string;
+  expires?: Date;
+  name?: string;
+  json?: boolean;
+}
+
+export function keysCreate(opts: KeyCreateOptions): Promise<void> {
+  return withMigratedDatabase(async (h, cfg) => {
+    const { key, view } = await keyService(h, cfg).create({
+      tenant: opts.tenant,
+      workspace: opts.workspace,
+      principal: opts.principal,
+      scopes: opts.scopes,
+      roles: opts.role ? [opts.role] : [],
+      expiresAt: opts.expires,
+      name: opts.name,
+    });
+    if (opts.json) process.stdout.write(`${JSON.stringify({ key, id: view.id })}\n`);
+    else process.stdout.write(`${key}\n\nid ${view.id} · tenant ${view.tenant} · principal ${view.principal} · scopes ${[...view.scopes, ...view.roles.map((r) => `role:${r}`)].join(' ')}\nThe key is shown only once.\n`);
+  });
+}
+
+export function keysList(opts: { tenant: string; json?: boolean }): Promise<void> {
+  return withMigratedDatabase(async (h, cfg) => {
+    const list = await keyService(h, cfg).list(opts.tenant);
+    if (opts.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    else
+      for (const k of list) {
+        const state = k.revokedAt ? 'revoked' : k.expiresAt && new Date(k.expiresAt) < new Date() ? 'expired' : 'active';
+        process.stdout.write(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.principal}  ${[...k.scopes, ...k.roles.map((r) => `role:${r}`)].join(',')}\n`);
+      }
+  });
+}
+
+export function keysRevoke(id: string): Promise<void> {
+  return withMigratedDatabase(async (h, cfg) => {
+    const k = await keyService(h, cfg).revoke(id);
+    process.stdout.write(`revoked ${k.id} (${k.prefix}…)\n`);
+  });
+}
+
+
+/** The gRPC transport, when configured: after HTTP listens, so discovery advertises it only once both are up. */
+async function startGrpc(host: Host, cfg: HostConfig): Promise<void> {
+  if (!cfg.grpc.enabled) return;
+  try {
+    const g = await host.app.get(GrpcListener).start();
+    host.logger.info({ endpoint: g.endpoint, tls: cfg.grpc.tls, reflection: cfg.grpc.reflection, ...(cfg.grpc.reason === 'test-seams' ? { because: 'OPENWOP_TEST_SEAMS' } : {}) }, 'openwop gRPC transport listening');
+  } catch (e) {
+    await host.close().catch(() => undefined);
+    const code = (e as { code?: string }).code;
+    const where = `${cfg.grpc.host}:${cfg.grpc.port}`;
+    const reason = code === 'EADDRINUSE' ? 'the address is already in use' : code === 'EACCES' ? 'permission denied' : oneLineReason(e);
+    throw new StartupError('listen', `cannot listen for gRPC on ${where}: ${reason}`, { cause: e });
+  }
+}
+export async function writeOpenApi(opts: { out?: string; scopesOut?: string }): Promise<void> {
+  const doc = await generateOpenApiDocument();
+  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  if (opts.out) fs.writeFileSync(opts.out, text);
+  else process.stdout.write(text);
+  if (opts.scopesOut) fs.writeFileSync(opts.scopesOut, routeScopesTable(doc));
+}
+
+/** Portability (RFC 0098): the host boots without listening; logs go to stderr so stdout is the bundle. */
+async function withPortabilityApp(fn: (app: Awaited<ReturnType<typeof createHost>>['app']) => Promise<number>): Promise<void> {
+  // A one-shot process: no scheduler ticks, no bootstrap key.
+  const host = await createHost({ ...config(), schedulerEnabled: false, bootstrapKey: false }, { logDestination: process.stderr, openApi: false, joinEmbedded: true });
+  try {
+    process.exitCode = await fn(host.app);
+  } finally {
+    await host.close();
+  }
+}
+
+export function exportEstate(opts: Parameters<typeof exportCommand>[1]): Promise<void> {
+  return withPortabilityApp((app) => exportCommand(app, opts));
+}
+
+export function importBundle(file: string, opts: Parameters<typeof importCommand>[2]): Promise<void> {
+  return withPortabilityApp((app) => importCommand(app, file, opts));
+}
