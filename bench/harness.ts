@@ -234,6 +234,27 @@ export function benchPool(url: string, max = 3): Pool {
   return pool;
 }
 
+/**
+ * Every pg pool in this process (the host's, graphile-worker's, pg-boss's) keeps its error
+ * listener-less idle connections from crashing the benchmark: a side's database is dropped WITH
+ * (FORCE) at teardown, which terminates any idle connection the side left open (57P01), and pg-pool
+ * emits that on the pool, fatal when nobody listens. A side's own listeners still hear every error.
+ */
+export function toleratePoolTeardown(): void {
+  const proto = pg.Pool.prototype as unknown as { connect: (...a: unknown[]) => unknown; __benchTolerant?: boolean };
+  if (proto.__benchTolerant) return;
+  proto.__benchTolerant = true;
+  const connect = proto.connect;
+  proto.connect = function (this: pg.Pool, ...args: unknown[]) {
+    const self = this as pg.Pool & { __benchListened?: boolean };
+    if (!self.__benchListened) {
+      self.__benchListened = true;
+      self.on('error', () => undefined);
+    }
+    return connect.apply(this, args);
+  };
+}
+
 /** What a statement was sent for, as the benchmark labels the work it drives (`submit`, `execute`...). */
 const queryRole = new AsyncLocalStorage<string>();
 

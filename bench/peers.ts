@@ -44,6 +44,7 @@ import {
   benchPool,
   bootQuietHost,
   countDriverQueries,
+  toleratePoolTeardown,
   cpuMeter,
   CpuReading,
   createBenchDatabase,
@@ -970,6 +971,7 @@ async function main(): Promise<void> {
   }
   const versions = ['graphile-worker', 'pg-boss'].map((p) => `${p} ${(JSON.parse(fs.readFileSync(require.resolve(`${p}/package.json`), 'utf8')) as { version: string }).version}`);
   countDriverQueries({ trace: TRACE });
+  toleratePoolTeardown();
   const sides: Side[] = [new HostSide(), new GraphileSide('graphile-worker', false), new GraphileSide('graphile-worker batched', true), new PgBossSide()].filter(
     (s) => !ONLY_SIDES.length || ONLY_SIDES.includes(s.name),
   );

@@ -47,7 +47,8 @@ describe('npm run bench -- peers', () => {
 
   it('measures every side in every shape, short mode', async () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-peers-')), 'peers.json');
-    const r = await runBench(['--short', '--json', out]);
+    // Eight workers a side, not sixteen: other test files hold connections of the same server meanwhile.
+    const r = await runBench(['--short', '--concurrency', '8', '--json', out]);
     if (r.code !== 0) throw new Error(`bench exited ${r.code}\n${r.stderr}`);
     const result = JSON.parse(fs.readFileSync(out, 'utf8')) as { figures: Figures[]; summary: Array<{ figure: string; median: number; target?: string }>; versions: string[] };
     expect(result.versions).toEqual(['graphile-worker 0.17.3', 'pg-boss 10.4.2']);
