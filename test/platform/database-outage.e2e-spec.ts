@@ -116,8 +116,9 @@ describe('database faults on a server: outage and hang', () => {
     const load = writeLoad(4);
     const readiness = probe();
     await new Promise((r) => setTimeout(r, 1500));
-    const down = Date.now();
+    // The outage starts once the server is down: a busy machine takes a while to stop it.
     await pg.stop();
+    const down = Date.now();
     await new Promise((r) => setTimeout(r, 10_000));
     await pg.start();
     const up = Date.now();
