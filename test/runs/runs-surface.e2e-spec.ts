@@ -5,6 +5,7 @@
  * seam, and the conformance fixtures.
  */
 import { ActivityFailedError, ActivityLedger, effectRunner, logicalInvocationId } from '../../src/platform/idempotency/activity-ledger.service';
+import { RunsService } from '../../src/capabilities/runs/runs.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { runEvents, waitForStatus } from './run-kit';
 
@@ -73,6 +74,20 @@ describe('runs: creation fidelity, idempotency, dedup, cancel, fixtures', () => 
       expect(all.map((r) => r.status)).toEqual(Array(6).fill(201));
       expect(new Set(all.map((r) => r.body.runId)).size).toBe(1);
       expect(all.filter((r) => r.headers['openwop-idempotent-replay'] === 'false')).toHaveLength(1);
+    });
+
+    it('keeps host-minted keys out of the callers\' keyspace: a caller sending a host key neither takes nor replays the host run', async () => {
+      const launcher = t.app.get(RunsService);
+      const principal = { tenant: 'default', principal: 'tester', scopes: new Set(['runs:create', 'runs:read']), kind: 'system' as const };
+      const hostRun = await launcher.launch(principal, { workflowId: 'conformance-noop' }, { idempotencyKey: 'automation:slot-1' });
+      const caller = await post({ workflowId: 'conformance-noop' }, { 'idempotency-key': 'automation:slot-1' });
+      expect(caller.status).toBe(201);
+      expect(caller.headers['openwop-idempotent-replay']).toBe('false');
+      expect(caller.body.runId).not.toBe(hostRun.runId);
+      // The host's own retry still finds its run.
+      expect((await launcher.launch(principal, { workflowId: 'conformance-noop' }, { idempotencyKey: 'automation:slot-1' })).runId).toBe(hostRun.runId);
+      // And no caller key can be spelled like a stored host key.
+      expect((await post({ workflowId: 'conformance-noop' }, { 'idempotency-key': 'host automation:slot-1' })).status).toBe(400);
     });
 
     it('sends no replay header without a key, and refuses a malformed key', async () => {

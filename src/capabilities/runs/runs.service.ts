@@ -51,6 +51,14 @@ export interface CreateRunOptions {
   dedup?: boolean;
 }
 
+/**
+ * The prefix of the idempotency keys the host mints for its own launches. A caller's key is 1-255
+ * visible ASCII characters (no space), so a key starting with "host " can never be sent by a caller:
+ * no `Idempotency-Key` can take, replay or pre-empt a host-started run (migration 1764920000001
+ * moved the earlier host keys into it).
+ */
+export const HOST_KEY_PREFIX = 'host ';
+
 /** The statuses a run of a scope is active in (the `X-Dedup` claim holds while the run is in one). */
 const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling'];
 
@@ -110,7 +118,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   }
 
   async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean } = {}): Promise<{ runId: string }> {
-    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true });
+    // A key the host minted (a goal iteration, an automation slot) lives in a keyspace no caller's
+    // Idempotency-Key can reach (idempotency.md §"Keyspace separation"): see HOST_KEY_PREFIX.
+    const key = opts.idempotencyKey === undefined ? undefined : `${HOST_KEY_PREFIX}${opts.idempotencyKey}`;
+    const { snapshot } = await this.create(principal, req, key, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true, hostKey: true });
     return { runId: snapshot.runId };
   }
 
@@ -155,7 +166,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     idempotencyKey?: string,
     parentRunId?: string,
     manager?: EntityManager,
-    opts: { recordRefusal?: boolean; requireCreateScope?: boolean } & CreateRunOptions = {},
+    opts: { recordRefusal?: boolean; requireCreateScope?: boolean; hostKey?: boolean } & CreateRunOptions = {},
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const db = manager ?? this.ds.manager;
     // Runs started on someone's behalf (standing work, child runs) need the scope a caller of POST /v1/runs needs.
@@ -169,7 +180,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       }
       return this.recordRefused(principal, req, refusal, idempotencyKey, requestHash, manager);
     }
-    checkIdempotencyKey(idempotencyKey);
+    if (!opts.hostKey) checkIdempotencyKey(idempotencyKey);
     if (req.tenantId !== undefined && req.tenantId !== principal.tenant) throw new ForbiddenError('tenantId does not match the credential.', { field: 'tenantId' });
     refuseGated(req);
     if (opts.dedup && !req.scopeId) throw new ValidationError('X-Dedup: enforce needs a scopeId in the body.', { header: 'X-Dedup', field: 'scopeId' });
