@@ -223,17 +223,18 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         opts.dedup ? req.scopeId! : null,
       ],
     )) as Array<{ id: string }>;
-    let inserted: Array<{ id: string }>;
-    try {
-      inserted = await this.insertRun(insert, idempotencyKey);
-    } catch (e) {
-      // Another enforced run of the scope became active in between: the index is the claim.
-      const pgErr = e as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-      if ((pgErr.driverError?.code ?? pgErr.code) === '23505' && (pgErr.driverError?.constraint ?? pgErr.constraint) === 'run_dedup_active_uq') {
+    let inserted: Array<{ id: string }> | undefined;
+    for (let attempt = 0; !inserted; attempt++) {
+      try {
+        inserted = await this.insertRun(insert, idempotencyKey);
+      } catch (e) {
+        // Another enforced run of the scope became active in between: the index is the claim.
+        const pgErr = e as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+        if ((pgErr.driverError?.code ?? pgErr.code) !== '23505' || (pgErr.driverError?.constraint ?? pgErr.constraint) !== 'run_dedup_active_uq' || manager) throw e;
         await this.refuseActiveScope(principal, req.scopeId!, db);
-        throw new ConflictError('run_already_active', 'A run of this scopeId is already active.');
+        // That run ended before it could be named: the scope is free again, claim it once more.
+        if (attempt >= 2) throw e;
       }
-      throw e;
     }
     if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
     const runId = inserted[0].id;
