@@ -720,6 +720,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host/sample/test/idempotency/concurrent-claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** (test seam) N concurrent executors of one run reach one side effect: {logicalInvocationId, mintedIds, attempted, delivered} */
+        post: operations["seamConcurrentEffectClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/host/sample/test/reset": {
         parameters: {
             query?: never;
@@ -1135,6 +1152,10 @@ export interface components {
             title?: string;
             toolId: string;
         } & unknown;
+        ConcurrentClaimBody: {
+            /** @description How many executors of the run race to the same effect. */
+            executors: number;
+        };
         /**
          * ConnectionPackManifest
          * @description RFC 0095. Manifest for a published OpenWOP connection pack — `pack.json` at the pack root with `kind: "connection"`. Peer to and disjoint from `node-pack-manifest.schema.json` (RFC 0003), `prompt-pack-manifest.schema.json` (RFC 0028), and `workflow-chain-pack-manifest.schema.json` (RFC 0013) via the `kind` discriminator. A connection pack is a portable PROVIDER definition — the authorize/token/revoke endpoints, the read/write OAuth scope catalog, and how the integration is reached (an MCP server, an OpenAPI surface, or a core integration node). It carries NO secret: the OAuth client credential is a host concern (RFC 0047), supplied out of band. When installed, it makes an RFC 0045 connector's `auth.provider` / an RFC 0047 `host.oauth` provider string resolve against `provider.id` instead of host-locked code. See `spec/v1/connection-packs.md`.
@@ -1271,10 +1292,19 @@ export interface components {
             title?: string;
         };
         CreateRunBody: {
+            /** @description RFC 0081: the agent the eval suite targets (with `mode: "eval"`). */
+            agentId?: string;
+            /**
+             * Format: uri
+             * @description Signed-token HITL callback URL (interrupt.md), kept with the run.
+             */
+            callbackUrl?: string;
             /** @description RunOptions.configurable. RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions; `recursionLimit` is an alias), `maxCostUsd`; each at most the advertised limit (400 otherwise). */
             configurable?: {
                 [key: string]: unknown;
             };
+            /** @description RFC 0081: the eval suite (with `mode: "eval"`). */
+            evalSuiteRef?: string;
             /** @description Run inputs, readable by node configs as `{{inputs.<name>}}`. */
             inputs?: {
                 [key: string]: unknown;
@@ -1282,10 +1312,21 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description RFC 0081 eval-suite run. This host advertises no `agents.evalSuite`: 501 `capability_not_provided`.
+             * @enum {string}
+             */
+            mode?: "eval";
+            /** @description RFC 0129 data-residency constraint. This host advertises no `dataResidency`: 422 `residency_unavailable`, no run. */
+            residency?: {
+                [key: string]: unknown;
+            };
+            /** @description Opaque correlation id. With `X-Dedup: enforce`, a second run of the scope while one is active is 409 `run_already_active`. */
+            scopeId?: string;
             tags?: string[];
             /** @description Defaults to the credential’s tenant; another tenant is 403. */
             tenantId?: string;
-            /** @description A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. */
+            /** @description A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. Required unless `mode` is given. */
             workflowId: string;
         };
         EgressCheckBody: {
@@ -7215,6 +7256,95 @@ export interface operations {
             };
         };
     };
+    seamConcurrentEffectClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConcurrentClaimBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Executors that reached the effect. */
+                        attempted: number;
+                        /** @description Times the effect was actually performed. */
+                        delivered: number;
+                        /** @description The identity the first executor minted. */
+                        logicalInvocationId: string;
+                        /** @description The identity each executor minted, in executor order. */
+                        mintedIds: string[];
+                        nodeId: string;
+                        /** @description The run whose node the executors execute. */
+                        runId: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     seamReset: {
         parameters: {
             query?: never;
@@ -8966,8 +9096,12 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Same key + same body: the same run; same key + another body: 409 idempotency_key_mismatch. */
+                /** @description Same key + same body: the first answer again (201, `openwop-idempotent-replay: true`); same key + another body: 409 idempotency_key_mismatch; while the first is in flight: waits up to `limits.idempotencyAckTimeoutSec`, then 409 idempotency_in_flight. */
                 "Idempotency-Key"?: string;
+                /** @description `enforce`: 409 run_already_active (with Retry-After) while a run of the body's `scopeId` is active. */
+                "X-Dedup"?: "enforce";
+                /** @description Test keys only; this host has none: 403 force_engine_version_forbidden. */
+                "X-Force-Engine-Version"?: string;
             };
             path?: never;
             cookie?: never;
@@ -8980,10 +9114,23 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    /** @description With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`. */
+                    "openwop-idempotent-replay"?: boolean;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RunSnapshot"];
+                    "application/json": components["schemas"]["RunSnapshot"] & {
+                        /**
+                         * Format: uri
+                         * @description The run's SSE event stream (GET /v1/runs/{runId}/events).
+                         */
+                        eventsUrl: string;
+                        /**
+                         * Format: uri
+                         * @description The run (GET /v1/runs/{runId}).
+                         */
+                        statusUrl: string;
+                    };
                 };
             };
             /** @description validation_error: the request is malformed (details list the fields). */
@@ -9051,6 +9198,15 @@ export interface operations {
             };
             /** @description internal_error (details.correlationId). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Error. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9147,7 +9303,10 @@ export interface operations {
     cancelRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Same key + same run and body: the recorded answer again (`openwop-idempotent-replay: true`); another run or body: 409 idempotency_key_mismatch. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -9159,8 +9318,11 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The run: `cancelling`/`cancelled`, or as it ended when it had already ended (cancel is idempotent). */
             200: {
                 headers: {
+                    /** @description With an Idempotency-Key: `true` when the answer is the recorded one of an earlier request with the key. */
+                    "openwop-idempotent-replay"?: boolean;
                     [name: string]: unknown;
                 };
                 content: {

@@ -27,6 +27,8 @@ import { PluginStateStore } from './plugins/plugin-state.store';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
+import { ActivityLedger } from './idempotency/activity-ledger.service';
+import { IdempotencyStore } from './idempotency/idempotency-store.service';
 
 /** The request validation every REST route gets (APP_PIPE); other transports validate with the same options. */
 export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } };
@@ -60,6 +62,8 @@ export class PlatformModule {
       PeriodicTaskService,
       MetricsService,
       RateLimiterService,
+      IdempotencyStore,
+      ActivityLedger,
     ];
     return {
       module: PlatformModule,

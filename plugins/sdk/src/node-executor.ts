@@ -48,6 +48,14 @@ export interface NodeExecutionContext {
    * `granted` or `denied`. While suspended the run is `waiting-approval` and holds no replica.
    */
   awaitApproval(request: { title: string; artifactType?: string }): Promise<'granted' | 'denied'>;
+  /**
+   * Performs an external side effect at most once (idempotency.md Layer 2). Each call is the node's
+   * next logical effect; its identity (`logicalInvocationId`, passed to `perform`, suitable as a
+   * provider `Idempotency-Key`) is the same on every retry and re-execution of the node, so when a
+   * retry or a concurrent executor reaches the same effect, the persisted result is returned and
+   * `perform` is not called again. Results must be JSON.
+   */
+  effect?<T>(providerKey: string, perform: (logicalInvocationId: string) => Promise<T>): Promise<T>;
 }
 
 export interface NodeExecutionResult {

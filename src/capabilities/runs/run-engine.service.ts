@@ -13,6 +13,7 @@ import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
+import { ActivityLedger, effectRunner } from '../../platform/idempotency/activity-ledger.service';
 
 /** The approval-gate subject kind of suspended run nodes. */
 export const RUN_GATE_SUBJECT = 'run-node';
@@ -139,6 +140,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly health: HealthService,
     private readonly metrics: RunMetrics,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly ledger: ActivityLedger,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
   }
@@ -261,7 +263,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   // --- used by RunExecution -----------------------------------------------------------------------
 
   /** @internal */ get deps() {
-    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics };
+    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics, ledger: this.ledger };
   }
 
   /**
@@ -596,6 +598,7 @@ class RunExecution {
           return { eventId: v.eventId };
         },
         awaitApproval: (req) => this.awaitApproval(n, req),
+        effect: effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
       };
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};

@@ -2,9 +2,10 @@ import { PageQuery } from '../../platform/pagination/page-query';
 import { Body, Controller, Get, HttpCode, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../platform/errors/domain-error';
+import { DomainError, ValidationError } from '../../platform/errors/domain-error';
+import { IdempotencyStore, REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
 import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
@@ -14,7 +15,8 @@ import { followRunEvents } from './run-event-follower';
 import { RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
 
 export class CreateRunBody {
-  @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on.' })
+  @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. Required unless `mode` is given.' })
+  @ValidateIf((o: CreateRunBody) => o.mode === undefined || o.workflowId !== undefined)
   @IsString()
   @MinLength(1)
   @MaxLength(256)
@@ -52,6 +54,44 @@ export class CreateRunBody {
   @IsString()
   @MaxLength(256)
   tenantId?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 256, description: 'Opaque correlation id. With `X-Dedup: enforce`, a second run of the scope while one is active is 409 `run_already_active`.' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  scopeId?: string;
+
+  @ApiPropertyOptional({ format: 'uri', maxLength: 2048, description: 'Signed-token HITL callback URL (interrupt.md), kept with the run.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  @IsUrl({ require_protocol: true, require_tld: false, protocols: ['http', 'https'] })
+  callbackUrl?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'RFC 0129 data-residency constraint. This host advertises no `dataResidency`: 422 `residency_unavailable`, no run.' })
+  @IsOptional()
+  @IsObject()
+  residency?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: ['eval'], description: 'RFC 0081 eval-suite run. This host advertises no `agents.evalSuite`: 501 `capability_not_provided`.' })
+  @IsOptional()
+  @IsIn(['eval'])
+  mode?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 2048, description: 'RFC 0081: the eval suite (with `mode: "eval"`).' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(2048)
+  evalSuiteRef?: string;
+
+  @ApiPropertyOptional({ minLength: 1, maxLength: 256, description: 'RFC 0081: the agent the eval suite targets (with `mode: "eval"`).' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  agentId?: string;
 }
 
 export class CancelRunBody {
@@ -79,6 +119,24 @@ export class RunEventsQuery {
 }
 
 const SNAPSHOT = { schema: protocolSchemaRef('RunSnapshot') };
+/** The 201 of POST /v1/runs: the RunSnapshot as created plus the run's URLs (rest-endpoints.md). */
+const CREATED = {
+  schema: {
+    allOf: [
+      protocolSchemaRef('RunSnapshot'),
+      {
+        type: 'object',
+        required: ['runId', 'status', 'eventsUrl', 'statusUrl'],
+        properties: {
+          eventsUrl: { type: 'string', format: 'uri', description: 'The run\'s SSE event stream (GET /v1/runs/{runId}/events).' },
+          statusUrl: { type: 'string', format: 'uri', description: 'The run (GET /v1/runs/{runId}).' },
+        },
+      },
+    ],
+  },
+  headers: { 'openwop-idempotent-replay': { schema: { type: 'boolean' }, description: 'With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`.' } },
+};
+const REPLAY = { 'openwop-idempotent-replay': { schema: { type: 'boolean' }, description: 'With an Idempotency-Key: `true` when the answer is the recorded one of an earlier request with the key.' } };
 const PAGE_SCHEMA = {
   type: 'object',
   required: ['runs', 'nextCursor'],
@@ -109,6 +167,13 @@ const DEFINITION_SCHEMA = {
     },
   },
 };
+/** The absolute base URL of the request (the run URLs of a 201 are under it). */
+function baseUrl(req: FastifyRequest): string {
+  const host = req.headers.host;
+  if (!host || !/^[A-Za-z0-9.:\[\]-]{1,300}$/.test(host)) return '';
+  return `${req.protocol === 'https' ? 'https' : 'http'}://${host}`;
+}
+
 /** A single-valued request header (a repeated one is malformed). */
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -128,18 +193,36 @@ export class RunsController {
   constructor(
     private readonly runs: RunsService,
     private readonly events: EventLogService,
+    private readonly idempotency: IdempotencyStore,
   ) {}
 
   @Scopes('runs:create')
   @Post('/v1/runs')
   @HttpCode(201)
   @ApiOperation({ operationId: 'createRun', summary: 'Start a run of a workflow chain (201; honours Idempotency-Key)' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same body: the same run; same key + another body: 409 idempotency_key_mismatch.' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Same key + same body: the first answer again (201, `openwop-idempotent-replay: true`); same key + another body: 409 idempotency_key_mismatch; while the first is in flight: waits up to `limits.idempotencyAckTimeoutSec`, then 409 idempotency_in_flight.',
+  })
+  @ApiHeader({ name: 'X-Dedup', required: false, enum: ['enforce'], description: '`enforce`: 409 run_already_active (with Retry-After) while a run of the body\'s `scopeId` is active.' })
+  @ApiHeader({ name: 'X-Force-Engine-Version', required: false, description: 'Test keys only; this host has none: 403 force_engine_version_forbidden.' })
   @ApiBody({ type: CreateRunBody })
-  @ApiCreatedResponse(SNAPSHOT)
-  @ApiErrors(400, 401, 403, 404, 409, 422)
-  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateRunBody, @Req() req: FastifyRequest): Promise<RunSnapshot> {
-    return (await this.runs.create(p, body, header(req, 'idempotency-key'))).snapshot;
+  @ApiCreatedResponse(CREATED)
+  @ApiErrors(400, 401, 403, 404, 409, 422, 501)
+  async create(@CurrentPrincipal() p: Principal, @Body() body: CreateRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RunSnapshot & { eventsUrl: string; statusUrl: string }> {
+    const key = header(req, 'idempotency-key');
+    const dedup = header(req, 'x-dedup');
+    if (dedup !== undefined && dedup !== 'enforce') throw new ValidationError('X-Dedup must be "enforce".', { header: 'X-Dedup' });
+    const force = header(req, 'x-force-engine-version');
+    if (force !== undefined) {
+      if (!/^\d{1,9}$/.test(force)) throw new ValidationError('X-Force-Engine-Version must be a non-negative integer.', { header: 'X-Force-Engine-Version' });
+      throw new DomainError('force_engine_version_forbidden', 403, 'X-Force-Engine-Version is for test keys; this host issues none (capabilities.testing.forceEngineVersionRange is not advertised).', { header: 'X-Force-Engine-Version' });
+    }
+    const { snapshot, replayed } = await this.runs.create(p, body, key, undefined, undefined, { dedup: dedup === 'enforce' });
+    if (key !== undefined) reply.header(REPLAY_HEADER, String(replayed));
+    const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(snapshot.runId)}`;
+    return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };
   }
 
   @Scopes('runs:read')
@@ -179,11 +262,18 @@ export class RunsController {
   @HttpCode(200)
   @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted)' })
   @ApiParam({ name: 'runId' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same run and body: the recorded answer again (`openwop-idempotent-replay: true`); another run or body: 409 idempotency_key_mismatch.' })
   @ApiBody({ type: CancelRunBody, required: false })
-  @ApiOkResponse(SNAPSHOT)
+  @ApiOkResponse({ ...SNAPSHOT, headers: REPLAY, description: 'The run: `cancelling`/`cancelled`, or as it ended when it had already ended (cancel is idempotent).' })
   @ApiErrors(400, 401, 403, 404, 409)
-  cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody): Promise<RunSnapshot> {
-    return this.runs.cancel(p, runId, body?.reason);
+  async cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RunSnapshot> {
+    const key = header(req, 'idempotency-key');
+    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}/cancel', key, { runId, reason: body?.reason ?? null }, async () => ({
+      status: 200,
+      body: (await this.runs.cancel(p, runId, body?.reason)) as unknown as Record<string, unknown>,
+    }));
+    if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
+    return answer.body as unknown as RunSnapshot;
   }
 
   /**

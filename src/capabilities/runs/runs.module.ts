@@ -5,12 +5,14 @@ import { ProposalsModule } from '../proposals/proposals.module';
 import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
+import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreToolExecutor } from './executors/core-tool.executor';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { RunsController } from './runs.controller';
+import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
@@ -18,12 +20,12 @@ import { WorkflowResolver } from './workflow-resolver.service';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
- * built-in `core.noop`, `core.delay`, `core.tool` and `core.approval` executors, RFC 0058 bounds,
+ * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool` and `core.approval` executors, RFC 0058 bounds,
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController],
+  controllers: [RunsController, IdempotencySeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -34,6 +36,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
     RunsAdvertiser,
     CoreNoopExecutor,
     CoreDelayExecutor,
+    CoreFailExecutor,
     CoreToolExecutor,
     CoreApprovalExecutor,
   ],

@@ -19,6 +19,7 @@ import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { UUID } from '../../platform/ids';
+import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -32,7 +33,34 @@ export interface CreateRunRequest {
   tags?: string[];
   metadata?: Record<string, unknown>;
   tenantId?: string;
+  /** Opaque correlation id; with `X-Dedup: enforce`, at most one active run per scope. */
+  scopeId?: string;
+  /** The signed-token HITL callback URL (interrupt.md); kept with the run. */
+  callbackUrl?: string;
+  /** RFC 0129 data-residency constraint (this host advertises no `dataResidency`: refused). */
+  residency?: Record<string, unknown>;
+  /** RFC 0081 eval-suite projection (this host advertises no `agents.evalSuite`: 501). */
+  mode?: string;
+  evalSuiteRef?: string;
+  agentId?: string;
 }
+
+/** Transport-level options of a create: headers that are not part of the idempotent body. */
+export interface CreateRunOptions {
+  /** `X-Dedup: enforce`: refuse while a run of the same `scopeId` is active (409 run_already_active). */
+  dedup?: boolean;
+}
+
+/**
+ * The prefix of the idempotency keys the host mints for its own launches. A caller's key is 1-255
+ * visible ASCII characters (no space), so a key starting with "host " can never be sent by a caller:
+ * no `Idempotency-Key` can take, replay or pre-empt a host-started run (migration 1764920000001
+ * moved the earlier host keys into it).
+ */
+export const HOST_KEY_PREFIX = 'host ';
+
+/** The statuses a run of a scope is active in (the `X-Dedup` claim holds while the run is in one). */
+const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling'];
 
 /** The wire RunSnapshot (run-snapshot.schema.json), plus `outputs` on a completed run. */
 export interface RunSnapshot {
@@ -90,7 +118,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   }
 
   async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean } = {}): Promise<{ runId: string }> {
-    const { snapshot } = await this.create(principal, req, opts.idempotencyKey, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true });
+    // A key the host minted (a goal iteration, an automation slot) lives in a keyspace no caller's
+    // Idempotency-Key can reach (idempotency.md §"Keyspace separation"): see HOST_KEY_PREFIX.
+    const key = opts.idempotencyKey === undefined ? undefined : `${HOST_KEY_PREFIX}${opts.idempotencyKey}`;
+    const { snapshot } = await this.create(principal, req, key, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true, hostKey: true });
     return { runId: snapshot.runId };
   }
 
@@ -135,7 +166,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     idempotencyKey?: string,
     parentRunId?: string,
     manager?: EntityManager,
-    opts: { recordRefusal?: boolean; requireCreateScope?: boolean } = {},
+    opts: { recordRefusal?: boolean; requireCreateScope?: boolean; hostKey?: boolean } & CreateRunOptions = {},
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const db = manager ?? this.ds.manager;
     // Runs started on someone's behalf (standing work, child runs) need the scope a caller of POST /v1/runs needs.
@@ -149,10 +180,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       }
       return this.recordRefused(principal, req, refusal, idempotencyKey, requestHash, manager);
     }
-    if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
-      throw new ValidationError('Idempotency-Key must be 1 to 255 visible ASCII characters.', { header: 'Idempotency-Key' });
-    }
+    if (!opts.hostKey) checkIdempotencyKey(idempotencyKey);
     if (req.tenantId !== undefined && req.tenantId !== principal.tenant) throw new ForbiddenError('tenantId does not match the credential.', { field: 'tenantId' });
+    refuseGated(req);
+    if (opts.dedup && !req.scopeId) throw new ValidationError('X-Dedup: enforce needs a scopeId in the body.', { header: 'X-Dedup', field: 'scopeId' });
     const configurable = this.resolveBounds(req.configurable ?? {});
     const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
     if (idempotencyKey) {
@@ -170,9 +201,11 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
+    if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
+    if (opts.dedup) await this.refuseActiveScope(principal, req.scopeId!, db);
     const insert = async () => (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
-       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
+      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope")
+       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11, $12, $13)
        ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
       [
         principal.tenant,
@@ -186,14 +219,29 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         [...principal.scopes],
         idempotencyKey ?? null,
         requestHash,
+        req.scopeId ?? null,
+        opts.dedup ? req.scopeId! : null,
       ],
     )) as Array<{ id: string }>;
-    const inserted = await this.insertRun(insert, idempotencyKey);
+    let inserted: Array<{ id: string }> | undefined;
+    for (let attempt = 0; !inserted; attempt++) {
+      try {
+        inserted = await this.insertRun(insert, idempotencyKey);
+      } catch (e) {
+        // Another enforced run of the scope became active in between: the index is the claim.
+        const pgErr = e as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+        if ((pgErr.driverError?.code ?? pgErr.code) !== '23505' || (pgErr.driverError?.constraint ?? pgErr.constraint) !== 'run_dedup_active_uq' || manager) throw e;
+        await this.refuseActiveScope(principal, req.scopeId!, db);
+        // That run ended before it could be named: the scope is free again, claim it once more.
+        if (attempt >= 2) throw e;
+      }
+    }
     if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
     const runId = inserted[0].id;
     // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
-    // caller starts it after its commit.
+    // caller starts it after its commit. A keyed create keeps its answer: a replay answers it again.
     const snapshot = await this.get(principal, runId, db);
+    if (idempotencyKey !== undefined) await db.query(`UPDATE "run" SET "create_response" = $2::jsonb WHERE "id" = $1`, [runId, JSON.stringify(snapshot)]);
     if (!manager) this.engine.kick(runId);
     return { snapshot, replayed: false };
   }
@@ -334,7 +382,8 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         `SELECT "status", ("lease_expires_at" IS NULL OR "lease_expires_at" < now()) AS "free", "started_at" FROM "run" WHERE "id" = $1 FOR UPDATE`,
         [run.id],
       )) as Array<{ status: string; free: boolean; started_at: Date | null }>;
-      if (TERMINAL.has(row.status)) throw new ConflictError('run_not_active', `The run is already ${row.status}.`, { status: row.status });
+      // Cancel is idempotent: a run that already ended answers as it is (200), nothing changes.
+      if (TERMINAL.has(row.status)) return 'terminal' as const;
       if (!row.free) {
         await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling' WHERE "id" = $1`, [run.id]);
         return false;
@@ -355,6 +404,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       await this.events.appendBatch({ tenant: run.tenant, workspace: run.workspace ?? undefined }, run.id, evts, m);
       return true;
     });
+    if (direct === 'terminal') return this.get(principal, run.id);
     if (!direct) this.engine.cancelLocal(run.id);
     else {
       this.metrics.runFinished('cancelled');
@@ -392,16 +442,38 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
 
   /** The insert found the Idempotency-Key taken: a concurrent request with the same key won it. */
   private async replayConcurrent(principal: Principal, key: string, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
-    const prior = await this.byIdempotencyKey(principal, key, db);
-    if (!prior) throw new ConflictError('idempotency_key_conflict', 'A concurrent request with this Idempotency-Key is in progress.');
-    return this.replay(principal, prior, requestHash, db);
+    // The winner's row is not visible yet (it was written in a transaction still open): wait for it
+    // up to the advertised ack timeout, then 409 idempotency_in_flight.
+    const until = Date.now() + IDEMPOTENCY_ACK_TIMEOUT_SEC * 1000;
+    for (;;) {
+      const prior = await this.byIdempotencyKey(principal, key, db);
+      if (prior) return this.replay(principal, prior, requestHash, db);
+      if (Date.now() >= until) throw inFlight(1);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** 409 `run_already_active` (with `Retry-After`) when a run of the caller's scope `scopeId` is active. */
+  private async refuseActiveScope(scope: TenantScope, scopeId: string, db: EntityManager): Promise<void> {
+    const [active] = (await db.query(
+      `SELECT "id", extract(epoch FROM ("lease_expires_at" - now())) AS "lease_left" FROM "run"
+       WHERE "tenant" = $1 AND "workspace_key" = $2 AND "scope_id" = $3 AND "status" = ANY($4::text[]) ORDER BY "created_at" LIMIT 1`,
+      [scope.tenant, scope.workspace ?? '', scopeId, ACTIVE],
+    )) as Array<{ id: string; lease_left: string | number | null }>;
+    if (!active) return;
+    // Seconds until the active claim can go stale: what is left of its lease, else one lease.
+    const left = active.lease_left === null ? NaN : Number(active.lease_left);
+    const retryAfter = Math.max(1, Math.ceil(Number.isFinite(left) && left > 0 ? left : this.settings.leaseMs / 1000));
+    throw new DomainError('run_already_active', 409, 'A run of this scopeId is already active.', { activeRunId: active.id, activeHost: 'cloud', retryAfter }, { 'Retry-After': String(retryAfter) });
   }
 
   private async replay(principal: Principal, prior: RunEntity, requestHash: string, db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     if (prior.requestHash !== requestHash) {
       throw new ConflictError('idempotency_key_mismatch', 'This Idempotency-Key was used with another request body.');
     }
-    return { snapshot: await this.get(principal, prior.id, db), replayed: true };
+    // The answer the first request got; a run created before answers were kept: as it is now.
+    const first = prior.createResponse as RunSnapshot | null;
+    return { snapshot: first ?? (await this.get(principal, prior.id, db)), replayed: true };
   }
 
   /**
@@ -452,4 +524,23 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
     s.metrics = { nodeExecutions: r.nodeExecutions, openwopCost: { usd: r.costUsd } };
   }
   return s;
+}
+
+/**
+ * The body fields gated on capabilities this host does not advertise, refused with their documented
+ * codes (no run is created): `mode: "eval"` (RFC 0081, `agents.evalSuite`) is 501
+ * `capability_not_provided`; `residency` (RFC 0129, `dataResidency`) is 422 `residency_unavailable`;
+ * `configurable.mockProvider` (run-options.md, `testing.mockProviders`) is 403 `mock_provider_forbidden`.
+ */
+function refuseGated(req: CreateRunRequest): void {
+  if (req.mode !== undefined) {
+    throw new DomainError('capability_not_provided', 501, 'This host runs no eval suites (capabilities.agents.evalSuite is not advertised).', { capability: 'agents.evalSuite' });
+  }
+  if (req.residency !== undefined) {
+    throw new UnprocessableError('residency_unavailable', 'This host makes no data-residency guarantee (capabilities.dataResidency is not advertised).', { capability: 'dataResidency' });
+  }
+  const c = req.configurable ?? {};
+  if (c.mockProvider !== undefined) {
+    throw new DomainError('mock_provider_forbidden', 403, 'This host routes no run through a mock provider (capabilities.testing.mockProviders is not advertised).', { field: 'configurable.mockProvider' });
+  }
 }

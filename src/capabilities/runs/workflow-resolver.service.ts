@@ -14,6 +14,23 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   'conformance-noop': { nodes: [{ id: 'noop', typeId: 'core.noop', config: {} }] },
   // Runs for 30 s, so `configurable.runTimeoutMs: 1000` always breaches.
   'conformance-run-duration-breach': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 30_000 } }] },
+  // `inputs.nonce` only varies the body (idempotency scenarios); it has no effect.
+  'conformance-idempotent': { nodes: [{ id: 'noop', typeId: 'core.noop', config: { nonce: '{{inputs.nonce}}' } }] },
+  // One node that stays running for `inputs.delayMs` (or `inputs.delaySeconds`): 1 s by default.
+  'conformance-delay': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: '{{inputs.delayMs}}', seconds: '{{inputs.delaySeconds}}', defaultMs: 1000 } }] },
+  // The same, cancellable mid-way (core.delay stops on cancel): 30 s by default.
+  'conformance-cancellable': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: '{{inputs.delayMs}}', seconds: '{{inputs.delaySeconds}}', defaultMs: 30_000 } }] },
+  // Always ends `failed` with a structured error.
+  'conformance-failure': { nodes: [{ id: 'fail', typeId: 'core.fail', config: { code: 'conformance_failure', message: 'The conformance-failure fixture always fails.' } }] },
+  // Three noop nodes a -> b -> c.
+  'conformance-multi-node': {
+    nodes: [
+      { id: 'a', typeId: 'core.noop', config: { step: 'a' } },
+      { id: 'b', typeId: 'core.noop', config: { step: 'b' } },
+      { id: 'c', typeId: 'core.noop', config: { step: 'c' } },
+    ],
+    edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
+  },
 };
 
 /**

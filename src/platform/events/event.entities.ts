@@ -12,6 +12,12 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGenerate
 @Index('run_claimable_idx', ['createdAt'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling')` })
 // An Idempotency-Key is scoped by tenant and workspace (migration 1764870000000).
 @Index('run_idempotency_scope_uq', ['tenant', 'workspaceKey', 'idempotencyKey'], { unique: true })
+// At most one active `X-Dedup: enforce` run per tenant, workspace and scopeId (migration 1764920000000).
+@Index('run_dedup_active_uq', ['tenant', 'workspaceKey', 'dedupScope'], {
+  unique: true,
+  where: `"dedup_scope" IS NOT NULL AND "status" IN ('pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')`,
+})
+@Index('run_scope_idx', ['tenant', 'workspaceKey', 'scopeId'])
 export class RunEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -69,6 +75,18 @@ export class RunEntity {
 
   @Column({ name: 'request_hash', type: 'text', nullable: true })
   requestHash: string | null;
+
+  /** The body `POST /v1/runs` first answered for this run's Idempotency-Key (a replay answers it again). */
+  @Column({ name: 'create_response', type: 'jsonb', nullable: true })
+  createResponse: Record<string, unknown> | null;
+
+  /** The request's `scopeId` (opaque correlation id). */
+  @Column({ name: 'scope_id', type: 'text', nullable: true })
+  scopeId: string | null;
+
+  /** The `scopeId` when the request asked `X-Dedup: enforce`: the claim of `run_dedup_active_uq`. */
+  @Column({ name: 'dedup_scope', type: 'text', nullable: true })
+  dedupScope: string | null;
 
   @Column({ name: 'lease_owner', type: 'text', nullable: true })
   leaseOwner: string | null;
