@@ -9,6 +9,7 @@ import { AutomationScheduleEntity } from './capabilities/proposals/automations/a
 import { CONNECTIONS_ENTITIES } from './capabilities/connections/connections.entities';
 import { GoalEntity, GoalRunEntity } from './capabilities/goals/goal.entity';
 import { RunNodeEntity } from './capabilities/runs/run-node.entity';
+import { WEBHOOKS_ENTITIES } from './capabilities/webhooks/webhook.entities';
 
 /** Every entity of the host, listed explicitly (no globs). Capabilities add theirs here. */
 export const ENTITIES: Function[] = [
@@ -27,4 +28,5 @@ export const ENTITIES: Function[] = [
   GoalEntity,
   GoalRunEntity,
   RunNodeEntity,
+  ...WEBHOOKS_ENTITIES,
 ];
