@@ -11,6 +11,8 @@ import { SIGNATURE_ALGORITHM, WebhooksService } from './webhooks.service';
 @Injectable()
 @Advertiser()
 export class WebhooksAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { webhooks: ['webhooks:read', 'webhooks:manage'] };
+
   constructor(private readonly webhooks: WebhooksService) {}
 
   advertise(): Record<string, unknown> | undefined {
