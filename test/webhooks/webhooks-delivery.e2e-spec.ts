@@ -130,6 +130,12 @@ describe('webhooks: delivery', () => {
     expect(rx.on('/down')).toHaveLength(3);
     const failed = await t.http('GET', `/v1/webhooks/${reg.webhookId}/deliveries?status=failed&limit=1`, { token: a });
     expect(failed.body.deliveries).toHaveLength(1);
+    // Past the history window, finished deliveries are pruned; recent ones stay.
+    const dispatcher = t.app.get(WebhookDispatcherService);
+    expect(await dispatcher.pruneHistory()).toBe(0);
+    await t.ds.query(`UPDATE "webhook_delivery" SET "updated_at" = now() - interval '31 days' WHERE "webhook_id" = $1`, [reg.webhookId]);
+    expect(await dispatcher.pruneHistory()).toBe(1);
+    expect((await t.http('GET', `/v1/webhooks/${reg.webhookId}/deliveries`, { token: a })).body.deliveries).toEqual([]);
     await t.http('DELETE', `/v1/webhooks/${reg.webhookId}`, { token: a });
   });
 

@@ -130,6 +130,21 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     return this.settings.timeoutMs * 2 + 10_000;
   }
 
+  /**
+   * Removes up to `limit` finished deliveries older than the history window (oldest first; the
+   * partial due index does not cover them, so the history index's tenant order is not needed).
+   */
+  async pruneHistory(limit = 1000): Promise<number> {
+    const [, n] = (await this.ds.query(
+      `DELETE FROM "webhook_delivery" WHERE "id" IN (
+         SELECT "id" FROM "webhook_delivery"
+          WHERE "status" IN ('succeeded', 'failed') AND "updated_at" < now() - make_interval(days => $1::int)
+          LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [this.settings.historyDays, limit],
+    )) as [unknown, number];
+    return n;
+  }
+
   /** Claims up to `limit` due deliveries (pending, or delivering with an expired lease). */
   async claim(limit: number): Promise<ClaimedDelivery[]> {
     return (await this.ds.query(

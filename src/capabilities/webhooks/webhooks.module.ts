@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { ConnectionsModule } from '../connections/connections.module';
 import { WebhookDispatcherService } from './webhook-dispatcher.service';
 import { WebhooksAdvertiser } from './webhooks.advertiser';
@@ -17,4 +19,21 @@ import { WebhookSurfaceSeamController } from './seams/webhook-surface-seam.contr
   providers: [WebhooksService, WebhookDispatcherService, WebhooksAdvertiser],
   exports: [WebhooksService],
 })
-export class WebhooksModule {}
+export class WebhooksModule implements OnModuleInit {
+  constructor(
+    private readonly tasks: PeriodicTaskService,
+    private readonly dispatcher: WebhookDispatcherService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  onModuleInit(): void {
+    // The delivery history is kept for OPENWOP_WEBHOOK_HISTORY_DAYS, pruned hourly by one replica.
+    this.tasks.register({
+      name: 'webhooks.history-prune',
+      intervalMs: 3600_000,
+      run: async (signal) => {
+        while (!signal.aborted && (await this.dispatcher.pruneHistory(1000)) === 1000);
+      },
+    });
+  }
+}

@@ -15,6 +15,8 @@ export interface WebhookSettings {
   pollMs: number;
   /** Deliveries one replica sends at once. */
   concurrency: number;
+  /** Finished deliveries (succeeded or failed) older than this many days are removed from the history. */
+  historyDays: number;
 }
 
 export class WebhookSettingError extends Error {}
@@ -27,6 +29,7 @@ export const WEBHOOK_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_WEBHOOK_TIMEOUT_MS', description: 'Webhooks: per-attempt deadline (connect and response).', default: '5000' },
   { name: 'OPENWOP_WEBHOOK_POLL_MS', description: 'Webhooks: how often an idle delivery worker looks for due deliveries.', default: '1000' },
   { name: 'OPENWOP_WEBHOOK_CONCURRENCY', description: 'Webhooks: deliveries one replica sends at once.', default: '8' },
+  { name: 'OPENWOP_WEBHOOK_HISTORY_DAYS', description: 'Webhooks: finished deliveries older than this many days are removed from the delivery history.', default: '30' },
 ];
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
@@ -48,6 +51,7 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
     timeoutMs: int(env, 'OPENWOP_WEBHOOK_TIMEOUT_MS', 5000, 100, 120_000),
     pollMs: int(env, 'OPENWOP_WEBHOOK_POLL_MS', 1000, 10, 60_000),
     concurrency: int(env, 'OPENWOP_WEBHOOK_CONCURRENCY', 8, 1, 256),
+    historyDays: int(env, 'OPENWOP_WEBHOOK_HISTORY_DAYS', 30, 1, 3650),
   };
   if (s.retryMaxMs < s.retryBaseMs) throw new WebhookSettingError('OPENWOP_WEBHOOK_RETRY_MAX_MS must not be smaller than OPENWOP_WEBHOOK_RETRY_BASE_MS');
   return s;
