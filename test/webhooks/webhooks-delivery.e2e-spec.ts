@@ -103,6 +103,9 @@ describe('webhooks: delivery', () => {
     expect(n).toBe(0);
     const [{ c }] = await t.ds.query(`SELECT count(*)::int AS c FROM "credential" WHERE encode("sealed", 'escape') LIKE '%' || $1 || '%'`, [reg.secret]);
     expect(c).toBe(0);
+    const monitor = await t.key({ tenant: 'ops', roles: ['monitor'] });
+    const metrics = await t.http('GET', '/metrics', { token: monitor });
+    expect(metrics.text).toMatch(/openwop_webhook_delivery_attempts_total\{outcome="succeeded"\} [1-9]/);
     await t.http('DELETE', `/v1/webhooks/${reg.webhookId}`, { token: a });
   });
 
