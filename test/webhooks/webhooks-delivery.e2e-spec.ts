@@ -193,6 +193,10 @@ describe('webhooks: delivery', () => {
   it('requires the webhooks scopes', async () => {
     const reader = await t.key({ tenant: 'tenant-a', scopes: ['webhooks:read'] });
     const none = await t.key({ tenant: 'tenant-a', scopes: ['runs:read'] });
+    const blind = await t.key({ tenant: 'tenant-a', scopes: ['webhooks:manage'] });
+    // Without runs:read a credential may not have run events sent anywhere.
+    expect((await t.http('POST', '/v1/webhooks', { token: blind, body: { url: `${rx.url}/s`, events: ['run.completed'] } })).status).toBe(403);
+    expect((await t.http('DELETE', '/v1/webhooks/wh_x', { token: blind })).status).toBe(404);
     expect((await t.http('POST', '/v1/webhooks', { token: reader, body: { url: `${rx.url}/s`, events: ['run.completed'] } })).status).toBe(403);
     expect((await t.http('GET', '/v1/webhooks', { token: reader })).status).toBe(200);
     expect((await t.http('GET', '/v1/webhooks', { token: none })).status).toBe(403);

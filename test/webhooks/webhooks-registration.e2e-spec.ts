@@ -148,7 +148,7 @@ describe('webhooks: not advertised without a credential store, seam off without 
   it('omits the block and refuses registration with 503', async () => {
     const t = await createTestApp();
     try {
-      const key = await t.key({ scopes: WH });
+      const key = await t.key({ scopes: [...WH, 'runs:read'] });
       expect((await t.http('GET', '/.well-known/openwop')).body.webhooks).toBeUndefined();
       const r = await t.http('POST', '/v1/webhooks', { token: key, body: { url: 'https://93.184.216.34/x', events: ['run.completed'] } });
       expect(r.status).toBe(503);

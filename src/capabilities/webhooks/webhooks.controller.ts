@@ -15,7 +15,8 @@ const ID_PARAM = { name: 'webhookId', description: 'The subscription id (wh_<hex
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  @Scopes('webhooks:manage')
+  // A subscription reads run events on the registrant's behalf: registering needs runs:read as well.
+  @Scopes('webhooks:manage', 'runs:read')
   @Post('/v1/webhooks')
   @ApiOperation({
     operationId: 'registerWebhook',

@@ -24,7 +24,7 @@ export class WebhookSurfaceSeamController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @TestSeam()
-  @Scopes('webhooks:manage')
+  @Scopes('webhooks:manage', 'runs:read')
   @Post('/v1/host/sample/test/surface')
   @HttpCode(200)
   @ApiOperation({ operationId: 'seamTestSurface', summary: '(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the named tenant' })
