@@ -190,6 +190,24 @@ describe('webhooks: delivery', () => {
     await t.http('DELETE', `/v1/webhooks/${reg.webhookId}`, { token: w1 });
   });
 
+  it('with tags, delivers only the events of runs whose tags overlap', async () => {
+    const r = await t.http('POST', '/v1/webhooks', { token: a, body: { url: `${rx.url}/tagged`, events: ['run.completed'], tags: ['prod', 'eu'] } });
+    expect(r.status).toBe(201);
+    const start = async (tags?: string[]) => {
+      const c = await t.http('POST', '/v1/runs', { token: a, body: { workflowId: 'vendor.test.chain', ...(tags ? { tags } : {}) } });
+      expect(c.status).toBe(201);
+      await waitForStatus(t, a, c.body.runId, ['completed']);
+      return c.body.runId as string;
+    };
+    await start();
+    await start(['staging']);
+    const tagged = await start(['eu']);
+    await rx.waitFor(() => rx.on('/tagged').length >= 1);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(rx.on('/tagged').map((d) => d.body.runId)).toEqual([tagged]);
+    await t.http('DELETE', `/v1/webhooks/${r.body.webhookId}`, { token: a });
+  });
+
   it('requires the webhooks scopes', async () => {
     const reader = await t.key({ tenant: 'tenant-a', scopes: ['webhooks:read'] });
     const none = await t.key({ tenant: 'tenant-a', scopes: ['runs:read'] });
