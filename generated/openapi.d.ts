@@ -771,6 +771,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host/sample/test/surface": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** (test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the named tenant */
+        post: operations["seamTestSurface"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/host/sample/tools/session-run": {
         parameters: {
             query?: never;
@@ -1097,6 +1114,62 @@ export interface paths {
          * @description One descriptor of the caller's catalog (URL-encode the id: `mcp%3Afs.read`). An unknown id and a tool the caller may not see are the same 404.
          */
         get: operations["getTool"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's subscriptions (never their secrets) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook subscription; the signing secret is returned once
+         * @description 400 validation_error for a malformed body, 400 webhook_url_rejected when the SSRF guard refuses the URL (not https, private, loopback, link-local or metadata target), 403 when tenantId is not the caller's tenant, 409 webhook_limit_reached, 503 credential_store_unavailable.
+         */
+        post: operations["registerWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one subscription (never its secret); 404 subscription_not_found */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Unregister a subscription; its secret and delivery history go with it. 404 subscription_not_found */
+        delete: operations["unregisterWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The delivery history of a subscription, newest first */
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1622,6 +1695,25 @@ export interface components {
             /** @description Opaque id of the model or process that synthesized the draft. */
             synthesizerModel?: string;
         };
+        RegisterWebhookBody: {
+            /**
+             * @description Run event types to deliver (RunEventType values, or vendor-prefixed types).
+             * @example [
+             *       "run.completed",
+             *       "run.failed"
+             *     ]
+             */
+            events: string[];
+            /** @description Deliver only events of runs whose RunOptions.tags overlap these. */
+            tags?: string[];
+            /** @description The tenant the subscription lives under; defaults to the credential's tenant and must equal it (403 otherwise). */
+            tenantId?: string;
+            /**
+             * @description Delivery URL: https:// (http:// only with OPENWOP_WEBHOOK_ALLOW_PRIVATE=true); private, loopback, link-local and metadata targets are refused.
+             * @example https://example.com/webhooks/openwop
+             */
+            url: string;
+        };
         RejectProposalDto: {
             note?: string;
             /** @description Alias of note. */
@@ -1853,6 +1945,18 @@ export interface components {
             /** @description Stable, host-unique tool identifier in the `<scope>:<tool-id>` form RFC 0077 `toolAllowlist` references (`openwop:` core, `mcp:` MCP-namespaced, `connector:` connector, `<vendor>.<host>` / `x-host-<vendor>-*` host-extension). The keyspace SPANS sources so a single allowlist entry resolves to exactly one descriptor; the `<scope>` prefix disambiguates by construction (RFC 0078 §UQ1). MUST be stable across catalog reads for a given host version so an agent's `toolAllowlist` keeps resolving. */
             toolId: string;
         } & unknown;
+        WebhookSurfaceBody: {
+            /** @description register: {url, events, tags?}; unregister: {webhookId}; list: {}. */
+            args?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            op: "register" | "list" | "unregister";
+            /** @enum {string} */
+            surface: "webhooks";
+            /** @description The tenant the operation acts in (test seam only). */
+            tenantId: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -7494,6 +7598,115 @@ export interface operations {
             };
         };
     };
+    seamTestSurface: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSurfaceBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secretFingerprint?: string;
+                        unregistered?: boolean;
+                        webhookId?: string;
+                        webhooks?: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            events: string[];
+                            /** @description First 8 hex characters of sha256(secret). */
+                            secretFingerprint: string;
+                            /**
+                             * @description The signature scheme deliveries are signed with.
+                             * @enum {string}
+                             */
+                            signatureAlgorithm: "v1";
+                            tags?: string[];
+                            /** Format: uri */
+                            url: string;
+                            /** @description wh_<hex> */
+                            webhookId: string;
+                            /** @description The workspace the subscription is bound to (registered by a workspace-bound credential). */
+                            workspace?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     seamRunToolSession: {
         parameters: {
             query?: never;
@@ -9787,6 +10000,521 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolDescriptor"] | components["schemas"]["CompactToolDescriptor"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        webhooks: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            events: string[];
+                            /** @description First 8 hex characters of sha256(secret). */
+                            secretFingerprint: string;
+                            /**
+                             * @description The signature scheme deliveries are signed with.
+                             * @enum {string}
+                             */
+                            signatureAlgorithm: "v1";
+                            tags?: string[];
+                            /** Format: uri */
+                            url: string;
+                            /** @description wh_<hex> */
+                            webhookId: string;
+                            /** @description The workspace the subscription is bound to (registered by a workspace-bound credential). */
+                            workspace?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    registerWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterWebhookBody"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        events: string[];
+                        /** @description The signing secret (64 hex characters). Returned once, at registration; never readable again. */
+                        secret: string;
+                        /** @description First 8 hex characters of sha256(secret). */
+                        secretFingerprint: string;
+                        /**
+                         * @description The signature scheme deliveries are signed with.
+                         * @enum {string}
+                         */
+                        signatureAlgorithm: "v1";
+                        tags?: string[];
+                        /** Format: uri */
+                        url: string;
+                        /** @description wh_<hex> */
+                        webhookId: string;
+                        /** @description The workspace the subscription is bound to (registered by a workspace-bound credential). */
+                        workspace?: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: {
+                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                tenantId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id (wh_<hex>). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        events: string[];
+                        /** @description First 8 hex characters of sha256(secret). */
+                        secretFingerprint: string;
+                        /**
+                         * @description The signature scheme deliveries are signed with.
+                         * @enum {string}
+                         */
+                        signatureAlgorithm: "v1";
+                        tags?: string[];
+                        /** Format: uri */
+                        url: string;
+                        /** @description wh_<hex> */
+                        webhookId: string;
+                        /** @description The workspace the subscription is bound to (registered by a workspace-bound credential). */
+                        workspace?: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    unregisterWebhook: {
+        parameters: {
+            query?: {
+                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                tenantId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id (wh_<hex>). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unregistered. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description At most this many deliveries, newest first (1-200, default 50). */
+                limit?: number;
+                status?: "pending" | "delivering" | "succeeded" | "failed";
+                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                tenantId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id (wh_<hex>). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            /** @description Attempts made so far. */
+                            attempts: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            deliveredAt?: string;
+                            /**
+                             * Format: uuid
+                             * @description Also sent as the X-openwop-Delivery-Id header.
+                             */
+                            deliveryId: string;
+                            eventType: string;
+                            /** @description Why the last attempt failed. */
+                            lastError?: string;
+                            /** @description The receiver's HTTP status of the last attempt, when it answered. */
+                            lastStatusCode?: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next attempt is due (pending and delivering only).
+                             */
+                            nextAttemptAt?: string;
+                            runId: string;
+                            sequence: number;
+                            /** @enum {string} */
+                            status: "pending" | "delivering" | "succeeded" | "failed";
+                            webhookId: string;
+                        }[];
+                    };
                 };
             };
             /** @description validation_error: the request is malformed (details list the fields). */

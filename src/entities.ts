@@ -10,6 +10,7 @@ import { CONNECTIONS_ENTITIES } from './capabilities/connections/connections.ent
 import { GoalEntity, GoalRunEntity } from './capabilities/goals/goal.entity';
 import { RunNodeEntity } from './capabilities/runs/run-node.entity';
 import { ActivityInvocationEntity, IdempotencyRecordEntity } from './platform/idempotency/idempotency.entities';
+import { WEBHOOKS_ENTITIES } from './capabilities/webhooks/webhook.entities';
 
 /** Every entity of the host, listed explicitly (no globs). Capabilities add theirs here. */
 export const ENTITIES: Function[] = [
@@ -30,4 +31,5 @@ export const ENTITIES: Function[] = [
   RunNodeEntity,
   IdempotencyRecordEntity,
   ActivityInvocationEntity,
+  ...WEBHOOKS_ENTITIES,
 ];

@@ -5,6 +5,7 @@ import { ProposalsModule } from './proposals/proposals.module';
 import { GoalsModule } from './goals/goals.module';
 import { ConnectionsModule } from './connections/connections.module';
 import { RunsModule } from './runs/runs.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The capability modules the host mounts. Each contributes its routes, advertisers and providers. */
-export const CAPABILITY_MODULES: Type<unknown>[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule];
+export const CAPABILITY_MODULES: Type<unknown>[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule, WebhooksModule];

@@ -10,6 +10,8 @@ import { CredentialStoreService } from './credentials/credential-store.service';
 @Advertiser()
 @Injectable()
 export class ConnectionsAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { connections: ['connections:read', 'connections:manage'], credentials: ['connections:read', 'connections:manage'] };
+
   constructor(private readonly credentials: CredentialStoreService) {}
 
   advertise(): Record<string, unknown> {

@@ -41,7 +41,7 @@ import { ConnectorToolSource } from './tools/connector-tool.source';
     ConnectionRefPortableKind,
     CredentialEchoService,
   ],
-  exports: [ConnectionsService, ConnectionPacksService],
+  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService],
 })
 export class ConnectionsModule implements OnModuleInit {
   constructor(

@@ -11,6 +11,8 @@ import { GoalsService } from './goals.service';
 @Injectable()
 @Advertiser()
 export class GoalsAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { 'agents.goals': ['goals:read', 'goals:write'] };
+
   constructor(
     private readonly goals: GoalsService,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,

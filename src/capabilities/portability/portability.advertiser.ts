@@ -9,6 +9,8 @@ import { PortabilityService } from './portability.service';
 @Advertiser()
 @Injectable()
 export class PortabilityAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { portability: ['portability:export', 'portability:import'] };
+
   constructor(private readonly portability: PortabilityService) {}
 
   advertise(): Record<string, unknown> {

@@ -10,6 +10,8 @@ import { PROPOSALS_SETTINGS, ProposalsSettings } from './proposals.settings';
 @Injectable()
 @Advertiser()
 export class ProposalsAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { 'agents.proposals': ['proposals:read', 'proposals:propose', 'proposals:review', 'packs:publish'] };
+
   constructor(
     private readonly proposals: ProposalsService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,

@@ -9,6 +9,8 @@ import { ToolCatalogService } from './tool-catalog.service';
 @Injectable()
 @Advertiser()
 export class ToolCatalogAdvertiser implements CapabilityAdvertiser {
+  readonly scopedBy = { toolCatalog: ['tools:read'] };
+
   constructor(private readonly catalog: ToolCatalogService) {}
 
   async advertise(): Promise<Record<string, unknown>> {

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { ConfigError } from './config-error';
+import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from '../../capabilities/webhooks/webhooks.settings';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -56,6 +57,8 @@ export interface HostConfig {
   http: HttpTimeouts;
   /** The gRPC transport (src/transport/grpc). */
   grpc: GrpcConfig;
+  /** Webhook delivery (src/capabilities/webhooks). */
+  webhooks: WebhookSettings;
 }
 
 /** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
@@ -185,6 +188,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
   ...GRPC_ENV_SETTINGS,
+  ...WEBHOOK_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -305,6 +309,13 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     if (e instanceof GrpcSettingError) throw new ConfigError(e.message);
     throw e;
   }
+  let webhooks: WebhookSettings;
+  try {
+    webhooks = loadWebhookSettings(env);
+  } catch (e) {
+    if (e instanceof WebhookSettingError) throw new ConfigError(e.message);
+    throw e;
+  }
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
     host,
@@ -373,6 +384,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     },
     http: httpTimeouts(env),
     grpc,
+    webhooks,
   };
 }
 

@@ -1,7 +1,7 @@
-import { Controller, Get, Headers, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../identity/decorators';
+import { PrincipalRequest, PublicWithOptionalPrincipal } from '../identity/decorators';
 import { DiscoveryDocumentService } from './discovery.service';
 
 @ApiExcludeController()
@@ -9,12 +9,16 @@ import { DiscoveryDocumentService } from './discovery.service';
 export class DiscoveryController {
   constructor(private readonly discovery: DiscoveryDocumentService) {}
 
-  /** `/.well-known/openwop`: public, cacheable, with a strong ETag and 304 on If-None-Match. */
-  @Public()
+  /**
+   * `/.well-known/openwop`: public, cacheable, with a strong ETag and 304 on If-None-Match. Called
+   * with a valid credential it answers the caller's auth-scoped view (same-endpoint mode), which
+   * only shared caches must not keep.
+   */
+  @PublicWithOptionalPrincipal()
   @Get('/.well-known/openwop')
-  async document(@Headers('if-none-match') ifNoneMatch: string | undefined, @Res() reply: FastifyReply): Promise<void> {
-    const { body, etag } = await this.discovery.document();
-    reply.header('Cache-Control', 'public, max-age=300');
+  async document(@Headers('if-none-match') ifNoneMatch: string | undefined, @Req() req: PrincipalRequest, @Res() reply: FastifyReply): Promise<void> {
+    const { body, etag } = await this.discovery.document(req.principal);
+    reply.header('Cache-Control', req.principal ? 'private, max-age=300' : 'public, max-age=300');
     reply.header('ETag', etag);
     reply.header('Capabilities-Etag', etag);
     reply.header('Vary', 'Authorization');

@@ -5,6 +5,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { HealthService } from '../health/health.service';
+import type { Principal } from '../identity/principal';
 import { ROLES } from '../identity/scopes';
 import { PROTOCOL_SCHEMAS } from '../openapi/protocol-schemas';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
@@ -51,7 +52,13 @@ export class DiscoveryDocumentService {
       .filter((i) => i && typeof i.advertise === 'function'));
   }
 
-  async document(): Promise<{ body: Record<string, unknown>; etag: string }> {
+  /**
+   * The discovery document: the whole public view, or, for a caller's principal, the auth-scoped
+   * view (RFC 0011, same-endpoint): the same core fields and host-wide blocks, minus each block the
+   * caller holds none of the scopes to use (its advertiser's `scopedBy`). A narrower credential thus
+   * never learns more than a broader one, and no view has a block the public view lacks.
+   */
+  async document(principal?: Principal): Promise<{ body: Record<string, unknown>; etag: string }> {
     const doc: Record<string, unknown> = {
       protocolVersion: '1.0',
       supportedEnvelopes: [],
@@ -63,12 +70,15 @@ export class DiscoveryDocumentService {
         failClosed: true,
         roles: Object.entries(ROLES).map(([role, r]) => ({ role, scopes: [...r.scopes] })),
       },
+      discovery: { authScoped: { supported: true, mode: 'same-endpoint' } },
     };
     for (const a of this.advertisers()) {
       // A failing advertiser drops only its own block (and says so in /readyz); discovery answers.
       const name = a.constructor?.name ?? 'advertiser';
       try {
-        const part = await a.advertise();
+        let part = await a.advertise();
+        // A copy: an advertiser may hand out an object it keeps.
+        if (part && principal && a.scopedBy) withoutUnusable((part = structuredClone(part)), a.scopedBy, principal);
         if (part) deepMerge(doc, part);
         this.health.clear(`discovery:${name}`);
       } catch (e) {
@@ -83,6 +93,27 @@ export class DiscoveryDocumentService {
     body.capabilities = Object.fromEntries(Object.keys(body).filter((k) => !CORE_FIELDS.has(k)).map((k) => [k, body[k]]));
     const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
     return { body, etag };
+  }
+}
+
+/** Removes, in place, each dotted path of `part` whose scopes the principal holds none of (and parents left empty). */
+export function withoutUnusable(part: Record<string, unknown>, scopedBy: Readonly<Record<string, readonly string[]>>, principal: Pick<Principal, 'scopes'>): void {
+  for (const [path, scopes] of Object.entries(scopedBy)) {
+    if (scopes.some((s) => principal.scopes.has(s))) continue;
+    const keys = path.split('.');
+    const parents: Array<Record<string, unknown>> = [part];
+    let cur: unknown = part;
+    for (const k of keys.slice(0, -1)) {
+      cur = (cur as Record<string, unknown> | undefined)?.[k];
+      if (!cur || typeof cur !== 'object') break;
+      parents.push(cur as Record<string, unknown>);
+    }
+    if (parents.length !== keys.length) continue;
+    delete parents[parents.length - 1][keys[keys.length - 1]];
+    for (let i = parents.length - 1; i > 0; i--) {
+      if (Object.keys(parents[i]).length) break;
+      delete parents[i - 1][keys[i - 1]];
+    }
   }
 }
 

@@ -225,7 +225,7 @@ export class EventLogService {
   }
 }
 
-function toView(e: EventEntity): RunEventView {
+export function toView(e: EventEntity): RunEventView {
   const v: RunEventView = {
     eventId: e.id,
     runId: e.streamId,

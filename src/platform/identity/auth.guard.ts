@@ -4,7 +4,7 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { ApiKeyService } from './api-key.service';
-import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
+import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
 
@@ -36,7 +36,19 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<PrincipalRequest>();
     const isPublic = this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets);
     if (isPublic && !isSeam) {
-      this.limiter.take('public', 'address', req.ip);
+      const optional = this.reflector.getAllAndOverride<boolean>(OPTIONAL_AUTH_KEY, targets);
+      if (!optional || req.headers.authorization === undefined) {
+        this.limiter.take('public', 'address', req.ip);
+        return true;
+      }
+      // A credential sent to a public route that reads one must be valid: a refused key is told so.
+      try {
+        req.principal = await this.authenticate(req);
+      } catch (e) {
+        if (e instanceof UnauthenticatedError) this.limiter.take('auth-failures', 'address', req.ip);
+        throw e;
+      }
+      this.limiter.take('read', 'key', RateLimiterService.credentialKey(req.principal));
       return true;
     }
     const scopes = this.reflector.getAllAndOverride<string[]>(SCOPES_KEY, targets);

@@ -6,6 +6,7 @@ import type { Principal } from './principal';
 export const SCOPES_KEY = 'openwop:scopes';
 export const PUBLIC_KEY = 'openwop:public';
 export const SEAM_KEY = 'openwop:seam';
+export const OPTIONAL_AUTH_KEY = 'openwop:optional-auth';
 
 /**
  * Declares the scopes a route requires (all of them). Also writes them into the OpenAPI document as
@@ -22,6 +23,15 @@ export function Scopes(...scopes: string[]) {
 /** A route anyone may call without a credential. */
 export function Public() {
   return applyDecorators(SetMetadata(PUBLIC_KEY, true), ApiExtension('x-required-scopes', []));
+}
+
+/**
+ * A public route that also reads a credential when one is sent (auth-scoped discovery): without
+ * Authorization it answers anonymously; with one, the credential must verify (else 401) and the
+ * route sees its principal.
+ */
+export function PublicWithOptionalPrincipal() {
+  return applyDecorators(Public(), SetMetadata(OPTIONAL_AUTH_KEY, true));
 }
 
 /**

@@ -18,6 +18,8 @@ export const HOST_SCOPES = {
   'goals:write': 'Create, update, pause, resume and abandon goals; report contributing runs.',
   'portability:export': 'Export the tenant estate as a bundle.',
   'portability:import': 'Plan and apply bundle imports.',
+  'webhooks:read': 'List and read webhook subscriptions (never their secrets) and their delivery history.',
+  'webhooks:manage': 'Register and unregister webhook subscriptions (sends run events to the registered URL).',
   'keys:manage': 'Create, list and revoke API keys of the own tenant.',
   'metrics:read': 'Read the Prometheus metrics of the host (GET /metrics, when OPENWOP_METRICS=scope). Host-wide, not tenant-scoped.',
 } as const;
@@ -32,13 +34,13 @@ export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
   viewer: {
     description: 'Reads everything the tenant holds.',
-    scopes: ['runs:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read'],
+    scopes: ['runs:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read', 'webhooks:read'],
   },
   editor: {
     description: 'A viewer who also creates work: runs, goals, proposals, reviews and imports.',
     scopes: [
       'runs:read', 'runs:create', 'runs:cancel', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
-      'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import',
+      'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import', 'webhooks:read',
     ],
   },
   admin: { description: 'Every tenant scope the host defines (not the host-wide metrics:read).', scopes: ALL_HOST_SCOPES.filter((s) => s !== 'metrics:read') },

@@ -1,0 +1,274 @@
+import { createHmac } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Counter } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { CredentialStoreService } from '../connections/credentials/credential-store.service';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { HOST_VERSION } from '../../platform/discovery/discovery.service';
+import { EventEntity } from '../../platform/events/event.entities';
+import { toView } from '../../platform/events/event-log.service';
+import { MetricsService } from '../../platform/metrics/metrics.service';
+import { WebhookSubscriptionEntity } from './webhook.entities';
+import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
+import { retryDelayMs } from './webhooks.settings';
+import { SIGNATURE_ALGORITHM } from './webhooks.service';
+
+/** One claimed outbox row. `attempts` already counts this attempt and fences its result. */
+interface ClaimedDelivery {
+  id: string;
+  tenant: string;
+  webhook_id: string;
+  event_id: string;
+  run_id: string;
+  attempts: number;
+}
+
+export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string; permanent?: boolean };
+
+/** The v1 signature: `sha256=` + hex HMAC-SHA256 over `{timestamp}.{rawBody}` (webhooks.md §Headers). */
+export function signV1(secret: string, timestamp: number, rawBody: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
+}
+
+/** Longest error text kept in the delivery history (never a receiver's body, never a secret). */
+const MAX_ERROR = 300;
+
+/**
+ * The webhook delivery worker. Every replica that runs background work (OPENWOP_SCHEDULER_ENABLED)
+ * claims due outbox rows with `FOR UPDATE SKIP LOCKED`, so replicas never send the same attempt
+ * twice; a claim is a lease (`next_attempt_at` moves past the attempt's deadline), so the rows of a
+ * replica that died mid-attempt are claimed again once it expires. Each attempt re-resolves and
+ * re-validates the target and connects to the address it validated, follows no redirect, and is
+ * signed with v1. Failures are retried with exponential backoff up to the configured attempts.
+ */
+@Injectable()
+export class WebhookDispatcherService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('webhooks.delivery');
+  private readonly outcomes: Counter<'outcome'>;
+  private running = false;
+  private timer?: NodeJS.Timeout;
+  private readonly inFlight = new Set<Promise<void>>();
+  private loop?: Promise<void>;
+  private wakeLoop?: () => void;
+  /** Replaced by tests to resolve names without DNS. */
+  resolver?: Resolver;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly credentials: CredentialStoreService,
+    metrics: MetricsService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {
+    this.outcomes = metrics.counter({
+      name: 'openwop_webhook_delivery_attempts_total',
+      help: 'Webhook delivery attempts this replica made, by outcome (succeeded, retrying, failed: attempts exhausted or target refused).',
+      labelNames: ['outcome'],
+    });
+  }
+
+  private get settings() {
+    return this.config.webhooks;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.config.schedulerEnabled) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.wakeLoop?.();
+    await this.loop;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        const free = this.settings.concurrency - this.inFlight.size;
+        if (free > 0) {
+          const rows = await this.claim(free);
+          claimed = rows.length;
+          for (const row of rows) {
+            const p: Promise<void> = this.deliver(row)
+              .catch((e) => this.logger.error({ msg: 'webhook delivery crashed', deliveryId: row.id, err: (e as Error).message }))
+              .finally(() => {
+                this.inFlight.delete(p);
+                this.wakeLoop?.();
+              });
+            this.inFlight.add(p);
+          }
+        }
+      } catch (e) {
+        // The database is away: try again at the next poll.
+        this.logger.warn({ msg: 'webhook outbox claim failed', err: (e as Error).message });
+      }
+      if (!this.running) break;
+      // A full batch means more may be due: look again at once (after a slot frees up).
+      const full = claimed > 0 && this.inFlight.size < this.settings.concurrency;
+      if (full) continue;
+      await new Promise<void>((resolve) => {
+        this.wakeLoop = () => {
+          if (this.timer) clearTimeout(this.timer);
+          this.wakeLoop = undefined;
+          resolve();
+        };
+        this.timer = setTimeout(() => this.wakeLoop?.(), this.settings.pollMs);
+        this.timer.unref?.();
+      });
+    }
+  }
+
+  /** How long a claim holds a row before another replica may take it over. */
+  private leaseMs(): number {
+    return this.settings.timeoutMs * 2 + 10_000;
+  }
+
+  /**
+   * Removes up to `limit` finished deliveries older than the history window (oldest first; the
+   * partial due index does not cover them, so the history index's tenant order is not needed).
+   */
+  async pruneHistory(limit = 1000): Promise<number> {
+    const [, n] = (await this.ds.query(
+      `DELETE FROM "webhook_delivery" WHERE "id" IN (
+         SELECT "id" FROM "webhook_delivery"
+          WHERE "status" IN ('succeeded', 'failed') AND "updated_at" < now() - make_interval(days => $1::int)
+          LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [this.settings.historyDays, limit],
+    )) as [unknown, number];
+    return n;
+  }
+
+  /** Claims up to `limit` due deliveries (pending, or delivering with an expired lease). */
+  async claim(limit: number): Promise<ClaimedDelivery[]> {
+    return (await this.ds.query(
+      `UPDATE "webhook_delivery" d
+          SET "status" = 'delivering', "attempts" = d."attempts" + 1,
+              "next_attempt_at" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
+         FROM (SELECT "id" FROM "webhook_delivery"
+                WHERE "status" IN ('pending', 'delivering') AND "next_attempt_at" <= now()
+                ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED) c
+        WHERE d."id" = c."id"
+        RETURNING d."id", d."tenant", d."webhook_id", d."event_id", d."run_id", d."attempts"`,
+      [limit, this.leaseMs()],
+    )) [0] as ClaimedDelivery[];
+  }
+
+  /** Sends one claimed delivery and records the outcome (unless the claim was lost meanwhile). */
+  async deliver(row: ClaimedDelivery): Promise<void> {
+    const max = this.settings.maxAttempts;
+    // A row claimed again and again by replicas that died mid-attempt still ends.
+    if (row.attempts > max) return this.finish(row, { ok: false, error: 'attempts exhausted' });
+    const sub = await this.ds.getRepository(WebhookSubscriptionEntity).findOne({ where: { tenant: row.tenant, id: row.webhook_id } });
+    if (!sub) return; // unregistered: its deliveries went with it
+    const event = await this.ds.getRepository(EventEntity).findOne({ where: { tenant: row.tenant, id: row.event_id } });
+    if (!event || event.tenant !== sub.tenant) return this.finish(row, { ok: false, error: 'the event no longer exists', permanent: true });
+    const runEvent = toView(event);
+    const body = JSON.stringify({ runId: runEvent.runId, tenantId: event.tenant, workspaceId: event.workspace ?? event.tenant, event: runEvent });
+    let secret: string;
+    try {
+      secret = await this.credentials.open(sub.tenant, sub.secretRef);
+    } catch (e) {
+      return this.finish(row, { ok: false, error: `signing secret unavailable: ${(e as Error).message}` });
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': `openwop-webhook-dispatcher/${HOST_VERSION}`,
+      'x-openwop-webhook-id': sub.id,
+      'x-openwop-event-type': runEvent.type,
+      'x-openwop-delivery-id': row.id,
+      'x-openwop-timestamp': String(timestamp),
+      'x-openwop-signature': signV1(secret, timestamp, body),
+      'x-openwop-signature-algorithm': SIGNATURE_ALGORITHM,
+    };
+    const outcome = await this.send(sub.url, headers, body);
+    if (!outcome.ok) {
+      this.logger.warn({ msg: 'webhook delivery attempt failed', deliveryId: row.id, webhookId: sub.id, secretFingerprint: sub.secretFingerprint, attempt: row.attempts, status: outcome.status, error: outcome.error });
+    }
+    await this.finish(row, outcome);
+  }
+
+  private async finish(row: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
+    const fence = [row.id, row.attempts];
+    if (outcome.ok) {
+      this.outcomes.inc({ outcome: 'succeeded' });
+      await this.ds.query(
+        `UPDATE "webhook_delivery" SET "status" = 'succeeded', "last_status_code" = $3, "last_error" = NULL, "delivered_at" = now(), "updated_at" = now()
+          WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
+        [...fence, outcome.status],
+      );
+      return;
+    }
+    const error = outcome.error.slice(0, MAX_ERROR);
+    const last = outcome.permanent || row.attempts >= this.settings.maxAttempts;
+    this.outcomes.inc({ outcome: last ? 'failed' : 'retrying' });
+    if (last) {
+      await this.ds.query(
+        `UPDATE "webhook_delivery" SET "status" = 'failed', "last_status_code" = $3, "last_error" = $4, "updated_at" = now()
+          WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
+        [...fence, outcome.status ?? null, error],
+      );
+      return;
+    }
+    const delay = retryDelayMs(this.settings, row.attempts);
+    await this.ds.query(
+      `UPDATE "webhook_delivery" SET "status" = 'pending', "last_status_code" = $3, "last_error" = $4,
+              "next_attempt_at" = now() + make_interval(secs => $5::double precision / 1000), "updated_at" = now()
+        WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
+      [...fence, outcome.status ?? null, error, delay],
+    );
+  }
+
+  /** One POST to a re-validated, pinned address; no redirects; the configured deadline. */
+  async send(rawUrl: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
+    const allowPrivate = this.settings.allowPrivate;
+    const checked = checkWebhookUrl(rawUrl, { allowPrivate });
+    if (!checked.ok) return { ok: false, error: `target refused: ${checked.reason}` };
+    const target = await resolveWebhookTarget(checked.url, { allowPrivate, resolver: this.resolver });
+    if (!target.ok) return { ok: false, error: `target refused: ${target.reason}` };
+    const url = checked.url;
+    const pinned: LookupFunction = (_host, opts, cb) => {
+      if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
+      else cb(null, target.address, target.family);
+    };
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise<AttemptOutcome>((resolve) => {
+      let done = false;
+      const settle = (o: AttemptOutcome) => {
+        if (done) return;
+        done = true;
+        clearTimeout(deadline);
+        resolve(o);
+      };
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          lookup: pinned,
+          agent: false,
+        },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          // The receiver's body is read and dropped (bounded by the deadline), never stored.
+          res.on('data', () => undefined);
+          res.on('end', () => settle(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `receiver answered ${status}` }));
+          res.on('error', (e) => settle({ ok: false, status, error: e.message }));
+        },
+      );
+      const deadline = setTimeout(() => {
+        settle({ ok: false, error: `no answer within ${this.settings.timeoutMs} ms` });
+        req.destroy();
+      }, this.settings.timeoutMs);
+      req.on('error', (e) => settle({ ok: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
+      req.end(body);
+    });
+  }
+}

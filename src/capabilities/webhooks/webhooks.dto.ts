@@ -1,0 +1,83 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IDENTIFIER } from '../../platform/identity/principal';
+
+/** A run event type (run-event.schema.json `type`): a dotted name such as `run.completed`. */
+export const EVENT_TYPE = /^[a-z][a-zA-Z0-9_-]*(\.[a-zA-Z0-9_-]+)+$/;
+export const MAX_URL_LENGTH = 2048;
+
+export class RegisterWebhookBody {
+  @ApiProperty({ description: 'Delivery URL: https:// (http:// only with OPENWOP_WEBHOOK_ALLOW_PRIVATE=true); private, loopback, link-local and metadata targets are refused.', example: 'https://example.com/webhooks/openwop', maxLength: MAX_URL_LENGTH })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_URL_LENGTH)
+  url: string;
+
+  @ApiProperty({ description: 'Run event types to deliver (RunEventType values, or vendor-prefixed types).', example: ['run.completed', 'run.failed'], type: [String], minItems: 1, maxItems: 64 })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @Matches(EVENT_TYPE, { each: true, message: 'each event must be a dotted run event type such as run.completed' })
+  events: string[];
+
+  @ApiPropertyOptional({ description: "The tenant the subscription lives under; defaults to the credential's tenant and must equal it (403 otherwise)." })
+  @IsOptional()
+  @IsString()
+  @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
+  tenantId?: string;
+
+  @ApiPropertyOptional({ description: 'Deliver only events of runs whose RunOptions.tags overlap these.', type: [String], maxItems: 32 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(128, { each: true })
+  tags?: string[];
+}
+
+export class TenantQuery {
+  @ApiPropertyOptional({ description: "The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise)." })
+  @IsOptional()
+  @IsString()
+  @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
+  tenantId?: string;
+}
+
+export class DeliveriesQuery extends TenantQuery {
+  @ApiPropertyOptional({ description: 'At most this many deliveries, newest first (1-200, default 50).', minimum: 1, maximum: 200 })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
+
+  @ApiPropertyOptional({ enum: ['pending', 'delivering', 'succeeded', 'failed'] })
+  @IsOptional()
+  @IsIn(['pending', 'delivering', 'succeeded', 'failed'])
+  status?: string;
+}
+
+export class WebhookSurfaceBody {
+  @ApiProperty({ description: 'The tenant the operation acts in (test seam only).' })
+  @IsString()
+  @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
+  tenantId: string;
+
+  @ApiProperty({ enum: ['webhooks'] })
+  @IsString()
+  surface: string;
+
+  @ApiProperty({ enum: ['register', 'list', 'unregister'] })
+  @IsIn(['register', 'list', 'unregister'])
+  op: 'register' | 'list' | 'unregister';
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'register: {url, events, tags?}; unregister: {webhookId}; list: {}.' })
+  @IsOptional()
+  @IsObject()
+  args?: Record<string, unknown>;
+}

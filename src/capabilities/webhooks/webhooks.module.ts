@@ -1,0 +1,39 @@
+import { Inject, Module, OnModuleInit } from '@nestjs/common';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
+import { ConnectionsModule } from '../connections/connections.module';
+import { WebhookDispatcherService } from './webhook-dispatcher.service';
+import { WebhooksAdvertiser } from './webhooks.advertiser';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksService } from './webhooks.service';
+import { WebhookSurfaceSeamController } from './seams/webhook-surface-seam.controller';
+
+/**
+ * Webhooks (webhooks.md): tenant-scoped subscriptions with secrets sealed in the credential store,
+ * a transactional delivery outbox filled from the event log, and a replica-safe delivery worker
+ * that signs (v1), re-validates targets and retries with backoff.
+ */
+@Module({
+  imports: [ConnectionsModule],
+  controllers: [WebhooksController, WebhookSurfaceSeamController],
+  providers: [WebhooksService, WebhookDispatcherService, WebhooksAdvertiser],
+  exports: [WebhooksService],
+})
+export class WebhooksModule implements OnModuleInit {
+  constructor(
+    private readonly tasks: PeriodicTaskService,
+    private readonly dispatcher: WebhookDispatcherService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  onModuleInit(): void {
+    // The delivery history is kept for OPENWOP_WEBHOOK_HISTORY_DAYS, pruned hourly by one replica.
+    this.tasks.register({
+      name: 'webhooks.history-prune',
+      intervalMs: 3600_000,
+      run: async (signal) => {
+        while (!signal.aborted && (await this.dispatcher.pruneHistory(1000)) === 1000);
+      },
+    });
+  }
+}

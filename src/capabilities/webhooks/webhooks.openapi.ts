@@ -1,0 +1,69 @@
+/** OpenAPI shapes of the webhooks capability's responses. */
+
+const WEBHOOK_FIELDS = {
+  webhookId: { type: 'string', description: 'wh_<hex>' },
+  url: { type: 'string', format: 'uri' },
+  events: { type: 'array', items: { type: 'string' } },
+  tags: { type: 'array', items: { type: 'string' } },
+  workspace: { type: 'string', description: 'The workspace the subscription is bound to (registered by a workspace-bound credential).' },
+  secretFingerprint: { type: 'string', description: 'First 8 hex characters of sha256(secret).' },
+  signatureAlgorithm: { type: 'string', enum: ['v1'], description: 'The signature scheme deliveries are signed with.' },
+  createdAt: { type: 'string', format: 'date-time' },
+};
+
+export const WEBHOOK_VIEW = {
+  type: 'object',
+  required: ['webhookId', 'url', 'events', 'secretFingerprint', 'signatureAlgorithm', 'createdAt'],
+  properties: WEBHOOK_FIELDS,
+};
+
+export const WEBHOOK_REGISTRATION = {
+  type: 'object',
+  required: ['webhookId', 'secret', 'url', 'events', 'secretFingerprint', 'signatureAlgorithm', 'createdAt'],
+  properties: {
+    ...WEBHOOK_FIELDS,
+    secret: { type: 'string', description: 'The signing secret (64 hex characters). Returned once, at registration; never readable again.' },
+  },
+};
+
+export const WEBHOOK_LIST = {
+  type: 'object',
+  required: ['webhooks'],
+  properties: { webhooks: { type: 'array', items: WEBHOOK_VIEW } },
+};
+
+export const DELIVERY_VIEW = {
+  type: 'object',
+  required: ['deliveryId', 'webhookId', 'runId', 'sequence', 'eventType', 'status', 'attempts', 'createdAt'],
+  properties: {
+    deliveryId: { type: 'string', format: 'uuid', description: 'Also sent as the X-openwop-Delivery-Id header.' },
+    webhookId: { type: 'string' },
+    runId: { type: 'string' },
+    sequence: { type: 'integer' },
+    eventType: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'delivering', 'succeeded', 'failed'] },
+    attempts: { type: 'integer', description: 'Attempts made so far.' },
+    nextAttemptAt: { type: 'string', format: 'date-time', description: 'When the next attempt is due (pending and delivering only).' },
+    lastStatusCode: { type: 'integer', description: "The receiver's HTTP status of the last attempt, when it answered." },
+    lastError: { type: 'string', description: 'Why the last attempt failed.' },
+    deliveredAt: { type: 'string', format: 'date-time' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const DELIVERY_LIST = {
+  type: 'object',
+  required: ['deliveries'],
+  properties: { deliveries: { type: 'array', items: DELIVERY_VIEW } },
+};
+
+export const SURFACE_RESULT = {
+  type: 'object',
+  description: 'register: {webhookId, secretFingerprint}; list: {webhooks}; unregister: {unregistered: true}.',
+  properties: {
+    webhookId: { type: 'string' },
+    secretFingerprint: { type: 'string' },
+    webhooks: { type: 'array', items: WEBHOOK_VIEW },
+    unregistered: { type: 'boolean' },
+  },
+};

@@ -1,0 +1,203 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { CredentialStoreService } from '../connections/credentials/credential-store.service';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { ConflictError, ForbiddenError } from '../../platform/errors/domain-error';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { WebhookDeliveryEntity, WebhookSubscriptionEntity } from './webhook.entities';
+import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
+import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.errors';
+
+/** The one signature scheme (webhooks.md §"Signature algorithm versioning"). */
+export const SIGNATURE_ALGORITHM = 'v1';
+/** Subscriptions one tenant may hold (keeps lists and the enqueue join small). */
+export const MAX_SUBSCRIPTIONS_PER_TENANT = 100;
+
+export interface RegisterWebhookInput {
+  url: string;
+  events: string[];
+  tenantId?: string;
+  tags?: string[];
+}
+
+export interface WebhookView {
+  webhookId: string;
+  url: string;
+  events: string[];
+  tags?: string[];
+  workspace?: string;
+  secretFingerprint: string;
+  signatureAlgorithm: string;
+  createdAt: string;
+}
+
+export interface WebhookRegistration extends WebhookView {
+  /** Returned once, here; never readable again. */
+  secret: string;
+}
+
+export interface DeliveryView {
+  deliveryId: string;
+  webhookId: string;
+  runId: string;
+  sequence: number;
+  eventType: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt?: string;
+  lastStatusCode?: number;
+  lastError?: string;
+  deliveredAt?: string;
+  createdAt: string;
+}
+
+/** First 8 hex characters of sha256(secret): what logs and reads show instead of the secret. */
+export function secretFingerprint(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex').slice(0, 8);
+}
+
+function view(s: WebhookSubscriptionEntity): WebhookView {
+  const v: WebhookView = {
+    webhookId: s.id,
+    url: s.url,
+    events: [...s.events],
+    secretFingerprint: s.secretFingerprint,
+    signatureAlgorithm: SIGNATURE_ALGORITHM,
+    createdAt: s.createdAt.toISOString(),
+  };
+  if (s.tags) v.tags = [...s.tags];
+  if (s.workspace) v.workspace = s.workspace;
+  return v;
+}
+
+function deliveryView(d: WebhookDeliveryEntity): DeliveryView {
+  const v: DeliveryView = {
+    deliveryId: d.id,
+    webhookId: d.webhookId,
+    runId: d.runId,
+    sequence: Number(d.sequence),
+    eventType: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    createdAt: d.createdAt.toISOString(),
+  };
+  if (d.status === 'pending' || d.status === 'delivering') v.nextAttemptAt = d.nextAttemptAt.toISOString();
+  if (d.lastStatusCode !== null) v.lastStatusCode = d.lastStatusCode;
+  if (d.lastError) v.lastError = d.lastError;
+  if (d.deliveredAt) v.deliveredAt = d.deliveredAt.toISOString();
+  return v;
+}
+
+/**
+ * Webhook subscriptions (webhooks.md §Endpoints): tenant- and workspace-scoped. A workspace-bound
+ * credential registers, sees and removes only its workspace's subscriptions; a tenant-level one
+ * sees the whole tenant's. An id outside the caller's scope answers like an unknown one.
+ */
+@Injectable()
+export class WebhooksService {
+  private readonly logger = new Logger('webhooks');
+  /** Replaced by tests to resolve names without DNS. */
+  resolver?: Resolver;
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly credentials: CredentialStoreService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  /** Whether subscriptions can be registered on this host (their secrets need the credential store). */
+  available(): boolean {
+    return this.credentials.available();
+  }
+
+  /** The membership gate: a named tenant must be the caller's own. */
+  assertTenant(p: Principal, tenantId: string | undefined): void {
+    if (tenantId !== undefined && tenantId !== p.tenant) {
+      throw new ForbiddenError('The credential is not a member of that tenant.');
+    }
+  }
+
+  /**
+   * Refuses what the SSRF guard refuses. A host name is resolved and every address it resolves to
+   * must be public; a name that does not resolve now is accepted, since every delivery resolves
+   * and validates it again (and connects only to the address it validated).
+   */
+  async checkUrl(raw: string): Promise<string> {
+    const allowPrivate = this.config.webhooks.allowPrivate;
+    const checked = checkWebhookUrl(raw, { allowPrivate });
+    if (!checked.ok) throw new WebhookUrlRejectedError(checked.reason);
+    if (!allowPrivate) {
+      const target = await resolveWebhookTarget(checked.url, { allowPrivate, resolver: this.resolver });
+      if (!target.ok && !target.unresolved) throw new WebhookUrlRejectedError(target.reason);
+    }
+    return checked.url.toString();
+  }
+
+  async register(p: Principal, input: RegisterWebhookInput): Promise<WebhookRegistration> {
+    this.assertTenant(p, input.tenantId);
+    const url = await this.checkUrl(input.url);
+    const events = [...new Set(input.events)];
+    const tags = input.tags ? [...new Set(input.tags)] : null;
+    const secret = randomBytes(32).toString('hex');
+    const id = `wh_${randomBytes(12).toString('hex')}`;
+    const fingerprint = secretFingerprint(secret);
+    const row = await this.ds.transaction(async (m) => {
+      // A soft cap: two registrations racing at the limit may both pass (it bounds size, not security).
+      const [{ n }] = (await m.query(`SELECT count(*)::int AS "n" FROM "webhook_subscription" WHERE "tenant" = $1`, [p.tenant])) as Array<{ n: number }>;
+      if (n >= MAX_SUBSCRIPTIONS_PER_TENANT) {
+        throw new ConflictError('webhook_limit_reached', `A tenant may hold at most ${MAX_SUBSCRIPTIONS_PER_TENANT} webhook subscriptions.`, { max: MAX_SUBSCRIPTIONS_PER_TENANT });
+      }
+      const secretRef = await this.credentials.store(p.tenant, secret, m);
+      const repo = m.getRepository(WebhookSubscriptionEntity);
+      await repo.insert({ id, tenant: p.tenant, workspace: p.workspace ?? null, principal: p.principal, url, events, tags, secretRef, secretFingerprint: fingerprint });
+      return repo.findOneByOrFail({ id, tenant: p.tenant });
+    });
+    this.logger.log({ msg: 'webhook registered', webhookId: id, tenant: p.tenant, secretFingerprint: fingerprint, events });
+    return { ...view(row), secret };
+  }
+
+  private where(scope: TenantScope, id?: string): Record<string, unknown> {
+    const w: Record<string, unknown> = { tenant: scope.tenant };
+    if (scope.workspace) w.workspace = scope.workspace;
+    if (id !== undefined) w.id = id;
+    return w;
+  }
+
+  async list(scope: TenantScope): Promise<WebhookView[]> {
+    const rows = await this.ds.getRepository(WebhookSubscriptionEntity).find({ where: this.where(scope), order: { createdAt: 'ASC', id: 'ASC' }, take: MAX_SUBSCRIPTIONS_PER_TENANT });
+    return rows.map(view);
+  }
+
+  private async find(scope: TenantScope, id: string): Promise<WebhookSubscriptionEntity> {
+    const row = await this.ds.getRepository(WebhookSubscriptionEntity).findOne({ where: this.where(scope, id) });
+    if (!row) throw new SubscriptionNotFoundError();
+    return row;
+  }
+
+  async get(p: Principal, id: string, tenantId?: string): Promise<WebhookView> {
+    this.assertTenant(p, tenantId);
+    return view(await this.find(p, id));
+  }
+
+  /** Removes the subscription, its secret and its delivery history; pending deliveries stop at once. */
+  async unregister(p: Principal, id: string, tenantId?: string): Promise<void> {
+    this.assertTenant(p, tenantId);
+    await this.ds.transaction(async (m) => {
+      const row = await m.getRepository(WebhookSubscriptionEntity).findOne({ where: this.where(p, id), lock: { mode: 'pessimistic_write' } });
+      if (!row) throw new SubscriptionNotFoundError();
+      await m.getRepository(WebhookSubscriptionEntity).delete({ tenant: row.tenant, id: row.id });
+      await this.credentials.delete(row.tenant, row.secretRef, m);
+    });
+    this.logger.log({ msg: 'webhook unregistered', webhookId: id, tenant: p.tenant });
+  }
+
+  async deliveries(p: Principal, id: string, q: { limit?: number; status?: string; tenantId?: string }): Promise<DeliveryView[]> {
+    this.assertTenant(p, q.tenantId);
+    const sub = await this.find(p, id);
+    const where: Record<string, unknown> = { tenant: sub.tenant, webhookId: sub.id };
+    if (q.status) where.status = q.status;
+    const rows = await this.ds.getRepository(WebhookDeliveryEntity).find({ where, order: { createdAt: 'DESC', id: 'DESC' }, take: q.limit ?? 50 });
+    return rows.map(deliveryView);
+  }
+}
