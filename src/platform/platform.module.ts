@@ -27,6 +27,7 @@ import { PluginStateStore } from './plugins/plugin-state.store';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
+import { TracingAdvertiser } from './tracing/tracing.advertiser';
 
 /** The request validation every REST route gets (APP_PIPE); other transports validate with the same options. */
 export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } };
@@ -73,6 +74,7 @@ export class PlatformModule {
         { provide: OpenApiHolder, useValue: options.openApi },
         ...services,
         RouteAudit,
+        TracingAdvertiser,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

@@ -19,6 +19,8 @@ import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { UUID } from '../../platform/ids';
+import { currentTraceContext } from '../../platform/tracing/trace-context';
+import { formatTraceparent } from '../../platform/tracing/tracing';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -170,9 +172,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
+    const trace = currentTraceContext();
     const insert = async () => (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash")
-       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11)
+      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "trace_parent", "trace_state")
+       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11, $12, $13)
        ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
       [
         principal.tenant,
@@ -186,6 +189,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         [...principal.scopes],
         idempotencyKey ?? null,
         requestHash,
+        // The creating request's trace (its span, while tracing is on): the run's spans join it.
+        trace ? formatTraceparent(trace) : null,
+        trace?.tracestate ?? null,
       ],
     )) as Array<{ id: string }>;
     const inserted = await this.insertRun(insert, idempotencyKey);

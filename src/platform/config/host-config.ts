@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
+import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
 import { ConfigError } from './config-error';
 
 /**
@@ -56,6 +57,8 @@ export interface HostConfig {
   http: HttpTimeouts;
   /** The gRPC transport (src/transport/grpc). */
   grpc: GrpcConfig;
+  /** OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks. */
+  tracing: TracingConfig;
 }
 
 /** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
@@ -185,6 +188,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
   ...GRPC_ENV_SETTINGS,
+  ...TRACING_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -373,6 +377,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     },
     http: httpTimeouts(env),
     grpc,
+    tracing: loadTracingConfig(env),
   };
 }
 

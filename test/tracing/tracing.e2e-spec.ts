@@ -1,0 +1,196 @@
+/**
+ * OpenTelemetry traces end to end: a request with a `traceparent`, over REST and over gRPC, yields
+ * the request's server span, the run's `openwop.run`, its `openwop.node.<typeId>` spans and the tool
+ * call's span in ONE trace with the right parents, exported over OTLP to a receiver in the test; the
+ * MCP server the tool calls gets the tool span as its `traceparent`.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { flushTracing, tracingEnabled } from '../../src/platform/tracing/tracing';
+import { createGrpcTestApp, GrpcTestApp, metadata } from '../grpc/grpc-kit';
+import { installChains, waitForStatus } from '../runs/run-kit';
+import { ReceivedSpan, startGrpcOtlpReceiver, startHttpOtlpReceiver, OtlpReceiver } from '../support/otlp-receiver';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const SECRET_INPUT = 'input-value-that-must-not-be-exported';
+
+/** A stateless Streamable HTTP MCP server that records the traceparent of every JSON-RPC request. */
+async function startTracedMcpServer(): Promise<{ url: string; seen: Array<{ method: string; traceparent?: string }>; close(): Promise<void> }> {
+  const seen: Array<{ method: string; traceparent?: string }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const body = text ? JSON.parse(text) : undefined;
+      for (const m of Array.isArray(body) ? body : body ? [body] : []) seen.push({ method: m.method, traceparent: req.headers.traceparent as string | undefined });
+      const mcp = new Server({ name: 'traced', version: '1.0.0' }, { capabilities: { tools: {} } });
+      mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'lookup', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }] }));
+      mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'found' }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res, body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const CHAINS = {
+  'vendor.test.traced': {
+    nodes: [
+      { id: 'prep', typeId: 'core.noop', config: { word: '{{inputs.secret}}' } },
+      { id: 'call', typeId: 'core.tool', config: { toolId: 'mcp:remote.lookup', arguments: { q: '{{nodes.prep.word}}' } } },
+    ],
+    edges: [{ from: 'prep', to: 'call' }],
+  },
+};
+
+function one(spans: ReceivedSpan[], pred: (s: ReceivedSpan) => boolean, what: string): ReceivedSpan {
+  const found = spans.filter(pred);
+  if (found.length !== 1) throw new Error(`expected one ${what}, found ${found.length}: ${JSON.stringify(spans.map((s) => [s.name, s.spanId, s.parentSpanId]))}`);
+  return found[0];
+}
+
+/** The spans of one run's trace, checked: request -> openwop.run -> nodes -> tool call. */
+function expectRunTree(spans: ReceivedSpan[], runId: string, server: ReceivedSpan) {
+  const inTrace = spans.filter((s) => s.traceId === TRACE_ID);
+  const run = one(inTrace, (s) => s.name === 'openwop.run' && s.attributes['openwop.run_id'] === runId, 'openwop.run span');
+  expect(run.parentSpanId).toBe(server.spanId);
+  expect(run.attributes).toEqual(expect.objectContaining({ 'openwop.workflow_id': 'vendor.test.traced', 'openwop.tenant_id': 'default', 'openwop.run_status': 'completed', 'openwop.run.resumed': false }));
+  const prep = one(inTrace, (s) => s.name === 'openwop.node.core.noop' && s.attributes['openwop.run_id'] === runId, 'core.noop node span');
+  const call = one(inTrace, (s) => s.name === 'openwop.node.core.tool' && s.attributes['openwop.run_id'] === runId, 'core.tool node span');
+  for (const n of [prep, call]) expect(n.parentSpanId).toBe(run.spanId);
+  expect(prep.attributes).toEqual(expect.objectContaining({ 'openwop.node_id': 'prep', 'openwop.node_type': 'core.noop', 'openwop.node_attempt': 0, 'openwop.node.outcome': 'completed' }));
+  expect(call.attributes).toEqual(expect.objectContaining({ 'openwop.node_id': 'call', 'openwop.node_type': 'core.tool' }));
+  const tool = one(inTrace, (s) => s.name === 'openwop.tool.call' && s.attributes['openwop.run_id'] === runId, 'tool call span');
+  expect(tool.parentSpanId).toBe(call.spanId);
+  expect(tool.kind).toBe(3); // client: the call leaves the host
+  expect(tool.attributes).toEqual(expect.objectContaining({ 'openwop.tool_id': 'mcp:remote.lookup', 'openwop.tool.source': 'mcp', 'openwop.node_id': 'call' }));
+  expect(tool.status.code).toBe(0);
+  // Identifiers only: the run's inputs (which flow into the node config and the tool arguments) are nowhere.
+  expect(JSON.stringify(inTrace)).not.toContain(SECRET_INPUT);
+  return { run, tool };
+}
+
+describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
+  let receiver: OtlpReceiver;
+  let mcp: Awaited<ReturnType<typeof startTracedMcpServer>>;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    receiver = await startHttpOtlpReceiver();
+    mcp = await startTracedMcpServer();
+    t = await createTestApp({
+      env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'openwop-host-under-test' },
+      configFile: { tools: { mcpServers: [{ id: 'remote', transport: 'http', url: mcp.url }] } },
+    });
+    await installChains(t, 'default', 'vendor.test.traced', CHAINS);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await mcp?.close();
+    await receiver?.close();
+  });
+
+  it('puts the request, the run, its nodes and the tool call in the caller’s trace, and passes it to the MCP server', async () => {
+    expect(tracingEnabled()).toBe(true);
+    const key = await t.key({ scopes: ['runs:create', 'runs:read', 'tools:read'] });
+    const r = await t.http('POST', '/v1/runs', { token: key, headers: { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`, tracestate: 'vendor=opaque' }, body: { workflowId: 'vendor.test.traced', inputs: { secret: SECRET_INPUT } } });
+    expect(r.status).toBe(201);
+    const runId = r.body.runId as string;
+    expect((await waitForStatus(t, key, runId, ['completed', 'failed'], 30_000)).status).toBe('completed');
+    // The run row keeps the creating request's context (its span), never shown on the wire.
+    const [row] = await t.ds.query(`SELECT "trace_parent", "trace_state" FROM "run" WHERE "id" = $1`, [runId]);
+    expect(row.trace_parent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
+    expect(row.trace_state).toBe('vendor=opaque');
+    expect(JSON.stringify((await t.http('GET', `/v1/runs/${runId}`, { token: key })).body)).not.toContain(TRACE_ID);
+
+    await flushTracing();
+    const spans = await receiver.waitFor((s) => s.some((x) => x.name === 'openwop.tool.call' && x.attributes['openwop.run_id'] === runId));
+    const server = one(spans, (s) => s.traceId === TRACE_ID && s.name === 'POST /v1/runs', 'request span');
+    expect(server.parentSpanId).toBe(CALLER_SPAN);
+    expect(server.kind).toBe(2);
+    expect(server.attributes).toEqual(expect.objectContaining({ 'http.request.method': 'POST', 'http.route': '/v1/runs', 'http.response.status_code': 201 }));
+    expect(server.resource['service.name']).toBe('openwop-host-under-test');
+    expect(row.trace_parent).toBe(`00-${TRACE_ID}-${server.spanId}-01`);
+    const { tool } = expectRunTree(spans, runId, server);
+
+    // The MCP server saw the tool call's span as the parent of its tools/call request.
+    const calls = mcp.seen.filter((s) => s.method === 'tools/call');
+    expect(calls.map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${tool.spanId}-01`]);
+    expect(receiver.refused).toEqual([]);
+  });
+
+  it('starts a new trace for a request without a traceparent, or with an invalid one', async () => {
+    const key = await t.key({ scopes: ['runs:read'] });
+    for (const headers of [{}, { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` }]) {
+      const before = receiver.spans.length;
+      expect((await t.http('GET', '/v1/runs?limit=1', { token: key, headers })).status).toBe(200);
+      await flushTracing();
+      const [span] = (await receiver.waitFor((s) => s.slice(before).some((x) => x.name === 'GET /v1/runs'))).slice(before).filter((x) => x.name === 'GET /v1/runs');
+      expect(span.parentSpanId).toBe('');
+      expect(span.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(span.traceId).not.toBe(TRACE_ID);
+    }
+  });
+
+  it('advertises its export protocols in discovery while tracing is on', async () => {
+    const d = await t.http('GET', '/.well-known/openwop');
+    expect(d.body.observability).toEqual({ otel: { exportProtocols: ['http/json', 'http/protobuf'] } });
+  });
+});
+
+describe('tracing over gRPC, exported with OTLP/gRPC', () => {
+  let receiver: OtlpReceiver;
+  let mcp: Awaited<ReturnType<typeof startTracedMcpServer>>;
+  let g: GrpcTestApp;
+
+  beforeAll(async () => {
+    receiver = await startGrpcOtlpReceiver();
+    mcp = await startTracedMcpServer();
+    g = await createGrpcTestApp({
+      env: { OPENWOP_TRACING: 'true', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+      configFile: { tools: { mcpServers: [{ id: 'remote', transport: 'http', url: mcp.url }] } },
+    });
+    await installChains(g.t, 'default', 'vendor.test.traced', CHAINS);
+  });
+
+  afterAll(async () => {
+    await g?.close();
+    await mcp?.close();
+    await receiver?.close();
+  });
+
+  it('puts the CreateRun call, the run, its nodes and the tool call in the caller’s trace', async () => {
+    const key = await g.t.key({ scopes: ['runs:create', 'runs:read', 'tools:read'] });
+    const created = await g.engine.call('CreateRun', { workflowId: 'vendor.test.traced', inputs: { secret: SECRET_INPUT } }, metadata(key, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` }));
+    if (!created.ok) throw new Error(JSON.stringify(created.error));
+    const runId = created.body.runId as string;
+    expect((await waitForStatus(g.t, key, runId, ['completed', 'failed'], 30_000)).status).toBe('completed');
+    await flushTracing();
+    const spans = await receiver.waitFor((s) => s.some((x) => x.name === 'openwop.tool.call' && x.attributes['openwop.run_id'] === runId));
+    expect(spans.every((s) => s.via === 'grpc')).toBe(true);
+    const server = one(spans, (s) => s.traceId === TRACE_ID && s.name === 'openwop.v1.Engine/CreateRun', 'gRPC call span');
+    expect(server.parentSpanId).toBe(CALLER_SPAN);
+    expect(server.kind).toBe(2);
+    expect(server.attributes).toEqual(expect.objectContaining({ 'rpc.system': 'grpc', 'rpc.service': 'openwop.v1.Engine', 'rpc.method': 'CreateRun', 'rpc.grpc.status_code': 0 }));
+    const { tool } = expectRunTree(spans, runId, server);
+    expect(mcp.seen.filter((s) => s.method === 'tools/call').map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${tool.spanId}-01`]);
+  });
+
+  it('advertises gRPC among its export protocols when it exports over gRPC', async () => {
+    const d = await g.t.http('GET', '/.well-known/openwop');
+    expect(d.body.observability.otel.exportProtocols).toEqual(['grpc', 'http/json', 'http/protobuf']);
+  });
+});
