@@ -134,7 +134,8 @@ describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
 
   it('starts a new trace for a request without a traceparent, or with an invalid one', async () => {
     const key = await t.key({ scopes: ['runs:read'] });
-    for (const headers of [{}, { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` }]) {
+    const cases: Array<Record<string, string>> = [{}, { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` }];
+    for (const headers of cases) {
       const before = receiver.spans.length;
       expect((await t.http('GET', '/v1/runs?limit=1', { token: key, headers })).status).toBe(200);
       await flushTracing();
