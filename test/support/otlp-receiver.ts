@@ -63,6 +63,7 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   status: { code: number; message: string };
   resource: Record<string, unknown>;
+  durationMs: number;
   /** How it arrived. */
   via: 'http/protobuf' | 'grpc';
 }
@@ -84,6 +85,7 @@ function attrs(list: Array<{ key: string; value?: Any }> | undefined): Record<st
   return Object.fromEntries((list ?? []).map((kv) => [kv.key, value(kv.value)]));
 }
 
+const nanos = (v: { toString(): string } | undefined) => (v === undefined ? 0 : Number(BigInt(v.toString())));
 const hex = (b: Uint8Array | undefined) => (b && b.length ? Buffer.from(b).toString('hex') : '');
 
 function decode(buf: Buffer, via: ReceivedSpan['via']): ReceivedSpan[] {
@@ -104,6 +106,7 @@ function decode(buf: Buffer, via: ReceivedSpan['via']): ReceivedSpan[] {
           attributes: attrs(s.attributes),
           status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
           resource,
+          durationMs: (nanos(s.end_time_unix_nano) - nanos(s.start_time_unix_nano)) / 1e6,
           via,
         });
       }

@@ -125,6 +125,11 @@ describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
     expect(server.resource['service.name']).toBe('openwop-host-under-test');
     expect(row.trace_parent).toBe(`00-${TRACE_ID}-${server.spanId}-01`);
     const { tool } = expectRunTree(spans, runId, server);
+    if (process.env.PRINT_SPAN_TREE) {
+      const inTrace = spans.filter((s) => s.traceId === TRACE_ID);
+      const print = (id: string, depth: number): string[] => inTrace.filter((s) => s.parentSpanId === id).flatMap((s) => [`${'  '.repeat(depth)}${s.name} ${s.durationMs.toFixed(1)}ms ${JSON.stringify(s.attributes)}`, ...print(s.spanId, depth + 1)]);
+      process.stdout.write(`${print(CALLER_SPAN, 0).join('\n')}\n`);
+    }
 
     // The MCP server saw the tool call's span as the parent of its tools/call request.
     const calls = mcp.seen.filter((s) => s.method === 'tools/call');
