@@ -671,6 +671,7 @@ class RunExecution {
         await this.d.events.appendBatch(this.scope, this.row.id, [{ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: 'approval', key: `${RUN_GATE_SUBJECT}:${this.row.id}:${gateId}` } }], m);
       }
     });
+    this.trace.status('waiting-approval');
     this.d.events.wake();
   }
 
