@@ -11,7 +11,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { flushTracing, tracingEnabled } from '../../src/platform/tracing/tracing';
 import { createGrpcTestApp, GrpcTestApp, metadata } from '../grpc/grpc-kit';
-import { installChains, waitForStatus } from '../runs/run-kit';
+import { installChains, runEvents, waitForStatus } from '../runs/run-kit';
 import { ReceivedSpan, startGrpcOtlpReceiver, startHttpOtlpReceiver, OtlpReceiver } from '../support/otlp-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -52,6 +52,13 @@ const CHAINS = {
       { id: 'call', typeId: 'core.tool', config: { toolId: 'mcp:remote.lookup', arguments: { q: '{{nodes.prep.word}}' } } },
     ],
     edges: [{ from: 'prep', to: 'call' }],
+  },
+  'vendor.test.traced.gated': {
+    nodes: [
+      { id: 'gate', typeId: 'core.approval', config: { title: 'Go on?' } },
+      { id: 'after', typeId: 'core.noop', config: {} },
+    ],
+    edges: [{ from: 'gate', to: 'after' }],
   },
 };
 
@@ -135,6 +142,33 @@ describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
     const calls = mcp.seen.filter((s) => s.method === 'tools/call');
     expect(calls.map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${tool.spanId}-01`]);
     expect(receiver.refused).toEqual([]);
+  });
+
+  it('keeps a run resumed after an approval gate in the creating request’s trace', async () => {
+    const key = await t.key({ scopes: ['runs:create', 'runs:read'] });
+    const approver = await t.key({ principal: 'approver', scopes: ['approvals:respond', 'runs:read'] });
+    const traceId = 'a'.repeat(31) + 'b';
+    const r = await t.http('POST', '/v1/runs', { token: key, headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` }, body: { workflowId: 'vendor.test.traced.gated' } });
+    const runId = r.body.runId as string;
+    await waitForStatus(t, key, runId, ['waiting-approval']);
+    const gate = (await runEvents(t, key, runId)).find((e) => e.type === 'node.suspended')!.payload.interruptId as string;
+    expect((await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver, body: {} })).status).toBeLessThan(300);
+    expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
+    await flushTracing();
+    const spans = await receiver.waitFor((s) => s.filter((x) => x.name === 'openwop.run' && x.attributes['openwop.run_id'] === runId).length === 2);
+    const server = one(spans, (s) => s.traceId === traceId && s.name === 'POST /v1/runs', 'request span');
+    const runs = spans.filter((s) => s.name === 'openwop.run' && s.attributes['openwop.run_id'] === runId);
+    expect(runs.map((s) => [s.traceId, s.parentSpanId, s.attributes['openwop.run.resumed'], s.attributes['openwop.run_status']])).toEqual([
+      [traceId, server.spanId, false, 'waiting-approval'],
+      [traceId, server.spanId, true, 'completed'],
+    ]);
+    // Each claim's node spans sit under its own run span.
+    const gateSpans = spans.filter((s) => s.name === 'openwop.node.core.approval' && s.attributes['openwop.run_id'] === runId);
+    expect(gateSpans.map((s) => [s.parentSpanId, s.attributes['openwop.node.outcome']])).toEqual([
+      [runs[0].spanId, 'suspended'],
+      [runs[1].spanId, 'completed'],
+    ]);
+    expect(one(spans, (s) => s.name === 'openwop.node.core.noop' && s.attributes['openwop.run_id'] === runId, 'after node').parentSpanId).toBe(runs[1].spanId);
   });
 
   it('starts a new trace for a request without a traceparent, or with an invalid one', async () => {
