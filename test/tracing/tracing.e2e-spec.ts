@@ -4,12 +4,8 @@
  * call's span in ONE trace with the right parents, exported over OTLP to a receiver in the test; the
  * MCP server the tool calls gets the tool span as its `traceparent`.
  */
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { flushTracing, tracingEnabled } from '../../src/platform/tracing/tracing';
+import { startTracedMcpServer } from '../fixtures/mcp/traced-http-fixture';
 import { createGrpcTestApp, GrpcTestApp, metadata } from '../grpc/grpc-kit';
 import { installChains, runEvents, waitForStatus } from '../runs/run-kit';
 import { ReceivedSpan, startGrpcOtlpReceiver, startHttpOtlpReceiver, OtlpReceiver } from '../support/otlp-receiver';
@@ -18,32 +14,6 @@ import { createTestApp, TestApp } from '../support/test-app';
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const SECRET_INPUT = 'input-value-that-must-not-be-exported';
-
-/** A stateless Streamable HTTP MCP server that records the traceparent of every JSON-RPC request. */
-async function startTracedMcpServer(): Promise<{ url: string; seen: Array<{ method: string; traceparent?: string }>; close(): Promise<void> }> {
-  const seen: Array<{ method: string; traceparent?: string }> = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const body = text ? JSON.parse(text) : undefined;
-      for (const m of Array.isArray(body) ? body : body ? [body] : []) seen.push({ method: m.method, traceparent: req.headers.traceparent as string | undefined });
-      const mcp = new Server({ name: 'traced', version: '1.0.0' }, { capabilities: { tools: {} } });
-      mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'lookup', inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }] }));
-      mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: 'text', text: 'found' }] }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on('close', () => {
-        void transport.close();
-        void mcp.close();
-      });
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res, body);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 const CHAINS = {
   'vendor.test.traced': {

@@ -1,4 +1,4 @@
-import { parseTraceContext, withTraceContext } from '../../platform/tracing/trace-context';
+import { parseTraceContext, TraceContext, withTraceContext } from '../../platform/tracing/trace-context';
 import { SpanHandle, startSpan } from '../../platform/tracing/tracing';
 
 /** What the run spans read of a claimed run row. */
@@ -34,6 +34,8 @@ export class RunTrace {
   private constructor(
     private readonly row: TracedRunRow,
     private readonly span: SpanHandle | undefined,
+    /** The stored context: what outbound calls carry while tracing is off. */
+    private readonly parent: TraceContext | undefined,
   ) {}
 
   static start(row: TracedRunRow, resumed: boolean): RunTrace {
@@ -50,12 +52,16 @@ export class RunTrace {
         'openwop.run.resumed': resumed,
       },
     });
-    return new RunTrace(row, span);
+    return new RunTrace(row, span, parent);
   }
 
-  /** Runs the execution with the run span current. */
+  /**
+   * Runs the execution with the run span current; while tracing is off, with the stored context
+   * (the caller's), so a tool call forwards the caller's `traceparent` on whichever replica claimed
+   * the run, and never the context of whatever request happened to wake the engine.
+   */
   run<T>(fn: () => Promise<T>): Promise<T> {
-    return this.span ? withTraceContext(this.span.context, fn) : fn();
+    return withTraceContext(this.span?.context ?? this.parent, fn);
   }
 
   /** One node execution, in its own span under the run's. */
