@@ -4,6 +4,9 @@
  * call's span in ONE trace with the right parents, exported over OTLP to a receiver in the test; the
  * MCP server the tool calls gets the tool span as its `traceparent`.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import { flushTracing, tracingEnabled } from '../../src/platform/tracing/tracing';
 import { startTracedMcpServer } from '../fixtures/mcp/traced-http-fixture';
 import { createGrpcTestApp, GrpcTestApp, metadata } from '../grpc/grpc-kit';
@@ -59,25 +62,62 @@ function expectRunTree(spans: ReceivedSpan[], runId: string, server: ReceivedSpa
   return { run, tool };
 }
 
+const PETSTORE = path.resolve(__dirname, '../../plugins/openapi-tools/test/fixtures/petstore.json');
+
 describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
   let receiver: OtlpReceiver;
   let mcp: Awaited<ReturnType<typeof startTracedMcpServer>>;
+  let api: http.Server;
+  const apiHits: Array<{ url?: string; traceparent?: string }> = [];
   let t: TestApp;
 
   beforeAll(async () => {
     receiver = await startHttpOtlpReceiver();
     mcp = await startTracedMcpServer();
-    t = await createTestApp({
-      env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'openwop-host-under-test' },
-      configFile: { tools: { mcpServers: [{ id: 'remote', transport: 'http', url: mcp.url }] } },
+    api = http.createServer((req, res) => {
+      apiHits.push({ url: req.url, traceparent: req.headers.traceparent as string | undefined });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
     });
-    await installChains(t, 'default', 'vendor.test.traced', CHAINS);
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+    t = await createTestApp({
+      env: {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: 'openwop-host-under-test',
+        OPENWOP_PLUGINS: './plugins/openapi-tools/src/index.ts',
+        OPENWOP_PLUGINS_STRICT: 'true',
+      },
+      configFile: {
+        tools: { mcpServers: [{ id: 'remote', transport: 'http', url: mcp.url }] },
+        plugins: { 'openwop.openapi-tools': { vendor: 'acme', documents: [{ id: 'pets', path: PETSTORE, baseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}/api`, tenants: ['default'] }] } },
+      },
+    });
+    await installChains(t, 'default', 'vendor.test.traced', {
+      ...CHAINS,
+      'vendor.test.traced.http': { nodes: [{ id: 'pets', typeId: 'core.tool', config: { toolId: 'x-host-acme-pets.listPets', arguments: {} } }] },
+    });
   });
 
   afterAll(async () => {
     await t?.close();
     await mcp?.close();
+    await new Promise<void>((r) => (api ? api.close(() => r()) : r()));
     await receiver?.close();
+  });
+
+  it('passes the tool call’s span to an HTTP API called through a plugin', async () => {
+    const key = await t.key({ scopes: ['runs:create', 'runs:read', 'tools:read'] });
+    const traceId = 'c'.repeat(31) + 'd';
+    const r = await t.http('POST', '/v1/runs', { token: key, headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` }, body: { workflowId: 'vendor.test.traced.http' } });
+    const runId = r.body.runId as string;
+    const done = await waitForStatus(t, key, runId, ['completed', 'failed'], 30_000);
+    expect([done.status, done.error]).toEqual(['completed', undefined]);
+    await flushTracing();
+    const spans = await receiver.waitFor((s) => s.some((x) => x.name === 'openwop.tool.call' && x.attributes['openwop.run_id'] === runId));
+    const tool = one(spans, (s) => s.name === 'openwop.tool.call' && s.attributes['openwop.run_id'] === runId, 'tool call span');
+    expect([tool.traceId, tool.kind, tool.attributes['openwop.tool.source']]).toEqual([traceId, 1, 'host-extension']);
+    expect(apiHits.map((h) => h.traceparent)).toEqual([`00-${traceId}-${tool.spanId}-01`]);
   });
 
   it('puts the request, the run, its nodes and the tool call in the caller’s trace, and passes it to the MCP server', async () => {
