@@ -30,8 +30,9 @@ module.exports = async () => {
     testEnvironment: 'node',
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-    // A few dependencies ship ES modules only; SWC turns them into CommonJS for Jest on Node 20.
-    transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser)/)'],
+    // A few dependencies ship ES modules only; SWC turns them into CommonJS for Jest on Node 20. The
+    // OTLP exporters' base loads `http` with import(), which Jest's CommonJS runtime refuses.
+    transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser|@opentelemetry/otlp-exporter-base)/)'],
     transform: { '^.+\\.(t|j)s$': ['@swc/jest', { ...swc, swcrc: false }] },
     moduleNameMapper: { '^@openwop-host/plugin-sdk$': '<rootDir>/plugins/sdk/src/index.ts' },
     globalSetup: '<rootDir>/test/support/global-setup.ts',

@@ -23,6 +23,9 @@ import { OpenApiHolder } from './platform/openapi/openapi.controller';
 import { loadPlugins, PluginLoadResult } from './platform/plugins/plugin-loader';
 import { PluginStateStore } from './platform/plugins/plugin-state.store';
 import { SchemaRegistry } from './platform/schemas/schema-registry';
+import { HOST_VERSION } from './platform/discovery/discovery.service';
+import { installRequestTracing } from './platform/tracing/request-tracing';
+import { startTracing } from './platform/tracing/tracing';
 
 export interface HostOptions {
   /** Use this database instead of opening one from the config (tests). */
@@ -62,6 +65,9 @@ async function phase<T>(name: StartupError['phase'], what: string, fn: () => Pro
  */
 export async function createHost(config: HostConfig, options: HostOptions = {}): Promise<Host> {
   const logger = createLogger(config.logLevel, options.logDestination);
+  // Before anything that may start a span; loads the OpenTelemetry SDK only when tracing is on.
+  const tracing = await phase('application', 'cannot start tracing', () => startTracing(config.tracing, { serviceVersion: HOST_VERSION, instanceId: config.instanceId }));
+  if (tracing) logger.info({ protocol: config.tracing.protocol, endpoint: config.tracing.url ?? 'default', service: config.tracing.serviceName, because: config.tracing.reason }, 'OpenTelemetry tracing on');
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
@@ -104,6 +110,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
     installRequestLog(adapter.getInstance());
+    installRequestTracing(adapter.getInstance());
     let created: NestFastifyApplication | undefined;
     const app = await phase('application', 'cannot start the application', async () => {
       try {
@@ -140,10 +147,13 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
       async close() {
         await app.close();
         await db?.close();
+        // Last: the spans of the shutdown itself are exported too.
+        await tracing?.shutdown().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'tracing: the last spans could not be exported'));
       },
     };
   } catch (e) {
     await db?.close();
+    await tracing?.shutdown().catch(() => undefined);
     throw e;
   }
 }

@@ -29,6 +29,7 @@ import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
 import { ActivityLedger } from './idempotency/activity-ledger.service';
 import { IdempotencyStore } from './idempotency/idempotency-store.service';
+import { TracingAdvertiser } from './tracing/tracing.advertiser';
 
 /** The request validation every REST route gets (APP_PIPE); other transports validate with the same options. */
 export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forbidNonWhitelisted: true, transform: true, validationError: { target: false, value: false } };
@@ -77,6 +78,7 @@ export class PlatformModule {
         { provide: OpenApiHolder, useValue: options.openApi },
         ...services,
         RouteAudit,
+        TracingAdvertiser,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

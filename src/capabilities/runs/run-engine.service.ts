@@ -10,6 +10,7 @@ import type { Principal } from '../../platform/identity/principal';
 import { ApprovalsService } from '../proposals/approvals/approvals.service';
 import { NodeExecutorRegistry, RegisteredExecutor } from './node-executor-registry.service';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
+import { RunTrace } from './run-tracing';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
@@ -79,6 +80,8 @@ interface ClaimedRow {
   node_executions: number;
   cost_usd: number;
   started_at: Date | null;
+  trace_parent?: string | null;
+  trace_state?: string | null;
 }
 
 interface Execution {
@@ -340,6 +343,7 @@ class RunExecution {
   private deadline?: NodeJS.Timeout;
   private breach?: { kind: 'run-duration' | 'loop-iterations' | 'budget-cost'; limit: number; observed: number; code: string; message: string; nodeId?: string };
   private flushing: Promise<void> = Promise.resolve();
+  private trace!: RunTrace;
 
   constructor(
     private readonly engine: RunEngineService,
@@ -368,8 +372,9 @@ class RunExecution {
   }
 
   async run(): Promise<void> {
+    this.trace = RunTrace.start(this.row, !this.firstStart);
     try {
-      await this.execute();
+      await this.trace.run(() => this.execute());
     } catch (e) {
       if (e instanceof LeaseLost || this.exec.reason === 'lease' || this.exec.reason === 'shutdown') throw e;
       if ((e instanceof EngineWriteError && e.unavailable) || isDatabaseUnavailable(e)) {
@@ -383,6 +388,7 @@ class RunExecution {
       await this.failOnEngineFault(e);
       throw e;
     } finally {
+      this.trace.end(this.exec.reason === 'cancel' ? undefined : this.exec.reason);
       clearInterval(this.heartbeat);
       clearTimeout(this.deadline);
       this.engine.finished(this.row.id);
@@ -473,7 +479,7 @@ class RunExecution {
             break;
           }
           this.nodeExecutions++;
-          inflight.set(n.id, this.launch(n));
+          inflight.set(n.id, this.trace.node(n, () => this.launch(n)));
         }
       }
       if (!inflight.size) break;
@@ -668,6 +674,7 @@ class RunExecution {
         await this.d.events.appendBatch(this.scope, this.row.id, [{ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: 'approval', key: `${RUN_GATE_SUBJECT}:${this.row.id}:${gateId}` } }], m);
       }
     });
+    this.trace.status('waiting-approval');
     this.d.events.wake();
   }
 
@@ -836,6 +843,7 @@ class RunExecution {
 
   /** After a committed write: count a finished run and wake the event readers. */
   private written(u: RunUpdate, batch: BatchEvent[]): void {
+    if (u.status) this.trace.status(u.status, u.error);
     if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
     if (batch.length) this.d.events.wake();
   }

@@ -20,6 +20,8 @@ import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { UUID } from '../../platform/ids';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
+import { currentTraceContext } from '../../platform/tracing/trace-context';
+import { formatTraceparent } from '../../platform/tracing/tracing';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -202,10 +204,11 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
     if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
+    const trace = currentTraceContext();
     if (opts.dedup) await this.refuseActiveScope(principal, req.scopeId!, db);
     const insert = async () => (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope")
-       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11, $12, $13)
+      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state")
+       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11, $12, $13, $14, $15)
        ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
       [
         principal.tenant,
@@ -221,6 +224,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         requestHash,
         req.scopeId ?? null,
         opts.dedup ? req.scopeId! : null,
+        // The creating request's trace (its span, while tracing is on): the run's spans join it.
+        trace ? formatTraceparent(trace) : null,
+        trace?.tracestate ?? null,
       ],
     )) as Array<{ id: string }>;
     let inserted: Array<{ id: string }> | undefined;

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import YAML from 'yaml';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
+import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
 import { ConfigError } from './config-error';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from '../../capabilities/webhooks/webhooks.settings';
 
@@ -59,6 +60,8 @@ export interface HostConfig {
   grpc: GrpcConfig;
   /** Webhook delivery (src/capabilities/webhooks). */
   webhooks: WebhookSettings;
+  /** OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks. */
+  tracing: TracingConfig;
 }
 
 /** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
@@ -189,6 +192,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
   ...GRPC_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
+  ...TRACING_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -385,6 +389,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     http: httpTimeouts(env),
     grpc,
     webhooks,
+    tracing: loadTracingConfig(env),
   };
 }
 

@@ -115,6 +115,16 @@ export class RunEntity {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;
+
+  /**
+   * The W3C trace context of the request that created the run (migration 1764895000000), so the run's
+   * spans join that request's trace on whichever replica executes it. Never shown on the wire.
+   */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
+
+  @Column({ name: 'trace_state', type: 'text', nullable: true })
+  traceState: string | null;
 }
 
 /** The per-stream sequence counter; its row lock serializes appends so sequences stay gap-free. */

@@ -8,6 +8,7 @@ import type { HostConfig } from '../config/host-config';
 import type { SchemaRegistry } from '../schemas/schema-registry';
 import type { PluginStateStore } from './plugin-state.store';
 import { PROJECT_ROOT } from '../project-root';
+import { withTraceHeaders } from '../tracing/tracing';
 
 export interface LoadedPlugin {
   id: string;
@@ -53,7 +54,8 @@ function pluginLogger(base: Logger, id: string): PluginLogger {
 function timedFetch(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<Response> {
   const { timeoutMs = 10_000, ...rest } = init;
   const signal = rest.signal ? AbortSignal.any([rest.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
-  return fetch(url, { ...rest, signal });
+  // The current trace context travels with the request (a tool call's span: the API's spans join the run's trace).
+  return fetch(url, withTraceHeaders({ ...rest, signal }));
 }
 
 function providersOf(mod: DynamicModule | Type<unknown>): Provider[] {

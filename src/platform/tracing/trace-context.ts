@@ -2,10 +2,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
  * W3C Trace Context (https://www.w3.org/TR/trace-context/) as a request carried it: the `traceparent`
- * fields and the opaque `tracestate`. The host emits no spans yet; a transport that receives a trace
- * context runs its handler inside `withTraceContext`, so whatever the handler calls (a service, the
- * run it starts) can read it with `currentTraceContext()`. An OpenTelemetry context manager is the
- * intended replacement for this storage, behind the same two functions.
+ * fields and the opaque `tracestate`. A transport that receives a trace context runs its handler
+ * inside `withTraceContext`, so whatever the handler calls (a service, the run it starts) can read it
+ * with `currentTraceContext()`. While tracing is on (./tracing.ts) the current context is the
+ * innermost span of the host's own (the request's, the run's, a node's), so the same storage carries
+ * the parent of every span and of every outbound `traceparent`; no OpenTelemetry context manager is
+ * involved.
  */
 export interface TraceContext {
   version: string;

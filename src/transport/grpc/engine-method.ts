@@ -46,7 +46,7 @@ export interface EngineCall {
   /** The call's correlation id (`x-request-id` metadata when well formed, else a new UUID). */
   readonly requestId: string;
   readonly metadata: Metadata;
-  /** W3C trace context from `traceparent` / `tracestate` metadata (also current while the handler runs). */
+  /** W3C trace context from the caller's `traceparent` / `tracestate` metadata; while the handler runs the current one is the call's span (tracing on) or this. */
   readonly trace: TraceContext | undefined;
   /** Aborted when the client cancels the call or the listener stops. */
   readonly signal: AbortSignal;

@@ -16,6 +16,7 @@ import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from '../../platfo
 import type { Principal } from '../../platform/identity/principal';
 import { REQUEST_VALIDATION } from '../../platform/platform.module';
 import { parseTraceContext, withTraceContext } from '../../platform/tracing/trace-context';
+import { SpanHandle, startSpan } from '../../platform/tracing/tracing';
 import { ENGINE_PACKAGE, ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto';
 import { ENGINE_METHODS, EngineCall, EngineMethod, EngineMethodHandler, EngineMethodName, RestOperation } from './engine-method';
 import { encodeRpcStatus, errorEnvelopeToStatus } from './error-status';
@@ -164,7 +165,7 @@ export class EngineServiceImplementation implements OnModuleInit {
       const request = this.readRequest(requestType, call.request);
       const handler = entry.handler;
       context.principal = await this.admit(entry.operation, context.request);
-      const result = await withTraceContext(context.call.trace, () => handler.handle(context.call, request));
+      const result = await withTraceContext(context.span?.context ?? context.call.trace, () => handler.handle(context.call, request));
       const message = this.writeResponse(responseType, result);
       callback(null, message);
     } catch (e) {
@@ -194,7 +195,7 @@ export class EngineServiceImplementation implements OnModuleInit {
         this.metrics.sent(method);
         if (!call.write(message)) await drained(call, context.call.signal);
       };
-      await withTraceContext(context.call.trace, () => handler.handle(context.call, request, send));
+      await withTraceContext(context.span?.context ?? context.call.trace, () => handler.handle(context.call, request, send));
       if (context.call.signal.aborted && !call.cancelled) throw new ListenerStoppingError();
       if (call.cancelled) code = grpc.status.CANCELLED;
       else call.end();
@@ -259,6 +260,11 @@ export class EngineServiceImplementation implements OnModuleInit {
         return state.principal;
       },
     };
+    state.span = startSpan(`${ENGINE_SERVICE}/${method}`, {
+      kind: 'server',
+      parent: state.call.trace ?? null,
+      attributes: { 'rpc.system': 'grpc', 'rpc.service': ENGINE_SERVICE, 'rpc.method': method },
+    });
     return state;
   }
 
@@ -324,6 +330,12 @@ export class EngineServiceImplementation implements OnModuleInit {
   private finish(method: EngineMethodName, code: number, started: bigint, context: CallState): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.metrics.finished(method, code, seconds);
+    if (context.span) {
+      context.span.setAttributes({ 'rpc.grpc.status_code': code });
+      // Server errors only (semantic conventions): a refused request is the caller's.
+      if (SERVER_FAULTS.has(code)) context.span.fail(grpc.status[code] ?? String(code));
+      context.span.end();
+    }
     const p = context.principal;
     const fields = {
       transport: 'grpc',
@@ -349,10 +361,14 @@ interface CallState {
   principal: Principal | undefined;
   request: GuardRequest;
   call: EngineCall;
+  /** The call's server span while tracing is on (a child of the caller's `traceparent`). */
+  span?: SpanHandle;
   dispose(): void;
 }
 
 class ClientGoneError extends Error {}
+
+const SERVER_FAULTS: ReadonlySet<number> = new Set([grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED, grpc.status.UNIMPLEMENTED, grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.DATA_LOSS]);
 
 /** A request message that did not decode (see `definition`). */
 class UnreadableRequest {

@@ -13,6 +13,7 @@ import {
   ToolSourceKind,
 } from '@openwop-host/plugin-sdk';
 import { DomainError } from '../../../platform/errors/domain-error';
+import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
 import { argsHash } from '../../tool-catalog/sessions/tool-session.service';
 import { CatalogEntry, ToolCatalogService } from '../../tool-catalog/tool-catalog.service';
@@ -121,12 +122,24 @@ export class CoreToolExecutor implements NodeExecutorProvider {
         );
         const started = process.hrtime.bigint();
         try {
-          if (entry.descriptor.source === 'workflow') {
-            result = await this.callWorkflow(entry, principal, args, ctx);
-          } else {
-            session ??= await this.openSession(entry, principal, ctx);
-            result = await session.call(args, ctx.signal);
-          }
+          // One span per call (tool id and source kind, never the arguments); a remote source's
+          // requests carry it as their traceparent.
+          const source = entry.descriptor.source;
+          result = await inSpan(
+            'openwop.tool.call',
+            { kind: TRANSPORT[source] === 'native' ? 'internal' : 'client', attributes: { 'openwop.run_id': ctx.runId, 'openwop.node_id': ctx.nodeId, 'openwop.tool_id': toolId, 'openwop.tool.source': source, 'openwop.tool.call_id': callId } },
+            async (span) => {
+              let r: ToolCallResult;
+              if (source === 'workflow') {
+                r = await this.callWorkflow(entry, principal, args, ctx);
+              } else {
+                session ??= await this.openSession(entry, principal, ctx);
+                r = await session.call(args, ctx.signal);
+              }
+              if (r.status !== 'ok') span?.fail(r.error?.code || 'tool_call_failed');
+              return r;
+            },
+          );
         } catch (e) {
           result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
         }

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
 
 /** What the host keeps of one MCP tool: the fields it projects. Annotations are read and ignored. */
@@ -30,7 +31,8 @@ export async function connectMcpClient(cfg: McpServerConfig, signal: AbortSignal
     stdio.stderr?.on('data', () => undefined);
     transport = stdio;
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} } });
+    // Each request carries the trace context current when it is sent (the tool call's span).
+    transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: (url, init) => fetch(url, withTraceHeaders(init)) });
   }
   try {
     await client.connect(transport, { signal, timeout: timeoutMs });

@@ -1,0 +1,198 @@
+/**
+ * An OTLP trace receiver for the tests, over HTTP/protobuf (`POST /v1/traces`) and gRPC
+ * (`opentelemetry.proto.collector.trace.v1.TraceService/Export`), decoding the requests with the
+ * messages of the OTLP specification (opentelemetry-proto, trace/v1 and common/v1: the fields a span
+ * tree needs), so what the host's exporter sends is read independently of the exporter's own code.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import * as protobuf from 'protobufjs';
+
+const OTLP_PROTO = `
+syntax = "proto3";
+package otlp;
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+message ExportTraceServiceResponse {}
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
+message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
+message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
+message InstrumentationScope { string name = 1; string version = 2; }
+message Span {
+  bytes trace_id = 1;
+  bytes span_id = 2;
+  string trace_state = 3;
+  bytes parent_span_id = 4;
+  string name = 5;
+  int32 kind = 6;
+  fixed64 start_time_unix_nano = 7;
+  fixed64 end_time_unix_nano = 8;
+  repeated KeyValue attributes = 9;
+  Status status = 15;
+  fixed32 flags = 16;
+}
+message Status { string message = 2; int32 code = 3; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message ArrayValue { repeated AnyValue values = 1; }
+message KeyValueList { repeated KeyValue values = 1; }
+message AnyValue {
+  oneof value {
+    string string_value = 1;
+    bool bool_value = 2;
+    int64 int_value = 3;
+    double double_value = 4;
+    ArrayValue array_value = 5;
+    KeyValueList kvlist_value = 6;
+    bytes bytes_value = 7;
+  }
+}
+`;
+
+const root = protobuf.parse(OTLP_PROTO, { keepCase: true }).root;
+const Request = root.lookupType('otlp.ExportTraceServiceRequest');
+const Response = root.lookupType('otlp.ExportTraceServiceResponse');
+
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  /** '' for a root span. */
+  parentSpanId: string;
+  name: string;
+  /** OTLP SpanKind: 1 internal, 2 server, 3 client. */
+  kind: number;
+  attributes: Record<string, unknown>;
+  status: { code: number; message: string };
+  resource: Record<string, unknown>;
+  durationMs: number;
+  /** How it arrived. */
+  via: 'http/protobuf' | 'grpc';
+}
+
+type Any = { string_value?: string; bool_value?: boolean; int_value?: { toNumber(): number } | number; double_value?: number; array_value?: { values?: Any[] }; bytes_value?: Uint8Array };
+
+function value(v: Any | undefined): unknown {
+  if (!v) return undefined;
+  if (v.string_value !== undefined) return v.string_value;
+  if (v.bool_value !== undefined) return v.bool_value;
+  if (v.int_value !== undefined) return typeof v.int_value === 'number' ? v.int_value : v.int_value.toNumber();
+  if (v.double_value !== undefined) return v.double_value;
+  if (v.array_value) return (v.array_value.values ?? []).map(value);
+  if (v.bytes_value) return Buffer.from(v.bytes_value).toString('hex');
+  return undefined;
+}
+
+function attrs(list: Array<{ key: string; value?: Any }> | undefined): Record<string, unknown> {
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, value(kv.value)]));
+}
+
+const nanos = (v: { toString(): string } | undefined) => (v === undefined ? 0 : Number(BigInt(v.toString())));
+const hex = (b: Uint8Array | undefined) => (b && b.length ? Buffer.from(b).toString('hex') : '');
+
+function decode(buf: Buffer, via: ReceivedSpan['via']): ReceivedSpan[] {
+  const msg = Request.toObject(Request.decode(buf), { defaults: false, oneofs: false }) as {
+    resource_spans?: Array<{ resource?: { attributes?: Array<{ key: string; value?: Any }> }; scope_spans?: Array<{ spans?: Array<Record<string, any>> }> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const out: ReceivedSpan[] = [];
+  for (const rs of msg.resource_spans ?? []) {
+    const resource = attrs(rs.resource?.attributes);
+    for (const ss of rs.scope_spans ?? []) {
+      for (const s of ss.spans ?? []) {
+        out.push({
+          traceId: hex(s.trace_id),
+          spanId: hex(s.span_id),
+          parentSpanId: hex(s.parent_span_id),
+          name: s.name ?? '',
+          kind: s.kind ?? 0,
+          attributes: attrs(s.attributes),
+          status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
+          resource,
+          durationMs: (nanos(s.end_time_unix_nano) - nanos(s.start_time_unix_nano)) / 1e6,
+          via,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export interface OtlpReceiver {
+  /** `http://127.0.0.1:<port>` (HTTP: the exporter posts to `<url>/v1/traces`; gRPC: the target). */
+  url: string;
+  spans: ReceivedSpan[];
+  /** Requests that were not OTLP trace exports (method, path, content type). */
+  refused: string[];
+  /** Resolves once spans matching `pred` have arrived (or rejects after `ms`). */
+  waitFor(pred: (spans: ReceivedSpan[]) => boolean, ms?: number): Promise<ReceivedSpan[]>;
+  close(): Promise<void>;
+}
+
+function waiter(spans: ReceivedSpan[]) {
+  return async (pred: (s: ReceivedSpan[]) => boolean, ms = 10_000): Promise<ReceivedSpan[]> => {
+    const until = Date.now() + ms;
+    while (!pred(spans)) {
+      if (Date.now() > until) throw new Error(`the expected spans did not arrive within ${ms} ms; received: ${spans.map((s) => s.name).join(', ') || 'none'}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return spans;
+  };
+}
+
+/** OTLP/HTTP with protobuf bodies, as `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` sends. */
+export async function startHttpOtlpReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const refused: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/x-protobuf') {
+        refused.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+        res.writeHead(404).end();
+        return;
+      }
+      spans.push(...decode(Buffer.concat(chunks), 'http/protobuf'));
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from(Response.encode(Response.create({})).finish()));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    refused,
+    waitFor: waiter(spans),
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** OTLP/gRPC (cleartext HTTP/2), as `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` sends. */
+export async function startGrpcOtlpReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const server = new grpc.Server();
+  server.addService(
+    {
+      Export: {
+        path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: (b: Buffer) => b,
+        responseSerialize: () => Buffer.from(Response.encode(Response.create({})).finish()),
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
+    {
+      Export: (call: grpc.ServerUnaryCall<Buffer, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        spans.push(...decode(call.request, 'grpc'));
+        cb(null, {});
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    refused: [],
+    waitFor: waiter(spans),
+    close: () => new Promise<void>((r) => server.tryShutdown(() => r())),
+  };
+}
