@@ -14,6 +14,7 @@ import { RunsController } from './runs.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
+import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 
 /**
@@ -36,6 +37,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
     CoreDelayExecutor,
     CoreToolExecutor,
     CoreApprovalExecutor,
+    WorkflowPackChecks,
   ],
   exports: [RunsService, RunEngineService],
 })
