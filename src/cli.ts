@@ -150,6 +150,13 @@ export function buildCli(): Command {
       process.exitCode = await (await runsCli()).runsStart(runs.client(), workflowId, opts);
     });
   runs.group
+    .command('follow <runId>')
+    .description('stream the events of a run (from its first), with the k/n nodes progress line, then print its outputs (exit 1 unless it completes)')
+    .option('--json', 'print JSON')
+    .action(async (runId: string, opts: { json?: boolean }) => {
+      process.exitCode = await (await runsCli()).runsFollow(runs.client(), runId, opts);
+    });
+  runs.group
     .command('list')
     .description('list runs, newest first')
     .option('--status <status>', 'only runs in this status')
