@@ -1,7 +1,8 @@
 /**
  * Every example pack in examples/packs installs on a fresh host (only the tools a fresh host has)
  * and every chain in it runs to completion with the example inputs its `parameters` declare,
- * approving the gates it waits on: the examples the README walks through never rot.
+ * approving the gates it waits on; every example automation installs (a proposal, applied) and, once
+ * due, starts a run that completes: the examples the README walks through never rot.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,6 +11,8 @@ import { waitForStatus } from '../runs/run-kit';
 
 const DIR = path.join(__dirname, '..', '..', 'examples', 'packs');
 const FILES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const AUTOMATIONS_DIR = path.join(__dirname, '..', '..', 'examples', 'automations');
+const AUTOMATIONS = fs.readdirSync(AUTOMATIONS_DIR).filter((f) => f.endsWith('.json')).sort();
 
 interface Chain {
   chainId: string;
@@ -34,7 +37,8 @@ describe('examples: every example pack installs and runs on a fresh host', () =>
   let key: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    // The scheduler ticks (fast), so installed automations fire.
+    t = await createTestApp({ env: { OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_SCHEDULER_TICK_MS: '200' } });
     key = await t.key({ roles: ['admin'] });
   });
 
@@ -70,5 +74,28 @@ describe('examples: every example pack installs and runs on a fresh host', () =>
       expect(EXPECTED[chain.chainId]).toBeDefined();
       EXPECTED[chain.chainId](snap.outputs);
     }
+  });
+
+  it.each(AUTOMATIONS)('automation %s installs through a proposal and, once due, starts a run that completes', async (file) => {
+    const artifact = JSON.parse(fs.readFileSync(path.join(AUTOMATIONS_DIR, file), 'utf8')) as { name: string; action: { workflowId: string } };
+    const proposal = await t.http('POST', '/v1/proposals', { token: key, body: { kind: 'automation', provenance: { sourceRunIds: ['manual'] }, artifact } });
+    expect(proposal.status).toBe(201);
+    const applied = await t.http('POST', `/v1/proposals/${proposal.body.id}/apply`, { token: key, body: {} });
+    expect([applied.status, applied.body.status]).toEqual([200, 'applied']);
+    const listed = await t.http('GET', '/v1/automations', { token: key });
+    expect(listed.body.automations.find((a: { name: string }) => a.name === artifact.name)).toMatchObject({ enabled: true, lastRunId: null });
+    // Its first slot is a schedule interval away: bring it forward instead of waiting.
+    await t.ds.query(`UPDATE "automation_schedule" SET "next_run_at" = now() WHERE "name" = $1`, [artifact.name]);
+    const until = Date.now() + 30_000;
+    let entry: Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+    while (Date.now() < until) {
+      entry = (await t.http('GET', '/v1/automations', { token: key })).body.automations.find((a: { name: string }) => a.name === artifact.name);
+      if (entry?.lastRunId) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(entry?.lastRunId).toEqual(expect.any(String));
+    const run = await waitForStatus(t, key, entry!.lastRunId, ['completed', 'failed', 'cancelled'], 30_000);
+    expect([run.workflowId, run.status, run.error]).toEqual([artifact.action.workflowId, 'completed', undefined]);
+    expect(run.outputs).toBeDefined();
   });
 });
