@@ -129,7 +129,7 @@ describe('installed packs: direct install, list, uninstall; install checks on ev
     expect(await installedCount()).toBe(before);
   });
 
-  it('a tool the installer cannot see is unknown to it; a workflow: tool of a chain in the same pack is fine', async () => {
+  it('a tool missing from the catalog is unknown; a workflow: tool of a chain in the same pack is fine', async () => {
     const parentChild = chainPack('vendor.direct.family', {
       'vendor.direct.child': { nodes: [{ id: 'c', typeId: 'core.noop', config: { v: 1 } }] },
       'vendor.direct.parent': { nodes: [{ id: 'p', typeId: 'core.tool', config: { toolId: 'workflow:vendor.direct.child', arguments: {} } }] },

@@ -2,14 +2,14 @@ import type { InstallProblem } from '../../platform/artifacts/install-checks';
 
 /**
  * What the checks of a workflow-chain pack ask of the host: which node types it executes (and
- * whether it accepts a node's config), and which tools the installer's catalog holds.
+ * whether it accepts a node's config), and which tools the catalog of the installing scope holds.
  */
 export interface ChainCheckHost {
   /** The config problems of a node of `typeId` (empty: fine), or undefined when no executor serves it. */
   nodeProblems(typeId: string, config: Record<string, unknown>): string[] | undefined;
   /** True when `typeId` calls a catalog tool named by `config.toolId` (core.tool and its aliases). */
   callsTool(typeId: string): boolean;
-  /** True when the installer's tool catalog holds `toolId`. */
+  /** True when the tool catalog of the scope the pack is installed in holds `toolId`. */
   toolVisible(toolId: string): Promise<boolean>;
 }
 
@@ -23,7 +23,7 @@ const WHOLE_PLACEHOLDER = /^\{\{\s*[^{}]+\s*\}\}$/;
 /**
  * Every problem of a workflow-chain pack's chains, all of them at once (install answers them in one
  * 422): per chain, nodes without id or typeId, duplicate ids, node types no executor serves, configs
- * their executor refuses, tools the installer's catalog does not hold (a `workflow:` tool of a chain
+ * their executor refuses, tools the catalog of the installing scope does not hold (a `workflow:` tool of a chain
  * of the same pack is fine: it is installed together), edges naming unknown nodes, edge conditions,
  * cycles, and templates the engine could not fill (`{{...}}` that is unclosed, has another root than
  * `inputs`/`params`/`nodes`, or reads a node that is not upstream of the node).
@@ -93,7 +93,7 @@ async function dagProblems(base: string, dag: unknown, host: ChainCheckHost, loc
       if (host.callsTool(n.typeId) && typeof toolId === 'string' && toolId && !WHOLE_PLACEHOLDER.test(toolId)) {
         const local = toolId.startsWith('workflow:') && localChains.has(toolId.slice('workflow:'.length));
         if (!local && !(await host.toolVisible(toolId))) {
-          out.push({ path: `${at}/config/toolId`, code: 'unknown_tool', message: `the installer's tool catalog has no tool "${toolId}"` });
+          out.push({ path: `${at}/config/toolId`, code: 'unknown_tool', message: `the tool catalog of this tenant has no tool "${toolId}"` });
         }
       }
     }

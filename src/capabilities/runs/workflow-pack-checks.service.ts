@@ -1,6 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '../../platform/artifacts/install-checks';
-import { DomainError } from '../../platform/errors/domain-error';
 import { ToolCatalogService } from '../tool-catalog/tool-catalog.service';
 import { chainPackProblems } from './chain-pack-checks';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
@@ -11,7 +10,7 @@ const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';
 /**
  * Checks a workflow-chain pack against what this host executes before any install path installs it
  * (a direct install, a proposal's activation, a bundle import): the node executors registered here,
- * the installer's tool catalog, the DAG and its templates. Registered with the platform's
+ * the tool catalog of the scope it is installed in, the DAG and its templates. Registered with the platform's
  * `InstallChecks`, so the install paths never import the run engine.
  */
 @Injectable()
@@ -27,22 +26,17 @@ export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
   }
 
   async check(content: Record<string, unknown>, installer: Installer): Promise<InstallProblem[]> {
-    const principal = { tenant: installer.tenant, workspace: installer.workspace, principal: installer.principal, scopes: new Set(installer.scopes), kind: 'system' as const };
+    const scope = { tenant: installer.tenant, workspace: installer.workspace };
     return chainPackProblems(content, {
       nodeProblems: (typeId, config) => {
         const ex = this.executors.get(typeId);
         return ex ? (ex.provider.validateConfig?.(config) ?? []) : undefined;
       },
       callsTool: (typeId) => this.executors.get(typeId)?.typeId === 'core.tool',
-      toolVisible: async (toolId) => {
-        try {
-          await this.catalog.entry(principal, toolId);
-          return true;
-        } catch (e) {
-          if (e instanceof DomainError && e.status === 404) return false;
-          throw e;
-        }
-      },
+      // The catalog of the scope the pack is installed in, whoever may call the tool: installing a
+      // chain delegates nothing (a run acts with its starter's scopes, checked when it is started),
+      // so the installer need not hold the scopes of the tools it calls.
+      toolVisible: async (toolId) => (await this.catalog.descriptorOf(scope, toolId)) !== undefined,
     });
   }
 }

@@ -67,7 +67,7 @@ export class InstalledPacksController {
     summary: 'Install a workflow-chain pack or a node pack',
     description:
       'The body is the pack manifest. It is installed into the credential\'s workspace (else the tenant), byte for byte, after every check: ' +
-      'the manifest schema, node types no executor serves, tools missing from the installer\'s catalog, edges naming unknown nodes, cycles and ' +
+      'the manifest schema, node types no executor serves, tools missing from the tool catalog of the tenant, edges naming unknown nodes, cycles and ' +
       'templates the engine cannot fill. Any problem: 422 `pack_invalid` with `details.problems: [{path, code, message}]` listing every one, and nothing is installed. ' +
       '201 when created, 200 when updated or unchanged (the same bytes again).',
   })

@@ -69,7 +69,7 @@ export class InstalledPacksService {
 
   /**
    * Every problem of `manifest`: its manifest schema (`invalid_manifest`) and what the install checks
-   * find (node types, tools of the installer's catalog, DAG, templates).
+   * find (node types, tools missing from the catalog, DAG, templates).
    */
   async problems(p: Principal, manifest: Record<string, unknown>): Promise<{ kind: string; problems: InstallProblem[] }> {
     const kind = this.registryKindOf(manifest);
