@@ -90,7 +90,7 @@ export class InstalledPacksController {
   @ApiErrors(400, 401, 403)
   async list(@CurrentPrincipal() p: Principal, @Query() q: InstalledPackQuery): Promise<{ packs: InstalledPackView[]; nextCursor: string | null }> {
     const all = await this.packs.list(p, q.kind);
-    const page = arrayPage(all, (pack) => `${pack.kind}\u0000${pack.name}\u0000${pack.workspace ?? ''}`, q, { list: `installed-packs:${q.kind ?? ''}`, tenant: p.tenant, workspace: p.workspace });
+    const page = arrayPage(all, (pack) => `${pack.kind} ${pack.name} ${pack.workspace ?? ''}`, q, { list: `installed-packs:${q.kind ?? ''}`, tenant: p.tenant, workspace: p.workspace });
     return { packs: page.items, nextCursor: page.nextCursor };
   }
 
