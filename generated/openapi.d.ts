@@ -822,6 +822,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/installed-packs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the packs installed for the caller's tenant and workspace (by kind, then name) */
+        get: operations["listInstalledPacks"];
+        put?: never;
+        /**
+         * Install a workflow-chain pack or a node pack
+         * @description The body is the pack manifest. It is installed into the credential's workspace (else the tenant), byte for byte, after every check: the manifest schema, node types no executor serves, tools missing from the tool catalog of the tenant, edges naming unknown nodes, cycles and templates the engine cannot fill. Any problem: 422 `pack_invalid` with `details.problems: [{path, code, message}]` listing every one, and nothing is installed. 201 when created, 200 when updated or unchanged (the same bytes again).
+         */
+        post: operations["installPack"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/installed-packs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read one installed pack */
+        get: operations["getInstalledPack"];
+        put?: never;
+        post?: never;
+        /**
+         * Uninstall a pack (answers what was removed)
+         * @description Runs already started keep the chain they were created with; new runs of its chains are 404. A workspace credential removes only its workspace's packs (a tenant-wide pack: 403).
+         */
+        delete: operations["uninstallPack"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -6530,6 +6572,7 @@ export interface operations {
                             secretsToRebind?: string[];
                             targetId?: string;
                             violations?: {
+                                code?: string;
                                 message: string;
                                 path: string;
                             }[];
@@ -7863,6 +7906,7 @@ export interface operations {
                             secretsToRebind?: string[];
                             targetId?: string;
                             violations?: {
+                                code?: string;
                                 message: string;
                                 path: string;
                             }[];
@@ -7971,6 +8015,483 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listInstalledPacks: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Only packs of this kind. */
+                kind?: "workflow-chain" | "node";
+                /** @description Items per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
+                        packs: {
+                            /** @description A workflow-chain pack's chains: POST /v1/runs starts one by its chainId. */
+                            chains?: {
+                                chainId: string;
+                                label?: string;
+                                version?: string;
+                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            installedAt: string;
+                            installedBy: string;
+                            /** @enum {string} */
+                            kind: "workflow-chain" | "node";
+                            name: string;
+                            /** @description A node pack's node types. */
+                            nodeTypes?: string[];
+                            /** @description `api` (installed directly), `proposal:<id>` or `import`. */
+                            origin: string;
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
+                            ref: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version?: string;
+                            /** @description The workspace the pack belongs to; absent: the whole tenant. */
+                            workspace?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    installPack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "created" | "updated" | "unchanged";
+                        pack: {
+                            /** @description A workflow-chain pack's chains: POST /v1/runs starts one by its chainId. */
+                            chains?: {
+                                chainId: string;
+                                label?: string;
+                                version?: string;
+                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            installedAt: string;
+                            installedBy: string;
+                            /** @enum {string} */
+                            kind: "workflow-chain" | "node";
+                            name: string;
+                            /** @description A node pack's node types. */
+                            nodeTypes?: string[];
+                            /** @description `api` (installed directly), `proposal:<id>` or `import`. */
+                            origin: string;
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
+                            ref: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version?: string;
+                            /** @description The workspace the pack belongs to; absent: the whole tenant. */
+                            workspace?: string;
+                        };
+                    };
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        outcome: "created" | "updated" | "unchanged";
+                        pack: {
+                            /** @description A workflow-chain pack's chains: POST /v1/runs starts one by its chainId. */
+                            chains?: {
+                                chainId: string;
+                                label?: string;
+                                version?: string;
+                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            installedAt: string;
+                            installedBy: string;
+                            /** @enum {string} */
+                            kind: "workflow-chain" | "node";
+                            name: string;
+                            /** @description A node pack's node types. */
+                            nodeTypes?: string[];
+                            /** @description `api` (installed directly), `proposal:<id>` or `import`. */
+                            origin: string;
+                            /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
+                            ref: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version?: string;
+                            /** @description The workspace the pack belongs to; absent: the whole tenant. */
+                            workspace?: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body exceeds limits.maxRequestBodyBytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInstalledPack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The installed pack id (from the install answer or the list). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A workflow-chain pack's chains: POST /v1/runs starts one by its chainId. */
+                        chains?: {
+                            chainId: string;
+                            label?: string;
+                            version?: string;
+                        }[];
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: date-time */
+                        installedAt: string;
+                        installedBy: string;
+                        /** @enum {string} */
+                        kind: "workflow-chain" | "node";
+                        name: string;
+                        /** @description A node pack's node types. */
+                        nodeTypes?: string[];
+                        /** @description `api` (installed directly), `proposal:<id>` or `import`. */
+                        origin: string;
+                        /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
+                        ref: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        version?: string;
+                        /** @description The workspace the pack belongs to; absent: the whole tenant. */
+                        workspace?: string;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    uninstallPack: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The installed pack id (from the install answer or the list). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description A workflow-chain pack's chains: POST /v1/runs starts one by its chainId. */
+                        chains?: {
+                            chainId: string;
+                            label?: string;
+                            version?: string;
+                        }[];
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: date-time */
+                        installedAt: string;
+                        installedBy: string;
+                        /** @enum {string} */
+                        kind: "workflow-chain" | "node";
+                        name: string;
+                        /** @description A node pack's node types. */
+                        nodeTypes?: string[];
+                        /** @description `api` (installed directly), `proposal:<id>` or `import`. */
+                        origin: string;
+                        /** @description sha256:<hex> of the installed bytes (the manifest JSON text as submitted). */
+                        ref: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        version?: string;
+                        /** @description The workspace the pack belongs to; absent: the whole tenant. */
+                        workspace?: string;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -59,7 +59,7 @@ function clientGroup(program: Command, name: string, description: string): { gro
 }
 
 export function buildCli(): Command {
-  const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import; runs and approvals of a running host').showHelpAfterError();
+  const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import; runs, approvals and packs of a running host').showHelpAfterError();
 
   program
     .command('serve')
@@ -150,6 +150,13 @@ export function buildCli(): Command {
       process.exitCode = await (await runsCli()).runsStart(runs.client(), workflowId, opts);
     });
   runs.group
+    .command('follow <runId>')
+    .description('stream the events of a run (from its first), with the k/n nodes progress line, then print its outputs (exit 1 unless it completes)')
+    .option('--json', 'print JSON')
+    .action(async (runId: string, opts: { json?: boolean }) => {
+      process.exitCode = await (await runsCli()).runsFollow(runs.client(), runId, opts);
+    });
+  runs.group
     .command('list')
     .description('list runs, newest first')
     .option('--status <status>', 'only runs in this status')
@@ -163,6 +170,31 @@ export function buildCli(): Command {
     .description('cancel a run')
     .action(async (runId: string) => {
       process.exitCode = await (await runsCli()).runsCancel(runs.client(), runId);
+    });
+
+  // Packs: install workflow-chain and node packs on a running host, with every check the host makes.
+  const packs = clientGroup(program, 'packs', 'install, list and uninstall the packs of a running host (install and uninstall need packs:publish, list tools:read)');
+  const packsCli = () => import('./capabilities/tool-catalog/packs/packs.cli');
+  packs.group
+    .command('install <fileOrDir>')
+    .description('install a pack manifest file, or every *.json file of a directory; a refused pack prints every problem (exit 1 unless all installed)')
+    .option('--json', 'print JSON')
+    .action(async (target: string, opts: { json?: boolean }) => {
+      process.exitCode = await (await packsCli()).packsInstall(packs.client(), target, opts);
+    });
+  packs.group
+    .command('list')
+    .description('list the installed packs (id, kind, name@version, chains)')
+    .addOption(new Option('--kind <kind>', 'only packs of this kind').choices(['workflow-chain', 'node']))
+    .option('--json', 'print JSON')
+    .action(async (opts: { kind?: string; json?: boolean }) => {
+      process.exitCode = await (await packsCli()).packsList(packs.client(), opts);
+    });
+  packs.group
+    .command('uninstall <id>')
+    .description('uninstall a pack by id (runs already started keep their chain)')
+    .action(async (id: string) => {
+      process.exitCode = await (await packsCli()).packsUninstall(packs.client(), id);
     });
 
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
+import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { DiscoveryDocumentService } from './discovery/discovery.service';
@@ -59,6 +60,7 @@ export class PlatformModule {
       RunService,
       RunLauncherRegistry,
       ArtifactRegistryService,
+      InstallChecks,
       HealthService,
       PeriodicTaskService,
       MetricsService,

@@ -174,6 +174,23 @@ describe('cursor pagination of every list route', () => {
       seed: (c, i) => installPack(c, `prov-${i}-${rnd()}`),
     },
     {
+      path: '/v1/installed-packs',
+      url: () => '/v1/installed-packs',
+      itemsKey: 'packs',
+      idOf: (p) => p.id,
+      seed: async (c, i) => {
+        const name = `private.${c.tenant}.chains-${i}x${rnd()}`;
+        const pack = {
+          name,
+          version: '1.0.0',
+          kind: 'workflow-chain',
+          engines: { openwop: '^1.0.0' },
+          chains: [{ chainId: `${name}.c`, version: '1.0.0', label: 'c', description: 'c', parameters: { type: 'object' }, dag: { nodes: [{ id: 'n', typeId: 'core.noop' }] } }],
+        };
+        return (await post(c, '/v1/installed-packs', pack)).pack.id;
+      },
+    },
+    {
       path: '/v1/connection-providers',
       url: () => '/v1/connection-providers',
       itemsKey: 'providers',

@@ -202,4 +202,33 @@ describe('proposals (approval-gate activation, quorum 2, role viewer)', () => {
     expect(res.status).toBe(404);
     expect((await t.http('GET', '/v1/proposals', { token: publisher })).status).toBe(200);
   });
+
+  it('refuses a pack this host could not run before any gate opens, and checks it again when the gate is released', async () => {
+    const withDag = (name: string, dag: Record<string, unknown>) => ({ ...chainPack(name), chains: [{ ...(chainPack(name).chains as object[])[0], dag }] });
+    const broken = await t.http('POST', '/v1/proposals', {
+      token: publisher,
+      body: { kind: 'workflow-chain-pack', artifact: withDag('vendor.gate.broken', { nodes: [{ id: 'a', typeId: 'vendor.nobody.serves' }] }), provenance: { sourceRunIds: ['run-1'] } },
+    });
+    const refused = await t.http('POST', `/v1/proposals/${broken.body.id}/apply`, { token: publisher, body: {} });
+    expect([refused.status, refused.body.error, refused.body.details.problems.map((p: { code: string }) => p.code)]).toEqual([422, 'workflow_invalid', ['unknown_node_type']]);
+    expect((await t.http('GET', `/v1/proposals/${broken.body.id}`, { token: publisher })).body).toMatchObject({ state: 'draft' });
+    expect((await t.ds.query(`SELECT count(*) AS n FROM "approval" WHERE "subject_id" = $1`, [broken.body.id]))[0].n).toBe('0');
+
+    // A chain calling a chain another pack provides: sound when applied, not once that pack is gone.
+    const registry = t.app.get(ArtifactRegistryService);
+    await registry.install('workflow-chain-pack', chainPack('vendor.gate.helper'), { tenant: 'acme', principal: 'pub' }, 'test');
+    const caller = await t.http('POST', '/v1/proposals', {
+      token: publisher,
+      body: { kind: 'workflow-chain-pack', artifact: withDag('vendor.gate.caller', { nodes: [{ id: 'c', typeId: 'core.tool', config: { toolId: 'workflow:vendor.gate.helper.run' } }] }), provenance: { sourceRunIds: ['run-1'] } },
+    });
+    const opened = await t.http('POST', `/v1/proposals/${caller.body.id}/apply`, { token: publisher, body: {} });
+    expect([opened.status, opened.body.status]).toEqual([202, 'pending-approval']);
+    await registry.uninstall({ tenant: 'acme', principal: 'pub' }, 'workflow-chain-pack', 'vendor.gate.helper');
+    const gate = opened.body.pendingApprovalId as string;
+    expect((await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver1, body: {} })).status).toBe(200);
+    const released = await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver2, body: {} });
+    expect([released.status, released.body.error, released.body.details?.problems?.map((p: { code: string }) => p.code)]).toEqual([422, 'workflow_invalid', ['unknown_tool']]);
+    expect(await registry.get({ tenant: 'acme' }, 'workflow-chain-pack', 'vendor.gate.caller')).toBeUndefined();
+  });
+
 });

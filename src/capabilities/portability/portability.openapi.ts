@@ -6,7 +6,7 @@ const KIND = { type: 'string', enum: ['agent', 'pack', 'prompt-template', 'conne
 const STRINGS = { type: 'array', items: { type: 'string' } };
 const VIOLATIONS = {
   type: 'array',
-  items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+  items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } },
 };
 const ENTRY = {
   type: 'object',

@@ -32,6 +32,7 @@ import {
   topologicalOrder,
 } from './bundle-checks';
 import { portabilityConfig, PortabilityConfig } from './portability.config';
+import type { ImportingScope } from './kinds/artifact-backed-portable-kind';
 
 export const EXPORT_SCOPE = 'portability:export';
 /** Items per `planMany` call (a provider may read all of a kind once per call). */
@@ -219,7 +220,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     const order = topologicalOrder(bundle.items);
     requireScope(principal, IMPORT_SCOPE);
     // Re-ownership: the caller's identity at the destination; source.originPrincipal grants nothing.
-    const base = toScope(principal);
+    const base: ImportingScope = { ...toScope(principal), installerScopes: principal.scopes };
     // An import installs nothing its importer could not install directly, and what will act later
     // acts with exactly the importer's scopes it needs (recorded as the delegation).
     const needs = await this.requirementsOf(base, order);
@@ -327,6 +328,8 @@ export class PortabilityService implements OnApplicationBootstrap {
         const first = refused[0];
         throw new UnprocessableError('bundle_item_invalid', `Item "${first.ref}" (${first.kind}) cannot be imported: ${first.reason} Nothing was imported.`, {
           items: refused.slice(0, 50).map((p) => ({ ref: p.ref, kind: p.kind, reason: p.reason, violations: p.violations ?? [] })),
+          // Every problem of every refused item, each a JSON Pointer into the bundle.
+          problems: bundleProblems(bundle, refused),
         });
       }
       const outcomes = new Array<PortableItemOutcome>(order.length);
@@ -462,6 +465,21 @@ function planView(bundle: ExportBundle, order: BundleItem[], planned: PlannedIte
 
 function requireScope(p: Principal, scope: string): void {
   if (!p.scopes.has(scope)) throw new ForbiddenError(`The credential lacks the ${scope} scope.`, { requiredScopes: [scope], missingScopes: [scope] });
+}
+
+/** The violations of refused items as `{path, code, message}`, `path` a JSON Pointer into the bundle (`/items/<i>/payload...`). */
+function bundleProblems(bundle: ExportBundle, refused: PlannedItem[]): Array<{ path: string; code: string; message: string }> {
+  const index = new Map(bundle.items.map((item, i) => [item.ref, i]));
+  const out: Array<{ path: string; code: string; message: string }> = [];
+  for (const p of refused) {
+    const base = `/items/${index.get(p.ref) ?? 0}`;
+    const violations = p.violations?.length ? p.violations : [{ path: '', message: p.reason }];
+    for (const v of violations) {
+      const code = (v as { code?: unknown }).code;
+      out.push({ path: `${base}/payload${v.path}`, code: typeof code === 'string' ? code : p.violations?.length ? 'invalid_item' : 'conflict', message: v.message });
+    }
+  }
+  return out.slice(0, 500);
 }
 
 function toScope(p: Principal): PortabilityScope {

@@ -3,6 +3,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { PROPOSAL_KINDS, ProposalDraft, ProposalKind } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactText, textRef } from '../../platform/artifacts/artifact-registry.service';
+import { InstallChecks } from '../../platform/artifacts/install-checks';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import { delegationOf, requireDelegable } from '../../platform/identity/delegation';
@@ -57,6 +58,7 @@ export class ProposalsService implements OnModuleInit {
     private readonly events: EventLogService,
     private readonly approvals: ApprovalsService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+    private readonly checks: InstallChecks,
   ) {}
 
   onModuleInit(): void {
@@ -201,6 +203,8 @@ export class ProposalsService implements OnModuleInit {
       if (violations.length) {
         throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
       }
+      // What this host could not run is refused before it is installed or put before approvers.
+      await this.checks.assertInstallable(registryKind, artifact, installerOf(row, principal), m);
       if (this.settings.activation === 'direct-rbac') {
         await this.install(m, row, artifact, principal, null, needed);
         return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: null, proposal: toProposalView(row) };
@@ -275,7 +279,10 @@ export class ProposalsService implements OnModuleInit {
     if (row.artifactRef !== gate.artifactRef) {
       throw new ConflictError('approval_subject_changed', 'The proposal was revised after this approval was requested.');
     }
-    await this.install(m, row, JSON.parse(row.artifactBytes) as Record<string, unknown>, principal, gate.id, needed);
+    const artifact = JSON.parse(row.artifactBytes) as Record<string, unknown>;
+    // Checked again as the approver installs it: the host (its executors, the catalog) may have changed meanwhile.
+    await this.checks.assertInstallable(REGISTRY_KIND[row.kind as ProposalKind], artifact, installerOf(row, principal), m);
+    await this.install(m, row, artifact, principal, gate.id, needed);
   }
 
   private async install(m: EntityManager, row: ProposalEntity, artifact: Record<string, unknown>, principal: Principal, approvalId: string | null, needed: readonly string[]): Promise<void> {
@@ -373,4 +380,9 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 function registryName(kind: ProposalKind, artifact: Record<string, unknown>): string | undefined {
   const n = kind === 'prompt-template' ? artifact.templateId : artifact.name;
   return typeof n === 'string' ? n : undefined;
+}
+
+/** Who installs a proposal's artifact: the principal applying it (or releasing its gate), in the proposal's scope. */
+function installerOf(row: ProposalEntity, principal: Principal) {
+  return { tenant: row.tenant, workspace: row.workspaceKey || undefined, principal: principal.principal, scopes: principal.scopes };
 }

@@ -138,6 +138,11 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
   return terminal === 'run.completed' ? 0 : 1;
 }
 
+/** Follows a run already started (from its first event, so a finished run is shown whole); exit 0 only if it completed. */
+export async function runsFollow(o: RunsCliOptions, runId: string, opts: { json?: boolean }): Promise<number> {
+  return follow(o, runId, opts.json === true);
+}
+
 export async function runsList(o: RunsCliOptions, opts: { status?: string; json?: boolean; limit?: number }): Promise<number> {
   const q = new URLSearchParams();
   if (opts.status) q.set('status', opts.status);

@@ -16,6 +16,7 @@ import { IdempotencySeamsController } from './seams/idempotency-seams.controller
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
+import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 
 /**
@@ -39,6 +40,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
     CoreFailExecutor,
     CoreToolExecutor,
     CoreApprovalExecutor,
+    WorkflowPackChecks,
   ],
   exports: [RunsService, RunEngineService],
 })

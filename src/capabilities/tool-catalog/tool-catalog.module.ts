@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { NodePackInstaller, WorkflowChainPackInstaller } from './installers/pack-installers';
+import { InstalledPacksController } from './packs/installed-packs.controller';
+import { InstalledPacksService } from './packs/installed-packs.service';
 import { ToolSessionController } from './sessions/tool-session.controller';
 import { ToolSessionService } from './sessions/tool-session.service';
 import { HostExtensionToolSource } from './sources/host-extension.source';
@@ -21,7 +23,7 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolCatalogController, ToolSessionController],
+  controllers: [ToolCatalogController, ToolSessionController, InstalledPacksController],
   providers: [
     { provide: TOOL_CATALOG_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => toolCatalogSettings(config) },
     CatalogClock,
@@ -32,6 +34,7 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
     PackDirectory,
     NodePackInstaller,
     WorkflowChainPackInstaller,
+    InstalledPacksService,
     NodePackToolSource,
     WorkflowToolSource,
     McpToolSource,

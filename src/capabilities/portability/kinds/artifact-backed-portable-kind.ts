@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type {
   BundleItem,
   BundleItemKind,
@@ -11,6 +11,13 @@ import type {
 } from '@openwop-host/plugin-sdk';
 import type { EntityManager } from 'typeorm';
 import { ArtifactRegistryService, artifactRef } from '../../../platform/artifacts/artifact-registry.service';
+import { InstallChecks } from '../../../platform/artifacts/install-checks';
+
+/**
+ * The scope of an import: the importer's, with its scopes (what its tool catalog shows), for the
+ * install checks of what it imports (a chain calling a tool the importer cannot use is refused).
+ */
+export type ImportingScope = PortabilityScope & { installerScopes?: ReadonlySet<string> };
 
 /** What installing a registry artifact directly (applying its proposal) requires. */
 export const PUBLISH_SCOPE = 'packs:publish';
@@ -30,7 +37,11 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** The registry kinds this bundle kind covers. */
   protected abstract readonly registryKinds: readonly string[];
 
-  constructor(protected readonly registry: ArtifactRegistryService) {}
+  constructor(
+    protected readonly registry: ArtifactRegistryService,
+    // Optional for subclasses written against the one-argument constructor (their kinds then have no install checks).
+    @Optional() protected readonly checks?: InstallChecks,
+  ) {}
 
   /** The registry kind an item installs into. */
   protected abstract registryKindOf(payload: Record<string, unknown>): string;
@@ -124,7 +135,12 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     const name = this.registry.identify(kind, content)?.name;
     if (!name) return { plan: { action: 'skip', reason: `The installer of "${kind}" cannot name the payload.`, violations: [{ path: '', message: 'unnamed artifact' }] } };
     const conflicts = await this.registry.preflight(kind, content, this.scopeFor(kind, scope), manager);
-    if (conflicts.length) return { plan: { action: 'skip', reason: `The ${kind} "${name}" cannot be installed here: ${conflicts[0].message}`, violations: conflicts } };
+    // What this host could not run (unknown node types, tools the importer's catalog lacks, broken DAGs), every problem of it.
+    const installer = (scope as ImportingScope).installerScopes;
+    const target = this.scopeFor(kind, scope);
+    const problems = installer && this.checks ? await this.checks.problems(kind, content, { tenant: target.tenant, workspace: target.workspace, principal: scope.principal, scopes: installer }, manager) : [];
+    const refused = [...conflicts, ...problems];
+    if (refused.length) return { plan: { action: 'skip', reason: `The ${kind} "${name}" cannot be installed here: ${refused[0].path ? `${refused[0].path}: ` : ''}${refused[0].message}`, violations: refused } };
     return { kind, name };
   }
 

@@ -1,0 +1,42 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '../../platform/artifacts/install-checks';
+import { ToolCatalogService } from '../tool-catalog/tool-catalog.service';
+import { chainPackProblems } from './chain-pack-checks';
+import { NodeExecutorRegistry } from './node-executor-registry.service';
+
+/** The registry kind of workflow-chain packs. */
+const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';
+
+/**
+ * Checks a workflow-chain pack against what this host executes before any install path installs it
+ * (a direct install, a proposal's activation, a bundle import): the node executors registered here,
+ * the tool catalog of the scope it is installed in, the DAG and its templates. Registered with the platform's
+ * `InstallChecks`, so the install paths never import the run engine.
+ */
+@Injectable()
+export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
+  constructor(
+    private readonly checks: InstallChecks,
+    private readonly executors: NodeExecutorRegistry,
+    private readonly catalog: ToolCatalogService,
+  ) {}
+
+  onModuleInit(): void {
+    this.checks.register(WORKFLOW_CHAIN_PACK, this);
+  }
+
+  async check(content: Record<string, unknown>, installer: Installer): Promise<InstallProblem[]> {
+    const scope = { tenant: installer.tenant, workspace: installer.workspace };
+    return chainPackProblems(content, {
+      nodeProblems: (typeId, config) => {
+        const ex = this.executors.get(typeId);
+        return ex ? (ex.provider.validateConfig?.(config) ?? []) : undefined;
+      },
+      callsTool: (typeId) => this.executors.get(typeId)?.typeId === 'core.tool',
+      // The catalog of the scope the pack is installed in, whoever may call the tool: installing a
+      // chain delegates nothing (a run acts with its starter's scopes, checked when it is started),
+      // so the installer need not hold the scopes of the tools it calls.
+      toolVisible: async (toolId) => (await this.catalog.descriptorOf(scope, toolId)) !== undefined,
+    });
+  }
+}
