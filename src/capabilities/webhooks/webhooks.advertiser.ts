@@ -11,7 +11,7 @@ import { SIGNATURE_ALGORITHM, WebhooksService } from './webhooks.service';
 @Injectable()
 @Advertiser()
 export class WebhooksAdvertiser implements CapabilityAdvertiser {
-  readonly scopedBy = { webhooks: ['webhooks:read', 'webhooks:manage'] };
+  readonly scopedBy = { webhooks: ['webhooks:read', 'webhooks:manage', 'runs:create'] };
 
   constructor(private readonly webhooks: WebhooksService) {}
 

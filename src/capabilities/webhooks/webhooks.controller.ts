@@ -1,11 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import { AnyScope, CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { DeliveriesQuery, RegisterWebhookBody, TenantQuery } from './webhooks.dto';
 import { DELIVERY_LIST, WEBHOOK_LIST, WEBHOOK_REGISTRATION, WEBHOOK_VIEW } from './webhooks.openapi';
 import { DeliveryView, WebhookRegistration, WebhooksService, WebhookView } from './webhooks.service';
+
+/** Who may register and unregister subscriptions: the protocol's webhooks:manage, or a run creator. */
+export const WEBHOOK_MANAGERS = ['webhooks:manage', 'runs:create'] as const;
 
 const ID_PARAM = { name: 'webhookId', description: 'The subscription id (wh_<hex>).' };
 
@@ -15,8 +18,10 @@ const ID_PARAM = { name: 'webhookId', description: 'The subscription id (wh_<hex
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
-  // A subscription reads run events on the registrant's behalf: registering needs runs:read as well.
-  @Scopes('webhooks:manage', 'runs:read')
+  // A subscription reads run events on the registrant's behalf (runs:read) and has the host call a
+  // URL (webhooks:manage, or runs:create, whose callbackUrl on POST /v1/runs already does that).
+  @Scopes('runs:read')
+  @AnyScope(...WEBHOOK_MANAGERS)
   @Post('/v1/webhooks')
   @ApiOperation({
     operationId: 'registerWebhook',
@@ -51,7 +56,8 @@ export class WebhooksController {
     return this.webhooks.get(p, id, q.tenantId);
   }
 
-  @Scopes('webhooks:manage')
+  @Scopes()
+  @AnyScope(...WEBHOOK_MANAGERS)
   @Delete('/v1/webhooks/:webhookId')
   @HttpCode(204)
   @ApiOperation({ operationId: 'unregisterWebhook', summary: 'Unregister a subscription; its secret and delivery history go with it. 404 subscription_not_found' })

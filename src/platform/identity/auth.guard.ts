@@ -4,7 +4,7 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { ApiKeyService } from './api-key.service';
-import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
+import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
 
@@ -69,6 +69,10 @@ export class AuthGuard implements CanActivate {
         requiredScopes: scopes,
         missingScopes: scopes.filter((s) => !req.principal!.scopes.has(s)),
       });
+    }
+    const anyOf = this.reflector.getAllAndOverride<string[]>(SCOPES_ANY_KEY, targets);
+    if (anyOf && !anyOf.some((s) => hasScopes(req.principal!, [s]))) {
+      throw new ForbiddenError(`The credential needs one of the scopes ${anyOf.join(', ')}.`, { requiredScopes: scopes ?? [], requiredAnyOfScopes: anyOf });
     }
     return true;
   }

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from './principal';
 
 export const SCOPES_KEY = 'openwop:scopes';
+export const SCOPES_ANY_KEY = 'openwop:scopes-any';
 export const PUBLIC_KEY = 'openwop:public';
 export const SEAM_KEY = 'openwop:seam';
 export const OPTIONAL_AUTH_KEY = 'openwop:optional-auth';
@@ -18,6 +19,14 @@ export function Scopes(...scopes: string[]) {
     ApiBearerAuth('bearer'),
     ApiExtension('x-required-scopes', scopes),
   );
+}
+
+/**
+ * Declares that a route also requires ONE of `scopes` (beside every scope of `@Scopes`): for an
+ * operation two authorities each cover. Written into the OpenAPI document as `x-required-scopes-any-of`.
+ */
+export function AnyScope(...scopes: string[]) {
+  return applyDecorators(SetMetadata(SCOPES_ANY_KEY, scopes), ApiExtension('x-required-scopes-any-of', scopes));
 }
 
 /** A route anyone may call without a credential. */

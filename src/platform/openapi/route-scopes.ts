@@ -10,7 +10,9 @@ export function routeScopesTable(doc: Record<string, unknown>): string {
       const secured = Array.isArray(op.security) && op.security.length > 0;
       // Some routes check a scope only after validating the request (portability): show it too.
       const deferred = (op['x-deferred-scopes'] as string[] | undefined) ?? [];
-      const required = scopes.length ? scopes.join(' + ') : 'authenticated';
+      const anyOf = (op['x-required-scopes-any-of'] as string[] | undefined) ?? [];
+      const all = [...scopes, ...(anyOf.length ? [`(${anyOf.join(' | ')})`] : [])];
+      const required = all.length ? all.join(' + ') : 'authenticated';
       const label = !secured ? 'public' : `${op['x-test-seam'] ? 'seam ' : ''}${required}${deferred.length ? `, then ${deferred.join(' | ')}` : ''}`;
       lines.push(`${method.toUpperCase().padEnd(6)} ${p.padEnd(60)} ${label}`);
     }

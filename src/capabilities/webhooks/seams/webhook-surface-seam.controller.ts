@@ -1,7 +1,8 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
-import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
+import { AnyScope, CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
+import { WEBHOOK_MANAGERS } from '../webhooks.controller';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { WebhookSurfaceBody } from '../webhooks.dto';
@@ -24,7 +25,8 @@ export class WebhookSurfaceSeamController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @TestSeam()
-  @Scopes('webhooks:manage', 'runs:read')
+  @Scopes('runs:read')
+  @AnyScope(...WEBHOOK_MANAGERS)
   @Post('/v1/host/sample/test/surface')
   @HttpCode(200)
   @ApiOperation({ operationId: 'seamTestSurface', summary: '(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the named tenant' })
