@@ -220,6 +220,14 @@ describe('webhooks: delivery', () => {
     expect((await t.http('GET', '/v1/webhooks', { token: none })).status).toBe(403);
     expect((await t.http('DELETE', '/v1/webhooks/wh_x', { token: reader })).status).toBe(403);
     expect((await t.http('GET', '/v1/webhooks')).status).toBe(401);
+    // runs:read alone may not register: it takes webhooks:manage, or runs:create (whose callbackUrl already calls out).
+    const refused = await t.http('POST', '/v1/webhooks', { token: none, body: { url: `${rx.url}/s`, events: ['run.completed'] } });
+    expect([refused.status, refused.body.error, refused.body.details.requiredAnyOfScopes]).toEqual([403, 'forbidden', ['webhooks:manage', 'runs:create']]);
+    expect((await t.http('DELETE', '/v1/webhooks/wh_x', { token: none })).status).toBe(403);
+    const creator = await t.key({ tenant: 'tenant-a', scopes: ['runs:read', 'runs:create'] });
+    const own = await t.http('POST', '/v1/webhooks', { token: creator, body: { url: `${rx.url}/s`, events: ['run.completed'] } });
+    expect(own.status).toBe(201);
+    expect((await t.http('DELETE', `/v1/webhooks/${own.body.webhookId}`, { token: creator })).status).toBe(204);
   });
 });
 
