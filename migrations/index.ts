@@ -11,6 +11,7 @@ import { RunClaimOrder1764850000000 } from './1764850000000-run-claim-order';
 import { Delegation1764860000000 } from './1764860000000-delegation';
 import { WorkspaceIdempotency1764870000000 } from './1764870000000-workspace-idempotency';
 import { ApprovalSubjectFacts1764880000000 } from './1764880000000-approval-subject-facts';
+import { Interrupts1764900000000 } from './1764900000000-interrupts';
 
 /** The migrations, in the order they run. Append only; a landed migration is never edited. */
-export const MIGRATIONS: MigrationClass[] = [Platform1764680000000, Proposals1764710000000, Connections1764700000000, Goals1764720000000, GoalSchedulerHotUpdates1764830000000, GoalContinuationArms1764830000001, GoalWorkflow1764830000002, Runs1764840000000, RunClaimOrder1764850000000, Delegation1764860000000, WorkspaceIdempotency1764870000000, ApprovalSubjectFacts1764880000000];
+export const MIGRATIONS: MigrationClass[] = [Platform1764680000000, Proposals1764710000000, Connections1764700000000, Goals1764720000000, GoalSchedulerHotUpdates1764830000000, GoalContinuationArms1764830000001, GoalWorkflow1764830000002, Runs1764840000000, RunClaimOrder1764850000000, Delegation1764860000000, WorkspaceIdempotency1764870000000, ApprovalSubjectFacts1764880000000, Interrupts1764900000000];

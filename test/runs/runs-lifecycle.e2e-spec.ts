@@ -114,9 +114,11 @@ describe('runs: lifecycle', () => {
     expect(types[types.length - 1]).toBe('run.cancelled');
     expect(types).not.toContain('run.completed');
     expect(done.nodeStates.after.status).toBe('skipped');
+    // Cancelling a finished run is idempotent: 200 with the run as it is, and nothing more is written.
     const again = await t.http('POST', `/v1/runs/${runId}/cancel`, { token: key });
-    expect(again.status).toBe(409);
-    expect(again.body.error).toBe('run_not_active');
+    expect(again.status).toBe(200);
+    expect(again.body.status).toBe('cancelled');
+    expect((await runEvents(t, key, runId)).length).toBe(events.length);
   });
 
   it('lists runs newest first with an opaque cursor, filtered by status', async () => {

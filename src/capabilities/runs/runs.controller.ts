@@ -177,7 +177,7 @@ export class RunsController {
   @Scopes('runs:cancel')
   @Post('/v1/runs/:runId/cancel')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted)' })
+  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200)' })
   @ApiParam({ name: 'runId' })
   @ApiBody({ type: CancelRunBody, required: false })
   @ApiOkResponse(SNAPSHOT)

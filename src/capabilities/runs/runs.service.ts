@@ -18,6 +18,7 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { UUID } from '../../platform/ids';
 
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
@@ -51,6 +52,8 @@ export interface RunSnapshot {
   outputs?: Record<string, unknown>;
   error?: { code: string; message: string; details?: Record<string, unknown> };
   metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
+  /** A suspended run's interrupt (kind, node, resume schema, quorum, signed token of an external event). */
+  interrupt?: InterruptView;
 }
 
 /**
@@ -82,6 +85,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     private readonly events: EventLogService,
     private readonly approvals: ApprovalsService,
     private readonly metrics: RunMetrics,
+    private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
@@ -291,7 +295,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const run = await this.find(scope, runId, manager);
     if (!run) throw new NotFoundError('No such run.');
     const nodes = run.kind === 'workflow' ? await (manager ?? this.ds.manager).getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
-    return snapshot(run, nodes);
+    const s = snapshot(run, nodes);
+    const interrupt = run.kind === 'workflow' ? await this.interrupts.forSnapshot(run) : undefined;
+    if (interrupt) s.interrupt = interrupt;
+    return s;
   }
 
   /** The chain a run of the caller's tenant executes (unknown and foreign ids are 404). */
@@ -323,7 +330,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   /**
    * Requests cancellation: a run nobody executes right now (pending, waiting on an approval, or of
    * a dead replica) is cancelled at once; a running one becomes `cancelling` and its replica aborts
-   * the node in flight and writes `run.cancelled`.
+   * the node in flight and writes `run.cancelled`. A run already finished is answered as it is.
+   * The run row is locked before any gate of it, as a resolving decision does, so a cancel racing a
+   * resolve ends in exactly one of them.
    */
   async cancel(principal: Principal, runId: string, reason = 'cancel-requested'): Promise<RunSnapshot> {
     const run = await this.find(principal, runId);
@@ -334,7 +343,8 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         `SELECT "status", ("lease_expires_at" IS NULL OR "lease_expires_at" < now()) AS "free", "started_at" FROM "run" WHERE "id" = $1 FOR UPDATE`,
         [run.id],
       )) as Array<{ status: string; free: boolean; started_at: Date | null }>;
-      if (TERMINAL.has(row.status)) throw new ConflictError('run_not_active', `The run is already ${row.status}.`, { status: row.status });
+      // Cancelling a finished run changes nothing and answers it as it is (idempotent).
+      if (TERMINAL.has(row.status)) return 'terminal' as const;
       if (!row.free) {
         await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling' WHERE "id" = $1`, [run.id]);
         return false;
@@ -355,6 +365,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       await this.events.appendBatch({ tenant: run.tenant, workspace: run.workspace ?? undefined }, run.id, evts, m);
       return true;
     });
+    if (direct === 'terminal') return this.get(principal, run.id);
     if (!direct) this.engine.cancelLocal(run.id);
     else {
       this.metrics.runFinished('cancelled');

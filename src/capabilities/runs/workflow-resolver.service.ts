@@ -14,6 +14,19 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   'conformance-noop': { nodes: [{ id: 'noop', typeId: 'core.noop', config: {} }] },
   // Runs for 30 s, so `configurable.runTimeoutMs: 1000` always breaches.
   'conformance-run-duration-breach': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 30_000 } }] },
+  // Interrupts: one suspending node each (approval gate `gate`, clarification `ask`, external event `wait`).
+  'conformance-approval': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval', requiredApprovals: 1 } }] },
+  'conformance-clarification': {
+    nodes: [{ id: 'ask', typeId: 'core.clarification', config: { title: 'Conformance clarification', questions: [{ id: 'q1', question: 'Which colour?' }] } }],
+  },
+  'conformance-interrupt-external-event': {
+    nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'conformance.order.status', correlation: { orderId: 'fixture-order-1', status: 'completed' } } }],
+  },
+  // Resolved only with a bearer holding approvals:respond (approval gates mint no signed token).
+  'conformance-interrupt-auth-required': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance auth-required approval', requiredApprovals: 1 } }] },
+  'conformance-interrupt-quorum': {
+    nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance quorum approval', requiredApprovals: 3, rejectionPolicy: 'majority' } }],
+  },
 };
 
 /**
