@@ -46,6 +46,7 @@ export function ApprovalsPage({ identity }: { identity: Identity }) {
         filters={<ChoiceFilter label="State" all="All states" options={STATES} value={state} onChange={(s) => (setNotice(null), setState(s))} />}
         columns={[
           { header: 'Title', cell: (g) => g.title ?? <span class="muted">—</span> },
+          { header: 'Kind', cell: (g) => g.approval.kind },
           {
             header: 'Subject',
             cell: (g) =>

@@ -9,6 +9,8 @@ import { InterruptsService, ResolveAnswer } from './interrupts.service';
 
 export class ResolveInterruptBody {
   @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
     description:
       'Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters; default voter: the credential’s principal), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match).',
   })
@@ -79,6 +81,18 @@ export class InterruptsController {
   decide(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('The body must be an object {action}.', { field: 'action' });
     return this.interrupts.decideByRun(p, runId, nodeId, body);
+  }
+
+  @Scopes('approvals:respond')
+  @Post('/v1/approvals/:id/resolve')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'resolveApproval', summary: 'Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action})' })
+  @ApiParam({ name: 'id', description: 'Approval gate id' })
+  @ApiBody({ type: ResolveInterruptBody })
+  @ApiOkResponse({ schema: RESOLVE_ANSWER })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  resolveGate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ResolveInterruptBody): Promise<ResolveAnswer> {
+    return this.interrupts.resolveById(p, id, body.resumeValue);
   }
 
   @Public()

@@ -124,6 +124,15 @@ export class InterruptsService {
     return this.resolve(p, gate, body, false);
   }
 
+  /** POST /v1/approvals/{id}/resolve: resolve a gate of the caller's tenant by its id (the approvals list's item). */
+  async resolveById(p: Principal, id: string, resumeValue: unknown): Promise<ResolveAnswer> {
+    const view = await this.approvals.get(p, id); // 404 unknown / foreign
+    const gate = await this.approvals.byIdUnscoped(view.id);
+    if (!gate || gate.subjectKind !== RUN_GATE_SUBJECT || !gate.runId) throw new UnprocessableError('not_a_run_interrupt', 'Only the gate of a run step is resolved with a value; grant or deny this one.');
+    if (gate.state !== 'pending') throw new ConflictError('interrupt_already_resolved', `The interrupt is ${gate.state}.`, { state: gate.state });
+    return this.resolve(p, gate, resumeValue, false);
+  }
+
   /** GET /v1/interrupts/{token}: the pending interrupt as its InterruptPayload (suspend-request.schema.json). */
   async inspect(token: string): Promise<Record<string, unknown>> {
     const gate = await this.gateOfToken(token);
