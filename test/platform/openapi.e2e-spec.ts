@@ -47,7 +47,7 @@ describe('the OpenAPI document', () => {
       if (!Array.isArray(op.tags) || !op.tags.length) problems.push(`${key}: no tag`);
       if (!Array.isArray(op['x-required-scopes'])) problems.push(`${key}: no x-required-scopes`);
       // A public operation (no scopes: the signed interrupt-token routes, whose token is the credential) has no bearer requirement and no 401.
-      const isPublic = Array.isArray(op['x-required-scopes']) && op['x-required-scopes'].length === 0 && !op.security?.length;
+      const isPublic = Array.isArray(op['x-required-scopes']) && op['x-required-scopes'].length === 0 && !(Array.isArray(op.security) && op.security.length);
       if (!isPublic && (!Array.isArray(op.security) || !op.security.length)) problems.push(`${key}: no security requirement`);
       const responses = op.responses ?? {};
       const success = Object.keys(responses).filter((s) => /^2/.test(s));
