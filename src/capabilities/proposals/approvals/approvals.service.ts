@@ -177,7 +177,8 @@ export class ApprovalsService implements OnApplicationBootstrap {
                 ...(requiredRole ? { requiredRole } : {}),
                 quorum,
               }
-            : { ...(req.interrupt?.data ?? {}), title: req.title, gateId: gate.id },
+            : // ClarificationData / ExternalEventData exactly (the gate is named by interruptId).
+              { ...(req.interrupt?.data ?? {}) },
       },
       { manager: m, correlationId: req.subjectId },
     );
