@@ -8,6 +8,7 @@ import { installChains, runEvents, waitForStatus } from './run-kit';
 
 const CHAINS = {
   'vendor.test.approve': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Ship?', requiredApprovals: 1 } }, { id: 'after', typeId: 'core.noop', config: {} }], edges: [{ from: 'gate', to: 'after' }] },
+  'vendor.test.host-quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: {} }] },
   'vendor.test.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority' } }] },
   'vendor.test.ask': { nodes: [{ id: 'ask', typeId: 'core.clarification', config: { questions: [{ id: 'q1', question: 'Colour?' }, { id: 'n', question: 'How many?', schema: { type: 'integer', minimum: 1 } }] } }] },
   'vendor.test.event': { nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'order.status', correlation: { orderId: 'o-1', status: 'completed' } } }] },
@@ -96,6 +97,17 @@ describe('runs: interrupts', () => {
     expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
     const [gate] = await t.ds.query(`SELECT "resolved_by", "state" FROM "approval" WHERE "run_id" = $1`, [runId]);
     expect(gate).toEqual({ resolved_by: 'approver-3', state: 'granted' });
+  });
+
+  it('accepts a named voter only where the workflow set the quorum; the host quorum counts principals', async () => {
+    const runId = await start('vendor.test.host-quorum');
+    await waitForStatus(t, key, runId, ['waiting-approval']);
+    const named = await resolve(runId, 'gate', { resumeValue: { action: 'accept', voter: 'someone-else' } });
+    expect([named.status, named.body.error]).toEqual([403, 'forbidden']);
+    expect((await waitForStatus(t, key, runId, ['waiting-approval'])).interrupt.quorum.votes).toEqual([]);
+    const own = await resolve(runId, 'gate', { resumeValue: { action: 'accept' } });
+    expect(own.status).toBe(200);
+    expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
   });
 
   it('fails the run when a majority of the quorum rejects; one reject is only a vote', async () => {

@@ -145,7 +145,8 @@ export class ApprovalsService implements OnApplicationBootstrap {
         quorum,
         kind,
         resumeSchema: req.interrupt?.resumeSchema ?? null,
-        data: req.interrupt?.data ?? null,
+        // A quorum the workflow set is a panel of named voters; the host's own quorum counts principals.
+        data: kind === 'approval' && req.interrupt?.quorum !== undefined ? { ...(req.interrupt?.data ?? {}), quorumSource: 'workflow' } : (req.interrupt?.data ?? null),
         rejectionPolicy,
         artifactRef: req.artifactRef,
         requestedBy: requestedBy.principal,
@@ -276,6 +277,11 @@ export class ApprovalsService implements OnApplicationBootstrap {
       if (decision === 'granted') requireDelegable(principal, needed, 'Releasing this approval');
       const decisions = m.getRepository(ApprovalDecisionEntity);
       const voter = opts.voter ?? principal.principal;
+      // Voting for someone else (acting-as) only on a gate whose quorum the workflow set (a panel of
+      // named voters); the host's approval quorum stays one of distinct principals.
+      if (voter !== principal.principal && (gate.data as { quorumSource?: string } | null)?.quorumSource !== 'workflow') {
+        throw new ForbiddenError('This gate counts the deciding principals: a named voter is accepted only on a gate whose quorum the workflow set (requiredApprovals).', { field: 'voter' });
+      }
       const inserted = (await m.query(
         `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason", "submitted_by") VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT ("tenant", "approval_id", "principal") DO NOTHING RETURNING "id"`,
