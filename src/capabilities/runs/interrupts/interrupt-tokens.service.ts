@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 
@@ -22,20 +22,17 @@ const B64URL = /^[A-Za-z0-9_-]+$/;
  * Signs and verifies interrupt tokens: `base64url(JSON payload) "." base64url(HMAC-SHA256(secret,
  * first part))`. The secret is OPENWOP_INTERRUPT_TOKEN_SECRET, else a random one generated once and
  * kept in the database so every replica (and the next process) verifies what another signed. The
- * secret is never logged nor answered. Verification compares MACs in constant time.
+ * secret is never logged nor answered. Verification compares MACs in constant time. The database
+ * secret is read at first use (a host starts while its database is away).
  */
 @Injectable()
-export class InterruptTokenService implements OnModuleInit {
+export class InterruptTokenService {
   private secret?: Buffer;
 
   constructor(
     private readonly ds: DataSource,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
-
-  async onModuleInit(): Promise<void> {
-    await this.key();
-  }
 
   private async key(): Promise<Buffer> {
     if (this.secret) return this.secret;
