@@ -198,7 +198,7 @@ export function buildCli(): Command {
     });
 
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.
-  const approvals = clientGroup(program, 'approvals', 'list, grant and deny the approval gates of a running host (needs approvals:respond)');
+  const approvals = clientGroup(program, 'approvals', 'list, grant, deny and resolve the approval gates and interrupts of a running host (needs approvals:respond)');
   const approvalsCli = () => import('./capabilities/proposals/approvals/approvals.cli');
   approvals.group
     .command('list')
@@ -220,6 +220,14 @@ export function buildCli(): Command {
         process.exitCode = await (await approvalsCli()).approvalsDecide(approvals.client(), decision, id, opts);
       });
   }
+  approvals.group
+    .command('resolve <approvalId>')
+    .description('resolve the interrupt of a run step with a resume value (a clarification: {"answers":{...}}; an external event: the event object)')
+    .requiredOption('--value <json>', 'the resume value, JSON')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { value: string; json?: boolean }) => {
+      process.exitCode = await (await approvalsCli()).approvalsResolve(approvals.client(), id, opts);
+    });
 
   return program;
 }

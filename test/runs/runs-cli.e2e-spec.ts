@@ -1,7 +1,7 @@
 /** `openwop-host runs start|list|cancel` and `approvals list|grant|deny` against a listening host. */
 import { Writable } from 'node:stream';
 import { buildCli } from '../../src/cli';
-import { approvalsDecide, approvalsList } from '../../src/capabilities/proposals/approvals/approvals.cli';
+import { approvalsDecide, approvalsList, approvalsResolve } from '../../src/capabilities/proposals/approvals/approvals.cli';
 import { parseInputs, runsCancel, runsList, runsStart } from '../../src/capabilities/runs/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
@@ -35,6 +35,7 @@ describe('runs CLI', () => {
     await installChains(t, 'default', 'vendor.test.cli', {
       'vendor.test.cli': { nodes: [{ id: 'a', typeId: 'core.noop', config: { hello: '{{inputs.who}}', n: '{{inputs.n}}' } }, ...noopChain(2).nodes as object[]], edges: [{ from: 'a', to: 'n1' }, { from: 'n1', to: 'n2' }] },
       'vendor.test.cli-slow': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 20000 } }] },
+      'vendor.test.cli-ask': { nodes: [{ id: 'ask', typeId: 'core.clarification', config: { questions: [{ id: 'colour', question: 'Which colour?' }] } }] },
       'vendor.test.cli-gated': {
         nodes: [{ id: 'prep', typeId: 'core.noop', config: {} }, { id: 'review', typeId: 'core.approval', config: { title: 'Ship the greeting?' } }, { id: 'ship', typeId: 'core.noop', config: { shipped: true } }],
         edges: [{ from: 'prep', to: 'review' }, { from: 'review', to: 'ship' }],
@@ -120,6 +121,29 @@ describe('runs CLI', () => {
     expect(err.text()).toMatch(/1\/3 nodes done {2}run\.failed/);
     // Without approvals:respond: the host refuses.
     await expect(approvalsList({ url, key, out: sink(), err: sink() }, {})).rejects.toThrow(/403 forbidden/);
+  });
+
+  it('resolves a clarification with a value: the followed run completes', async () => {
+    const err = sink();
+    const following = runsStart({ url, key, out: sink(), err }, 'vendor.test.cli-ask', { follow: true });
+    let gate: string | undefined;
+    for (const deadline = Date.now() + 30_000; !gate && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      gate = /waiting for clarification (\S+)/.exec(err.text())?.[1];
+    }
+    expect(err.text()).toContain(`resolve it with: openwop-host approvals resolve ${gate} --value '<json>'`);
+    const listed = sink();
+    await approvalsList({ url, key: approver, out: listed, err: sink() }, {});
+    expect(listed.text()).toContain(`${gate}  pending   0/1`);
+    expect(listed.text()).toContain('[clarification]');
+    const bad = sink();
+    expect(await approvalsResolve({ url, key: approver, out: sink(), err: bad }, gate!, { value: '{nope' })).toBe(2);
+    await expect(approvalsResolve({ url, key: approver, out: sink(), err: sink() }, gate!, { value: '{"answers":{}}' })).rejects.toThrow(/400 validation_error/);
+    const resolved = sink();
+    expect(await approvalsResolve({ url, key: approver, out: resolved, err: sink() }, gate!, { value: '{"answers":{"colour":"green"}}' })).toBe(0);
+    expect(resolved.text()).toMatch(new RegExp(`^${gate}  resolved  run \\S+ node ask is `));
+    expect(await following).toBe(0);
+    expect(err.text()).toMatch(/1\/1 nodes done {2}run\.completed/);
   });
 
   it('lists runs and cancels one', async () => {

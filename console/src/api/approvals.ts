@@ -23,6 +23,11 @@ export function decideApproval(id: string, decision: 'grant' | 'deny', reason?: 
   return call(decision === 'grant' ? api.POST('/v1/approvals/{id}/grant', opts) : api.POST('/v1/approvals/{id}/deny', opts));
 }
 
+/** Resolves a run step's interrupt with a resume value (a clarification's answers, an external event). */
+export function resolveApproval(id: string, resumeValue: Record<string, unknown>): Promise<unknown> {
+  return call(api.POST('/v1/approvals/{id}/resolve', { params: { path: { id } }, body: { resumeValue } }));
+}
+
 export interface GateView {
   approval: Approval;
   title?: string;

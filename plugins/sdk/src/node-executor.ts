@@ -56,6 +56,29 @@ export interface NodeExecutionContext {
    * `perform` is not called again. Results must be JSON.
    */
   effect?<T>(providerKey: string, perform: (logicalInvocationId: string) => Promise<T>): Promise<T>;
+  /**
+   * Suspends the run on an interrupt (the OpenWOP `interrupt(payload)` primitive) until it is
+   * resolved, and answers the resume value, already validated against `resumeSchema`. The run is
+   * `waiting-approval` (kind `approval`), `waiting-input` (`clarification`) or `waiting-external`
+   * (`external-event`) meanwhile and holds no replica. An interrupt rejected, denied, cancelled or
+   * expired throws a `NodeExecutionError` (`interrupt_rejected`, `interrupt_expired`).
+   */
+  interrupt(request: InterruptRequest): Promise<unknown>;
+}
+
+/** What a node asks for when it suspends on an interrupt. */
+export interface InterruptRequest {
+  kind: 'approval' | 'clarification' | 'external-event';
+  /** What the people (or the operator) are asked, in a line. */
+  title: string;
+  /** The JSON Schema the resume value must satisfy (400 on the resolving request otherwise). */
+  resumeSchema?: Record<string, unknown>;
+  /** The kind's data: `questions` for a clarification; `eventType` and `correlation` for an external event. */
+  data?: Record<string, unknown>;
+  /** An approval's quorum: how many accepts release it (default: the host's approval quorum). */
+  requiredApprovals?: number;
+  /** How rejects close a multi-approver approval (default `single-veto`). */
+  rejectionPolicy?: 'single-veto' | 'majority';
 }
 
 export interface NodeExecutionResult {
@@ -121,6 +144,8 @@ export interface NodeExecutorContractOptions {
   abortWithinMs?: number;
   /** What `awaitApproval` answers (default `granted`). */
   approval?: 'granted' | 'denied';
+  /** What `interrupt` answers (default `{}`). */
+  resumeValue?: unknown;
   /** `execute` must reject with this error code instead of resolving. */
   expectErrorCode?: string;
   /** The run principal (default a contract tenant with no scopes). */
@@ -214,6 +239,10 @@ export async function checkNodeExecutorContract(executor: NodeExecutorProvider, 
       return { eventId: `contract-event-${sink.length}` };
     },
     awaitApproval: async () => opts.approval ?? 'granted',
+    interrupt: async (req) => {
+      if (req.kind === 'approval' && opts.approval === 'denied') throw new NodeExecutionError('interrupt_rejected', 'The approval was rejected.');
+      return opts.resumeValue ?? (req.kind === 'approval' ? { action: 'accept' } : {});
+    },
   });
 
   const runOnce = async (sink: typeof events): Promise<{ result?: NodeExecutionResult; error?: unknown }> => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import type { NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { InterruptRequest, NodeExecutionContext, NodeExecutionError, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
@@ -40,11 +40,22 @@ class EngineWriteError extends Error {
     this.name = 'EngineWriteError';
   }
 }
+/** What a suspended node asked for. */
+type SuspendRequest = InterruptRequest & { artifactType?: string };
+
 class Suspend extends Error {
-  constructor(readonly request: { title: string; artifactType?: string }) {
+  constructor(readonly request: SuspendRequest) {
     super('suspend');
   }
 }
+
+/** The run status of a run suspended on an interrupt of each kind (run-snapshot.schema.json). */
+export const WAITING_STATUS: Record<InterruptRequest['kind'], string> = {
+  approval: 'waiting-approval',
+  clarification: 'waiting-input',
+  'external-event': 'waiting-external',
+};
+export const WAITING_STATUSES = Object.values(WAITING_STATUS);
 
 interface NodeWrite {
   nodeId: string;
@@ -153,6 +164,10 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       // Inside the deciding transaction: make the run claimable again; the node reads the gate's state.
       release: (m, gate) => this.reopen(m, gate.subjectId),
       closed: (m, gate) => this.reopen(m, gate.subjectId),
+      // The run row before the gate, as a cancel locks them: a resolve racing a cancel waits for it.
+      lock: async (m, gate) => {
+        await m.query(`SELECT 1 FROM "run" WHERE "id" = $1 FOR UPDATE`, [gate.subjectId]);
+      },
     });
     if (!this.settings.executing) return;
     this.ticker = setInterval(() => void this.claimAvailable(), this.settings.claimIntervalMs);
@@ -258,7 +273,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async reopen(m: EntityManager, runId: string): Promise<void> {
-    await m.query(`UPDATE "run" SET "status" = 'running', "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "status" = 'waiting-approval'`, [runId]);
+    await m.query(`UPDATE "run" SET "status" = 'running', "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "status" = ANY($2::text[])`, [runId, WAITING_STATUSES]);
     // Claimed here after the deciding transaction commits (other replicas find it at their next pass).
     setTimeout(() => this.kick(runId, 10), 10);
   }
@@ -317,7 +332,7 @@ interface NodeOutcome {
   attempt: number;
   ok?: { outputs: Record<string, unknown>; costUsd: number; durationMs: number };
   failed?: { code: string; message: string };
-  suspend?: { title: string; artifactType?: string };
+  suspend?: SuspendRequest;
   /** The engine's own write failed while the node ran: not the node's failure. */
   engineFault?: EngineWriteError;
 }
@@ -605,6 +620,7 @@ class RunExecution {
         },
         awaitApproval: (req) => this.awaitApproval(n, req),
         effect: effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
+        interrupt: (req) => this.interrupt(n, req),
       };
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
@@ -628,27 +644,42 @@ class RunExecution {
 
   /** The node's gate state, or Suspend when there is no decided gate yet. */
   private async awaitApproval(n: DagNode, req: { title: string; artifactType?: string }): Promise<'granted' | 'denied'> {
+    const gate = await this.decidedGate(n, { kind: 'approval', ...req });
+    return gate.state === 'granted' ? 'granted' : 'denied';
+  }
+
+  /**
+   * ctx.interrupt: the resume value of the node's resolved gate; Suspend while there is none (the
+   * gate is opened when the run parks). Re-executing the node after a restart or a takeover reads
+   * the same gate, so an interrupt is asked once per node execution and answered from the database.
+   */
+  private async interrupt(n: DagNode, req: InterruptRequest): Promise<unknown> {
+    const gate = await this.decidedGate(n, req);
+    if (gate.state === 'granted') return gate.resume_value ?? {};
+    if (gate.state === 'expired') throw new NodeExecutionError('interrupt_expired', `The ${req.kind} interrupt of node ${n.id} expired before it was resolved.`);
+    if (gate.state === 'cancelled') throw new NodeExecutionError('interrupt_cancelled', `The ${req.kind} interrupt of node ${n.id} was cancelled.`);
+    throw new NodeExecutionError('interrupt_rejected', `The ${req.kind} interrupt of node ${n.id} was rejected.`);
+  }
+
+  private async decidedGate(n: DagNode, req: SuspendRequest): Promise<{ state: string; resume_value: unknown }> {
     const gateId = this.state.get(n.id)?.gateId;
     if (gateId) {
-      const [gate] = (await this.d.ds.query(`SELECT "state" FROM "approval" WHERE "id" = $1 AND "tenant" = $2`, [gateId, this.row.tenant])) as Array<{ state: string }>;
-      if (gate?.state === 'granted') {
-        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue: { action: 'accept' } } });
-        return 'granted';
-      }
+      const [gate] = (await this.d.ds.query(`SELECT "state", "resume_value" FROM "approval" WHERE "id" = $1 AND "tenant" = $2`, [gateId, this.row.tenant])) as Array<{ state: string; resume_value: unknown }>;
       if (gate && gate.state !== 'pending') {
-        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue: { action: 'reject' } } });
-        return 'denied';
+        const resumeValue = gate.state === 'granted' ? (gate.resume_value ?? { action: 'accept' }) : { action: 'reject' };
+        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue } });
+        return gate;
       }
       if (gate) throw new Suspend(req); // still pending (another node's gate released the run)
     }
     throw new Suspend(req);
   }
 
-  /** Opens the gates of suspended nodes (reusing a still-pending one) and parks the run in `waiting-approval`. */
+  /** Opens the gates of suspended nodes (reusing a still-pending one) and parks the run in the `waiting-*` status of the first one's kind. */
   private async suspend(nodes: NodeOutcome[]): Promise<void> {
     await this.flush();
     await this.d.ds.transaction(async (m) => {
-      await this.fence(m, { status: 'waiting-approval', release: true }, nodes[0].node.id);
+      await this.fence(m, { status: WAITING_STATUS[nodes[0].suspend?.kind ?? 'approval'] ?? 'waiting-approval', release: true }, nodes[0].node.id);
       for (const o of nodes) {
         const n = o.node;
         let gateId = this.state.get(n.id)?.gateId ?? null;
@@ -665,16 +696,23 @@ class RunExecution {
               artifactType: o.suspend?.artifactType ?? 'run-step',
               title: o.suspend?.title ?? `Approve step ${n.id}`,
               runStep: { runId: this.row.id, nodeId: n.id, workflowId: this.row.workflow_id ?? null },
+              interrupt: {
+                kind: o.suspend?.kind ?? 'approval',
+                resumeSchema: o.suspend?.resumeSchema,
+                data: o.suspend?.data,
+                quorum: o.suspend?.requiredApprovals,
+                rejectionPolicy: o.suspend?.rejectionPolicy,
+              },
             },
             this.principal,
           );
           gateId = gate.id;
         }
         await this.writeNodes(m, [{ nodeId: n.id, typeId: n.typeId, status: 'waiting', attempt: o.attempt, gateId }]);
-        await this.d.events.appendBatch(this.scope, this.row.id, [{ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: 'approval', key: `${RUN_GATE_SUBJECT}:${this.row.id}:${gateId}` } }], m);
+        await this.d.events.appendBatch(this.scope, this.row.id, [{ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: o.suspend?.kind ?? 'approval', key: `${RUN_GATE_SUBJECT}:${this.row.id}:${gateId}` } }], m);
       }
     });
-    this.trace.status('waiting-approval');
+    this.trace.status(WAITING_STATUS[nodes[0].suspend?.kind ?? 'approval'] ?? 'waiting-approval');
     this.d.events.wake();
   }
 

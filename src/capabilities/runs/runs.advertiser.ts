@@ -4,7 +4,7 @@ import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
 
 /**
- * The RFC 0058 ceilings runs are checked against (`limits.maxRunDurationMs`, `maxLoopIterations`,
+ * The interrupt envelopes and limits, the RFC 0058 ceilings runs are checked against (`limits.maxRunDurationMs`, `maxLoopIterations`,
  * `maxBudgetCostUsd`) and, while the test seams are on, the conformance fixtures `POST /v1/runs`
  * resolves.
  */
@@ -18,6 +18,12 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
 
   advertise(): Record<string, unknown> {
     const fixtures = this.resolver.fixtureIds();
-    return { limits: { ...this.settings.limits }, ...(fixtures.length ? { fixtures } : {}) };
+    return {
+      // Interrupts (openwop-interrupts): a node may ask a clarification (`clarification.request`,
+      // resolved with its answers), one round per node execution, one envelope per turn.
+      supportedEnvelopes: ['clarification.request'],
+      limits: { ...this.settings.limits, clarificationRounds: 1, envelopesPerTurn: 1 },
+      ...(fixtures.length ? { fixtures } : {}),
+    };
   }
 }

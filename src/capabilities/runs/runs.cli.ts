@@ -120,6 +120,8 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
             const gate = e.payload.interruptId;
             if (e.type === 'node.suspended' && e.payload.kind === 'approval' && typeof gate === 'string') {
               o.err.write(`waiting for approval ${gate}${node ? ` (node ${node})` : ''}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}\n`);
+            } else if (e.type === 'node.suspended' && typeof e.payload.kind === 'string' && typeof gate === 'string') {
+              o.err.write(`waiting for ${e.payload.kind} ${gate}${node ? ` (node ${node})` : ''}; resolve it with: ${commandLine(o, 'approvals', 'resolve', gate, '--value', "'<json>'")}\n`);
             }
           }
         }

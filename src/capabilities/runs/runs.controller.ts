@@ -260,7 +260,7 @@ export class RunsController {
   @Scopes('runs:cancel')
   @Post('/v1/runs/:runId/cancel')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted)' })
+  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200)' })
   @ApiParam({ name: 'runId' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same run and body: the recorded answer again (`openwop-idempotent-replay: true`); another run or body: 409 idempotency_key_mismatch.' })
   @ApiBody({ type: CancelRunBody, required: false })

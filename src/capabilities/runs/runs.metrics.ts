@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { MetricsService } from '../../platform/metrics/metrics.service';
 
 /** The statuses of a workflow run still in progress: few rows, counted exactly when scraped. */
-export const ACTIVE_RUN_STATUSES = ['pending', 'running', 'waiting-approval', 'cancelling'] as const;
+export const ACTIVE_RUN_STATUSES = ['pending', 'running', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling'] as const;
 /** How a workflow run ends. */
 export const FINAL_RUN_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 export type FinalRunStatus = (typeof FINAL_RUN_STATUSES)[number];
@@ -33,7 +33,7 @@ export class RunMetrics {
     const log = this.log;
     metrics.gauge({
       name: 'openwop_runs',
-      help: 'Workflow runs in progress (pending, running, waiting-approval, cancelling), across all tenants (counted in the database at scrape time).',
+      help: 'Workflow runs in progress (pending, running, waiting-approval, waiting-input, waiting-external, cancelling), across all tenants (counted in the database at scrape time).',
       labelNames: ['status'],
       async collect() {
         let rows: Array<{ status: string; n: number }>;

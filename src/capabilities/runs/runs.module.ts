@@ -4,6 +4,11 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ProposalsModule } from '../proposals/proposals.module';
 import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
+import { CoreClarificationExecutor } from './executors/core-clarification.executor';
+import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
+import { InterruptTokenService } from './interrupts/interrupt-tokens.service';
+import { InterruptsController } from './interrupts/interrupts.controller';
+import { InterruptsService } from './interrupts/interrupts.service';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
 import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
@@ -21,12 +26,13 @@ import { WorkflowResolver } from './workflow-resolver.service';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
- * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool` and `core.approval` executors, RFC 0058 bounds,
+ * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool`, `core.approval`, `core.clarification` and
+ * `core.external-event` executors, interrupts (run-scoped and signed-token resolution), RFC 0058 bounds,
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController, IdempotencySeamsController],
+  controllers: [RunsController, IdempotencySeamsController, InterruptsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -41,6 +47,10 @@ import { WorkflowResolver } from './workflow-resolver.service';
     CoreToolExecutor,
     CoreApprovalExecutor,
     WorkflowPackChecks,
+    CoreClarificationExecutor,
+    CoreExternalEventExecutor,
+    InterruptTokenService,
+    InterruptsService,
   ],
   exports: [RunsService, RunEngineService],
 })

@@ -18,6 +18,7 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { UUID } from '../../platform/ids';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
@@ -81,6 +82,8 @@ export interface RunSnapshot {
   outputs?: Record<string, unknown>;
   error?: { code: string; message: string; details?: Record<string, unknown> };
   metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
+  /** A suspended run's interrupt (kind, node, resume schema, quorum, signed token of an external event). */
+  interrupt?: InterruptView;
 }
 
 /**
@@ -112,6 +115,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     private readonly events: EventLogService,
     private readonly approvals: ApprovalsService,
     private readonly metrics: RunMetrics,
+    private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
@@ -345,7 +349,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const run = await this.find(scope, runId, manager);
     if (!run) throw new NotFoundError('No such run.');
     const nodes = run.kind === 'workflow' ? await (manager ?? this.ds.manager).getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
-    return snapshot(run, nodes);
+    const s = snapshot(run, nodes);
+    const interrupt = run.kind === 'workflow' ? await this.interrupts.forSnapshot(run) : undefined;
+    if (interrupt) s.interrupt = interrupt;
+    return s;
   }
 
   /** The chain a run of the caller's tenant executes (unknown and foreign ids are 404). */
@@ -377,7 +384,9 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
   /**
    * Requests cancellation: a run nobody executes right now (pending, waiting on an approval, or of
    * a dead replica) is cancelled at once; a running one becomes `cancelling` and its replica aborts
-   * the node in flight and writes `run.cancelled`.
+   * the node in flight and writes `run.cancelled`. A run already finished is answered as it is.
+   * The run row is locked before any gate of it, as a resolving decision does, so a cancel racing a
+   * resolve ends in exactly one of them.
    */
   async cancel(principal: Principal, runId: string, reason = 'cancel-requested'): Promise<RunSnapshot> {
     const run = await this.find(principal, runId);

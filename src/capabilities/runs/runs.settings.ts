@@ -19,6 +19,7 @@ export interface RunsSettings {
   instanceId: string;
   /** Whether this replica claims and executes runs at all (OPENWOP_SCHEDULER_ENABLED). */
   executing: boolean;
+  interrupts: { tokenTtlMs: number };
 }
 
 export const RUNS_SETTINGS = Symbol.for('openwop-host.runs.settings');
@@ -56,5 +57,6 @@ export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'in
     fixtures: config.testSeams,
     instanceId: config.instanceId,
     executing: config.schedulerEnabled,
+    interrupts: { tokenTtlMs: num(((s.interrupts ?? {}) as Record<string, unknown>).tokenTtlMs) ?? 30 * 60_000 },
   };
 }

@@ -31,6 +31,19 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
     ],
     edges: [{ from: 'a', to: 'b' }, { from: 'b', to: 'c' }],
   },
+  // Interrupts: one suspending node each (approval gate `gate`, clarification `ask`, external event `wait`).
+  'conformance-approval': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval', requiredApprovals: 1 } }] },
+  'conformance-clarification': {
+    nodes: [{ id: 'ask', typeId: 'core.clarification', config: { title: 'Conformance clarification', questions: [{ id: 'q1', question: 'Which colour?' }] } }],
+  },
+  'conformance-interrupt-external-event': {
+    nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'conformance.order.status', correlation: { orderId: 'fixture-order-1', status: 'completed' } } }],
+  },
+  // Resolved only with a bearer holding approvals:respond (approval gates mint no signed token).
+  'conformance-interrupt-auth-required': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance auth-required approval', requiredApprovals: 1 } }] },
+  'conformance-interrupt-quorum': {
+    nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance quorum approval', requiredApprovals: 3, rejectionPolicy: 'majority' } }],
+  },
 };
 
 /**

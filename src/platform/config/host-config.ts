@@ -43,6 +43,8 @@ export interface HostConfig {
     claims: { tenant: string; workspace: string; principal: string; scopes: string; roles: string };
   };
   credentialKeys: string;
+  /** Signing secret of interrupt tokens (OPENWOP_INTERRUPT_TOKEN_SECRET); unset: one generated once and kept in the database. */
+  interruptTokenSecret?: string;
   proposalsActivation: 'direct-rbac' | 'approval-gate';
   schedulerTickMs: number;
   schedulerEnabled: boolean;
@@ -167,6 +169,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_JWT_CLAIM_SCOPES', default: 'scope', description: 'JWT claim holding scopes (space-separated string or array).' },
   { name: 'OPENWOP_JWT_CLAIM_ROLES', default: 'roles', description: 'JWT claim holding role names, expanded to their scopes.' },
   { name: 'OPENWOP_CREDENTIAL_KEYS', description: 'Credential encryption keys, `id:base64key[,id:base64key]` (32-byte keys; the first encrypts, all decrypt). Unset: a key is generated once and kept in the data folder (embedded mode only).' },
+  { name: 'OPENWOP_INTERRUPT_TOKEN_SECRET', description: 'HMAC-SHA256 secret (at least 32 characters) that signs interrupt resolution tokens (`/v1/interrupts/{token}`); every replica needs the same one. Unset: a random secret is generated once and kept in the database (table `host_secret`).' },
   { name: 'OPENWOP_PROPOSALS_ACTIVATION', default: 'direct-rbac', description: 'How proposals are activated: direct-rbac or approval-gate.' },
   { name: 'OPENWOP_SCHEDULER_TICK_MS', default: '5000', description: 'How often each replica looks for due scheduled work.' },
   { name: 'OPENWOP_SCHEDULER_ENABLED', default: 'true', description: 'Run the scheduler ticker in this replica.' },
@@ -359,6 +362,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       },
     },
     credentialKeys: str(env, 'OPENWOP_CREDENTIAL_KEYS') ?? '',
+    interruptTokenSecret: interruptSecret(str(env, 'OPENWOP_INTERRUPT_TOKEN_SECRET')),
     proposalsActivation: activation,
     schedulerTickMs: int(env, 'OPENWOP_SCHEDULER_TICK_MS', 5000, 10, 3_600_000),
     schedulerEnabled: bool(env, 'OPENWOP_SCHEDULER_ENABLED', true),
@@ -405,4 +409,9 @@ function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
     throw new ConfigError(`OPENWOP_HTTP_HEADERS_TIMEOUT_MS (${t.headersTimeoutMs}) must not exceed OPENWOP_HTTP_REQUEST_TIMEOUT_MS (${t.requestTimeoutMs})`);
   }
   return t;
+}
+
+function interruptSecret(v: string | undefined): string | undefined {
+  if (v !== undefined && v.length < 32) throw new ConfigError('OPENWOP_INTERRUPT_TOKEN_SECRET must be at least 32 characters');
+  return v;
 }

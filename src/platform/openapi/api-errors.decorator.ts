@@ -8,6 +8,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'forbidden: the credential lacks a required scope (details.requiredScopes).',
   404: 'not_found: the resource does not exist or the caller may not see it.',
   409: 'Conflict with the current state.',
+  410: 'Gone: the resource expired (interrupt_expired: a signed interrupt token past its expiry).',
   413: 'payload_too_large: the body exceeds limits.maxRequestBodyBytes.',
   415: 'unsupported_media_type: send application/json.',
   422: 'The request is understood but refused on its meaning.',

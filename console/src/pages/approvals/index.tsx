@@ -65,6 +65,7 @@ export function ApprovalsPage({ identity }: { identity: Identity }) {
           { header: 'Workflow', cell: (g) => (g.workflowId ? <code>{g.workflowId}</code> : '—') },
           { header: 'Requested by', cell: (g) => g.approval.requestedBy },
           { header: 'Quorum', cell: (g) => `${g.approval.granted} of ${g.approval.quorum}` },
+          { header: 'Kind', cell: (g) => g.approval.kind },
           { header: state === 'pending' ? 'Expires' : 'Decided', cell: (g) => when(state === 'pending' ? g.approval.expiresAt : (g.approval.decidedAt ?? g.approval.expiresAt)) },
           {
             header: 'Decision',

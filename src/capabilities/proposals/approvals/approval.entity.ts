@@ -8,6 +8,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'approval' })
 @Index('approval_tenant_state_idx', ['tenant', 'state', 'createdAt'])
 @Index('approval_subject_idx', ['tenant', 'subjectId'])
+@Index('approval_run_node_idx', ['runId', 'nodeId'])
 export class ApprovalEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -38,6 +39,30 @@ export class ApprovalEntity {
 
   @Column({ name: 'workflow_id', type: 'text', nullable: true })
   workflowId: string | null;
+
+  /** The interrupt kind the gate holds a run step on: `approval`, `clarification` or `external-event`. */
+  @Column({ type: 'text', default: 'approval' })
+  kind: string;
+
+  /** The JSON Schema a resolving value is checked against (null: any value / the accept-reject vocabulary). */
+  @Column({ name: 'resume_schema', type: 'jsonb', nullable: true })
+  resumeSchema: Record<string, unknown> | null;
+
+  /** The kind's data: clarification questions, the awaited event type and its correlation. */
+  @Column({ type: 'jsonb', nullable: true })
+  data: Record<string, unknown> | null;
+
+  /** How rejections close a multi-approver gate: `single-veto` (one reject) or `majority` (more than half of the quorum). */
+  @Column({ name: 'rejection_policy', type: 'text', default: 'single-veto' })
+  rejectionPolicy: string;
+
+  /** The value the interrupt was resolved with (what the suspended node receives). */
+  @Column({ name: 'resume_value', type: 'jsonb', nullable: true })
+  resumeValue: unknown;
+
+  /** Who closed it: the last voter of a quorum, the resolving principal, or `token:<gateId>` for a signed-token callback. */
+  @Column({ name: 'resolved_by', type: 'text', nullable: true })
+  resolvedBy: string | null;
 
   /** pending | granted | denied | expired | cancelled */
   @Column({ type: 'text', default: 'pending' })
@@ -89,8 +114,13 @@ export class ApprovalDecisionEntity {
   @Column({ name: 'approval_id', type: 'uuid' })
   approvalId: string;
 
+  /** Whom the decision counts for (the voter a resolving value names, else the deciding principal). */
   @Column({ type: 'text' })
   principal: string;
+
+  /** The credential's principal that submitted the decision (null on rows written before it was recorded). */
+  @Column({ name: 'submitted_by', type: 'text', nullable: true })
+  submittedBy: string | null;
 
   /** granted | denied */
   @Column({ type: 'text' })

@@ -3,10 +3,15 @@ import { NEXT_CURSOR_PROPERTY } from '../../../platform/pagination/page-query';
 
 export const APPROVAL_SCHEMA: SchemaObject = {
   type: 'object',
-  required: ['id', 'state', 'title', 'subject', 'runId', 'nodeId', 'workflowId', 'link', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
+  required: ['id', 'state', 'kind', 'title', 'subject', 'runId', 'nodeId', 'workflowId', 'link', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'denied', 'rejectionPolicy', 'resumeSchema', 'data', 'resolvedBy', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
+    kind: {
+      type: 'string',
+      enum: ['approval', 'clarification', 'external-event'],
+      description: 'The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.',
+    },
     title: { type: 'string', description: 'What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title.' },
     subject: {
       type: 'object',
@@ -26,14 +31,20 @@ export const APPROVAL_SCHEMA: SchemaObject = {
     requiredRole: { type: 'string', nullable: true },
     quorum: { type: 'integer', minimum: 1 },
     granted: { type: 'integer', minimum: 0 },
+    denied: { type: 'integer', minimum: 0 },
+    rejectionPolicy: { type: 'string', enum: ['single-veto', 'majority'], description: '`single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.' },
+    resumeSchema: { type: 'object', nullable: true, additionalProperties: true, description: 'The JSON Schema a resolving value must satisfy.' },
+    data: { type: 'object', nullable: true, additionalProperties: true, description: 'The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`.' },
+    resolvedBy: { type: 'string', nullable: true, description: 'Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback.' },
     decisions: {
       type: 'array',
       items: {
         type: 'object',
         required: ['principal', 'decision', 'decidedAt'],
         properties: {
-          principal: { type: 'string' },
+          principal: { type: 'string', description: 'Whom the decision counts for: the voter the resume value named, else the deciding principal.' },
           decision: { type: 'string', enum: ['granted', 'denied'] },
+          submittedBy: { type: 'string', description: 'The credential’s principal, when it decided for a named voter.' },
           reason: { type: 'string' },
           decidedAt: { type: 'string', format: 'date-time' },
         },

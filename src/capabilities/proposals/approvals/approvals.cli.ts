@@ -8,6 +8,7 @@ import { baseUrl, call, HostClientOptions } from '../../../cli/host-client';
 interface ApprovalItem {
   id: string;
   state: string;
+  kind?: string;
   title: string;
   subject: { kind: string; id: string };
   runId: string | null;
@@ -27,7 +28,8 @@ function where(a: ApprovalItem): string {
 
 function line(o: HostClientOptions, a: ApprovalItem): string {
   const link = /^https?:\/\//.test(a.link) ? a.link : `${baseUrl(o)}${a.link}`;
-  return `${a.id}  ${a.state.padEnd(9)} ${a.granted}/${a.quorum}  ${a.title}\n    ${where(a)}  ${link}\n`;
+  const kind = a.kind && a.kind !== 'approval' ? ` [${a.kind}]` : '';
+  return `${a.id}  ${a.state.padEnd(9)} ${a.granted}/${a.quorum}  ${a.title}${kind}\n    ${where(a)}  ${link}\n`;
 }
 
 export async function approvalsList(o: HostClientOptions, opts: { all?: boolean; state?: string; limit?: number; json?: boolean }): Promise<number> {
@@ -52,5 +54,20 @@ export async function approvalsDecide(o: HostClientOptions, decision: 'grant' | 
   if (opts.json) o.out.write(`${JSON.stringify(a, null, 2)}\n`);
   else if (decision === 'grant' && a.state === 'pending') o.out.write(`${a.id}  granted ${a.granted} of ${a.quorum}: the gate waits for more approvers\n`);
   else o.out.write(`${a.id}  ${a.state}  ${a.title}\n`);
+  return 0;
+}
+
+/** `approvals resolve <id> --value <json>`: resolves a run step's interrupt (a clarification's answers, an external event) with a resume value. */
+export async function approvalsResolve(o: HostClientOptions, id: string, opts: { value: string; json?: boolean }): Promise<number> {
+  let resumeValue: unknown;
+  try {
+    resumeValue = JSON.parse(opts.value);
+  } catch {
+    o.err.write('--value must be JSON, e.g. \'{"answers":{"q1":"blue"}}\'\n');
+    return 2;
+  }
+  const r = await call(o, 'POST', `/v1/approvals/${encodeURIComponent(id)}/resolve`, { resumeValue });
+  if (opts.json) o.out.write(`${JSON.stringify(r, null, 2)}\n`);
+  else o.out.write(`${id}  ${String(r.interruptState)}  run ${String(r.runId)} node ${String(r.nodeId)} is ${String(r.status)}\n`);
   return 0;
 }

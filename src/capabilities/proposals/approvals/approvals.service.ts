@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../../platform/errors/domain-error';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { requireDelegable } from '../../../platform/identity/delegation';
@@ -14,10 +14,14 @@ import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
 import { UUID } from '../../../platform/ids';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
+export type InterruptKind = 'approval' | 'clarification' | 'external-event';
+export type RejectionPolicy = 'single-veto' | 'majority';
 
 export interface ApprovalView {
   id: string;
   state: ApprovalState;
+  /** The interrupt kind: `approval`, or a run step's `clarification` / `external-event` (resolved with a value). */
+  kind: InterruptKind;
   title: string;
   subject: { kind: string; id: string };
   runId: string | null;
@@ -29,7 +33,14 @@ export interface ApprovalView {
   requiredRole: string | null;
   quorum: number;
   granted: number;
-  decisions: Array<{ principal: string; decision: 'granted' | 'denied'; reason?: string; decidedAt: string }>;
+  denied: number;
+  rejectionPolicy: RejectionPolicy;
+  /** The JSON Schema a resolving value must satisfy (null: the accept / reject vocabulary of an approval). */
+  resumeSchema: Record<string, unknown> | null;
+  /** The kind's data (clarification questions, the awaited external event and its correlation). */
+  data: Record<string, unknown> | null;
+  resolvedBy: string | null;
+  decisions: Array<{ principal: string; decision: 'granted' | 'denied'; reason?: string; decidedAt: string; submittedBy?: string }>;
   artifactRef: string;
   requestedBy: string;
   reason: string | null;
@@ -48,6 +59,22 @@ export interface GateSubject {
   /** `needed`: what `requiredScopes` answered, which the approver holds (to record as the delegation). */
   release(m: EntityManager, approval: ApprovalEntity, principal: Principal, needed: readonly string[]): Promise<void>;
   closed(m: EntityManager, approval: ApprovalEntity): Promise<void>;
+  /**
+   * Locks the subject before its gate is locked, inside the deciding transaction, so deciding and
+   * changing the subject (a run cancelled) always lock in the same order and one of them wins.
+   */
+  lock?(m: EntityManager, approval: ApprovalEntity): Promise<void>;
+}
+
+/** How a decision is made: the value it resolves with, whom it counts for, and what authorizes it. */
+export interface DecisionOptions {
+  reason?: string;
+  /** Whom the vote counts for (a quorum's named approver); default the deciding principal. */
+  voter?: string;
+  /** The resume value (required to resolve a clarification / external-event gate). */
+  resumeValue?: unknown;
+  /** A signed interrupt token authorized the decision: the principal is the token's, no scope applies. */
+  viaToken?: boolean;
 }
 
 export interface GateRequest {
@@ -60,6 +87,8 @@ export interface GateRequest {
   title: string;
   /** A run step's gate: the run, node and workflow, recorded with the gate so its item names them. */
   runStep?: { runId: string; nodeId: string; workflowId: string | null };
+  /** A run step's interrupt: its kind, resume schema, data, and an approval's own quorum and rejection policy. */
+  interrupt?: { kind: InterruptKind; resumeSchema?: Record<string, unknown>; data?: Record<string, unknown>; quorum?: number; rejectionPolicy?: RejectionPolicy };
 }
 
 /** The subject kind of a run step's gate. */
@@ -93,7 +122,11 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   /** Opens a gate inside the caller's transaction and emits `interrupt.requested` (kind approval). */
   async open(m: EntityManager, req: GateRequest, requestedBy: Principal): Promise<ApprovalEntity> {
-    const { requiredScope, requiredRole, quorum, timeoutMs } = this.settings.approval;
+    const { requiredScope, requiredRole, timeoutMs } = this.settings.approval;
+    const kind = req.interrupt?.kind ?? 'approval';
+    // A value-resolved interrupt is answered once; an approval needs its own quorum or the host's.
+    const quorum = kind === 'approval' ? (req.interrupt?.quorum ?? this.settings.approval.quorum) : 1;
+    const rejectionPolicy = req.interrupt?.rejectionPolicy ?? 'single-veto';
     const repo = m.getRepository(ApprovalEntity);
     const [{ expires }] = (await m.query(`SELECT now() + ($1::bigint * interval '1 millisecond') AS expires`, [timeoutMs])) as Array<{ expires: Date }>;
     const gate = await repo.save(
@@ -110,6 +143,11 @@ export class ApprovalsService implements OnApplicationBootstrap {
         requiredScope,
         requiredRole: requiredRole ?? null,
         quorum,
+        kind,
+        resumeSchema: req.interrupt?.resumeSchema ?? null,
+        // A quorum the workflow set is a panel of named voters; the host's own quorum counts principals.
+        data: kind === 'approval' && req.interrupt?.quorum !== undefined ? { ...(req.interrupt?.data ?? {}), quorumSource: 'workflow' } : (req.interrupt?.data ?? null),
+        rejectionPolicy,
         artifactRef: req.artifactRef,
         requestedBy: requestedBy.principal,
         expiresAt: new Date(expires),
@@ -120,22 +158,28 @@ export class ApprovalsService implements OnApplicationBootstrap {
       HOST_STREAM,
       'interrupt.requested',
       {
-        kind: 'approval',
+        kind,
         key: `${req.subjectKind}:${req.subjectId}:${gate.id}`,
         timeoutMs,
-        data: {
-          artifactId: req.subjectId,
-          artifactType: req.artifactType,
-          title: req.title,
-          actions: ['accept', 'reject'],
-          requiredApprovals: quorum,
-          rejectionPolicy: 'single-veto',
-          ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
-          gateId: gate.id,
-          requiredScope,
-          ...(requiredRole ? { requiredRole } : {}),
-          quorum,
-        },
+        ...(req.runStep ? { runId: req.runStep.runId, nodeId: req.runStep.nodeId, interruptId: gate.id } : {}),
+        ...(req.interrupt?.resumeSchema ? { resumeSchema: req.interrupt.resumeSchema } : {}),
+        data:
+          kind === 'approval'
+            ? {
+                artifactId: req.subjectId,
+                artifactType: req.artifactType,
+                title: req.title,
+                actions: ['accept', 'reject'],
+                requiredApprovals: quorum,
+                rejectionPolicy,
+                ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
+                gateId: gate.id,
+                requiredScope,
+                ...(requiredRole ? { requiredRole } : {}),
+                quorum,
+              }
+            : // ClarificationData / ExternalEventData exactly (the gate is named by interruptId).
+              { ...(req.interrupt?.data ?? {}) },
       },
       { manager: m, correlationId: req.subjectId },
     );
@@ -161,11 +205,19 @@ export class ApprovalsService implements OnApplicationBootstrap {
   }
 
   async grant(principal: Principal, id: string, reason?: string): Promise<ApprovalView> {
-    return this.decide(principal, id, 'granted', reason);
+    return this.decide(principal, id, 'granted', { reason });
   }
 
   async deny(principal: Principal, id: string, reason?: string): Promise<ApprovalView> {
-    return this.decide(principal, id, 'denied', reason);
+    return this.decide(principal, id, 'denied', { reason });
+  }
+
+  /**
+   * One decision on a gate with the options of an interrupt resolution: a named voter, the resume
+   * value (a clarification's answers, an external event), or a signed token as the authority.
+   */
+  async vote(principal: Principal, id: string, decision: 'granted' | 'denied', opts: DecisionOptions): Promise<ApprovalView> {
+    return this.decide(principal, id, decision, opts);
   }
 
   /** Closes a pending gate without release (its subject changed or was withdrawn). */
@@ -194,14 +246,14 @@ export class ApprovalsService implements OnApplicationBootstrap {
     await this.subjects.get(gate.subjectKind)?.closed(m, gate);
   }
 
-  private async decide(principal: Principal, id: string, decision: 'granted' | 'denied', reason?: string): Promise<ApprovalView> {
+  private async decide(principal: Principal, id: string, decision: 'granted' | 'denied', opts: DecisionOptions = {}): Promise<ApprovalView> {
+    const { reason } = opts;
     // A grant may release work that acts for the approver: what it needs is read before the lock.
-    let needed: string[] = [];
-    if (decision === 'granted') {
-      const peek = await this.find(this.ds.manager, principal, id, false);
-      needed = (await this.subjects.get(peek.subjectKind)?.requiredScopes?.(peek)) ?? [];
-    }
+    const peek = await this.find(this.ds.manager, principal, id, false);
+    const needed: string[] = decision === 'granted' ? ((await this.subjects.get(peek.subjectKind)?.requiredScopes?.(peek)) ?? []) : [];
     const outcome = await this.ds.transaction(async (m) => {
+      // The subject first, then the gate: the order every writer of both follows.
+      await this.subjects.get(peek.subjectKind)?.lock?.(m, peek);
       const gate = await this.find(m, principal, id, true);
       if (gate.state === 'pending' && gate.expiresAt.getTime() <= (await dbNow(m)).getTime()) {
         // Expired but not yet swept: close it now (committed), then refuse the decision.
@@ -210,7 +262,11 @@ export class ApprovalsService implements OnApplicationBootstrap {
         return { closed: 'expired' as const };
       }
       if (gate.state !== 'pending') throw new ConflictError('approval_closed', `The approval is ${gate.state}.`, { state: gate.state });
-      if (!this.mayDecide(principal, gate)) {
+      const kind = (gate.kind ?? 'approval') as InterruptKind;
+      if (decision === 'granted' && kind !== 'approval' && opts.resumeValue === undefined) {
+        throw new UnprocessableError('resume_value_required', `A ${kind} interrupt is resolved with a value: POST /v1/runs/{runId}/interrupts/{nodeId} {resumeValue}.`, { kind });
+      }
+      if (!opts.viaToken && !this.mayDecide(principal, gate)) {
         // Fail closed: the gate stays pending and records nothing.
         throw new ForbiddenError('The credential does not satisfy this approval gate.', {
           requiredScopes: [gate.requiredScope],
@@ -220,26 +276,39 @@ export class ApprovalsService implements OnApplicationBootstrap {
       // Fail closed as well: an approver who could not do what the released work will do records nothing.
       if (decision === 'granted') requireDelegable(principal, needed, 'Releasing this approval');
       const decisions = m.getRepository(ApprovalDecisionEntity);
+      const voter = opts.voter ?? principal.principal;
+      // Voting for someone else (acting-as) only on a gate whose quorum the workflow set (a panel of
+      // named voters); the host's approval quorum stays one of distinct principals.
+      if (voter !== principal.principal && (gate.data as { quorumSource?: string } | null)?.quorumSource !== 'workflow') {
+        throw new ForbiddenError('This gate counts the deciding principals: a named voter is accepted only on a gate whose quorum the workflow set (requiredApprovals).', { field: 'voter' });
+      }
       const inserted = (await m.query(
-        `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason") VALUES ($1, $2, $3, $4, $5)
+        `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason", "submitted_by") VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT ("tenant", "approval_id", "principal") DO NOTHING RETURNING "id"`,
-        [gate.tenant, gate.id, principal.principal, decision, reason ?? null],
+        [gate.tenant, gate.id, voter, decision, reason ?? null, principal.principal],
       )) as Array<{ id: string }>;
-      if (!inserted.length) throw new ConflictError('approval_already_decided', 'This principal has already decided on the approval.');
+      if (!inserted.length) throw new ConflictError('approval_already_decided', opts.voter ? `Voter "${voter}" has already decided on the approval.` : 'This principal has already decided on the approval.');
       const scope = scopeOf(gate);
-      const opts = { manager: m, correlationId: gate.subjectId };
+      const evOpts = { manager: m, correlationId: gate.subjectId };
+      const node = gate.nodeId ?? gate.subjectKind;
+      const resolved = { nodeId: node, interruptId: gate.id, kind, ...(gate.runId ? { runId: gate.runId } : {}) };
       if (decision === 'denied') {
-        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'denied', reason: reason ?? 'denied', decidedAt: () => 'now()' });
-        await this.events.append(scope, HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: principal.principal, ...(reason ? { reason } : {}) }, opts);
-        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { nodeId: gate.subjectKind, interruptId: gate.id, kind: 'approval', resumeValue: { action: 'reject' } }, opts);
+        await this.events.append(scope, HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: voter, ...(reason ? { reason } : {}) }, evOpts);
+        // Single veto: one reject closes. Majority: rejects from more than half of the quorum close.
+        const denied = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'denied' });
+        if (gate.rejectionPolicy === 'majority' && denied * 2 <= gate.quorum) return { closed: undefined };
+        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'denied', reason: reason ?? 'denied', decidedAt: () => 'now()', resumeValue: { action: 'reject' }, resolvedBy: voter });
+        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue: { action: 'reject' }, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
         await this.subjects.get(gate.subjectKind)?.closed(m, gate);
         return { closed: undefined };
       }
       const granted = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'granted' });
-      await this.events.append(scope, HOST_STREAM, 'approval.granted', { gateId: gate.id, principal: principal.principal, quorumProgress: { granted, required: gate.quorum } }, opts);
+      await this.events.append(scope, HOST_STREAM, 'approval.granted', { gateId: gate.id, principal: voter, quorumProgress: { granted, required: gate.quorum } }, evOpts);
       if (granted >= gate.quorum) {
-        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()' });
-        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { nodeId: gate.subjectKind, interruptId: gate.id, kind: 'approval', resumeValue: { action: 'accept' } }, opts);
+        const resumeValue = opts.resumeValue ?? { action: 'accept' };
+        // Past the quorum the last voter closes it (interrupt.md: decidedBy of the closing approver).
+        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()', resumeValue: resumeValue as object, resolvedBy: voter });
+        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
         const subject = this.subjects.get(gate.subjectKind);
         if (!subject) throw new Error(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
@@ -268,6 +337,30 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return true;
   }
 
+  /** The pending gate of a run step (tenant- and workspace-scoped), if any. */
+  async pendingOfRunNode(scope: TenantScope, runId: string, nodeId: string): Promise<ApprovalEntity | undefined> {
+    if (!UUID.test(runId)) return undefined;
+    const qb = this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.run_id = :r AND a.node_id = :n AND a.tenant = :t AND a.state = :s', { r: runId, n: nodeId, t: scope.tenant, s: 'pending' });
+    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    return (await qb.orderBy('a.created_at', 'DESC').getOne()) ?? undefined;
+  }
+
+  /** The pending gates of a run, oldest first (its snapshot's interrupt). */
+  async pendingOfRun(tenant: string, runId: string, m: EntityManager = this.ds.manager): Promise<ApprovalView[]> {
+    const rows = await m.getRepository(ApprovalEntity).find({ where: { tenant, runId, state: 'pending' }, order: { createdAt: 'ASC' } });
+    return Promise.all(rows.map((r) => this.view(m, r)));
+  }
+
+  /** A gate by id in any tenant: only for a caller holding a verified signed token naming it. */
+  async byIdUnscoped(id: string): Promise<ApprovalEntity | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return (await this.ds.getRepository(ApprovalEntity).findOneBy({ id })) ?? undefined;
+  }
+
+  viewOf(a: ApprovalEntity): Promise<ApprovalView> {
+    return this.view(this.ds.manager, a);
+  }
+
   private async find(m: EntityManager, scope: TenantScope, id: string, lock: boolean): Promise<ApprovalEntity> {
     if (!UUID.test(id)) throw new NotFoundError('No such approval.');
     const qb = m.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.id = :id AND a.tenant = :t', { id, t: scope.tenant });
@@ -287,6 +380,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return {
       id: a.id,
       state: a.state as ApprovalState,
+      kind: (a.kind ?? 'approval') as InterruptKind,
       title: a.title ?? (runStep ? `Approve step ${nodeId ?? '?'} of run ${a.subjectId}` : `Approve ${a.subjectKind} ${a.subjectId}`),
       subject: { kind: a.subjectKind, id: a.subjectId },
       runId,
@@ -297,11 +391,17 @@ export class ApprovalsService implements OnApplicationBootstrap {
       requiredRole: a.requiredRole,
       quorum: a.quorum,
       granted: decisions.filter((d) => d.decision === 'granted').length,
+      denied: decisions.filter((d) => d.decision === 'denied').length,
+      rejectionPolicy: (a.rejectionPolicy ?? 'single-veto') as RejectionPolicy,
+      resumeSchema: a.resumeSchema ?? null,
+      data: a.data ?? null,
+      resolvedBy: a.resolvedBy ?? null,
       decisions: decisions.map((d) => ({
         principal: d.principal,
         decision: d.decision as 'granted' | 'denied',
         ...(d.reason ? { reason: d.reason } : {}),
         decidedAt: d.createdAt.toISOString(),
+        ...(d.submittedBy && d.submittedBy !== d.principal ? { submittedBy: d.submittedBy } : {}),
       })),
       artifactRef: a.artifactRef,
       requestedBy: a.requestedBy,

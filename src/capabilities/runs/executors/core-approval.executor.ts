@@ -1,18 +1,56 @@
 import { Injectable } from '@nestjs/common';
 import { NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
 
+/** The resume schema of an approval interrupt: the accept / reject vocabulary, an optional named voter and feedback. */
+export const APPROVAL_RESUME_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  required: ['action'],
+  properties: {
+    action: { type: 'string', enum: ['accept', 'reject'] },
+    voter: { type: 'string', minLength: 1, maxLength: 256 },
+    feedback: { type: 'string', maxLength: 4000 },
+  },
+  additionalProperties: false,
+};
+
+const MAX_APPROVERS = 100;
+
 /**
- * `core.approval {title?}`: suspends the run in `waiting-approval` on an RFC 0051 approval gate;
- * the node completes when the gate is granted and fails with `approval_denied` when it is denied or
- * expires. Re-executing it after a takeover reads the same gate, so it is idempotent.
+ * `core.approval {title?, requiredApprovals?, rejectionPolicy?}`: suspends the run in
+ * `waiting-approval` on an RFC 0051 approval gate (an `approval` interrupt); the node completes when
+ * the gate is granted (by `requiredApprovals` distinct voters, default the host's quorum) and fails
+ * with `approval_denied` when it is rejected (one reject under `single-veto`, the default; rejects
+ * from more than half of the quorum under `majority`), cancelled or expires. Re-executing it after
+ * a takeover reads the same gate, so it is idempotent.
  */
 @Injectable()
 @NodeExecutor({ typeId: 'core.approval', replayPolicy: 'idempotent' })
 export class CoreApprovalExecutor implements NodeExecutorProvider {
+  validateConfig(config: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    const q = config.requiredApprovals;
+    if (q !== undefined && (!Number.isInteger(q) || (q as number) < 1 || (q as number) > MAX_APPROVERS)) problems.push(`core.approval config.requiredApprovals must be an integer from 1 to ${MAX_APPROVERS}`);
+    if (config.rejectionPolicy !== undefined && config.rejectionPolicy !== 'single-veto' && config.rejectionPolicy !== 'majority') problems.push('core.approval config.rejectionPolicy must be single-veto or majority');
+    if (config.title !== undefined && typeof config.title !== 'string') problems.push('core.approval config.title must be a string');
+    return problems;
+  }
+
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
     const title = typeof ctx.config.title === 'string' && ctx.config.title ? ctx.config.title : `Approve step ${ctx.nodeId} of run ${ctx.runId}`;
-    const decision = await ctx.awaitApproval({ title, artifactType: 'run-step' });
-    if (decision !== 'granted') throw new NodeExecutionError('approval_denied', 'The approval gate was denied or expired.');
+    let value: unknown;
+    try {
+      value = await ctx.interrupt({
+        kind: 'approval',
+        title,
+        resumeSchema: APPROVAL_RESUME_SCHEMA,
+        ...(Number.isInteger(ctx.config.requiredApprovals) ? { requiredApprovals: ctx.config.requiredApprovals as number } : {}),
+        ...(ctx.config.rejectionPolicy === 'majority' || ctx.config.rejectionPolicy === 'single-veto' ? { rejectionPolicy: ctx.config.rejectionPolicy } : {}),
+      });
+    } catch (e) {
+      if (e instanceof NodeExecutionError && e.code.startsWith('interrupt_')) throw new NodeExecutionError('approval_denied', 'The approval gate was denied or expired.');
+      throw e;
+    }
+    if ((value as { action?: unknown })?.action === 'reject') throw new NodeExecutionError('approval_denied', 'The approval gate was denied or expired.');
     return { outputs: { approved: true } };
   }
 }

@@ -1,0 +1,121 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { IsDefined } from 'class-validator';
+import { ValidationError } from '../../../platform/errors/domain-error';
+import { CurrentPrincipal, Public, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { InterruptsService, ResolveAnswer } from './interrupts.service';
+
+export class ResolveInterruptBody {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters; default voter: the credential’s principal), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match).',
+  })
+  @IsDefined()
+  resumeValue: unknown;
+}
+
+const RESOLVE_ANSWER = {
+  type: 'object',
+  required: ['runId', 'nodeId', 'interruptId', 'status', 'interruptState'],
+  properties: {
+    runId: { type: 'string' },
+    nodeId: { type: 'string' },
+    interruptId: { type: 'string' },
+    status: { type: 'string', description: 'The run’s status after the resolution (still `waiting-approval` while a quorum is not met).' },
+    interruptState: { type: 'string', enum: ['pending', 'resolved', 'rejected'], description: '`pending`: the vote was recorded and the quorum is not met yet.' },
+  },
+};
+const DECIDE_BODY = {
+  type: 'object',
+  required: ['action'],
+  properties: { action: { type: 'string', enum: ['accept', 'reject'] }, voter: { type: 'string' }, feedback: { type: 'string' } },
+  additionalProperties: false,
+};
+const TOKEN_BODY = { type: 'object', required: ['resumeValue'], properties: { resumeValue: {} }, additionalProperties: false };
+const TOKEN_PARAM = { name: 'token', description: 'The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`.' };
+
+/** The body of the signed-token route, checked after the token (an unknown token is 404 whatever the body). */
+function tokenBody(body: unknown): unknown {
+  const b = body as Record<string, unknown> | null;
+  if (!b || typeof b !== 'object' || Array.isArray(b) || !('resumeValue' in b)) throw new ValidationError('The body needs resumeValue.', { field: 'resumeValue' });
+  const extra = Object.keys(b).filter((k) => k !== 'resumeValue');
+  if (extra.length) throw new ValidationError(`Unknown body fields: ${extra.join(', ')}.`, { fields: extra });
+  return b.resumeValue;
+}
+
+/**
+ * Interrupts (interrupt.md): resolve a suspended run step by run (`approvals:respond`) or, for an
+ * external event, by its signed token (the token is the credential; single use, expiring).
+ */
+@ApiTags('interrupts')
+@Controller()
+export class InterruptsController {
+  constructor(private readonly interrupts: InterruptsService) {}
+
+  @Scopes('approvals:respond')
+  @Post('/v1/runs/:runId/interrupts/:nodeId')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'resolveInterruptByRun', summary: 'Resolve (or vote on) the pending interrupt of a run step' })
+  @ApiParam({ name: 'runId' })
+  @ApiParam({ name: 'nodeId' })
+  @ApiBody({ type: ResolveInterruptBody })
+  @ApiOkResponse({ schema: RESOLVE_ANSWER })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  resolve(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: ResolveInterruptBody): Promise<ResolveAnswer> {
+    return this.interrupts.resolveByRun(p, runId, nodeId, body.resumeValue);
+  }
+
+  @Scopes('approvals:respond')
+  @Post('/v1/runs/:runId/approvals/:nodeId')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'decideRunApproval', summary: 'Accept or reject the approval gate of a run step (the body is the approval resume value)' })
+  @ApiParam({ name: 'runId' })
+  @ApiParam({ name: 'nodeId' })
+  @ApiBody({ schema: DECIDE_BODY })
+  @ApiOkResponse({ schema: RESOLVE_ANSWER })
+  @ApiErrors(400, 401, 403, 404, 409)
+  decide(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('The body must be an object {action}.', { field: 'action' });
+    return this.interrupts.decideByRun(p, runId, nodeId, body);
+  }
+
+  @Scopes('approvals:respond')
+  @Post('/v1/approvals/:id/resolve')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'resolveApproval', summary: 'Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action})' })
+  @ApiParam({ name: 'id', description: 'Approval gate id' })
+  @ApiBody({ type: ResolveInterruptBody })
+  @ApiOkResponse({ schema: RESOLVE_ANSWER })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  resolveGate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ResolveInterruptBody): Promise<ResolveAnswer> {
+    return this.interrupts.resolveById(p, id, body.resumeValue);
+  }
+
+  @Public()
+  @Get('/v1/interrupts/:token')
+  @ApiOperation({ operationId: 'inspectInterruptByToken', summary: 'Inspect the interrupt a signed token names (its InterruptPayload), without resolving it' })
+  @ApiParam(TOKEN_PARAM)
+  @ApiOkResponse({ schema: { type: 'object', required: ['kind', 'key', 'data'], properties: { kind: { type: 'string' }, key: { type: 'string' }, resumeSchema: { type: 'object' }, timeoutMs: { type: 'integer' }, data: { type: 'object' } } } })
+  @ApiErrors(400, 404, 409, 410)
+  inspect(@Param('token') token: string): Promise<Record<string, unknown>> {
+    return this.interrupts.inspect(token);
+  }
+
+  @Public()
+  @Post('/v1/interrupts/:token')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'resolveInterruptByToken', summary: 'Resolve an external-event interrupt with its signed token (single use)' })
+  @ApiParam(TOKEN_PARAM)
+  @ApiBody({ schema: TOKEN_BODY })
+  @ApiOkResponse({ schema: RESOLVE_ANSWER })
+  @ApiErrors(400, 404, 409, 410, 422)
+  async resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
+    // The token first: an unknown, forged or spent token is answered the same whatever the body.
+    await this.interrupts.inspect(token);
+    return this.interrupts.resolveByToken(token, tokenBody(body));
+  }
+}
