@@ -89,6 +89,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/approvals/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action}) */
+        post: operations["resolveApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/automations": {
         parameters: {
             query?: never;
@@ -864,6 +881,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/interrupts/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Inspect the interrupt a signed token names (its InterruptPayload), without resolving it */
+        get: operations["inspectInterruptByToken"];
+        put?: never;
+        /** Resolve an external-event interrupt with its signed token (single use) */
+        post: operations["resolveInterruptByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -1056,6 +1091,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/approvals/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept or reject the approval gate of a run step (the body is the approval resume value) */
+        post: operations["decideRunApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/cancel": {
         parameters: {
             query?: never;
@@ -1065,7 +1117,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a run (cancelling → cancelled; the node in flight is aborted) */
+        /** Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200) */
         post: operations["cancelRun"];
         delete?: never;
         options?: never;
@@ -1118,6 +1170,23 @@ export interface paths {
         get: operations["pollRunEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/interrupts/{nodeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve (or vote on) the pending interrupt of a run step */
+        post: operations["resolveInterruptByRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1761,6 +1830,12 @@ export interface components {
             /** @description Alias of note. */
             reason?: string;
         };
+        ResolveInterruptBody: {
+            /** @description Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters; default voter: the credential’s principal), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match). */
+            resumeValue: {
+                [key: string]: unknown;
+            };
+        };
         ReviseProposalDto: {
             /** @description Replaces the artifact (must be well-formed for the kind: 422 otherwise). */
             artifact?: {
@@ -2098,6 +2173,10 @@ export interface operations {
                             artifactRef: string;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`. */
+                            data: {
+                                [key: string]: unknown;
+                            } | null;
                             /** Format: date-time */
                             decidedAt: string | null;
                             decisions: {
@@ -2105,23 +2184,43 @@ export interface operations {
                                 decidedAt: string;
                                 /** @enum {string} */
                                 decision: "granted" | "denied";
+                                /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
                                 principal: string;
                                 reason?: string;
+                                /** @description The credential’s principal, when it decided for a named voter. */
+                                submittedBy?: string;
                             }[];
+                            denied: number;
                             /** Format: date-time */
                             expiresAt: string;
                             granted: number;
                             /** Format: uuid */
                             id: string;
+                            /**
+                             * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                             * @enum {string}
+                             */
+                            kind: "approval" | "clarification" | "external-event";
                             /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                             link: string;
                             /** @description The node of that run that waits on the gate. */
                             nodeId: string | null;
                             quorum: number;
                             reason: string | null;
+                            /**
+                             * @description `single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.
+                             * @enum {string}
+                             */
+                            rejectionPolicy: "single-veto" | "majority";
                             requestedBy: string;
                             requiredRole: string | null;
                             requiredScope: string;
+                            /** @description Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback. */
+                            resolvedBy: string | null;
+                            /** @description The JSON Schema a resolving value must satisfy. */
+                            resumeSchema: {
+                                [key: string]: unknown;
+                            } | null;
                             /** @description The run whose step waits on the gate (null for a proposal’s gate). */
                             runId: string | null;
                             /** @enum {string} */
@@ -2218,6 +2317,10 @@ export interface operations {
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`. */
+                        data: {
+                            [key: string]: unknown;
+                        } | null;
                         /** Format: date-time */
                         decidedAt: string | null;
                         decisions: {
@@ -2225,23 +2328,43 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
                             principal: string;
                             reason?: string;
+                            /** @description The credential’s principal, when it decided for a named voter. */
+                            submittedBy?: string;
                         }[];
+                        denied: number;
                         /** Format: date-time */
                         expiresAt: string;
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /**
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @enum {string}
+                         */
+                        kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;
                         reason: string | null;
+                        /**
+                         * @description `single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.
+                         * @enum {string}
+                         */
+                        rejectionPolicy: "single-veto" | "majority";
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback. */
+                        resolvedBy: string | null;
+                        /** @description The JSON Schema a resolving value must satisfy. */
+                        resumeSchema: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description The run whose step waits on the gate (null for a proposal’s gate). */
                         runId: string | null;
                         /** @enum {string} */
@@ -2339,6 +2462,10 @@ export interface operations {
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`. */
+                        data: {
+                            [key: string]: unknown;
+                        } | null;
                         /** Format: date-time */
                         decidedAt: string | null;
                         decisions: {
@@ -2346,23 +2473,43 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
                             principal: string;
                             reason?: string;
+                            /** @description The credential’s principal, when it decided for a named voter. */
+                            submittedBy?: string;
                         }[];
+                        denied: number;
                         /** Format: date-time */
                         expiresAt: string;
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /**
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @enum {string}
+                         */
+                        kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;
                         reason: string | null;
+                        /**
+                         * @description `single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.
+                         * @enum {string}
+                         */
+                        rejectionPolicy: "single-veto" | "majority";
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback. */
+                        resolvedBy: string | null;
+                        /** @description The JSON Schema a resolving value must satisfy. */
+                        resumeSchema: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description The run whose step waits on the gate (null for a proposal’s gate). */
                         runId: string | null;
                         /** @enum {string} */
@@ -2478,6 +2625,10 @@ export interface operations {
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`. */
+                        data: {
+                            [key: string]: unknown;
+                        } | null;
                         /** Format: date-time */
                         decidedAt: string | null;
                         decisions: {
@@ -2485,23 +2636,43 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
                             principal: string;
                             reason?: string;
+                            /** @description The credential’s principal, when it decided for a named voter. */
+                            submittedBy?: string;
                         }[];
+                        denied: number;
                         /** Format: date-time */
                         expiresAt: string;
                         granted: number;
                         /** Format: uuid */
                         id: string;
+                        /**
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @enum {string}
+                         */
+                        kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;
                         reason: string | null;
+                        /**
+                         * @description `single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.
+                         * @enum {string}
+                         */
+                        rejectionPolicy: "single-veto" | "majority";
                         requestedBy: string;
                         requiredRole: string | null;
                         requiredScope: string;
+                        /** @description Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback. */
+                        resolvedBy: string | null;
+                        /** @description The JSON Schema a resolving value must satisfy. */
+                        resumeSchema: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description The run whose step waits on the gate (null for a proposal’s gate). */
                         runId: string | null;
                         /** @enum {string} */
@@ -2515,6 +2686,124 @@ export interface operations {
                         title: string;
                         /** @description The workflow (chain) the run executes. */
                         workflowId: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resolveApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Approval gate id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveInterruptBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        interruptId: string;
+                        /**
+                         * @description `pending`: the vote was recorded and the quorum is not met yet.
+                         * @enum {string}
+                         */
+                        interruptState: "pending" | "resolved" | "rejected";
+                        nodeId: string;
+                        runId: string;
+                        /** @description The run’s status after the resolution (still `waiting-approval` while a quorum is not met). */
+                        status: string;
                     };
                 };
             };
@@ -8528,6 +8817,208 @@ export interface operations {
             };
         };
     };
+    inspectInterruptByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: Record<string, never>;
+                        key: string;
+                        kind: string;
+                        resumeSchema?: Record<string, never>;
+                        timeoutMs?: number;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Gone: the resource expired (interrupt_expired: a signed interrupt token past its expiry). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resolveInterruptByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    resumeValue: unknown;
+                };
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        interruptId: string;
+                        /**
+                         * @description `pending`: the vote was recorded and the quorum is not met yet.
+                         * @enum {string}
+                         */
+                        interruptState: "pending" | "resolved" | "rejected";
+                        nodeId: string;
+                        runId: string;
+                        /** @description The run’s status after the resolution (still `waiting-approval` while a quorum is not met). */
+                        status: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Gone: the resource expired (interrupt_expired: a signed interrupt token past its expiry). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: {
@@ -10034,6 +10525,120 @@ export interface operations {
             };
         };
     };
+    decideRunApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nodeId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "accept" | "reject";
+                    feedback?: string;
+                    voter?: string;
+                };
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        interruptId: string;
+                        /**
+                         * @description `pending`: the vote was recorded and the quorum is not met yet.
+                         * @enum {string}
+                         */
+                        interruptState: "pending" | "resolved" | "rejected";
+                        nodeId: string;
+                        runId: string;
+                        /** @description The run’s status after the resolution (still `waiting-approval` while a quorum is not met). */
+                        status: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     cancelRun: {
         parameters: {
             query?: never;
@@ -10377,6 +10982,124 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resolveInterruptByRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nodeId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveInterruptBody"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        interruptId: string;
+                        /**
+                         * @description `pending`: the vote was recorded and the quorum is not met yet.
+                         * @enum {string}
+                         */
+                        interruptState: "pending" | "resolved" | "rejected";
+                        nodeId: string;
+                        runId: string;
+                        /** @description The run’s status after the resolution (still `waiting-approval` while a quorum is not met). */
+                        status: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
