@@ -124,7 +124,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         const health = a.get(HealthService);
         for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
         if (options.openApi !== false) {
-          const doc = buildOpenApiDocument(a);
+          const doc = buildOpenApiDocument(a, { testSeams: config.testSeams });
           openApi.set(doc);
           SwaggerModule.setup('docs', a, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
         }

@@ -216,7 +216,8 @@ export async function writeOpenApi(opts: { out?: string; scopesOut?: string }): 
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   if (opts.out) fs.writeFileSync(opts.out, text);
   else process.stdout.write(text);
-  if (opts.scopesOut) fs.writeFileSync(opts.scopesOut, routeScopesTable(doc));
+  // The table covers a conformance host's seams too: who can reach them is reviewed like any route.
+  if (opts.scopesOut) fs.writeFileSync(opts.scopesOut, routeScopesTable(await generateOpenApiDocument({ testSeams: true })));
 }
 
 /** Portability (RFC 0098): the host boots without listening; logs go to stderr so stdout is the bundle. */

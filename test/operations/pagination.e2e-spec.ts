@@ -25,6 +25,7 @@ type Tenant = (typeof TENANTS)[number];
 /** GET routes returning a collection that are deliberately not cursor-paginated, and why. */
 const EXEMPT: Record<string, string> = {
   '/v1/tools': 'the protocol fixes the catalog as a bare ToolDescriptor array (RFC 0078)',
+  '/v1/compact-tools': 'the RFC 0112 compact view of the same catalog, `{tools}` whole like the standard view',
   '/v1/export': 'one ExportBundle (RFC 0098): a bundle is imported whole (dependsOn spans it), so it is not a page',
   '/v1/host/sample/export': 'the conformance seam of /v1/export',
   '/v1/runs/{runId}/events/poll': 'pages by the protocol’s own cursor, lastSequence (gap-free per stream)',

@@ -22,8 +22,18 @@ describe('tool catalog through the generated OpenAPI client (e2e)', () => {
     const ids = (list.data as Array<{ toolId: string }>).map((d) => d.toolId);
     expect(ids).toEqual(['x-host-acme-lookup', 'x-host-openwop-echo']);
 
-    const compact = await api.GET('/v1/tools', { params: { query: { view: 'compact' } } });
-    expect((compact.data as { tools: Array<{ toolId: string }> }).tools.map((d) => d.toolId)).toEqual(ids);
+    // The compact view has its own typed operation; it answers the same bytes as the protocol's `?view=compact`.
+    const compact = await api.GET('/v1/compact-tools', {});
+    expect(compact.response.status).toBe(200);
+    expect(compact.data?.tools.map((d) => d.toolId)).toEqual(ids);
+    const wire = await t.http('GET', '/v1/tools?view=compact', { token });
+    expect(wire.body).toEqual(compact.data);
+    expect(wire.headers.etag).toBe(compact.response.headers.get('etag'));
+    const oneCompact = await api.GET('/v1/compact-tools/{toolId}', { params: { path: { toolId: 'x-host-acme-lookup' } } });
+    expect(oneCompact.data).toEqual((await t.http('GET', '/v1/tools/x-host-acme-lookup?view=compact', { token })).body);
+    expect(oneCompact.data?.toolId).toBe('x-host-acme-lookup');
+    const missingCompact = await api.GET('/v1/compact-tools/{toolId}', { params: { path: { toolId: 'mcp:nope.nothing' } } });
+    expect(missingCompact.response.status).toBe(404);
 
     const one = await api.GET('/v1/tools/{toolId}', { params: { path: { toolId: 'x-host-acme-lookup' } } });
     expect(one.data).toEqual({ toolId: 'x-host-acme-lookup', source: 'host-extension', title: 'Lookup', safetyTier: 'read' });

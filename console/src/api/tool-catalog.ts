@@ -9,12 +9,15 @@ export const TOOL_SOURCES = ['node-pack', 'workflow', 'mcp', 'connector', 'host-
 export const SAFETY_TIERS = ['pure', 'read', 'write', 'exec'] as const;
 export type ToolSource = (typeof TOOL_SOURCES)[number];
 
-/** The catalog, standard (a bare array) or RFC 0112 compact (`{tools}`) view, optionally of one source. */
+/** The catalog, standard (a bare array) or RFC 0112 compact view (its own operation, `{tools}`), optionally of one source. */
 export async function listTools(opts: { compact: boolean; source?: ToolSource }): Promise<AnyTool[]> {
-  const body = await call(api.GET('/v1/tools', { params: { query: { ...(opts.compact ? { view: 'compact' as const } : {}), ...(opts.source ? { source: opts.source } : {}) } } }));
-  return Array.isArray(body) ? body : body.tools;
+  const query = opts.source ? { source: opts.source } : {};
+  if (opts.compact) return (await call(api.GET('/v1/compact-tools', { params: { query } }))).tools;
+  return call(api.GET('/v1/tools', { params: { query } }));
 }
 
 export function getTool(toolId: string, compact: boolean): Promise<Tool & CompactTool> {
-  return call(api.GET('/v1/tools/{toolId}', { params: { path: { toolId }, query: compact ? { view: 'compact' } : {} } })) as Promise<Tool & CompactTool>;
+  const params = { path: { toolId } };
+  const read: Promise<AnyTool> = compact ? call(api.GET('/v1/compact-tools/{toolId}', { params })) : call(api.GET('/v1/tools/{toolId}', { params }));
+  return read as Promise<Tool & CompactTool>;
 }

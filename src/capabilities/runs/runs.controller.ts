@@ -30,7 +30,14 @@ export class CreateRunBody {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'RunOptions.configurable. RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions; `recursionLimit` is an alias), `maxCostUsd`; each at most the advertised limit (400 otherwise).',
+    properties: {
+      runTimeoutMs: { type: 'integer', minimum: 1, description: 'RFC 0058: wall-clock deadline of the run in ms, at most `limits.maxRunDurationMs` of /.well-known/openwop (default 604800000); a run past it fails with run_timeout.' },
+      maxLoopIterations: { type: 'integer', minimum: 1, description: 'RFC 0058: most node executions of the run, at most `limits.maxLoopIterations` (default 100); past it the run fails with loop_limit_exceeded.' },
+      recursionLimit: { type: 'integer', minimum: 1, description: 'Alias of maxLoopIterations (RunOptions reserved key), used when maxLoopIterations is absent; same bound.' },
+      maxCostUsd: { type: 'number', minimum: 0, description: 'RFC 0058/0084: most accumulated cost of the run in USD, at most `limits.maxBudgetCostUsd` (default 100).' },
+    },
+    description:
+      'RunOptions.configurable: a per-run overlay, stored and returned on the run. The RFC 0058 bounds below are checked against the host limits advertised at /.well-known/openwop (a value outside them is 400 validation_error); other keys are kept as given.',
   })
   @IsOptional()
   @IsObject()
@@ -286,7 +293,16 @@ export class RunsController {
   @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE, Last-Event-ID resume)' })
   @ApiParam({ name: 'runId' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event sequence.' })
-  @ApiOkResponse({ description: 'text/event-stream of RunEvent objects', content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    description:
+      'A Server-Sent Events stream (`text/event-stream`): one message per RunEvent: `id:` its sequence (send it back as Last-Event-ID to resume), `event:` its type and `data:` the RunEvent as JSON (components.schemas.RunEvent); `: keep-alive` comment lines keep the connection open.',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', description: 'SSE messages whose `data:` lines are RunEvent JSON objects (components.schemas.RunEvent).' },
+        example: 'id: 1\nevent: run.started\ndata: {"eventId":"…","runId":"…","sequence":1,"type":"run.started","payload":{}}\n\n',
+      },
+    },
+  })
   @ApiErrors(400, 401, 403, 404)
   async stream(
     @CurrentPrincipal() p: Principal,

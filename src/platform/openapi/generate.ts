@@ -8,11 +8,14 @@ import { buildOpenApiDocument } from './openapi-document';
 import { OpenApiHolder } from './openapi.controller';
 
 /**
- * The document of the host itself (no plugins, no database): what `schemas/openapi.json` holds.
+ * The document of the host itself (no plugins, no database): what `schemas/openapi.json` holds,
+ * the document of a production host (no test seams). `testSeams: true` gives the document of a
+ * conformance host, seams included (what `schemas/route-scopes.txt` lists, so seams are reviewed too).
  * Providers are constructed but never started, so no connection is made.
  */
-export async function generateOpenApiDocument(): Promise<Record<string, unknown>> {
-  const config = loadHostConfig({ LOG_LEVEL: 'silent', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_TEST_SEAMS: 'true' });
+export async function generateOpenApiDocument(options: { testSeams?: boolean } = {}): Promise<Record<string, unknown>> {
+  const testSeams = options.testSeams ?? false;
+  const config = loadHostConfig({ LOG_LEVEL: 'silent', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_TEST_SEAMS: String(testSeams) });
   const dataSource = new DataSource({ type: 'postgres', url: 'postgres://unused@127.0.0.1:1/unused' });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config, dataSource, pluginState: new PluginStateStore(), openApi: new OpenApiHolder(), plugins: [] }),
@@ -20,7 +23,7 @@ export async function generateOpenApiDocument(): Promise<Record<string, unknown>
     { logger: false, abortOnError: false },
   );
   try {
-    return buildOpenApiDocument(app);
+    return buildOpenApiDocument(app, { testSeams });
   } finally {
     await app.close();
   }

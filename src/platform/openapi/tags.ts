@@ -1,0 +1,22 @@
+/**
+ * The description of every tag an operation may carry (`@ApiTags(...)`), written into the document's
+ * global `tags`. A route with a tag missing here fails the OpenAPI test: add one line for it.
+ * Only the tags some mounted operation uses are written.
+ */
+export const OPENAPI_TAGS: Record<string, string> = {
+  approvals: 'Approval gates (RFC 0096 §activation): list, read, grant and deny the gates that hold an install for human approval.',
+  artifacts: 'Run-produced artifacts.',
+  connections: 'Connection packs and connections (RFC 0095): providers, consent plans, egress checks and encrypted credentials (never returned).',
+  goals: 'Standing goals (RFC 0097): bounded continuation judged by the declared completion check.',
+  identity: 'The authenticated caller: tenant, workspace, principal and expanded scopes.',
+  interrupts: 'Human-in-the-loop interrupts: the points where a run waits for a person, and their resolution.',
+  keys: 'API keys of the caller’s tenant (or workspace): mint (the secret is shown once), list and revoke.',
+  operations: 'Operating the host: Prometheus metrics and the like.',
+  packs: 'Node packs: the packages of node types that workflows can use on this host.',
+  portability: 'Portability (RFC 0098): export the caller’s estate as a secret-free bundle and import one, all or nothing.',
+  proposals: 'Reviewable learning (RFC 0096): inert proposals, their review, and what applying them installed (automations, prompt templates).',
+  runs: 'Runs of workflow chains: create (idempotent), read, list, cancel and control them, and read their event log (SSE stream and long-poll).',
+  'test-seams': 'Conformance test seams under /v1/host/sample/*: mounted only when OPENWOP_TEST_SEAMS=true, never in production.',
+  tools: 'The tool catalog (RFC 0078): the authorization-scoped ToolDescriptor projection across every tool source, and its compact view (RFC 0112).',
+  webhooks: 'Webhook subscriptions: run events delivered to an outbound HTTP endpoint.',
+};
