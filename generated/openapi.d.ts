@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this replica (OPENWOP_METRICS=scope: needs metrics:read) */
+        /**
+         * Prometheus metrics of this replica (OPENWOP_METRICS=scope: needs metrics:read)
+         * @description Prometheus metrics of this replica (OPENWOP_METRICS=scope: needs metrics:read)
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -28,7 +31,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List approval gates of the caller’s tenant·workspace */
+        /**
+         * List approval gates of the caller’s tenant·workspace
+         * @description List approval gates of the caller’s tenant·workspace
+         */
         get: operations["listApprovals"];
         put?: never;
         post?: never;
@@ -45,7 +51,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an approval gate and its decisions */
+        /**
+         * Read an approval gate and its decisions
+         * @description Read an approval gate and its decisions
+         */
         get: operations["getApproval"];
         put?: never;
         post?: never;
@@ -64,7 +73,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deny an approval gate (closes it; nothing is installed) */
+        /**
+         * Deny an approval gate (closes it; nothing is installed)
+         * @description Deny an approval gate (closes it; nothing is installed)
+         */
         post: operations["denyApproval"];
         delete?: never;
         options?: never;
@@ -81,7 +93,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant an approval gate (releases it when the quorum is met) */
+        /**
+         * Grant an approval gate (releases it when the quorum is met)
+         * @description Grant an approval gate (releases it when the quorum is met)
+         */
         post: operations["grantApproval"];
         delete?: never;
         options?: never;
@@ -98,7 +113,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action}) */
+        /**
+         * Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action})
+         * @description Resolve the interrupt of a run step by its gate id with a resume value (a clarification’s answers, an external event, an approval’s {action})
+         */
         post: operations["resolveApproval"];
         delete?: never;
         options?: never;
@@ -113,8 +131,51 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List installed automations and their schedules */
+        /**
+         * List installed automations and their schedules
+         * @description List installed automations and their schedules
+         */
         get: operations["listAutomations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compact-tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tools the caller may invoke, compact view (RFC 0112)
+         * @description Every tool of the caller's tenant whose `auth.scopes` the caller holds, from every source, sorted by toolId (code-unit order). The same answer as `GET /v1/tools?view=compact`: `{tools: CompactToolDescriptor[]}` with the same toolId set as the standard view (heavy fields omitted, inputSchema bounded to the compact subset).
+         */
+        get: operations["listCompactTools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compact-tools/{toolId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one tool, compact view (RFC 0112)
+         * @description The same answer as `GET /v1/tools/{toolId}?view=compact`: one CompactToolDescriptor. An unknown id and a tool the caller may not see are the same 404.
+         */
+        get: operations["getCompactTool"];
         put?: never;
         post?: never;
         delete?: never;
@@ -130,7 +191,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the connection packs installed for the tenant */
+        /**
+         * List the connection packs installed for the tenant
+         * @description List the connection packs installed for the tenant
+         */
         get: operations["listConnectionPacks"];
         put?: never;
         /**
@@ -151,11 +215,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one installed connection pack */
+        /**
+         * Read one installed connection pack
+         * @description Read one installed connection pack
+         */
         get: operations["getConnectionPack"];
         put?: never;
         post?: never;
-        /** Uninstall a connection pack (409 connection_pack_in_use while connections depend on it) */
+        /**
+         * Uninstall a connection pack (409 connection_pack_in_use while connections depend on it)
+         * @description Uninstall a connection pack (409 connection_pack_in_use while connections depend on it)
+         */
         delete: operations["uninstallConnectionPack"];
         options?: never;
         head?: never;
@@ -169,7 +239,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every provider id of the tenant (built-ins and installed packs) and how it resolves */
+        /**
+         * Every provider id of the tenant (built-ins and installed packs) and how it resolves
+         * @description Every provider id of the tenant (built-ins and installed packs) and how it resolves
+         */
         get: operations["listConnectionProviders"];
         put?: never;
         post?: never;
@@ -186,7 +259,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Resolve a provider id (404 connection_provider_unresolved, 409 connection_provider_conflict) */
+        /**
+         * Resolve a provider id (404 connection_provider_unresolved, 409 connection_provider_conflict)
+         * @description Resolve a provider id (404 connection_provider_unresolved, 409 connection_provider_conflict)
+         */
         get: operations["resolveConnectionProvider"];
         put?: never;
         post?: never;
@@ -203,7 +279,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The consent plan: read groups first, write groups in a separate later step */
+        /**
+         * The consent plan: read groups first, write groups in a separate later step
+         * @description The consent plan: read groups first, write groups in a separate later step
+         */
         get: operations["getConnectionConsentPlan"];
         put?: never;
         post?: never;
@@ -222,7 +301,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** May a credential of this provider be sent to a host? (exact or dot-anchored apiHosts match; fails closed) */
+        /**
+         * May a credential of this provider be sent to a host? (exact or dot-anchored apiHosts match; fails closed)
+         * @description May a credential of this provider be sent to a host? (exact or dot-anchored apiHosts match; fails closed)
+         */
         post: operations["checkConnectionEgress"];
         delete?: never;
         options?: never;
@@ -237,7 +319,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the tenant's connections (references only) */
+        /**
+         * List the tenant's connections (references only)
+         * @description List the tenant's connections (references only)
+         */
         get: operations["listConnections"];
         put?: never;
         /**
@@ -258,11 +343,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one connection (never its credential) */
+        /**
+         * Read one connection (never its credential)
+         * @description Read one connection (never its credential)
+         */
         get: operations["getConnection"];
         put?: never;
         post?: never;
-        /** Delete a connection and its stored credential */
+        /**
+         * Delete a connection and its stored credential
+         * @description Delete a connection and its stored credential
+         */
         delete: operations["deleteConnection"];
         options?: never;
         head?: never;
@@ -277,7 +368,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Rotate (or bind) the credential of a connection; write-only, the reference stays the same */
+        /**
+         * Rotate (or bind) the credential of a connection; write-only, the reference stays the same
+         * @description Rotate (or bind) the credential of a connection; write-only, the reference stays the same
+         */
         put: operations["rotateConnectionCredential"];
         post?: never;
         delete?: never;
@@ -293,7 +387,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Export the caller's estate as a secret-free bundle (requires portability:export) */
+        /**
+         * Export the caller's estate as a secret-free bundle (requires portability:export)
+         * @description Export the caller's estate as a secret-free bundle (requires portability:export)
+         */
         get: operations["exportBundle"];
         put?: never;
         post?: never;
@@ -310,10 +407,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the goals of the caller’s tenant (and workspace) */
+        /**
+         * List the goals of the caller’s tenant (and workspace)
+         * @description List the goals of the caller’s tenant (and workspace)
+         */
         get: operations["listGoals"];
         put?: never;
-        /** Create a standing goal (bounds required; 422 without) */
+        /**
+         * Create a standing goal (bounds required; 422 without)
+         * @description Create a standing goal (bounds required; 422 without)
+         */
         post: operations["createGoal"];
         delete?: never;
         options?: never;
@@ -328,15 +431,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a goal: state, progress (iterations, contributing runs) and the last verdict */
+        /**
+         * Read a goal: state, progress (iterations, contributing runs) and the last verdict
+         * @description Read a goal: state, progress (iterations, contributing runs) and the last verdict
+         */
         get: operations["getGoal"];
         put?: never;
-        /** Edit an active goal (POST form of PATCH) */
+        /**
+         * Edit an active goal (POST form of PATCH)
+         * @description Edit an active goal (POST form of PATCH)
+         */
         post: operations["updateGoalByPost"];
         delete?: never;
         options?: never;
         head?: never;
-        /** Edit an active goal (a client state is refused: 422) */
+        /**
+         * Edit an active goal (a client state is refused: 422)
+         * @description Edit an active goal (a client state is refused: 422)
+         */
         patch: operations["updateGoal"];
         trace?: never;
     };
@@ -349,7 +461,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Abandon a goal (terminal; goal.closed once) */
+        /**
+         * Abandon a goal (terminal; goal.closed once)
+         * @description Abandon a goal (terminal; goal.closed once)
+         */
         post: operations["abandonGoal"];
         delete?: never;
         options?: never;
@@ -366,7 +481,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Suspend continuation (the state stays active) */
+        /**
+         * Suspend continuation (the state stays active)
+         * @description Suspend continuation (the state stays active)
+         */
         post: operations["pauseGoal"];
         delete?: never;
         options?: never;
@@ -383,7 +501,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-arm continuation */
+        /**
+         * Re-arm continuation
+         * @description Re-arm continuation
+         */
         post: operations["resumeGoal"];
         delete?: never;
         options?: never;
@@ -398,10 +519,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Host extension: the contributing runs of a goal with their recorded verdicts and costs */
+        /**
+         * Host extension: the contributing runs of a goal with their recorded verdicts and costs
+         * @description Host extension: the contributing runs of a goal with their recorded verdicts and costs
+         */
         get: operations["listGoalRuns"];
         put?: never;
-        /** Report a contributing run; the goal’s judge evaluates it once */
+        /**
+         * Report a contributing run; the goal’s judge evaluates it once
+         * @description Report a contributing run; the goal’s judge evaluates it once
+         */
         post: operations["reportGoalRun"];
         delete?: never;
         options?: never;
@@ -416,406 +543,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Host extension: continuation status of a goal (paused, next due time, accumulated cost, schedule, criteria) */
+        /**
+         * Host extension: continuation status of a goal (paused, next due time, accumulated cost, schedule, criteria)
+         * @description Host extension: continuation status of a goal (paused, next due time, accumulated cost, schedule, criteria)
+         */
         get: operations["getGoalStatus"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/connection-packs/consent-plan": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) Consent plan; 422 connection_provider_unresolved / connection_provider_conflict */
-        post: operations["seamConnectionConsentPlan"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/connection-packs/egress-check": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) May a credential of the provider be sent to requestHost? */
-        post: operations["seamConnectionEgressCheck"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/connection-packs/install": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) Install a connection pack: {installed, errors?} */
-        post: operations["seamInstallConnectionPack"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/connection-packs/resolve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) Resolve a provider id, optionally against a simulated built-in version */
-        post: operations["seamResolveConnectionProvider"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/credentials/echo": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) Resolve a seeded credential in an echo run and return the run's observable surfaces */
-        post: operations["seamCredentialEcho"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Conformance seam of GET /v1/export */
-        get: operations["sampleExportBundle"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/goals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Test seam: list goals */
-        get: operations["seamListGoals"];
-        put?: never;
-        /** Test seam: create a standing goal */
-        post: operations["seamCreateGoal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/goals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Test seam: read a goal */
-        get: operations["seamGetGoal"];
-        put?: never;
-        /** Test seam: edit a goal (POST form) */
-        post: operations["seamUpdateGoalByPost"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Test seam: edit a goal */
-        patch: operations["seamUpdateGoal"];
-        trace?: never;
-    };
-    "/v1/host/sample/goals/{id}/abandon": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: abandon a goal */
-        post: operations["seamAbandonGoal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/goals/{id}/pause": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: pause a goal */
-        post: operations["seamPauseGoal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/goals/{id}/resume": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: resume a goal */
-        post: operations["seamResumeGoal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/goals/{id}/runs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: report a contributing run */
-        post: operations["seamReportGoalRun"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/import": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Conformance seam of POST /v1/import */
-        post: operations["sampleImportBundle"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/proposals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Test seam: list proposals */
-        get: operations["seamListProposals"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/proposals/synthesize": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: run the proposal synthesizers now */
-        post: operations["seamRunProposalSynthesis"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/proposals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Test seam: read a proposal */
-        get: operations["seamGetProposal"];
-        put?: never;
-        post?: never;
-        /** Test seam: archive a proposal */
-        delete: operations["seamArchiveProposal"];
-        options?: never;
-        head?: never;
-        /** Test seam: revise a proposal */
-        patch: operations["seamReviseProposal"];
-        trace?: never;
-    };
-    "/v1/host/sample/proposals/{id}/apply": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: apply a proposal */
-        post: operations["seamApplyProposal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/proposals/{id}/reject": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: reject a proposal */
-        post: operations["seamRejectProposal"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/test/idempotency/concurrent-claim": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) N concurrent executors of one run reach one side effect: {logicalInvocationId, mintedIds, attempted, delivered} */
-        post: operations["seamConcurrentEffectClaim"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/test/reset": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: clear the caller's tenant event log */
-        post: operations["seamReset"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/test/runs/{runId}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Test seam: read the events of a run */
-        get: operations["seamReadRunEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/test/surface": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** (test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the named tenant */
-        post: operations["seamTestSurface"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/host/sample/tools/session-run": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Test seam: run a tool session and persist its events */
-        post: operations["seamRunToolSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -831,7 +565,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Plan (dryRun=true) or apply a bundle import, all or nothing (requires portability:import, checked after the bundle checks) */
+        /**
+         * Plan (dryRun=true) or apply a bundle import, all or nothing (requires portability:import, checked after the bundle checks)
+         * @description Plan (dryRun=true) or apply a bundle import, all or nothing (requires portability:import, checked after the bundle checks)
+         */
         post: operations["importBundle"];
         delete?: never;
         options?: never;
@@ -846,7 +583,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the packs installed for the caller's tenant and workspace (by kind, then name) */
+        /**
+         * List the packs installed for the caller's tenant and workspace (by kind, then name)
+         * @description List the packs installed for the caller's tenant and workspace (by kind, then name)
+         */
         get: operations["listInstalledPacks"];
         put?: never;
         /**
@@ -867,7 +607,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one installed pack */
+        /**
+         * Read one installed pack
+         * @description Read one installed pack
+         */
         get: operations["getInstalledPack"];
         put?: never;
         post?: never;
@@ -888,10 +631,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Inspect the interrupt a signed token names (its InterruptPayload), without resolving it */
+        /**
+         * Inspect the interrupt a signed token names (its InterruptPayload), without resolving it
+         * @description Inspect the interrupt a signed token names (its InterruptPayload), without resolving it
+         */
         get: operations["inspectInterruptByToken"];
         put?: never;
-        /** Resolve an external-event interrupt with its signed token (single use) */
+        /**
+         * Resolve an external-event interrupt with its signed token (single use)
+         * @description Resolve an external-event interrupt with its signed token (single use)
+         */
         post: operations["resolveInterruptByToken"];
         delete?: never;
         options?: never;
@@ -906,10 +655,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets) */
+        /**
+         * List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets)
+         * @description List the API keys of the caller’s tenant, or of its workspace for a workspace-bound caller (never their secrets)
+         */
         get: operations["listApiKeys"];
         put?: never;
-        /** Mint an API key for the caller’s tenant (shown once) */
+        /**
+         * Mint an API key for the caller’s tenant (shown once)
+         * @description Mint an API key for the caller’s tenant (shown once)
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -927,7 +682,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller) */
+        /**
+         * Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller)
+         * @description Revoke an API key of the caller’s tenant (of its workspace for a workspace-bound caller)
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -941,7 +699,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List installed (resolvable) prompt templates */
+        /**
+         * List installed (resolvable) prompt templates
+         * @description List installed (resolvable) prompt templates
+         */
         get: operations["listPromptTemplates"];
         put?: never;
         post?: never;
@@ -958,7 +719,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Resolve an installed prompt template by templateId */
+        /**
+         * Resolve an installed prompt template by templateId
+         * @description Resolve an installed prompt template by templateId
+         */
         get: operations["getPromptTemplate"];
         put?: never;
         post?: never;
@@ -975,10 +739,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List proposals of the caller’s tenant·workspace, optionally by state and kind */
+        /**
+         * List proposals of the caller’s tenant·workspace, optionally by state and kind
+         * @description List proposals of the caller’s tenant·workspace, optionally by state and kind
+         */
         get: operations["listProposals"];
         put?: never;
-        /** Submit an inert draft proposal (external synthesizers) */
+        /**
+         * Submit an inert draft proposal (external synthesizers)
+         * @description Submit an inert draft proposal (external synthesizers)
+         */
         post: operations["createProposal"];
         delete?: never;
         options?: never;
@@ -995,7 +765,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run the proposal synthesizers now over the caller’s tenant·workspace traces */
+        /**
+         * Run the proposal synthesizers now over the caller’s tenant·workspace traces
+         * @description Run the proposal synthesizers now over the caller’s tenant·workspace traces
+         */
         post: operations["runProposalSynthesis"];
         delete?: never;
         options?: never;
@@ -1010,15 +783,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a proposal (including its inert artifact) */
+        /**
+         * Read a proposal (including its inert artifact)
+         * @description Read a proposal (including its inert artifact)
+         */
         get: operations["getProposal"];
         put?: never;
         post?: never;
-        /** Archive a proposal (soft delete; terminal-inert) */
+        /**
+         * Archive a proposal (soft delete; terminal-inert)
+         * @description Archive a proposal (soft delete; terminal-inert)
+         */
         delete: operations["archiveProposal"];
         options?: never;
         head?: never;
-        /** Revise a draft or revised proposal (state → revised; never activates) */
+        /**
+         * Revise a draft or revised proposal (state → revised; never activates)
+         * @description Revise a draft or revised proposal (state → revised; never activates)
+         */
         patch: operations["reviseProposal"];
         trace?: never;
     };
@@ -1031,7 +813,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Apply a proposal: install exactly its stored artifact (or open its approval gate) */
+        /**
+         * Apply a proposal: install exactly its stored artifact (or open its approval gate)
+         * @description Apply a proposal: install exactly its stored artifact (or open its approval gate)
+         */
         post: operations["applyProposal"];
         delete?: never;
         options?: never;
@@ -1048,7 +833,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a draft or revised proposal (terminal-inert) */
+        /**
+         * Reject a draft or revised proposal (terminal-inert)
+         * @description Reject a draft or revised proposal (terminal-inert)
+         */
         post: operations["rejectProposal"];
         delete?: never;
         options?: never;
@@ -1063,10 +851,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the runs of your tenant (newest first, cursor-paged) */
+        /**
+         * List the runs of your tenant (newest first, cursor-paged)
+         * @description List the runs of your tenant (newest first, cursor-paged)
+         */
         get: operations["listRuns"];
         put?: never;
-        /** Start a run of a workflow chain (201; honours Idempotency-Key) */
+        /**
+         * Start a run of a workflow chain (201; honours Idempotency-Key)
+         * @description Start a run of a workflow chain (201; honours Idempotency-Key)
+         */
         post: operations["createRun"];
         delete?: never;
         options?: never;
@@ -1081,7 +875,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a run (unknown and foreign ids are 404) */
+        /**
+         * Read a run (unknown and foreign ids are 404)
+         * @description Read a run (unknown and foreign ids are 404)
+         */
         get: operations["getRun"];
         put?: never;
         post?: never;
@@ -1100,7 +897,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accept or reject the approval gate of a run step (the body is the approval resume value) */
+        /**
+         * Accept or reject the approval gate of a run step (the body is the approval resume value)
+         * @description Accept or reject the approval gate of a run step (the body is the approval resume value)
+         */
         post: operations["decideRunApproval"];
         delete?: never;
         options?: never;
@@ -1117,7 +917,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200) */
+        /**
+         * Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200)
+         * @description Cancel a run (cancelling → cancelled; the node in flight is aborted; a finished run is answered as it is, 200)
+         */
         post: operations["cancelRun"];
         delete?: never;
         options?: never;
@@ -1132,7 +935,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404) */
+        /**
+         * Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404)
+         * @description Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404)
+         */
         get: operations["getRunDefinition"];
         put?: never;
         post?: never;
@@ -1149,7 +955,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Stream the events of a run (SSE, Last-Event-ID resume) */
+        /**
+         * Stream the events of a run (SSE, Last-Event-ID resume)
+         * @description Stream the events of a run (SSE, Last-Event-ID resume)
+         */
         get: operations["streamRunEvents"];
         put?: never;
         post?: never;
@@ -1166,7 +975,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Long-poll the events of a run (or of the host stream, runId "host") */
+        /**
+         * Long-poll the events of a run (or of the host stream, runId "host")
+         * @description Long-poll the events of a run (or of the host stream, runId "host")
+         */
         get: operations["pollRunEvents"];
         put?: never;
         post?: never;
@@ -1185,7 +997,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resolve (or vote on) the pending interrupt of a run step */
+        /**
+         * Resolve (or vote on) the pending interrupt of a run step
+         * @description Resolve (or vote on) the pending interrupt of a run step
+         */
         post: operations["resolveInterruptByRun"];
         delete?: never;
         options?: never;
@@ -1202,7 +1017,7 @@ export interface paths {
         };
         /**
          * List the tools the caller may invoke
-         * @description Every tool of the caller's tenant whose `auth.scopes` the caller holds, from every source, sorted by toolId (code-unit order). Standard view: a bare array of ToolDescriptor. `?view=compact`: `{tools: CompactToolDescriptor[]}` with the same toolId set.
+         * @description Every tool of the caller's tenant whose `auth.scopes` the caller holds, from every source, sorted by toolId (code-unit order). The protocol's bare array of ToolDescriptor (the compact view: listCompactTools).
          */
         get: operations["listTools"];
         put?: never;
@@ -1222,7 +1037,7 @@ export interface paths {
         };
         /**
          * Read one tool
-         * @description One descriptor of the caller's catalog (URL-encode the id: `mcp%3Afs.read`). An unknown id and a tool the caller may not see are the same 404.
+         * @description One descriptor of the caller's catalog (URL-encode the id: `mcp%3Afs.read`). An unknown id and a tool the caller may not see are the same 404. The compact view: getCompactTool.
          */
         get: operations["getTool"];
         put?: never;
@@ -1240,7 +1055,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's subscriptions (never their secrets) */
+        /**
+         * List the caller's subscriptions (never their secrets)
+         * @description List the caller's subscriptions (never their secrets)
+         */
         get: operations["listWebhooks"];
         put?: never;
         /**
@@ -1261,11 +1079,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one subscription (never its secret); 404 subscription_not_found */
+        /**
+         * Read one subscription (never its secret); 404 subscription_not_found
+         * @description Read one subscription (never its secret); 404 subscription_not_found
+         */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
-        /** Unregister a subscription; its secret and delivery history go with it. 404 subscription_not_found */
+        /**
+         * Unregister a subscription; its secret and delivery history go with it. 404 subscription_not_found
+         * @description Unregister a subscription; its secret and delivery history go with it. 404 subscription_not_found
+         */
         delete: operations["unregisterWebhook"];
         options?: never;
         head?: never;
@@ -1279,7 +1103,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The delivery history of a subscription, newest first */
+        /**
+         * The delivery history of a subscription, newest first
+         * @description The delivery history of a subscription, newest first
+         */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -1296,7 +1123,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller’s tenant, workspace, principal and scopes (roles expanded) */
+        /**
+         * The caller’s tenant, workspace, principal and scopes (roles expanded)
+         * @description The caller’s tenant, workspace, principal and scopes (roles expanded)
+         */
         get: operations["whoAmI"];
         put?: never;
         post?: never;
@@ -1325,7 +1155,9 @@ export interface components {
         CompactToolDescriptor: {
             description?: string;
             inputSchema?: {
-                properties: Record<string, never>;
+                properties: {
+                    [key: string]: unknown;
+                };
                 /** @constant */
                 type: "object";
             };
@@ -1336,10 +1168,6 @@ export interface components {
             title?: string;
             toolId: string;
         } & unknown;
-        ConcurrentClaimBody: {
-            /** @description How many executors of the run race to the same effect. */
-            executors: number;
-        };
         /**
          * ConnectionPackManifest
          * @description RFC 0095. Manifest for a published OpenWOP connection pack — `pack.json` at the pack root with `kind: "connection"`. Peer to and disjoint from `node-pack-manifest.schema.json` (RFC 0003), `prompt-pack-manifest.schema.json` (RFC 0028), and `workflow-chain-pack-manifest.schema.json` (RFC 0013) via the `kind` discriminator. A connection pack is a portable PROVIDER definition — the authorize/token/revoke endpoints, the read/write OAuth scope catalog, and how the integration is reached (an MCP server, an OpenAPI surface, or a core integration node). It carries NO secret: the OAuth client credential is a host concern (RFC 0047), supplied out of band. When installed, it makes an RFC 0045 connector's `auth.provider` / an RFC 0047 `host.oauth` provider string resolve against `provider.id` instead of host-locked code. See `spec/v1/connection-packs.md`.
@@ -1483,8 +1311,17 @@ export interface components {
              * @description Signed-token HITL callback URL (interrupt.md), kept with the run.
              */
             callbackUrl?: string;
-            /** @description RunOptions.configurable. RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions; `recursionLimit` is an alias), `maxCostUsd`; each at most the advertised limit (400 otherwise). */
+            /** @description RunOptions.configurable: a per-run overlay, stored and returned on the run. The RFC 0058 bounds below are checked against the host limits advertised at /.well-known/openwop (a value outside them is 400 validation_error); other keys are kept as given. */
             configurable?: {
+                /** @description RFC 0058/0084: most accumulated cost of the run in USD, at most `limits.maxBudgetCostUsd` (default 100). */
+                maxCostUsd?: number;
+                /** @description RFC 0058: most node executions of the run, at most `limits.maxLoopIterations` (default 100); past it the run fails with loop_limit_exceeded. */
+                maxLoopIterations?: number;
+                /** @description Alias of maxLoopIterations (RunOptions reserved key), used when maxLoopIterations is absent; same bound. */
+                recursionLimit?: number;
+                /** @description RFC 0058: wall-clock deadline of the run in ms, at most `limits.maxRunDurationMs` of /.well-known/openwop (default 604800000); a run past it fails with run_timeout. */
+                runTimeoutMs?: number;
+            } & {
                 [key: string]: unknown;
             };
             /** @description RFC 0081: the eval suite (with `mode: "eval"`). */
@@ -1526,7 +1363,9 @@ export interface components {
          */
         ErrorEnvelope: {
             /** @description Error-specific contextual data. Schema varies by `error` code — readers MUST tolerate missing/unknown fields (forward-compat). Examples: `{retryAfter: 30}` for rate-limit errors, `{activeRunId, activeHost}` for run_already_active conflicts. */
-            details?: Record<string, never>;
+            details?: {
+                [key: string]: unknown;
+            };
             /** @description Machine-readable error code (e.g., `unauthenticated`, `validation_error`, `not_found`, `run_already_active`, `unsupported_stream_mode`). Servers SHOULD use snake_case; spec-canonical codes are listed in `rest-endpoints.md`. */
             error: string;
             /** @description Human-readable error description. Localizable per `Accept-Language` request header (servers MAY ignore). */
@@ -1555,7 +1394,9 @@ export interface components {
                  */
                 kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
                 /** @description The kind's existing schema (RFC 0070 manifest, 0003/0013 pack, 0027 template, 0045/0095 connection *ref*, 0052 job, 0086 roster, 0087 org-chart). Deliberately open here because each kind validates against its own schema. For `connection-ref`, the payload MUST carry only refs/provider ids — a literal credential value is rejected (422). */
-                payload: Record<string, never>;
+                payload: {
+                    [key: string]: unknown;
+                };
                 /** @description Stable id within the bundle, used as the target of `dependsOn` edges. */
                 ref: string;
             }[];
@@ -1675,7 +1516,9 @@ export interface components {
                 mode: "schedule" | "commitment" | "heartbeat" | "manual";
             };
             /** @description Host judge: a JSON Schema (draft 2020-12) the contributing run's output must satisfy. Required when completion.check is host. */
-            criteria?: Record<string, never>;
+            criteria?: {
+                [key: string]: unknown;
+            };
             /** @description SR-1 redaction-safe: no secrets or PII. */
             objective: string;
             schedule?: components["schemas"]["GoalCreateRequest_schedule"];
@@ -1728,7 +1571,9 @@ export interface components {
                 /** @enum {string} */
                 mode: "schedule" | "commitment" | "heartbeat" | "manual";
             };
-            criteria?: Record<string, never>;
+            criteria?: {
+                [key: string]: unknown;
+            };
             objective?: string;
             schedule?: components["schemas"]["GoalUpdateRequest_schedule"];
             state?: string;
@@ -1757,7 +1602,9 @@ export interface components {
                 installedArtifactRef?: string;
             } | null;
             /** @description The proposed artifact, shaped by `kind` (an RFC 0003 pack manifest, an RFC 0013 chain pack, an RFC 0027 template, an RFC 0052 job spec). Inert until applied. Deliberately open (`additionalProperties` not constrained here) because the payload conforms to the kind's own existing schema, validated by the host at `apply` (malformed-for-kind ⇒ 422). */
-            artifact: Record<string, never>;
+            artifact: {
+                [key: string]: unknown;
+            };
             /** Format: date-time */
             createdAt: string;
             /**
@@ -1864,7 +1711,9 @@ export interface components {
             /** @description Set for node-scoped events (node.*, approval.*, clarification.*). Lifted to top-level so projection code can key per-node state machines without payload type coercion. */
             nodeId?: string;
             /** @description Event-type-specific payload. Servers MAY validate against per-type schemas; this top-level schema accepts any JSON value. */
-            payload: Record<string, never> | unknown[] | string | number | boolean | null;
+            payload: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
             /** @description Run this event belongs to. */
             runId: string;
             /** @description Per-event schema version. Bumped when an individual event type's payload contract changes. Distinct from per-run eventLogSchemaVersion (which describes the subcollection contract). Reader behavior is tolerant — unknown future versions fold best-effort. */
@@ -1892,13 +1741,19 @@ export interface components {
          */
         RunSnapshot: {
             /** @description Optional run-level agent identity (Multi-Agent Shift Phase 1). When the run is driven by a single agent, this field carries that agent's `AgentRef`. In supervisor-orchestrated runs (Phase 5), this field rotates as workers hand off — it always carries the active worker for the current node. See `runOrchestrator` for the run-lifetime supervisor identity. Absent for runs with no agent provenance (legacy single-actor host). */
-            agent?: Record<string, never>;
+            agent?: {
+                [key: string]: unknown;
+            };
             /** @description Optional typed state channels (see channels-and-reducers.md). Present when the workflow declares channel-aware mode. */
-            channels?: Record<string, never>;
+            channels?: {
+                [key: string]: unknown;
+            };
             /** Format: date-time */
             completedAt?: string;
             /** @description Per-run overlay from `RunOptions.configurable` (see run-options.md). Reserved keys: `recursionLimit`, `model`, `temperature`, `maxTokens`, `promptOverrides`. */
-            configurable?: Record<string, never>;
+            configurable?: {
+                [key: string]: unknown;
+            };
             /** @description Set when the run is suspended at a specific node (`waiting-approval` / `waiting-input` / `waiting-external`) — identifies which node holds the interrupt. */
             currentNodeId?: string;
             /** @description Engine version the run was started under. Used by the projection for forward-compat folds. */
@@ -1906,13 +1761,17 @@ export interface components {
             /** @description Set on terminal `failed`. Structured so consumers can route on code without parsing message text. */
             error?: {
                 code: string;
-                details?: Record<string, never>;
+                details?: {
+                    [key: string]: unknown;
+                };
                 message: string;
             };
             /** @description Per-run event-log subcollection schema version. See version-negotiation.md. */
             eventLogSchemaVersion?: number;
             /** @description Caller-supplied metadata from `RunOptions.metadata`. */
-            metadata?: Record<string, never>;
+            metadata?: {
+                [key: string]: unknown;
+            };
             /** @description Aggregate run-level metrics. Forward-compat: readers MUST tolerate missing/unknown fields. Fields are populated lazily as the engine emits them — absence does NOT mean zero. Implementation-specific fields (e.g., legacy `cost: number` estimates) MAY appear alongside the spec-canonical fields below. */
             metrics?: {
                 /** @description Spec-canonical cost rollup aggregated from per-node `recordCost()` calls. Keys mirror the `openwop.cost.*` OTel attribute allowlist (see `observability.md` §Cost attribution). Named `openwopCost` rather than `cost` because some implementations carry a legacy `metrics.cost: number` estimate that predates the typed rollup; using a distinct name avoids collision. Multi-provider runs report `provider`/`model` of the LAST contributing call; SDKs that need per-call detail SHOULD subscribe to OTel spans instead of reading this rollup. */
@@ -1932,7 +1791,9 @@ export interface components {
                 };
             };
             /** @description Per-node state map. Keys are nodeIds; values are implementation-shaped state objects. Spec doesn't constrain the inner shape — see version-negotiation.md §node-states. */
-            nodeStates?: Record<string, never>;
+            nodeStates?: {
+                [key: string]: unknown;
+            };
             /** @description RFC 0048. The identity triple that owns this run. Redaction-safe — `principal` is an opaque identifier, never PII or credential material. Optional: single-tenant hosts omit it. A principal scoped to one `workspace` MUST NOT read a run owned by another (`run_forbidden`). */
             owner?: {
                 /** @description Acting identity (user or agent) — opaque id, never PII. */
@@ -1945,7 +1806,9 @@ export interface components {
             /** @description Globally unique run identifier. */
             runId: string;
             /** @description Optional orchestrator-supervisor identity (Multi-Agent Shift Phase 5). When set, this agent owns dispatch decisions across the run's lifetime; `runOrchestrator.decided` events emitted during the run carry this agent's `agentId`. Distinct from `agent` — `agent` rotates with each worker; `runOrchestrator` is set at run start (or first `core.orchestrator.supervisor` node) and MUST NOT change for the run's lifetime. In single-agent runs (no supervisor), this field is absent; in supervisor runs both fields MAY co-exist. */
-            runOrchestrator?: Record<string, never>;
+            runOrchestrator?: {
+                [key: string]: unknown;
+            };
             /** Format: date-time */
             startedAt?: string;
             /**
@@ -1956,52 +1819,13 @@ export interface components {
             /** @description Caller-supplied tags from `RunOptions.tags`. */
             tags?: string[];
             /** @description Workflow-level variables (caller-supplied inputs + per-node outputs that survive the projection). */
-            variables?: Record<string, never>;
+            variables?: {
+                [key: string]: unknown;
+            };
             /** @description ID of the workflow this run executes. */
             workflowId: string;
         } & {
             [key: string]: unknown;
-        };
-        SeamConsentPlanBody: {
-            provider: string;
-            requested: ("read" | "write")[];
-        };
-        SeamCredentialEchoBody: {
-            /** @description Plaintext the seam seeds as a credential; it must never come back. */
-            canary: string;
-        };
-        SeamEgressCheckBody: {
-            provider: string;
-            /**
-             * @description The host a request would be sent to (no scheme, port or path).
-             * @example api.github.com
-             */
-            requestHost: string;
-        };
-        SeamInstallBody: {
-            /** @description A connection pack manifest. */
-            manifest: {
-                [key: string]: unknown;
-            };
-        };
-        SeamResolveBody: {
-            provider: string;
-            /** @description Stand-in for a built-in provider of this version. */
-            simulateBuiltinVersion?: string;
-        };
-        SessionRunBody: {
-            /** @description Arguments of each call (default: the source's sample arguments, else {}). */
-            arguments?: {
-                [key: string]: unknown;
-            };
-            /** @description A tool of the caller's catalog; default: the first tool the host can run with sample arguments. */
-            toolId?: string;
-        };
-        SessionRunResponse: {
-            /** Format: uuid */
-            runId: string;
-            sessionId: string;
-            toolId: string;
         };
         SynthesisRunDto: Record<string, never>;
         /**
@@ -2034,14 +1858,18 @@ export interface components {
              */
             egress?: "none" | "safe-fetch" | "host-mediated" | "host-owned";
             /** @description MAY — JSON Schema (2020-12) for the tool's arguments. Absent ⇒ opaque/host-interpreted args. RECOMMENDED (not required) to be the RFC 0030 Tier-1 universal subset for tools that feed an LLM tool-call (RFC 0078 §UQ2). */
-            inputSchema?: Record<string, never>;
+            inputSchema?: {
+                [key: string]: unknown;
+            };
             /**
              * @description MAY — advisory latency magnitude. Non-normative.
              * @enum {string}
              */
             latencyHint?: "low" | "medium" | "high";
             /** @description MAY — JSON Schema for the tool's result. */
-            outputSchema?: Record<string, never>;
+            outputSchema?: {
+                [key: string]: unknown;
+            };
             /**
              * @description MAY — replay posture (`replay.md`). `deterministic`: pure/replay-safe; `idempotent`: safe under the Layer-2 idempotency key (`idempotency.md`); `non-deterministic`: the host MUST cache the observable result (RFC 0041 §C) so replay reproduces the sequence.
              * @enum {string}
@@ -2062,18 +1890,6 @@ export interface components {
             /** @description Stable, host-unique tool identifier in the `<scope>:<tool-id>` form RFC 0077 `toolAllowlist` references (`openwop:` core, `mcp:` MCP-namespaced, `connector:` connector, `<vendor>.<host>` / `x-host-<vendor>-*` host-extension). The keyspace SPANS sources so a single allowlist entry resolves to exactly one descriptor; the `<scope>` prefix disambiguates by construction (RFC 0078 §UQ1). MUST be stable across catalog reads for a given host version so an agent's `toolAllowlist` keeps resolving. */
             toolId: string;
         } & unknown;
-        WebhookSurfaceBody: {
-            /** @description register: {url, events, tags?}; unregister: {webhookId}; list: {}. */
-            args?: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            op: "register" | "list" | "unregister";
-            /** @enum {string} */
-            surface: "webhooks";
-            /** @description The tenant the operation acts in (test seam only). */
-            tenantId: string;
-        };
     };
     responses: never;
     parameters: never;
@@ -2163,6 +1979,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2308,6 +2125,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2453,6 +2271,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2616,6 +2435,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2788,6 +2608,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,6 +2725,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2991,6 +2813,178 @@ export interface operations {
             };
         };
     };
+    listCompactTools: {
+        parameters: {
+            query?: {
+                /** @description Only tools of this source. */
+                source?: "node-pack" | "workflow" | "mcp" | "connector" | "host-extension";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's catalog, compact view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tools: components["schemas"]["CompactToolDescriptor"][];
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag still matches. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCompactTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The toolId, URL-encoded. */
+                toolId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tool, compact view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompactToolDescriptor"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listConnectionPacks: {
         parameters: {
             query?: {
@@ -3005,6 +2999,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3100,6 +3095,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3126,6 +3122,7 @@ export interface operations {
                     };
                 };
             };
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -3247,6 +3244,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3423,6 +3421,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3437,7 +3436,9 @@ export interface operations {
                             heldBy?: string;
                             packName?: string;
                             /** @description The provider definition (connection-pack-manifest `provider`). */
-                            provider?: Record<string, never>;
+                            provider?: {
+                                [key: string]: unknown;
+                            };
                             providerId: string;
                             resolved: boolean;
                             /** @enum {string} */
@@ -3515,6 +3516,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3526,7 +3528,9 @@ export interface operations {
                         heldBy?: string;
                         packName?: string;
                         /** @description The provider definition (connection-pack-manifest `provider`). */
-                        provider?: Record<string, never>;
+                        provider?: {
+                            [key: string]: unknown;
+                        };
                         providerId: string;
                         resolved: boolean;
                         /** @enum {string} */
@@ -3615,6 +3619,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3728,6 +3733,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3812,6 +3818,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3908,6 +3915,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4017,6 +4025,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4187,6 +4196,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4287,6 +4297,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4376,6 +4387,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4453,6 +4465,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -4538,6 +4551,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4618,6 +4632,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4725,6 +4740,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4828,6 +4844,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4913,6 +4930,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4998,6 +5016,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5088,6 +5107,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5193,6 +5213,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5287,6 +5308,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5303,7 +5325,9 @@ export interface operations {
                          */
                         commitmentAt: string | null;
                         /** @description JSON Schema criteria of the host judge. */
-                        criteria: Record<string, never> | null;
+                        criteria: {
+                            [key: string]: unknown;
+                        } | null;
                         goalId: string;
                         /**
                          * Format: date-time
@@ -5315,7 +5339,9 @@ export interface operations {
                         /** @description The run of the iteration in flight. */
                         pendingRunId: string | null;
                         /** @description {intervalMs} or {cron, timezone?} of a schedule goal, or the tick of a heartbeat goal. */
-                        schedule: Record<string, never> | null;
+                        schedule: {
+                            [key: string]: unknown;
+                        } | null;
                         /** @description The goal worker that starts its runs. */
                         worker: string | null;
                         /** @description The workflow (chain) its runs execute, when the goal names one. */
@@ -5343,2761 +5369,6 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamConnectionConsentPlan: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SeamConsentPlanBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        providerId: string;
-                        /** @enum {string} */
-                        scopeModel: "groups" | "coarse" | "capabilities";
-                        /** @description Read groups first; write groups in a separate, later re-consent step. */
-                        steps: {
-                            groups: {
-                                /** @enum {string} */
-                                access: "read" | "write";
-                                key: string;
-                                label: string;
-                                scopes: string[];
-                            }[];
-                            includesWrite: boolean;
-                        }[];
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamConnectionEgressCheck: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SeamEgressCheckBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        allowed: boolean;
-                        /** @enum {string} */
-                        code?: "no_api_hosts" | "host_not_allowed" | "connection_provider_unresolved" | "connection_provider_conflict";
-                        /** @description The apiHosts entry that matched. */
-                        matched?: string;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamInstallConnectionPack: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SeamInstallBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        errors?: {
-                            code: string;
-                            message: string;
-                            path?: string;
-                        }[];
-                        installed: boolean;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamResolveConnectionProvider: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SeamResolveBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        code?: "connection_provider_unresolved" | "connection_provider_conflict";
-                        heldBy?: string;
-                        packName?: string;
-                        /** @description The provider definition (connection-pack-manifest `provider`). */
-                        provider?: Record<string, never>;
-                        providerId: string;
-                        resolved: boolean;
-                        /** @enum {string} */
-                        source?: "pack" | "builtin";
-                        version?: string;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamCredentialEcho: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SeamCredentialEchoBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        channels: {
-                            [key: string]: unknown;
-                        }[];
-                        credentialRef: string;
-                        debugBundle: {
-                            [key: string]: unknown;
-                        };
-                        events: {
-                            [key: string]: unknown;
-                        }[];
-                        inputs: {
-                            [key: string]: unknown;
-                        };
-                        runId: string;
-                        snapshot: {
-                            [key: string]: unknown;
-                        };
-                        variables: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    sampleExportBundle: {
-        parameters: {
-            query?: {
-                /** @description Comma-separated bundle item kinds to export (default: every kind the host exports). */
-                kinds?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExportBundle"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamListGoals: {
-        parameters: {
-            query?: {
-                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
-                cursor?: string;
-                /** @description Items per page. */
-                limit?: number;
-                /** @description Only goals in this state. */
-                state?: "active" | "satisfied" | "escalated" | "abandoned" | "bound-exceeded";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GoalListResponse"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamCreateGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GoalCreateRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamGetGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamUpdateGoalByPost: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GoalUpdateRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamUpdateGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GoalUpdateRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamAbandonGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamPauseGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamResumeGoal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamReportGoalRun: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Goal id (UUID). Unknown and foreign ids are 404. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GoalRunReport"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Goal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    sampleImportBundle: {
-        parameters: {
-            query?: {
-                /** @description `true`: return the plan and write nothing. */
-                dryRun?: "true" | "false" | "1" | "0";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ExportBundle"] | {
-                    bundle: components["schemas"]["ExportBundle"];
-                };
-            };
-        };
-        responses: {
-            /** @description An ImportPlan (dry run) or an ImportResult (apply). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        bundleOrigin: string;
-                        bundleVersion: string;
-                        byKind?: {
-                            [key: string]: number;
-                        };
-                        conflicts?: {
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                        }[];
-                        counts: {
-                            conflict: number;
-                            create: number;
-                            skip: number;
-                            update: number;
-                        };
-                        creates?: {
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                        }[];
-                        /** @enum {boolean} */
-                        dryRun: true;
-                        itemCount: number;
-                        items: {
-                            /** @enum {string} */
-                            action: "create" | "update" | "skip" | "conflict";
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                            secretsToRebind?: string[];
-                            targetId?: string;
-                            violations?: {
-                                code?: string;
-                                message: string;
-                                path: string;
-                            }[];
-                        }[];
-                        /** @enum {boolean} */
-                        migrated?: false;
-                        /** @description Item refs in apply (topological) order. */
-                        order: string[];
-                        /** @description Credential references (provider ids or refs) to bind again at the destination. */
-                        secretsToRebind: string[];
-                        skips?: {
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                        }[];
-                        updates?: {
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                        }[];
-                    } | {
-                        bundleOrigin: string;
-                        bundleVersion: string;
-                        conflicts?: {
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason: string;
-                            ref: string;
-                        }[];
-                        counts: {
-                            created: number;
-                            failed: number;
-                            skipped: number;
-                            updated: number;
-                        };
-                        /** @enum {boolean} */
-                        dryRun: false;
-                        imported?: number;
-                        itemCount: number;
-                        items: {
-                            /** @enum {string} */
-                            action: "created" | "updated" | "skipped" | "failed";
-                            /** @enum {string} */
-                            kind: "agent" | "pack" | "prompt-template" | "connection-ref" | "schedule" | "roster" | "org-chart";
-                            reason?: string;
-                            ref: string;
-                            /** @enum {string} */
-                            result: "created" | "updated" | "skipped" | "failed";
-                            secretsToRebind?: string[];
-                            targetId?: string;
-                        }[];
-                        /** @enum {boolean} */
-                        migrated?: true;
-                        order: string[];
-                        refs?: string[];
-                        secretsToRebind: string[];
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description payload_too_large: the body exceeds limits.maxRequestBodyBytes. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unsupported_media_type: send application/json. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamListProposals: {
-        parameters: {
-            query?: {
-                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
-                cursor?: string;
-                kind?: "agent-pack" | "workflow-chain-pack" | "prompt-template" | "automation";
-                /** @description Items per page. */
-                limit?: number;
-                state?: "draft" | "revised" | "applied" | "rejected" | "archived";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Pass as `cursor` to get the next page; null on the last page. */
-                        nextCursor: string | null;
-                        proposals: components["schemas"]["Proposal"][];
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamRunProposalSynthesis: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SynthesisRunDto"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        alreadyProposed: number;
-                        created: string[];
-                        drafts: number;
-                        failures: {
-                            message: string;
-                            synthesizer: string;
-                        }[];
-                        runsExamined: number;
-                        scopes: number;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamGetProposal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Proposal id (host-assigned UUID, stable across revisions) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamArchiveProposal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Proposal id (host-assigned UUID, stable across revisions) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamReviseProposal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Proposal id (host-assigned UUID, stable across revisions) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ReviseProposalDto"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description payload_too_large: the body exceeds limits.maxRequestBodyBytes. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamApplyProposal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Proposal id (host-assigned UUID, stable across revisions) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The approval gate that released the install (null for direct-rbac). */
-                        approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
-                        installedArtifactRef?: string;
-                        /** @description The approval gate opened (approval-gate activation, 202). */
-                        pendingApprovalId?: string;
-                        proposal: components["schemas"]["Proposal"];
-                        /** @enum {string} */
-                        status: "applied" | "pending-approval";
-                    };
-                };
-            };
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The approval gate that released the install (null for direct-rbac). */
-                        approvalId?: string | null;
-                        /** @description `sha256:<hex>` of the installed bytes: the artifact JSON text exactly as stored (when applied). */
-                        installedArtifactRef?: string;
-                        /** @description The approval gate opened (approval-gate activation, 202). */
-                        pendingApprovalId?: string;
-                        proposal: components["schemas"]["Proposal"];
-                        /** @enum {string} */
-                        status: "applied" | "pending-approval";
-                    };
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamRejectProposal: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Proposal id (host-assigned UUID, stable across revisions) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RejectProposalDto"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Proposal"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Conflict with the current state. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamConcurrentEffectClaim: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ConcurrentClaimBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description Executors that reached the effect. */
-                        attempted: number;
-                        /** @description Times the effect was actually performed. */
-                        delivered: number;
-                        /** @description The identity the first executor minted. */
-                        logicalInvocationId: string;
-                        /** @description The identity each executor minted, in executor order. */
-                        mintedIds: string[];
-                        nodeId: string;
-                        /** @description The run whose node the executors execute. */
-                        runId: string;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamReset: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        reset: boolean;
-                    };
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamReadRunEvents: {
-        parameters: {
-            query?: {
-                causationId?: string;
-                correlationId?: string;
-                nodeId?: string;
-                type?: string;
-            };
-            header?: never;
-            path: {
-                runId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        events: components["schemas"]["RunEvent"][];
-                        lastSequence?: number;
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamTestSurface: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookSurfaceBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        secretFingerprint?: string;
-                        unregistered?: boolean;
-                        webhookId?: string;
-                        webhooks?: {
-                            /** Format: date-time */
-                            createdAt: string;
-                            events: string[];
-                            /** @description First 8 hex characters of sha256(secret). */
-                            secretFingerprint: string;
-                            /**
-                             * @description The signature scheme deliveries are signed with.
-                             * @enum {string}
-                             */
-                            signatureAlgorithm: "v1";
-                            tags?: string[];
-                            /** Format: uri */
-                            url: string;
-                            /** @description wh_<hex> */
-                            webhookId: string;
-                            /** @description The workspace the subscription is bound to (registered by a workspace-bound credential). */
-                            workspace?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    seamRunToolSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["SessionRunBody"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionRunResponse"];
-                };
-            };
-            /** @description validation_error: the request is malformed (details list the fields). */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8356,6 +5627,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8459,10 +5731,13 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8501,6 +5776,7 @@ export interface operations {
                     };
                 };
             };
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -8625,6 +5901,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8727,6 +6004,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8829,16 +6107,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: Record<string, never>;
+                        data: {
+                            [key: string]: unknown;
+                        };
                         key: string;
                         kind: string;
-                        resumeSchema?: Record<string, never>;
+                        resumeSchema?: {
+                            [key: string]: unknown;
+                        };
                         timeoutMs?: number;
                     };
                 };
@@ -8926,6 +6209,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9033,6 +6317,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9130,6 +6415,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9224,6 +6510,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9318,6 +6605,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9407,6 +6695,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9503,6 +6792,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9584,6 +6874,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9670,6 +6961,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9756,6 +7048,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9832,6 +7125,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9912,6 +7206,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10152,6 +7447,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10249,6 +7545,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10337,6 +7634,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     /** @description With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`. */
@@ -10461,6 +7759,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10546,6 +7845,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10753,6 +8053,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10851,12 +8152,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream of RunEvent objects */
+            /** @description A Server-Sent Events stream (`text/event-stream`): one message per RunEvent: `id:` its sequence (send it back as Last-Event-ID to resume), `event:` its type and `data:` the RunEvent as JSON (components.schemas.RunEvent); `: keep-alive` comment lines keep the connection open. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example id: 1
+                     *     event: run.started
+                     *     data: {"eventId":"…","runId":"…","sequence":1,"type":"run.started","payload":{}}
+                     */
                     "text/event-stream": string;
                 };
             };
@@ -10942,6 +8248,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11034,6 +8341,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11141,8 +8449,8 @@ export interface operations {
             query?: {
                 /** @description Only tools of this source. */
                 source?: "node-pack" | "workflow" | "mcp" | "connector" | "host-extension";
-                /** @description `compact` returns RFC 0112 compact descriptors; any other value is the standard view. */
-                view?: "standard" | "compact";
+                /** @description The standard view. On the wire the protocol's `view=compact` (RFC 0112) is also answered here, in the compact shape; a typed client reads that shape from the compact-tools operations instead. Any other value is the standard view. */
+                view?: "standard";
             };
             header?: never;
             path?: never;
@@ -11150,14 +8458,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The caller's catalog, standard view. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ToolDescriptor"][] | {
-                        tools: components["schemas"]["CompactToolDescriptor"][];
-                    };
+                    "application/json": components["schemas"]["ToolDescriptor"][];
                 };
             };
             /** @description Not modified: the If-None-Match ETag still matches. */
@@ -11226,8 +8533,8 @@ export interface operations {
     getTool: {
         parameters: {
             query?: {
-                /** @description `compact` returns RFC 0112 compact descriptors; any other value is the standard view. */
-                view?: "standard" | "compact";
+                /** @description The standard view. On the wire the protocol's `view=compact` (RFC 0112) is also answered here, in the compact shape; a typed client reads that shape from the compact-tools operations instead. Any other value is the standard view. */
+                view?: "standard";
             };
             header?: never;
             path: {
@@ -11238,12 +8545,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The tool, standard view. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ToolDescriptor"] | components["schemas"]["CompactToolDescriptor"];
+                    "application/json": components["schemas"]["ToolDescriptor"];
                 };
             };
             /** @description validation_error: the request is malformed (details list the fields). */
@@ -11323,6 +8631,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11420,6 +8729,7 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Created. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -11528,6 +8838,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11724,6 +9035,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11835,6 +9147,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK. */
             200: {
                 headers: {
                     [name: string]: unknown;
