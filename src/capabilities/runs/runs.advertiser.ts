@@ -18,6 +18,7 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
 
   advertise(): Record<string, unknown> {
     const fixtures = this.resolver.fixtureIds();
-    return { limits: { ...this.settings.limits }, ...(fixtures.length ? { fixtures } : {}) };
+    // RFC 0115: GET /v1/runs/{runId} answers a strong ETag and honours If-None-Match with 304.
+    return { limits: { ...this.settings.limits }, restTransport: { conditionalRunGet: true }, ...(fixtures.length ? { fixtures } : {}) };
   }
 }

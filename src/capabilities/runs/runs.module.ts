@@ -10,11 +10,13 @@ import { CoreToolExecutor } from './executors/core-tool.executor';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
+import { RunArtifactsController } from './run-artifacts.controller';
 import { RunsController } from './runs.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { WorkflowsController } from './workflows.controller';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
@@ -23,7 +25,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController],
+  controllers: [RunsController, WorkflowsController, RunArtifactsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,

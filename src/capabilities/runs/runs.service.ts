@@ -65,6 +65,14 @@ export interface RunDefinitionView {
   edges: Array<{ from: string; to: string; fromPort?: string; toPort?: string }>;
 }
 
+/** One entry of `POST /v1/runs:bulk-cancel`'s `results`. */
+export interface BulkCancelResult {
+  runId: string;
+  ok: boolean;
+  status?: 'cancelling' | 'cancelled';
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+}
+
 export interface RunPage {
   runs: RunSnapshot[];
   nextCursor: string | null;
@@ -361,6 +369,35 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       this.events.wake();
     }
     return this.get(principal, run.id);
+  }
+
+  /**
+   * Cancels each run independently, in request order (one failing never blocks another): `ok` with
+   * the post-acceptance status (`cancelling`, or `cancelled` when nothing was executing it or it was
+   * cancelled already, so a repeat is idempotent), else the reason: `not_found` (unknown or another
+   * tenant's), `run_terminal` (completed or failed), `run_not_cancellable`.
+   */
+  async bulkCancel(principal: Principal, runIds: readonly string[], reason = 'bulk-cancel-requested'): Promise<BulkCancelResult[]> {
+    const results: BulkCancelResult[] = [];
+    for (const runId of runIds) {
+      try {
+        const snap = await this.cancel(principal, runId, reason);
+        if (snap.status === 'cancelled' || snap.status === 'cancelling') results.push({ runId, ok: true, status: snap.status });
+        // The run finished on its own between the request and the cancel.
+        else results.push({ runId, ok: false, error: { code: 'run_terminal', message: `The run is already ${snap.status}.`, details: { runStatus: snap.status } } });
+      } catch (e) {
+        if (e instanceof DomainError && e.code === 'run_not_active') {
+          const status = String(e.details?.status ?? '');
+          if (status === 'cancelled') results.push({ runId, ok: true, status: 'cancelled' });
+          else results.push({ runId, ok: false, error: { code: 'run_terminal', message: e.message, details: { runStatus: status } } });
+        } else if (e instanceof DomainError) {
+          results.push({ runId, ok: false, error: { code: e.code, message: e.message } });
+        } else {
+          throw e;
+        }
+      }
+    }
+    return results;
   }
 
   /** The tenant's run (and workspace's, when the caller has one); never another tenant's. */
