@@ -299,4 +299,100 @@ describe('runs: control and history', () => {
       expect((await t.http('GET', '/.well-known/openwop')).body.restTransport).toEqual({ conditionalRunGet: true });
     });
   });
+
+  describe('POST /v1/runs/{runId}:pause and :resume', () => {
+    const control = (runId: string, action: string, body: unknown = {}, headers: Record<string, string> = {}, token = key) => t.http('POST', `/v1/runs/${runId}:${action}`, { token, body, headers });
+    const types = async (runId: string) => (await runEvents(t, key, runId)).map((e) => e.type);
+
+    it('immediate: paused at once, holds no lease, 409 on a second pause unless the Idempotency-Key repeats; resume runs the node again', async () => {
+      const runId = await start('test-slow', { ms: 1500 });
+      await waitForStatus(t, key, runId, ['running']);
+      for (;;) if ((await types(runId)).filter((x) => x === 'node.started').length === 2) break;
+      const paused = await control(runId, 'pause', { reason: 'ops', drainPolicy: 'immediate' }, { 'idempotency-key': 'pause-1' });
+      expect(paused.status).toBe(202);
+      expect(paused.body).toEqual({ runId, status: 'paused', pausedAt: expect.any(String) });
+      await waitForStatus(t, key, runId, ['paused'], 5000);
+      const [row] = await t.ds.query(`SELECT "lease_owner", "lease_expires_at" FROM "run" WHERE "id" = $1`, [runId]);
+      expect(row).toEqual({ lease_owner: null, lease_expires_at: null });
+      const events = await runEvents(t, key, runId);
+      expect(events[events.length - 1]).toMatchObject({ type: 'run.paused', payload: { drainPolicy: 'immediate', reason: 'ops' } });
+      // The delay in flight was aborted, not completed (nothing is written for it).
+      expect(events.filter((e) => e.nodeId === 'wait').map((e) => e.type)).toEqual(['node.started']);
+      const again = await control(runId, 'pause', { drainPolicy: 'immediate' });
+      expect(again.status).toBe(409);
+      expect(again.body.details.runStatus).toBe('paused');
+      const replay = await control(runId, 'pause', { reason: 'ops', drainPolicy: 'immediate' }, { 'idempotency-key': 'pause-1' });
+      expect(replay.status).toBe(202);
+      expect(replay.body).toEqual(paused.body);
+      const resumed = await control(runId, 'resume', { reason: 'go' });
+      expect(resumed.status).toBe(202);
+      expect(resumed.body).toEqual({ runId, status: 'running', resumedAt: expect.any(String) });
+      const done = await waitForStatus(t, key, runId, ['completed', 'failed'], 15_000);
+      expect(done.status).toBe('completed');
+      const after = await types(runId);
+      expect(after.slice(after.indexOf('run.paused'))).toEqual(['run.paused', 'run.resumed', 'node.started', 'node.completed', 'run.completed']);
+    });
+
+    it('drain-current-node: the node in flight completes before run.paused; the run completes only after resume', async () => {
+      const runId = await start('test-slow', { ms: 800 });
+      for (;;) if ((await types(runId)).filter((x) => x === 'node.started').length === 2) break;
+      expect((await control(runId, 'pause', { drainPolicy: 'drain-current-node' })).status).toBe(202);
+      await waitForStatus(t, key, runId, ['paused'], 10_000);
+      const seen = await types(runId);
+      expect(seen.indexOf('node.completed', seen.lastIndexOf('node.started'))).toBeLessThan(seen.indexOf('run.paused'));
+      expect(seen).not.toContain('run.completed');
+      expect((await control(runId, 'resume')).status).toBe(202);
+      expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
+      expect((await types(runId)).slice(-3)).toEqual(['run.paused', 'run.resumed', 'run.completed']);
+    });
+
+    it('a pending run (nobody executes it) pauses at once and starts from the beginning on resume', async () => {
+      const runId = await start('test-chain');
+      const r = await control(runId, 'pause', {});
+      if (r.status === 202) {
+        const s = await waitForStatus(t, key, runId, ['paused', 'completed'], 5000);
+        if (s.status === 'paused') {
+          expect((await control(runId, 'resume')).status).toBe(202);
+          expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
+          expect((await types(runId)).filter((x) => x === 'run.started')).toHaveLength(1);
+        }
+      } else {
+        // The run finished before the pause landed.
+        expect(r.body.details.runStatus).toBe('completed');
+      }
+    });
+
+    it('409 with details.runStatus on a running (resume) or finished (pause) run; 404, 400 and 403 like every route', async () => {
+      const live = await start('test-slow');
+      await waitForStatus(t, key, live, ['running']);
+      const notPaused = await control(live, 'resume');
+      expect(notPaused.status).toBe(409);
+      expect(notPaused.body.details.runStatus).toBe('running');
+      const done = await finished();
+      const terminal = await control(done, 'pause', { drainPolicy: 'immediate' });
+      expect(terminal.status).toBe(409);
+      expect(terminal.body).toMatchObject({ error: 'run_terminal', details: { runStatus: 'completed' } });
+      expect((await control('00000000-0000-4000-8000-000000000000', 'pause')).status).toBe(404);
+      expect((await control(live, 'pause', {}, {}, stranger)).status).toBe(404);
+      expect((await control(live, 'bogus')).status).toBe(404);
+      expect((await control(live, 'pause', { drainPolicy: 'later' })).body.error).toBe('validation_error');
+      expect((await control(live, 'pause', { extra: 1 })).body.error).toBe('validation_error');
+      expect((await control(live, 'resume', { drainPolicy: 'immediate' })).body.error).toBe('validation_error');
+      const reader = await t.key({ scopes: ['runs:read'] });
+      expect((await control(live, 'pause', {}, {}, reader)).status).toBe(403);
+      await t.http('POST', `/v1/runs/${live}/cancel`, { token: key, body: {} });
+    });
+
+    it('a paused run can be cancelled', async () => {
+      const runId = await start('test-slow');
+      await waitForStatus(t, key, runId, ['running']);
+      expect((await control(runId, 'pause', { drainPolicy: 'immediate' })).status).toBe(202);
+      await waitForStatus(t, key, runId, ['paused'], 5000);
+      expect((await t.http('POST', `/v1/runs/${runId}/cancel`, { token: key, body: {} })).body.status).toBe('cancelled');
+    });
+
+    it('is advertised as runs.pauseResume with both drain policies', async () => {
+      expect((await t.http('GET', '/.well-known/openwop')).body.runs).toEqual({ pauseResume: { supported: true, drainPolicies: ['immediate', 'drain-current-node'] } });
+    });
+  });
 });

@@ -18,7 +18,13 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
 
   advertise(): Record<string, unknown> {
     const fixtures = this.resolver.fixtureIds();
-    // RFC 0115: GET /v1/runs/{runId} answers a strong ETag and honours If-None-Match with 304.
-    return { limits: { ...this.settings.limits }, restTransport: { conditionalRunGet: true }, ...(fixtures.length ? { fixtures } : {}) };
+    return {
+      limits: { ...this.settings.limits },
+      // RFC 0115: GET /v1/runs/{runId} answers a strong ETag and honours If-None-Match with 304.
+      restTransport: { conditionalRunGet: true },
+      // Operator pause/resume (rest-endpoints.md POST /v1/runs/{runId}:pause, :resume).
+      runs: { pauseResume: { supported: true, drainPolicies: ['immediate', 'drain-current-node'] } },
+      ...(fixtures.length ? { fixtures } : {}),
+    };
   }
 }

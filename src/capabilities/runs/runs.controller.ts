@@ -5,7 +5,7 @@ import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, Ap
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../platform/errors/domain-error';
+import { NotFoundError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
@@ -81,6 +81,21 @@ export class BulkCancelBody {
   @IsString()
   @MaxLength(512)
   reason?: string;
+}
+
+export const DRAIN_POLICIES = ['immediate', 'drain-current-node'] as const;
+
+export class RunControlBody {
+  @ApiPropertyOptional({ maxLength: 500, description: 'Why (recorded on run.paused / run.resumed).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+
+  @ApiPropertyOptional({ enum: DRAIN_POLICIES, default: 'drain-current-node', description: '`:pause` only. `immediate` aborts the nodes in flight (they run again on resume); `drain-current-node` lets them finish first.' })
+  @IsOptional()
+  @IsIn(DRAIN_POLICIES as unknown as string[])
+  drainPolicy?: (typeof DRAIN_POLICIES)[number];
 }
 
 export class RunListQuery extends PageQuery {
@@ -271,6 +286,28 @@ export class RunsController {
   @ApiErrors(400, 401, 403, 404, 409)
   cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody): Promise<RunSnapshot> {
     return this.runs.cancel(p, runId, body?.reason);
+  }
+
+  /**
+   * `POST /v1/runs/{runId}:pause` and `POST /v1/runs/{runId}:resume` (the path segment is the run id
+   * and the action after a colon; any other action is 404). Both answer 202.
+   */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runAction')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'controlRun', summary: 'Pause (`{runId}:pause`) or resume (`{runId}:resume`) a run; 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runAction', description: '`<runId>:pause` or `<runId>:resume`' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '`:pause` only: repeating the first pause with its key answers 202 again instead of 409.' })
+  @ApiBody({ type: RunControlBody, required: false })
+  @ApiResponse({ status: 202, schema: { type: 'object', required: ['runId', 'status'], properties: { runId: { type: 'string' }, status: { type: 'string', enum: ['paused', 'running'] }, pausedAt: { type: 'string', format: 'date-time' }, resumedAt: { type: 'string', format: 'date-time' } } } })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async control(@CurrentPrincipal() p: Principal, @Param('runAction') runAction: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
+    const m = /^(.+):(pause|resume)$/.exec(runAction);
+    if (!m) throw new NotFoundError('No such route.');
+    const [, runId, action] = m;
+    if (action === 'pause') return { ...(await this.runs.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+    if (body?.drainPolicy !== undefined) throw new ValidationError('drainPolicy applies to :pause only.', { field: 'drainPolicy' });
+    return { ...(await this.runs.resume(p, runId, body?.reason)) };
   }
 
   /**
