@@ -868,6 +868,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runAction}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause (`{runId}:pause`) or resume (`{runId}:resume`) a run; 202, or 409 with details.runStatus
+         * @description Pause (`{runId}:pause`) or resume (`{runId}:resume`) a run; 202, or 409 with details.runStatus
+         */
+        post: operations["controlRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}": {
         parameters: {
             query?: never;
@@ -876,8 +896,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a run (unknown and foreign ids are 404)
-         * @description Read a run (unknown and foreign ids are 404)
+         * Read a run (unknown and foreign ids are 404; ETag + If-None-Match answers 304)
+         * @description Read a run (unknown and foreign ids are 404; ETag + If-None-Match answers 304)
          */
         get: operations["getRun"];
         put?: never;
@@ -902,6 +922,26 @@ export interface paths {
          * @description Accept or reject the approval gate of a run step (the body is the approval resume value)
          */
         post: operations["decideRunApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/artifacts/{artifactId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a run-produced artifact (no executor produces artifacts yet: 404)
+         * @description Read a run-produced artifact (no executor produces artifacts yet: 404)
+         */
+        get: operations["getArtifact"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -956,8 +996,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Stream the events of a run (SSE, Last-Event-ID resume)
-         * @description Stream the events of a run (SSE, Last-Event-ID resume)
+         * Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)
+         * @description Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)
          */
         get: operations["streamRunEvents"];
         put?: never;
@@ -1002,6 +1042,26 @@ export interface paths {
          * @description Resolve (or vote on) the pending interrupt of a run step
          */
         post: operations["resolveInterruptByRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs:bulk-cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel up to 100 runs; per-id results in request order (unknown and foreign ids: not_found)
+         * @description Cancel up to 100 runs; per-id results in request order (unknown and foreign ids: not_found)
+         */
+        post: operations["bulkCancelRuns"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1136,6 +1196,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows/{workflowId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an installed workflow definition (unknown and foreign ids are 404)
+         * @description Read an installed workflow definition (unknown and foreign ids are 404)
+         */
+        get: operations["getWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1143,6 +1223,12 @@ export interface components {
         ApprovalDecisionDto: {
             /** @description Redaction-safe reason recorded with the decision. */
             reason?: string;
+        };
+        BulkCancelBody: {
+            /** @description Why the runs are cancelled (recorded on each run.cancelled). */
+            reason?: string;
+            /** @description 1 to 100 run ids; more is 400 validation_error with details.maxRunIds. */
+            runIds: string[];
         };
         CancelRunBody: {
             /** @description Why the run is cancelled (recorded on run.cancelled). */
@@ -1697,6 +1783,16 @@ export interface components {
             /** @description The new credential value. Write-only: stored encrypted and never returned. */
             credential: string;
         };
+        RunControlBody: {
+            /**
+             * @description `:pause` only. `immediate` aborts the nodes in flight (they run again on resume); `drain-current-node` lets them finish first.
+             * @default drain-current-node
+             * @enum {string}
+             */
+            drainPolicy: "immediate" | "drain-current-node";
+            /** @description Why (recorded on run.paused / run.resumed). */
+            reason?: string;
+        };
         /**
          * RunEventDoc
          * @description Persisted event document in the run's append-only event log. Source of truth for run state via projection fold. Canonical OpenWOP v1 event envelope.
@@ -1890,6 +1986,299 @@ export interface components {
             /** @description Stable, host-unique tool identifier in the `<scope>:<tool-id>` form RFC 0077 `toolAllowlist` references (`openwop:` core, `mcp:` MCP-namespaced, `connector:` connector, `<vendor>.<host>` / `x-host-<vendor>-*` host-extension). The keyspace SPANS sources so a single allowlist entry resolves to exactly one descriptor; the `<scope>` prefix disambiguates by construction (RFC 0078 §UQ1). MUST be stable across catalog reads for a given host version so an agent's `toolAllowlist` keeps resolving. */
             toolId: string;
         } & unknown;
+        /**
+         * WorkflowDefinition
+         * @description DAG of typed nodes, edges, triggers, and variables that an OpenWOP host executes. Canonical OpenWOP v1 workflow-definition shape.
+         */
+        WorkflowDefinition: {
+            /** @description Declares which inherited artifacts this workflow accepts when run as a child of a sub-workflow. */
+            acceptsInheritedArtifacts?: {
+                [key: string]: unknown;
+            }[];
+            /** @description Optional typed state channels (see channels-and-reducers.md). When present, channel-aware mode applies. */
+            channels?: {
+                [key: string]: components["schemas"]["WorkflowDefinition_ChannelDeclaration"];
+            };
+            /** @description Optional JSON Schema 2020-12 declaring which RunOptions.configurable keys this workflow accepts. When present, hosts MUST validate POST /v1/runs `configurable` payloads against this schema and reject mismatches with `validation_error`. Hosts MUST surface this schema on GET /v1/workflows/{workflowId} so clients can pre-flight-validate. See run-options.md §'Per-workflow configurableSchema'. Additive in v1.1. */
+            configurableSchema?: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt?: string;
+            /** @description RFC 0029 §B. Workflow-author-controlled per-kind fallback values that apply at resolution chain layer 3 (`workflow-defaults`) per `spec/v1/prompts.md` §"Resolution chain (normative)". Applied when neither the node (layer 1) nor the node's bound agent (layer 2) specifies a value for the kind. Future RFCs MAY add sibling defaults (e.g., `defaults.temperature`, `defaults.modelClass`) without colliding. */
+            defaults?: {
+                /** @description Per-kind PromptRef fallbacks for layer 3 of the resolution chain. */
+                promptRefs?: {
+                    /** @description See ./prompt-ref.schema.json */
+                    "few-shot"?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description See ./prompt-ref.schema.json */
+                    "schema-hint"?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description See ./prompt-ref.schema.json */
+                    system?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description See ./prompt-ref.schema.json */
+                    user?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            description?: string;
+            edges: components["schemas"]["WorkflowDefinition_WorkflowEdge"][];
+            /** @description Visual node groups (organizational only; do not affect execution). */
+            groups?: components["schemas"]["WorkflowDefinition_NodeGroup"][];
+            /** @description Unique workflow identifier. Recommended format: lowercase, hyphen-separated. */
+            id: string;
+            isActive?: boolean;
+            metadata: components["schemas"]["WorkflowDefinition_WorkflowMetadata"];
+            name: string;
+            nodes: components["schemas"]["WorkflowDefinition_WorkflowNode"][];
+            /** @description Optional project/scope correlation. The protocol uses the neutral term `scopeId`. */
+            scopeId?: string;
+            settings: components["schemas"]["WorkflowDefinition_WorkflowSettings"];
+            /** @description URL-friendly slug. */
+            slug?: string;
+            /** @enum {string} */
+            status?: "active" | "inactive" | "draft" | "archived";
+            /** @description Optional tenant/workspace scoping. The protocol uses the neutral term `tenantId`. */
+            tenantId?: string;
+            triggers: components["schemas"]["WorkflowDefinition_WorkflowTrigger"][];
+            /** @description Optional category for filtering. */
+            type?: string;
+            /** Format: date-time */
+            updatedAt?: string;
+            variables: components["schemas"]["WorkflowDefinition_WorkflowVariable"][];
+            /** @description Semver-like workflow version. Tracked separately from engineVersion + eventLogSchemaVersion (see version-negotiation.md). */
+            version: string;
+        };
+        /** @description Per-channel access control. See channels-and-reducers.md §Channel access control (closes C1). Three forms: 'public' (no restriction; same as omitting), 'private' (lockdown shorthand — equivalent to {readers: [], writers: []}), or an explicit {readers?, writers?} object where each side is independently scoped (omitted = open, present = strict allowlist). */
+        WorkflowDefinition_ChannelAccess: "public" | "private" | {
+            readers?: components["schemas"]["WorkflowDefinition_ChannelAccessList"];
+            writers?: components["schemas"]["WorkflowDefinition_ChannelAccessList"];
+        };
+        /** @description Allowlist entries. Each item matches against the requesting node's `nodeId` (exact) OR `typeId` (wildcard). Wildcard format: dotted prefix + '*' (e.g., 'core.ai.*'). Bare '*' matches any node. */
+        WorkflowDefinition_ChannelAccessList: string[];
+        WorkflowDefinition_ChannelDeclaration: {
+            access?: components["schemas"]["WorkflowDefinition_ChannelAccess"];
+            /** @description Older schema versions whose persisted writes are forward-readable under the CURRENT schema. The engine validates each old write against the current schema during fold; pass = include, fail = hard error `channel_schema_breaking_change`. Empty/omitted = no backward compat (any older write trips the breaking-change error). For breaking edits, authors create a new channel name + a copy node — see channels-and-reducers.md §Channel schema migration. */
+            compatibleWith?: number[];
+            default?: unknown;
+            maxSize?: number;
+            options?: {
+                [key: string]: unknown;
+            };
+            /** @description Canonical names: 'replace', 'append', 'merge', 'counter', 'votes', 'feedback', 'message' (Multi-Agent Shift Phase 1 — append-only + idempotent on `messageId`). Custom reducers MUST use 'vendor.<org>.<name>'. */
+            reducer: string;
+            schema?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Integer version of the current `schema`. Increments whenever the channel author edits `schema`. Each `channel.written` event records this version at write time. (closes C4)
+             * @default 1
+             */
+            schemaVersion: number;
+            /**
+             * @description When true, the engine masks `channel.written` event payloads' `value` field. The reduced channel state in `RunSnapshot.channels` is also masked when read via the REST surface. See observability.md §Privacy classification (closes O5).
+             * @default false
+             */
+            sensitive: boolean;
+            /** @description Optional entry-age TTL in milliseconds (closes C3). Applies to `append` / `votes` / `feedback` reducers; ignored on others. Engine drops entries older than this age (lazy: on read or next write). Range: 1..1 year. Replay-safe — uses original event timestamps for comparison. See channels-and-reducers.md §Channel TTL. */
+            ttlMs?: number;
+        };
+        WorkflowDefinition_EdgeCondition: {
+            /** @description Used when type='expression'. */
+            expression?: string;
+            /** @description Left operand path (e.g., 'status', 'output.approved'). */
+            left?: string;
+            /** @description Right operand value (any JSON value). */
+            right?: unknown;
+            /** @enum {string} */
+            type?: "expression" | "equals" | "notEquals" | "contains" | "regex";
+        };
+        WorkflowDefinition_NodeGroup: {
+            /** @default false */
+            collapsed: boolean;
+            color?: string;
+            id: string;
+            name: string;
+            nodeIds: string[];
+            position: {
+                x: number;
+                y: number;
+            };
+            size: {
+                height: number;
+                width: number;
+            };
+        };
+        WorkflowDefinition_PortValue: {
+            /** @constant */
+            type: "static";
+            value: unknown;
+        } | {
+            expression: string;
+            /** @constant */
+            type: "expression";
+        } | {
+            nodeId: string;
+            /** @default false */
+            optional: boolean;
+            outputKey: string;
+            /** @constant */
+            type: "connection";
+        } | {
+            /** @default false */
+            optional: boolean;
+            /** @constant */
+            type: "variable";
+            variableName: string;
+        };
+        WorkflowDefinition_WorkflowEdge: {
+            condition?: components["schemas"]["WorkflowDefinition_EdgeCondition"];
+            id: string;
+            label?: string;
+            sourceNodeId: string;
+            /** @description Source output port key. Default 'output'. */
+            sourceOutput?: string;
+            /** @description Target input port key. Default 'input'. */
+            targetInput?: string;
+            targetNodeId: string;
+            /**
+             * @default all_success
+             * @enum {string}
+             */
+            triggerRule: "all_success" | "any_success" | "all_complete" | "none_failed" | "any_failed";
+        };
+        WorkflowDefinition_WorkflowMetadata: {
+            author?: string;
+            category?: string;
+            /** Format: date-time */
+            clonedAt?: string;
+            /** @description ID of workflow this was cloned from (project clone, not template fork). */
+            clonedFrom?: string;
+            codeVersion?: string;
+            /**
+             * @description Top-level workflow sensitivity tier. Sets the `openwop.compliance_class` span attribute on every span the run produces. Drives default retention / masking / export-gating policy at observability collectors. See observability.md §Privacy classification (closes O5).
+             * @default public
+             * @enum {string}
+             */
+            complianceClass: "public" | "pii" | "phi" | "pci" | "regulated";
+            /** @description Optional per-workflow overrides for compliance behavior. The masking mode (`mask` | `omit` | `hash` | `passthrough`) defaults to the server's `Capabilities.compliance.defaultMode`; setting it here forces a specific mode for this workflow. Domain-specific extensions (HIPAA's 18 PHI identifiers, GDPR special categories) can live here as opt-in fields. */
+            complianceConfig?: {
+                /**
+                 * @description Per-workflow override of the server's default masking mode.
+                 * @enum {string}
+                 */
+                maskingMode?: "mask" | "omit" | "hash" | "passthrough";
+            } & {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt?: string;
+            createdBy?: string;
+            customProperties?: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            customizedAt?: string;
+            customizedBy?: string;
+            /** @description ID of platform template this was forked from. */
+            forkedFrom?: string;
+            tags?: string[];
+            /** Format: date-time */
+            updatedAt?: string;
+            updatedBy?: string;
+        };
+        WorkflowDefinition_WorkflowNode: {
+            /** @description Multi-Agent Shift Phase 1. Optional compile-time pinning of which agent executes this node. When set, the engine surfaces this AgentRef on the `RunSnapshot.agent` field while the node is active, and emits an `agent.handoff` event when control transitions from the prior node's agent (if different). Resolution at runtime: the engine MAY override via dispatch (RFC 0012 / `core.dispatch`) or orchestrator decision (RFC 0011); the node's `agent?` is the default authoring-time pin, not a hard binding. */
+            agent?: {
+                [key: string]: unknown;
+            };
+            /** @description Artifact type this node produces or reviews (first-class typed field — replaces the deprecated config.outputArtifactType bag entry). */
+            artifactType?: string;
+            /** @description Explicit chat card type override (first-class typed field — replaces the deprecated config.chatCard bag entry). */
+            cardType?: string;
+            /** @description Node configuration (pre-execution constants). The shape is per-typeId — node-pack manifests declare each typeId's `configSchema` for install-time validation. By convention, the keys `systemPromptRef`, `userPromptRef`, and `additionalPromptRefs` MAY hold PromptRef values per `spec/v1/prompts.md` §"PromptRef" (RFC 0027). Hosts advertising `capabilities.prompts.supported: true` MUST resolve these keys; hosts without the capability MAY treat them as opaque strings. When both an inline body (e.g., `config.systemPrompt`) and a `*PromptRef` are present, the ref wins and the host MUST emit a `log.appended` warning with `code: "prompt_ref_supersedes_inline"` per RFC 0027 §C. */
+            config: {
+                [key: string]: unknown;
+            };
+            credentialsRef?: string;
+            /** @default false */
+            disabled: boolean;
+            envelopeContract?: {
+                [key: string]: unknown;
+            };
+            groupId?: string;
+            id: string;
+            /** @description Input port connections. Keys are port names; values are PortValue references. */
+            inputs: {
+                [key: string]: components["schemas"]["WorkflowDefinition_PortValue"];
+            };
+            name: string;
+            notes?: string;
+            /**
+             * @description RFC 0065 — author hint that this terminal node's output is the workflow's primary deliverable (`primary`) or an auxiliary output (`secondary`). Advisory: hosts MUST execute the workflow identically regardless of value. Tooling MAY use the hint to pick which of N terminal nodes' outputs to surface as the run's canonical artifact. Unknown values + absent values fall back to default behavior (show all terminal outputs).
+             * @enum {string}
+             */
+            outputRole?: "primary" | "secondary";
+            /** @description Per-output-port sensitivity overrides. Map of port name → boolean. When true, the engine masks the named output value in `node.completed` event payloads. Layered on top of pack-level `nodes[].outputs[port].sensitive` declarations: workflow-level true takes precedence over pack-level false (and vice versa — last writer wins, but typically pack defaults are conservative and workflow overrides are explicit). See observability.md §Privacy classification (closes O5). */
+            outputSensitivity?: {
+                [key: string]: boolean;
+            };
+            position: {
+                x: number;
+                y: number;
+            };
+            settings?: {
+                [key: string]: unknown;
+            };
+            /** @description Canonical node type ID (e.g., 'core.ai.callPrompt', 'core.chat.approvalGate'). Reserved prefixes: 'core.*' for spec-canonical, 'vendor.<org>.*' for third-party. */
+            typeId: string;
+        };
+        WorkflowDefinition_WorkflowSettings: {
+            /** @enum {string} */
+            logLevel?: "debug" | "info" | "warn" | "error";
+            /** @default 5 */
+            maxLoopbackIterations: number;
+            maxRetries?: number;
+            /** @description Maximum run duration in milliseconds. */
+            timeout?: number;
+        };
+        WorkflowDefinition_WorkflowTrigger: {
+            config?: {
+                [key: string]: unknown;
+            };
+            description?: string;
+            /** @default true */
+            enabled: boolean;
+            eventType?: string;
+            id: string;
+            name?: string;
+            nodeId?: string;
+            /**
+             * @description Trigger discriminator. The `channel-write` variant fires a node when a named channel receives a write (closes C2 — reactive cross-engine pattern). Its `config` shape: `{channel: string, onlyFrom?: 'child'|'parent'|'any', debounceMs?: integer}`. See channels-and-reducers.md §Distributed reducers.
+             * @enum {string}
+             */
+            type: "manual" | "schedule" | "webhook" | "event" | "artifact" | "canvas" | "envelope" | "command" | "chat-message" | "channel-write";
+        };
+        WorkflowDefinition_WorkflowVariable: {
+            defaultValue?: unknown;
+            description?: string;
+            name: string;
+            /** @default false */
+            required: boolean;
+            /**
+             * @description When true, the engine masks this variable's value in persisted `variable.changed` events, `state.snapshot` projections, and `RunSnapshot.variables`. Reads inside NodeModule executors work normally; only persistence + external surfaces mask. See observability.md §Privacy classification (closes O5).
+             * @default false
+             */
+            sensitive: boolean;
+            /** @enum {string} */
+            type: "string" | "number" | "boolean" | "object" | "array";
+        };
     };
     responses: never;
     parameters: never;
@@ -7748,10 +8137,123 @@ export interface operations {
             };
         };
     };
+    controlRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description `:pause` only: repeating the first pause with its key answers 202 again instead of 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description `<runId>:pause` or `<runId>:resume` */
+                runAction: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunControlBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        pausedAt?: string;
+                        /** Format: date-time */
+                        resumedAt?: string;
+                        runId: string;
+                        /** @enum {string} */
+                        status: "paused" | "running";
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description RFC 0115: an ETag of an earlier read; 304 Not Modified while it is still current. */
+                "If-None-Match"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -7762,11 +8264,20 @@ export interface operations {
             /** @description OK. */
             200: {
                 headers: {
+                    /** @description Strong validator: the latest event sequence and a digest of the snapshot. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RunSnapshot"];
                 };
+            };
+            /** @description Not Modified: If-None-Match matched the current ETag. Empty body. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
             401: {
@@ -7903,6 +8414,85 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getArtifact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                artifactId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8138,8 +8728,12 @@ export interface operations {
     streamRunEvents: {
         parameters: {
             query?: {
+                /** @description Batch events for up to this many ms into `event: batch` frames (a JSON array of events); 0 or absent: one frame per event. Terminal events and `node.suspended` flush at once. */
+                bufferMs?: number;
                 /** @description Resume after this sequence (the `Last-Event-ID` header wins). */
                 lastSequence?: number;
+                /** @description One of `values`, `updates` (default), `messages`, `debug`, or a comma-separated union of them; `values` combines with nothing. Anything else is 400 `unsupported_stream_mode` with `details.supported`. */
+                streamMode?: string;
             };
             header?: {
                 /** @description Resume after this event sequence. */
@@ -8236,7 +8830,7 @@ export interface operations {
             query?: {
                 /** @description Return events with a greater sequence (default 0). */
                 lastSequence?: number;
-                /** @description Seconds to wait for the first new event (default 0). */
+                /** @description Seconds to wait for the first new event (1 to 60; default 30 for a run, 0 for the host stream; 0 answers at once). A finished run answers at once. */
                 timeout?: number;
             };
             header?: never;
@@ -8256,7 +8850,10 @@ export interface operations {
                 content: {
                     "application/json": {
                         events: components["schemas"]["RunEvent"][];
-                        lastSequence?: number;
+                        /** @description The run is finished and these events reach the end of its log: polling again yields nothing. */
+                        isComplete: boolean;
+                        /** @description The sequence to send as `lastSequence` next. */
+                        lastSequence: number;
                     };
                 };
             };
@@ -8408,6 +9005,99 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    bulkCancelRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkCancelBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            error?: {
+                                /** @description not_found, run_terminal, run_not_cancellable */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            ok: boolean;
+                            runId: string;
+                            /** @enum {string} */
+                            status?: "cancelling" | "cancelled";
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9166,6 +9856,83 @@ export interface operations {
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A chain id (or `workflow:<chainId>`) */
+                workflowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowDefinition"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -115,7 +115,7 @@ describe('operator console: runs', () => {
     let firstStream = true;
     let droppedAfter = 0;
     const resumedWith: Array<string | undefined> = [];
-    await page.route(/\/v1\/runs\/[^/]+\/events$/, async (route) => {
+    await page.route(/\/v1\/runs\/[^/]+\/events(\?[^/]*)?$/, async (route) => {
       const headers = await route.request().allHeaders();
       if (firstStream) {
         firstStream = false;

@@ -105,10 +105,11 @@ describe('gRPC transport: errors, authentication and scopes', () => {
     await same('CreateRun', longTags, metadata(full), { method: 'POST', url: '/v1/runs', token: full, body: longTags }, grpc.status.INVALID_ARGUMENT);
     const reason = { reason: 'r'.repeat(501) };
     await same('CancelRun', { runId, ...reason }, metadata(full), { method: 'POST', url: `/v1/runs/${runId}/cancel`, token: full, body: reason }, grpc.status.INVALID_ARGUMENT);
-    // The SSE route takes no streamMode; neither does StreamRunEvents.
-    const rest = await g.t.http('GET', `/v1/runs/${runId}/events?streamMode=updates`, { token: full });
+    // An unknown stream mode is refused by both, with the same envelope.
+    const rest = await g.t.http('GET', `/v1/runs/${runId}/events?streamMode=bogus`, { token: full });
     expect(rest.status).toBe(400);
-    const s = g.engine.stream({ runId, streamModes: ['updates'] }, metadata(full));
+    expect(rest.body.error).toBe('unsupported_stream_mode');
+    const s = g.engine.stream({ runId, streamModes: ['bogus'] }, metadata(full));
     const ended = await s.done;
     expect([ended.code, ended.error?.envelope]).toEqual([grpc.status.INVALID_ARGUMENT, rest.body]);
   });

@@ -68,9 +68,14 @@ describe('gRPC transport: parity with REST', () => {
     const viaRest = await g.t.http('GET', `/v1/runs/${runId}`, { token });
     expect(viaGrpc.ok && viaGrpc.body).toEqual(viaRest.body);
 
-    const sse = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events`, { token })).text);
+    // Every event (debug) on both; the default `updates` is compared below.
+    const sse = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events?streamMode=debug`, { token })).text);
     expect(sse.length).toBeGreaterThanOrEqual(5);
-    const s = g.engine.stream({ runId }, metadata(token));
+    const updates = g.engine.stream({ runId }, metadata(token));
+    expect(await updates.done).toEqual({ code: grpc.status.OK });
+    expect(updates.messages).toEqual(sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events`, { token })).text));
+    expect(updates.messages.map((e: Json) => e.type)).not.toContain('node.started');
+    const s = g.engine.stream({ runId, streamModes: ['debug'] }, metadata(token));
     expect(await s.done).toEqual({ code: grpc.status.OK });
     expect(s.messages).toEqual(sse);
     expect(s.messages.map((e: Json) => e.sequence)).toEqual(sse.map((_, i) => i + 1));
@@ -78,9 +83,9 @@ describe('gRPC transport: parity with REST', () => {
     for (const e of s.messages) expect(registry.validate('run-event', e)).toEqual([]);
 
     // Resume: after last_sequence 2, exactly what SSE sends after Last-Event-ID 2.
-    const resumed = g.engine.stream({ runId, lastSequence: 2 }, metadata(token));
+    const resumed = g.engine.stream({ runId, lastSequence: 2, streamModes: ['debug'] }, metadata(token));
     expect(await resumed.done).toEqual({ code: grpc.status.OK });
-    const sseResumed = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events`, { token, headers: { 'last-event-id': '2' } })).text);
+    const sseResumed = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events?streamMode=debug`, { token, headers: { 'last-event-id': '2' } })).text);
     expect(resumed.messages).toEqual(sseResumed);
     expect(resumed.messages[0].sequence).toBe(3);
   });

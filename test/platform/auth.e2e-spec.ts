@@ -34,7 +34,7 @@ describe('authentication and scopes', () => {
   it('accepts a valid key', async () => {
     const res = await t.http('GET', '/v1/runs/host/events/poll', { token: readKey });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ events: [], lastSequence: 0 });
+    expect(res.body).toEqual({ events: [], isComplete: false, lastSequence: 0 });
   });
 
   it('refuses a revoked key', async () => {

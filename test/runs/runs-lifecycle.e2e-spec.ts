@@ -76,13 +76,13 @@ describe('runs: lifecycle', () => {
   it('streams events as SSE and resumes after Last-Event-ID', async () => {
     const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.chain' } });
     await waitForStatus(t, key, created.body.runId, ['completed']);
-    const all = await t.http('GET', `/v1/runs/${created.body.runId}/events`, { token: key, headers: { accept: 'text/event-stream' } });
+    const all = await t.http('GET', `/v1/runs/${created.body.runId}/events?streamMode=debug`, { token: key, headers: { accept: 'text/event-stream' } });
     expect(all.status).toBe(200);
     expect(String(all.headers['content-type'])).toMatch(/^text\/event-stream/);
     const ids = [...all.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(all.text).toMatch(/event: run.completed\ndata: \{/);
-    const resumed = await t.http('GET', `/v1/runs/${created.body.runId}/events`, { token: key, headers: { 'last-event-id': '5' } });
+    const resumed = await t.http('GET', `/v1/runs/${created.body.runId}/events?streamMode=debug`, { token: key, headers: { 'last-event-id': '5' } });
     expect([...resumed.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([6, 7, 8]);
     const bad = await t.http('GET', `/v1/runs/${created.body.runId}/events`, { token: key, headers: { 'last-event-id': 'abc' } });
     expect(bad.status).toBe(400);

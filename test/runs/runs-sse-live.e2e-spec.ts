@@ -83,7 +83,7 @@ describe('runs: SSE followed live', () => {
     const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.paced' } });
     const runId = created.body.runId as string;
     const statusAt: Record<string, Promise<string>> = {};
-    const s = follow(port, `/v1/runs/${runId}/events`, key, (e) => {
+    const s = follow(port, `/v1/runs/${runId}/events?streamMode=debug`, key, (e) => {
       // While the first delay is in flight the run is still running: the event came live.
       if (e.type === 'node.started' && e.event.payload.nodeId === 'wait1') statusAt.wait1 = t.http('GET', `/v1/runs/${runId}`, { token: key }).then((r) => r.body.status);
     });
@@ -111,14 +111,14 @@ describe('runs: SSE followed live', () => {
     const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.paced' } });
     const runId = created.body.runId as string;
     // Drop the connection as soon as the first delay has started.
-    const first = follow(port, `/v1/runs/${runId}/events`, key, (e, stop) => {
+    const first = follow(port, `/v1/runs/${runId}/events?streamMode=debug`, key, (e, stop) => {
       if (e.type === 'node.started' && e.event.payload.nodeId === 'wait1') stop();
     });
     expect((await first.done).ended).toBe(false);
     const lastSeen = first.received[first.received.length - 1].id;
     expect((await t.http('GET', `/v1/runs/${runId}`, { token: key })).body.status).toBe('running');
 
-    const second = follow(port, `/v1/runs/${runId}/events`, key, () => undefined, String(lastSeen));
+    const second = follow(port, `/v1/runs/${runId}/events?streamMode=debug`, key, () => undefined, String(lastSeen));
     expect((await second.done).ended).toBe(true);
     expect(second.received[0].id).toBe(lastSeen + 1);
     expect(second.received[second.received.length - 1].type).toBe('run.completed');

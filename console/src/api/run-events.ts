@@ -15,7 +15,8 @@ import { RunEvent, TERMINAL_EVENTS } from './runs';
 export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, onError: (e: ApiError) => void): () => void {
   const abort = new AbortController();
   const path: keyof paths = '/v1/runs/{runId}/events';
-  const url = path.replace('{runId}', encodeURIComponent(runId));
+  // Every event (debug): the run view draws running nodes from node.started, which `updates` leaves out.
+  const url = `${path.replace('{runId}', encodeURIComponent(runId))}?streamMode=debug`;
   let lastId: string | undefined;
   let stopped = false;
   const loop = async () => {

@@ -26,7 +26,18 @@ export interface RunBounds {
   maxCostUsd: number;
 }
 
-type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown';
+type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown' | 'pause';
+
+/** An operator's pause of a run (stored as `metadata.pause` on the run row until the run is resumed). */
+export interface PauseRequest {
+  drainPolicy: 'immediate' | 'drain-current-node';
+  reason?: string;
+  requestedAt: string;
+  pausedAt?: string;
+  /** The status to return to on resume (`pending` for a run paused before it started). */
+  fromStatus?: string;
+  idempotencyKey?: string;
+}
 
 class LeaseLost extends Error {}
 /** The engine's own write of a run failed (not a node): the run is retried or failed as a whole. */
@@ -69,6 +80,8 @@ interface NodeWrite {
 
 interface RunUpdate {
   status?: string;
+  /** Stamp `metadata.pause.pausedAt` (the run is paused by this write). */
+  paused?: boolean;
   outputs?: Record<string, unknown>;
   error?: { code: string; message: string; details?: Record<string, unknown> };
   terminal?: boolean;
@@ -100,6 +113,8 @@ interface Execution {
   abort: AbortController;
   reason?: StopReason;
   done: Promise<void>;
+  /** Set by the execution: asks it to pause (an operator's `:pause` seen on this replica). */
+  pause?: (request: PauseRequest) => void;
 }
 
 function rowsOf<T>(res: unknown): T[] {
@@ -218,6 +233,14 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     const e = this.executions.get(runId);
     if (!e) return false;
     this.stop(e, 'cancel');
+    return true;
+  }
+
+  /** Asks a local execution of the run to pause (another replica's sees it at its next heartbeat or write). */
+  pauseLocal(runId: string, request: PauseRequest): boolean {
+    const e = this.executions.get(runId);
+    if (!e?.pause) return false;
+    e.pause(request);
     return true;
   }
 
@@ -359,6 +382,8 @@ class RunExecution {
   private breach?: { kind: 'run-duration' | 'loop-iterations' | 'budget-cost'; limit: number; observed: number; code: string; message: string; nodeId?: string };
   private flushing: Promise<void> = Promise.resolve();
   private trace!: RunTrace;
+  /** An operator's pause this execution honours: no new node starts; `immediate` also aborts the nodes in flight. */
+  private pausing?: PauseRequest;
 
   constructor(
     private readonly engine: RunEngineService,
@@ -366,6 +391,7 @@ class RunExecution {
     private readonly exec: Execution,
   ) {
     this.d = engine.deps;
+    exec.pause = (request) => this.requestPause(request);
     this.def = row.definition;
     this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
     this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
@@ -484,7 +510,7 @@ class RunExecution {
     const suspended: NodeOutcome[] = [];
     const concurrency = this.d.settings.nodeConcurrency;
     for (;;) {
-      if (!this.signal.aborted && !failure && !suspended.length && !this.breach) {
+      if (!this.signal.aborted && !failure && !suspended.length && !this.breach && !this.pausing) {
         for (const n of this.def.nodes) {
           if (inflight.size >= concurrency) break;
           if (inflight.has(n.id) || this.outputs.has(n.id)) continue;
@@ -527,6 +553,8 @@ class RunExecution {
         if (!outcome.safe) await this.flush();
       } else if (outcome.suspend) {
         suspended.push(outcome);
+      } else if (outcome.failed && this.exec.reason === 'pause' && !this.breach) {
+        // Aborted by an immediate pause: nothing is written for it, so it runs again on resume.
       } else if (outcome.failed) {
         if (this.signal.aborted || this.breach) {
           this.queue({ type: 'node.cancelled', nodeId: n.id, payload: { nodeId: n.id, reason: this.breach ? this.breach.code : (this.exec.reason ?? 'aborted') } });
@@ -548,6 +576,8 @@ class RunExecution {
     if (this.breach) return this.finishBreached();
     if (failure) return this.finishFailed(failure.error, failure.nodeId);
     if (suspended.length) return this.suspend(suspended);
+    // Paused (also when the drained node was the last one: the run completes only after its resume).
+    if (this.pausing) return this.finishPaused();
     const out: Record<string, unknown> = {};
     for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
     this.queue({ type: 'run.completed', payload: { outputs: out, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
@@ -728,6 +758,19 @@ class RunExecution {
     await this.finishFailed({ code: b.code, message: b.message });
   }
 
+  private requestPause(request: PauseRequest): void {
+    if (this.pausing || this.exec.reason) return;
+    this.pausing = request;
+    if (request.drainPolicy === 'immediate') this.requestStop('pause');
+  }
+
+  /** Parks the run in `paused`, its lease released (a paused run holds none), with `run.paused`. */
+  private async finishPaused(): Promise<void> {
+    const p = this.pausing!;
+    this.queue({ type: 'run.paused', payload: { drainPolicy: p.drainPolicy, ...(p.reason ? { reason: p.reason } : {}) } });
+    await this.flush({ status: 'paused', release: true, paused: true });
+  }
+
   private async finishCancelled(): Promise<void> {
     this.skipRemaining('run-cancelled');
     // A node suspended on a gate: close the gate (nobody needs to decide any more).
@@ -831,12 +874,13 @@ class RunExecution {
     else sets.push(`"lease_expires_at" = now() + (${p(this.d.settings.leaseMs)}::int * interval '1 millisecond')`);
     if (u.status) sets.push(`"status" = ${p(u.status)}::text`);
     else sets.push(`"status" = CASE WHEN "cancel_requested" THEN 'cancelling' ELSE 'running' END`);
+    if (u.paused) sets.push(`"metadata" = jsonb_set("metadata", '{pause,pausedAt}', to_jsonb(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`);
     if (u.current !== undefined) sets.push(`"current_node_id" = ${p(u.current)}::text`);
     if (u.outputs) sets.push(`"outputs" = ${p(JSON.stringify(u.outputs))}::jsonb`);
     if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
     if (u.terminal) sets.push(`"completed_at" = now()`);
     if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
-    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested")`];
+    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause")`];
     const tenant = p(this.row.tenant);
     const byNode = new Map<string, NodeWrite>();
     for (const w of writes) byNode.set(w.nodeId, w);
@@ -867,9 +911,9 @@ class RunExecution {
     }
     // A node row that was already completed leaves `n` short: divide by zero to abort the statement.
     const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM n) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
-    let rows: Array<{ fenced: number; cancel: boolean | null }>;
+    let rows: Array<{ fenced: number; cancel: boolean | null; pause: PauseRequest | null }>;
     try {
-      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel"${guard}`, params)) as typeof rows;
+      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${guard}`, params)) as typeof rows;
     } catch (e) {
       if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
       throw e;
@@ -877,6 +921,7 @@ class RunExecution {
     if (!rows[0]?.fenced) throw new LeaseLost('the run lease was lost');
     this.written(u, batch);
     if (rows[0].cancel && !u.terminal) this.requestStop('cancel');
+    else if (rows[0].pause && !rows[0].pause.pausedAt && !u.terminal && !u.paused) this.requestPause(rows[0].pause);
   }
 
   /** After a committed write: count a finished run and wake the event readers. */
@@ -947,12 +992,13 @@ class RunExecution {
   private async renew(): Promise<void> {
     try {
       const res = await this.d.ds.query(
-        `UPDATE "run" SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond') WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested"`,
+        `UPDATE "run" SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond') WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested", "metadata"->'pause' AS "pause"`,
         [this.row.id, this.d.owner, this.row.fence, this.d.settings.leaseMs],
       );
-      const rows = rowsOf<{ cancel_requested: boolean }>(res);
+      const rows = rowsOf<{ cancel_requested: boolean; pause: PauseRequest | null }>(res);
       if (!rows.length) this.requestStop('lease');
       else if (rows[0].cancel_requested) this.requestStop('cancel');
+      else if (rows[0].pause && !rows[0].pause.pausedAt) this.requestPause(rows[0].pause);
     } catch (e) {
       this.d.log.warn({ msg: 'run lease renewal failed', runId: this.row.id, err: (e as Error).message });
     }

@@ -23,6 +23,10 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // resolved with its answers), one round per node execution, one envelope per turn.
       supportedEnvelopes: ['clarification.request'],
       limits: { ...this.settings.limits, clarificationRounds: 1, envelopesPerTurn: 1 },
+      // RFC 0115: GET /v1/runs/{runId} answers a strong ETag and honours If-None-Match with 304.
+      restTransport: { conditionalRunGet: true },
+      // Operator pause/resume (rest-endpoints.md POST /v1/runs/{runId}:pause, :resume).
+      runs: { pauseResume: { supported: true, drainPolicies: ['immediate', 'drain-current-node'] } },
       ...(fixtures.length ? { fixtures } : {}),
     };
   }

@@ -82,7 +82,8 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
     let res: Response | undefined;
     let broken = '';
     try {
-      res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events`, {
+      // Every event (debug): the progress line and the gate notice read node events `updates` may leave out.
+      res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events?streamMode=debug`, {
         headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream', ...(last ? { 'last-event-id': String(last) } : {}) },
       });
     } catch (e) {

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { PageQuery } from '../../platform/pagination/page-query';
 import { Body, Controller, Get, HttpCode, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ValidationError } from '../../platform/errors/domain-error';
+import { DomainError, NotFoundError, ValidationError } from '../../platform/errors/domain-error';
 import { IdempotencyStore, REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
 import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
@@ -12,7 +13,8 @@ import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import { followRunEvents } from './run-event-follower';
-import { RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
+import { admits, FORCE_FLUSH_EVENTS, MAX_BUFFER_MS, parseStreamModes, triggersSnapshot } from './stream-modes';
+import { BulkCancelResult, RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
 
 export class CreateRunBody {
   @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. Required unless `mode` is given.' })
@@ -109,6 +111,40 @@ export class CancelRunBody {
   reason?: string;
 }
 
+/** The most run ids one `POST /v1/runs:bulk-cancel` takes (rest-endpoints.md recommends 100). */
+export const MAX_BULK_CANCEL_RUN_IDS = 100;
+
+export class BulkCancelBody {
+  @ApiProperty({ type: [String], minItems: 1, maxItems: MAX_BULK_CANCEL_RUN_IDS, description: `1 to ${MAX_BULK_CANCEL_RUN_IDS} run ids; more is 400 validation_error with details.maxRunIds.` })
+  @IsArray()
+  @ArrayMinSize(1)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(128, { each: true })
+  runIds: string[];
+
+  @ApiPropertyOptional({ maxLength: 512, description: 'Why the runs are cancelled (recorded on each run.cancelled).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  reason?: string;
+}
+
+export const DRAIN_POLICIES = ['immediate', 'drain-current-node'] as const;
+
+export class RunControlBody {
+  @ApiPropertyOptional({ maxLength: 500, description: 'Why (recorded on run.paused / run.resumed).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  reason?: string;
+
+  @ApiPropertyOptional({ enum: DRAIN_POLICIES, default: 'drain-current-node', description: '`:pause` only. `immediate` aborts the nodes in flight (they run again on resume); `drain-current-node` lets them finish first.' })
+  @IsOptional()
+  @IsIn(DRAIN_POLICIES as unknown as string[])
+  drainPolicy?: (typeof DRAIN_POLICIES)[number];
+}
+
 export class RunListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: RUN_STATUSES })
   @IsOptional()
@@ -123,6 +159,25 @@ export class RunEventsQuery {
   @IsInt()
   @Min(0)
   lastSequence?: number;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    default: 'updates',
+    pattern: '^(values|updates|messages|debug)(,(values|updates|messages|debug))*$',
+    description: 'One of `values`, `updates` (default), `messages`, `debug`, or a comma-separated union of them; `values` combines with nothing. Anything else is 400 `unsupported_stream_mode` with `details.supported`.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  streamMode?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_BUFFER_MS, description: 'Batch events for up to this many ms into `event: batch` frames (a JSON array of events); 0 or absent: one frame per event. Terminal events and `node.suspended` flush at once.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_BUFFER_MS)
+  bufferMs?: number;
 }
 
 const SNAPSHOT = { schema: protocolSchemaRef('RunSnapshot') };
@@ -179,6 +234,35 @@ function baseUrl(req: FastifyRequest): string {
   const host = req.headers.host;
   if (!host || !/^[A-Za-z0-9.:\[\]-]{1,300}$/.test(host)) return '';
   return `${req.protocol === 'https' ? 'https' : 'http'}://${host}`;
+}
+
+const BULK_CANCEL_SCHEMA = {
+  type: 'object',
+  required: ['results'],
+  properties: {
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['runId', 'ok'],
+        properties: {
+          runId: { type: 'string' },
+          ok: { type: 'boolean' },
+          status: { type: 'string', enum: ['cancelling', 'cancelled'] },
+          error: {
+            type: 'object',
+            required: ['code', 'message'],
+            properties: { code: { type: 'string', description: 'not_found, run_terminal, run_not_cancellable' }, message: { type: 'string' }, details: { type: 'object', additionalProperties: true } },
+          },
+        },
+      },
+    },
+  },
+};
+/** If-None-Match's weak comparison (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours ignoring `W/`. */
+function etagMatches(header: string, tag: string): boolean {
+  const bare = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => t.trim() === '*' || bare(t) === tag);
 }
 
 /** A single-valued request header (a repeated one is malformed). */
@@ -241,14 +325,32 @@ export class RunsController {
     return this.runs.list(p, q);
   }
 
+  /**
+   * The run's snapshot with a strong `ETag` (RFC 0115): the run's latest event sequence and a digest
+   * of the snapshot, so it changes with every observable transition (also those without an event,
+   * like `cancelling`) and stays while none happens. `If-None-Match` with it answers 304, no body.
+   */
   @Scopes('runs:read')
   @Get('/v1/runs/:runId')
-  @ApiOperation({ operationId: 'getRun', summary: 'Read a run (unknown and foreign ids are 404)' })
+  @ApiOperation({ operationId: 'getRun', summary: 'Read a run (unknown and foreign ids are 404; ETag + If-None-Match answers 304)' })
   @ApiParam({ name: 'runId' })
-  @ApiOkResponse(SNAPSHOT)
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'RFC 0115: an ETag of an earlier read; 304 Not Modified while it is still current.' })
+  @ApiOkResponse({ ...SNAPSHOT, headers: { ETag: { schema: { type: 'string' }, description: 'Strong validator: the latest event sequence and a digest of the snapshot.' } } })
+  @ApiResponse({ status: 304, description: 'Not Modified: If-None-Match matched the current ETag. Empty body.' })
   @ApiErrors(401, 403, 404)
-  get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<RunSnapshot> {
-    return this.runs.get(p, runId);
+  async get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const condition = req.headers['if-none-match'];
+    // The sequence is read first: an event written in between only makes the tag older, never wrong.
+    const sequence = await this.events.lastSequence(p, runId);
+    const snap = await this.runs.get(p, runId);
+    const body = JSON.stringify(snap);
+    const tag = `"${sequence}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    reply.header('etag', tag);
+    if (condition !== undefined && etagMatches(Array.isArray(condition) ? condition.join(',') : condition, tag)) {
+      await reply.code(304).send();
+      return;
+    }
+    await reply.code(200).type('application/json; charset=utf-8').send(body);
   }
 
   @Scopes('runs:read')
@@ -284,13 +386,55 @@ export class RunsController {
   }
 
   /**
-   * Server-sent events: every event of the run after `Last-Event-ID` (or `lastSequence`), as
-   * `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>`; the stream ends after the terminal
-   * run event.
+   * `POST /v1/runs/{runId}:pause` and `POST /v1/runs/{runId}:resume` (the path segment is the run id
+   * and the action after a colon; any other action is 404). Both answer 202.
+   */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runAction')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'controlRun', summary: 'Pause (`{runId}:pause`) or resume (`{runId}:resume`) a run; 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runAction', description: '`<runId>:pause` or `<runId>:resume`' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '`:pause` only: repeating the first pause with its key answers 202 again instead of 409.' })
+  @ApiBody({ type: RunControlBody, required: false })
+  @ApiResponse({ status: 202, schema: { type: 'object', required: ['runId', 'status'], properties: { runId: { type: 'string' }, status: { type: 'string', enum: ['paused', 'running'] }, pausedAt: { type: 'string', format: 'date-time' }, resumedAt: { type: 'string', format: 'date-time' } } } })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async control(@CurrentPrincipal() p: Principal, @Param('runAction') runAction: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
+    const m = /^(.+):(pause|resume)$/.exec(runAction);
+    if (!m) throw new NotFoundError('No such route.');
+    const [, runId, action] = m;
+    if (action === 'pause') return { ...(await this.runs.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+    if (body?.drainPolicy !== undefined) throw new ValidationError('drainPolicy applies to :pause only.', { field: 'drainPolicy' });
+    return { ...(await this.runs.resume(p, runId, body?.reason)) };
+  }
+
+  /**
+   * Cancels many runs in one request. Always 200 once the request is well formed: each id's outcome
+   * is its own entry of `results`, in request order.
+   */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs::bulk-cancel')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'bulkCancelRuns', summary: `Cancel up to ${MAX_BULK_CANCEL_RUN_IDS} runs; per-id results in request order (unknown and foreign ids: not_found)` })
+  @ApiBody({ type: BulkCancelBody })
+  @ApiOkResponse({ schema: BULK_CANCEL_SCHEMA })
+  @ApiErrors(400, 401, 403)
+  async bulkCancel(@CurrentPrincipal() p: Principal, @Body() body: BulkCancelBody): Promise<{ results: BulkCancelResult[] }> {
+    if (body.runIds.length > MAX_BULK_CANCEL_RUN_IDS) {
+      throw new ValidationError(`Send at most ${MAX_BULK_CANCEL_RUN_IDS} run ids per request.`, { field: 'runIds', maxRunIds: MAX_BULK_CANCEL_RUN_IDS });
+    }
+    return { results: await this.runs.bulkCancel(p, body.runIds, body.reason) };
+  }
+
+  /**
+   * Server-sent events: the events of the run after `Last-Event-ID` (or `lastSequence`) that the
+   * `streamMode` admits, as `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>`; `values`
+   * sends `event: state.snapshot` frames (the RunSnapshot after each transition, a baseline first on
+   * resume); `bufferMs` batches frames into `event: batch` (data: a JSON array, id: its highest
+   * sequence). The stream ends after the terminal run event.
    */
   @Scopes('runs:read')
   @Get('/v1/runs/:runId/events')
-  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE, Last-Event-ID resume)' })
+  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)' })
   @ApiParam({ name: 'runId' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event sequence.' })
   @ApiOkResponse({
@@ -311,13 +455,19 @@ export class RunsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
+    // Every malformed parameter is refused before the run is looked up and before the stream opens.
+    const modes = parseStreamModes(q.streamMode);
     const lastEventId = header(req, 'last-event-id');
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
     const snap = await this.runs.get(p, runId); // 404 before the stream opens
     const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
+    const values = modes[0] === 'values';
+    // `values` frames are snapshots, not events: they are never batched (the hint may be ignored).
+    const bufferMs = values ? 0 : (q.bufferMs ?? 0);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.flushHeaders();
     let closed = false;
     req.raw.on('close', () => (closed = true));
     raw.on('close', () => (closed = true));
@@ -331,25 +481,53 @@ export class RunsController {
       raw.on('drain', done);
       raw.on('close', done);
     });
-    const write = async (e: RunEventView) => {
-      if (!raw.write(`id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`) && !closed) await drained();
+    const send = async (frame: string) => {
+      if (closed) return;
+      if (!raw.write(frame) && !closed) await drained();
+    };
+    const frame = (id: number | undefined, event: string, data: unknown) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    // bufferMs: admitted events wait here until the window ends or a forced-flush event arrives.
+    let pending: RunEventView[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const flush = async () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (!pending.length) return;
+      const out = pending;
+      pending = [];
+      await send(frame(out[out.length - 1].sequence, 'batch', out));
+    };
+    const deliver = async (e: RunEventView) => {
+      if (!bufferMs) return send(frame(e.sequence, e.type, e));
+      pending.push(e);
+      if (FORCE_FLUSH_EVENTS.has(e.type)) return flush();
+      if (!timer) timer = setTimeout(() => void flush().catch(() => undefined), bufferMs);
     };
     let lastBeat = Date.now();
     try {
+      // Resuming a `values` stream starts from a baseline snapshot.
+      if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
       for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed })) {
-        for (const e of batch) {
-          if (closed) break;
-          await write(e);
+        if (values) {
+          // One snapshot after the transitions of each batch, read once they are in the log.
+          if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));
+        } else {
+          for (const e of batch) {
+            if (closed) break;
+            if (admits(modes, e.type)) await deliver(e);
+          }
         }
         if (Date.now() - lastBeat > 15_000) {
           raw.write(': keep-alive\n\n');
           lastBeat = Date.now();
         }
       }
+      await flush();
     } catch (e) {
       // The answer is already streaming: the stream ends here and the client resumes with Last-Event-ID.
       this.log.warn({ msg: 'run event stream ended early', runId: snap.runId, err: (e as Error).message });
     } finally {
+      clearTimeout(timer);
       raw.end();
     }
   }

@@ -16,6 +16,7 @@ import { CoreToolExecutor } from './executors/core-tool.executor';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
+import { RunArtifactsController } from './run-artifacts.controller';
 import { RunsController } from './runs.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
@@ -23,6 +24,7 @@ import { RunsService } from './runs.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { WorkflowsController } from './workflows.controller';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
@@ -32,7 +34,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController, IdempotencySeamsController, InterruptsController],
+  controllers: [RunsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,

@@ -56,6 +56,16 @@ const SEAM_CHAINS: Record<string, Record<string, unknown>> = {
   },
 };
 
+export interface ResolvedChain {
+  chainId: string;
+  dag: Record<string, unknown>;
+  label?: string;
+  version?: string;
+  description?: string;
+  /** The workflow-chain pack that holds it (none for a fixture). */
+  pack?: string;
+}
+
 /**
  * Finds the DAG a `workflowId` names for a tenant: a chain (`chainId`, or the catalog's
  * `workflow:<chainId>`) of a workflow-chain pack installed for the tenant (an applied proposal or an
@@ -71,6 +81,14 @@ export class WorkflowResolver {
   ) {}
 
   async resolve(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<Record<string, unknown> | undefined> {
+    return (await this.describe(scope, workflowId, manager))?.dag;
+  }
+
+  /**
+   * The chain a `workflowId` names with what its pack says about it (label, version, description),
+   * found as `resolve` finds it; undefined when the tenant has no such chain.
+   */
+  async describe(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<ResolvedChain | undefined> {
     const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
     const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK], manager);
     // A workspace's own pack outranks the tenant-wide one of the same chain.
@@ -79,10 +97,13 @@ export class WorkflowResolver {
     for (const m of manifests) {
       const chains = Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : [];
       const chain = chains.find((c) => c && c.chainId === chainId);
-      if (chain) return chain.dag as Record<string, unknown>;
+      if (chain) {
+        const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+        return { chainId, dag: chain.dag as Record<string, unknown>, label: str(chain.label), version: str(chain.version) ?? str(m.version), description: str(chain.description), pack: str(m.name) };
+      }
     }
-    if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return CONFORMANCE_FIXTURES[workflowId];
-    if (this.settings.fixtures && SEAM_CHAINS[workflowId]) return SEAM_CHAINS[workflowId];
+    if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
+    if (this.settings.fixtures && SEAM_CHAINS[workflowId]) return { chainId: workflowId, dag: SEAM_CHAINS[workflowId] };
     return undefined;
   }
 

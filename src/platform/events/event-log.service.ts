@@ -211,6 +211,12 @@ export class EventLogService {
     }
   }
 
+  /** The highest sequence of a stream of the caller's tenant (0 when it has no events). */
+  async lastSequence(scope: TenantScope, streamId: string): Promise<number> {
+    const rows = (await this.ds.query(`SELECT "last_sequence" FROM "event_stream" WHERE "tenant" = $1 AND "stream_id" = $2`, [scope.tenant, streamId])) as Array<{ last_sequence: string }>;
+    return rows.length ? Number(rows[0].last_sequence) : 0;
+  }
+
   /** Removes every event and stream of a tenant (the test-seam reset). */
   async purgeTenant(tenant: string): Promise<void> {
     await this.ds.transaction(async (m) => {

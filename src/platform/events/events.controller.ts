@@ -10,6 +10,10 @@ import { protocolSchemaRef } from '../openapi/protocol-schemas';
 import { EventLogService, HOST_STREAM, RunEventView } from './event-log.service';
 import { RunService } from './run.service';
 
+/** Long-poll bounds (rest-endpoints.md: `timeout` 1..60 s, default 30 s). */
+export const MAX_POLL_TIMEOUT_S = 60;
+export const DEFAULT_POLL_TIMEOUT_S = 30;
+
 export class PollQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Return events with a greater sequence (default 0).' })
   @IsOptional()
@@ -18,12 +22,17 @@ export class PollQuery {
   @Min(0)
   lastSequence?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 30, description: 'Seconds to wait for the first new event (default 0).' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_POLL_TIMEOUT_S,
+    description: `Seconds to wait for the first new event (1 to ${MAX_POLL_TIMEOUT_S}; default ${DEFAULT_POLL_TIMEOUT_S} for a run, 0 for the host stream; 0 answers at once). A finished run answers at once.`,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
-  @Max(30)
+  @Max(MAX_POLL_TIMEOUT_S)
   timeout?: number;
 }
 
@@ -33,6 +42,21 @@ export class SeamEventsQuery {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) causationId?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) nodeId?: string;
 }
+
+const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+const TERMINAL_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+/** The most events one read returns (EventLogService.read). */
+const PAGE = 1000;
+
+const POLL_SCHEMA = {
+  type: 'object',
+  required: ['events', 'isComplete', 'lastSequence'],
+  properties: {
+    events: { type: 'array', items: protocolSchemaRef('RunEvent') },
+    isComplete: { type: 'boolean', description: 'The run is finished and these events reach the end of its log: polling again yields nothing.' },
+    lastSequence: { type: 'integer', description: 'The sequence to send as `lastSequence` next.' },
+  },
+};
 
 const EVENTS_SCHEMA = {
   type: 'object',
@@ -49,23 +73,31 @@ export class EventsController {
   ) {}
 
   /**
-   * Long-poll a run's events after `lastSequence`. The run id `host` reads the tenant's host stream
-   * (goal, proposal and import events).
+   * Long-poll a run's events after `lastSequence`: answers as soon as there is at least one (woken by
+   * the append, not by a sleep loop), or with none after `timeout` seconds. A finished run answers at
+   * once; `isComplete` says its log has nothing more. The run id `host` reads the tenant's host
+   * stream (goal, proposal and import events).
    */
   @Scopes('runs:read')
   @Get('/v1/runs/:runId/events/poll')
   @ApiOperation({ operationId: 'pollRunEvents', summary: 'Long-poll the events of a run (or of the host stream, runId "host")' })
   @ApiParam({ name: 'runId', description: 'A run id, or "host" for the tenant host stream' })
-  @ApiOkResponse({ schema: EVENTS_SCHEMA })
+  @ApiOkResponse({ schema: POLL_SCHEMA })
   @ApiErrors(400, 401, 403, 404)
-  async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery): Promise<{ events: RunEventView[]; lastSequence: number }> {
-    if (runId !== HOST_STREAM && !(await this.runs.find(p, runId))) {
+  async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery): Promise<{ events: RunEventView[]; isComplete: boolean; lastSequence: number }> {
+    const run = runId === HOST_STREAM ? undefined : await this.runs.find(p, runId);
+    if (runId !== HOST_STREAM && !run) {
       const any = await this.events.read(p, runId, { limit: 1 });
       if (!any.length) throw new NotFoundError('No such run.');
     }
     const after = q.lastSequence ?? 0;
-    const events = await this.events.poll(p, runId, after, (q.timeout ?? 0) * 1000);
-    return { events, lastSequence: events.length ? events[events.length - 1].sequence : after };
+    // A run finished before the read has all its events in the log (the terminal status and the
+    // terminal event commit together): nothing more can come, so there is nothing to wait for.
+    const finished = !!run && TERMINAL_STATUSES.has(run.status);
+    const timeoutS = q.timeout ?? (run ? DEFAULT_POLL_TIMEOUT_S : 0);
+    const events = await this.events.poll(p, runId, after, finished ? 0 : timeoutS * 1000);
+    const isComplete = !!run && (finished ? events.length < PAGE : events.some((e) => TERMINAL_EVENTS.has(e.type)));
+    return { events, isComplete, lastSequence: events.length ? events[events.length - 1].sequence : after };
   }
 
   /** Conformance seam: a run's events, filterable; an unknown or foreign run id is an empty list. */

@@ -6,6 +6,8 @@ export const HOST_SCOPES = {
   'runs:read': 'Read runs and their event logs (including the host event stream).',
   'runs:create': 'Start runs.',
   'runs:cancel': 'Cancel runs (does not imply runs:read).',
+  'manifest:read': 'Read installed workflow definitions (GET /v1/workflows/{workflowId}).',
+  'artifacts:read': 'Read the artifacts runs produce.',
   'tools:read': 'Read the tool catalog.',
   'connections:read': 'Read connection packs and connections (never credentials).',
   'connections:manage': 'Install or remove connection packs; create, rotate and delete connections.',
@@ -34,12 +36,12 @@ export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
   viewer: {
     description: 'Reads everything the tenant holds.',
-    scopes: ['runs:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read', 'webhooks:read'],
+    scopes: ['runs:read', 'manifest:read', 'artifacts:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read', 'webhooks:read'],
   },
   editor: {
     description: 'A viewer who also creates work: runs, goals, proposals, reviews and imports.',
     scopes: [
-      'runs:read', 'runs:create', 'runs:cancel', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
+      'runs:read', 'runs:create', 'runs:cancel', 'manifest:read', 'artifacts:read', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
       'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import', 'webhooks:read',
     ],
   },

@@ -6,6 +6,7 @@ export const PROTOCOL_SCHEMAS: Record<string, string> = {
   ErrorEnvelope: 'error-envelope',
   RunEvent: 'run-event',
   RunSnapshot: 'run-snapshot',
+  WorkflowDefinition: 'workflow-definition',
   ToolDescriptor: 'tool-descriptor',
   CompactToolDescriptor: 'compact-tool-descriptor',
   Proposal: 'proposal',

@@ -2,34 +2,31 @@ import { Injectable } from '@nestjs/common';
 import { NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
 
 const MAX_DELAY_MS = 24 * 3600 * 1000;
-const TEMPLATE = /\{\{.*\}\}/;
 
-function wholeMs(v: unknown): boolean {
-  return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_DELAY_MS;
-}
+
+const isTemplate = (v: unknown) => typeof v === 'string' && /\{\{.*\}\}/.test(v);
+const isMs = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_DELAY_MS;
+const isSeconds = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v * 1000 <= MAX_DELAY_MS;
 
 /**
- * `core.delay {ms}` (or `{seconds}`): waits, and stops at once when the run is cancelled, times out
- * or loses its lease. `ms` wins over `seconds`; either may be a `{{...}}` template, and `defaultMs`
- * is the wait when the templated ones resolve to nothing (an input the run was not given).
+ * `core.delay {ms}` (or `{seconds}`; `defaultMs` when a templated one resolves to nothing): waits,
+ * and stops at once when the run is cancelled, times out or loses its lease.
  */
 @Injectable()
 @NodeExecutor({ typeId: 'core.delay', replayPolicy: 'deterministic' })
 export class CoreDelayExecutor implements NodeExecutorProvider {
   validateConfig(config: Record<string, unknown>): string[] {
-    const ok = (v: unknown, scale: number) => (typeof v === 'string' && TEMPLATE.test(v)) || (Number.isInteger(v) && (v as number) >= 0 && (v as number) * scale <= MAX_DELAY_MS);
+    const { ms, seconds, defaultMs } = config;
     const problems: string[] = [];
-    if (config.ms === undefined && config.seconds === undefined) problems.push(`core.delay needs config.ms, an integer from 0 to ${MAX_DELAY_MS} (or config.seconds)`);
-    if (config.ms !== undefined && !ok(config.ms, 1)) problems.push(`core.delay needs config.ms, an integer from 0 to ${MAX_DELAY_MS}`);
-    if (config.seconds !== undefined && !ok(config.seconds, 1000)) problems.push(`core.delay config.seconds must be an integer from 0 to ${MAX_DELAY_MS / 1000}`);
-    if (config.defaultMs !== undefined && !wholeMs(config.defaultMs)) problems.push(`core.delay config.defaultMs must be an integer from 0 to ${MAX_DELAY_MS}`);
+    if (ms !== undefined && !isTemplate(ms) && !isMs(ms)) problems.push(`core.delay config.ms must be an integer from 0 to ${MAX_DELAY_MS}`);
+    if (seconds !== undefined && !isTemplate(seconds) && !isSeconds(seconds)) problems.push(`core.delay config.seconds must be a number from 0 to ${MAX_DELAY_MS / 1000}`);
+    if (defaultMs !== undefined && !isMs(defaultMs)) problems.push(`core.delay config.defaultMs must be an integer from 0 to ${MAX_DELAY_MS}`);
+    if (ms === undefined && seconds === undefined) problems.push(`core.delay needs config.ms, an integer from 0 to ${MAX_DELAY_MS} (or config.seconds)`);
     return problems;
   }
 
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
-    const { ms: rawMs, seconds, defaultMs } = ctx.config;
-    const ms = rawMs !== undefined && rawMs !== null ? rawMs : seconds !== undefined && seconds !== null ? (Number.isInteger(seconds) ? (seconds as number) * 1000 : seconds) : defaultMs;
-    if (!wholeMs(ms)) throw new NodeExecutionError('invalid_config', 'config.ms must be a whole number of milliseconds (config.seconds of seconds)');
+    const ms = resolveDelay(ctx.config);
     await new Promise<void>((resolve, reject) => {
       if (ctx.signal.aborted) return reject(new NodeExecutionError('aborted', 'the node was aborted'));
       const timer = setTimeout(() => {
@@ -44,4 +41,19 @@ export class CoreDelayExecutor implements NodeExecutorProvider {
     });
     return { outputs: { delayedMs: ms } };
   }
+}
+
+/** The delay a templated config resolved to: `ms`, else `seconds`, else `defaultMs` (each only when given). */
+function resolveDelay(config: Record<string, unknown>): number {
+  const { ms, seconds, defaultMs } = config;
+  if (ms !== undefined && ms !== null && ms !== '') {
+    if (!isMs(ms)) throw new NodeExecutionError('invalid_config', `config.ms must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}`);
+    return ms as number;
+  }
+  if (seconds !== undefined && seconds !== null && seconds !== '') {
+    if (!isSeconds(seconds)) throw new NodeExecutionError('invalid_config', `config.seconds must be a number of seconds from 0 to ${MAX_DELAY_MS / 1000}`);
+    return Math.round((seconds as number) * 1000);
+  }
+  if (isMs(defaultMs)) return defaultMs as number;
+  throw new NodeExecutionError('invalid_config', 'config.ms must be a whole number of milliseconds');
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
 import { CancelRunBody, CreateRunBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
 import { RunsService } from '../../../capabilities/runs/runs.service';
+import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
@@ -65,9 +66,10 @@ export class CancelRunMethod implements UnaryEngineMethod {
 
 /**
  * StreamRunEvents: the SSE stream's events, from `last_sequence` (the Last-Event-ID of SSE), in
- * sequence order, ending with OK after the terminal event. `stream_modes` and `buffer_ms` stand for
- * the SSE route's `streamMode` and `bufferMs` query parameters, which this host does not take:
- * REST refuses them (400), and so does this method (INVALID_ARGUMENT).
+ * sequence order, ending with OK after the terminal event. `stream_modes` filters exactly like the
+ * SSE route's `streamMode` (default `updates`; unknown modes INVALID_ARGUMENT with the same
+ * envelope). A gRPC stream carries RunEventEnvelope messages, so `values` (snapshots) is refused
+ * here; `buffer_ms` is accepted in the SSE range and ignored (each message is its own frame).
  */
 @Injectable()
 @EngineMethod()
@@ -87,13 +89,15 @@ export class StreamRunEventsMethod implements StreamingEngineMethod {
   async handle(call: EngineCall, request: JsonObject, send: (message: unknown) => Promise<void>): Promise<void> {
     const { runId, rest } = withoutRunId(request);
     const { streamModes, ...query } = rest;
-    if (Array.isArray(streamModes)) query.streamMode = streamModes.join(',');
+    if (Array.isArray(streamModes) && streamModes.length) query.streamMode = streamModes.join(',');
     const q = await call.validate(RunEventsQuery, query, 'query');
+    const modes = parseStreamModes(q.streamMode);
+    if (modes[0] === 'values') throw new UnsupportedStreamModeError("streamMode 'values' (snapshots) is served over SSE only; StreamRunEvents carries run events.");
     const p = call.requirePrincipal();
     const snap = await this.runs.get(p, runId); // NOT_FOUND before the stream sends anything
     const closed = () => call.signal.aborted;
     for await (const batch of followRunEvents(this.events, p, snap, q.lastSequence ?? 0, { waitMs: StreamRunEventsMethod.WAIT_MS, closed })) {
-      for (const e of batch) await send(e);
+      for (const e of batch) if (admits(modes, e.type)) await send(e);
     }
   }
 }
