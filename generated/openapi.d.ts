@@ -9312,7 +9312,11 @@ export interface operations {
     listWebhooks: {
         parameters: {
             query?: {
-                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The tenant the subscriptions live under (webhooks.md); must equal the credential's tenant (403 otherwise). */
                 tenantId?: string;
             };
             header?: never;
@@ -9328,6 +9332,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                         webhooks: {
                             /** Format: date-time */
                             createdAt: string;
@@ -9710,10 +9716,12 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description At most this many deliveries, newest first (1-200, default 50). */
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
                 limit?: number;
                 status?: "pending" | "delivering" | "succeeded" | "failed";
-                /** @description The tenant the subscription lives under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                /** @description The tenant the subscriptions live under (webhooks.md); must equal the credential's tenant (403 otherwise). */
                 tenantId?: string;
             };
             header?: never;
@@ -9760,6 +9768,8 @@ export interface operations {
                             status: "pending" | "delivering" | "succeeded" | "failed";
                             webhookId: string;
                         }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
                     };
                 };
             };

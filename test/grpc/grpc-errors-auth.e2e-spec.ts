@@ -98,8 +98,8 @@ describe('gRPC transport: errors, authentication and scopes', () => {
 
   it('validation: the REST DTO refuses what REST refuses, in the same words (INVALID_ARGUMENT)', async () => {
     await same('CreateRun', {}, metadata(full), { method: 'POST', url: '/v1/runs', token: full, body: {} }, grpc.status.INVALID_ARGUMENT);
-    // A member the proto carries but this host's REST body does not take is refused the same way.
-    const extra = { workflowId: 'vendor.test.grpc.chain', callbackUrl: 'https://example.test/cb' };
+    // A malformed member the proto carries (a callback URL that is no URL) is refused the same way.
+    const extra = { workflowId: 'vendor.test.grpc.chain', callbackUrl: 'not a url' };
     await same('CreateRun', extra, metadata(full), { method: 'POST', url: '/v1/runs', token: full, body: extra }, grpc.status.INVALID_ARGUMENT);
     const longTags = { workflowId: 'vendor.test.grpc.chain', tags: ['x'.repeat(300)] };
     await same('CreateRun', longTags, metadata(full), { method: 'POST', url: '/v1/runs', token: full, body: longTags }, grpc.status.INVALID_ARGUMENT);

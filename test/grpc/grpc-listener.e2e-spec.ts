@@ -65,7 +65,7 @@ describe('gRPC listener: live streams, health, shutdown, discovery', () => {
     if (!created.ok) throw new Error(JSON.stringify(created.error));
     const runId = created.body.runId;
     const arrivals: Array<{ type: string; at: number }> = [];
-    const s = g.engine.stream({ runId }, metadata(token), (m) => arrivals.push({ type: m.type, at: Date.now() }));
+    const s = g.engine.stream({ runId, streamModes: ['debug'] }, metadata(token), (m) => arrivals.push({ type: m.type, at: Date.now() }));
     expect(await s.done).toEqual({ code: grpc.status.OK });
     const seq = s.messages.map((m: Json) => m.sequence);
     expect(seq).toEqual(seq.map((_: number, i: number) => i + 1));
@@ -82,7 +82,7 @@ describe('gRPC listener: live streams, health, shutdown, discovery', () => {
     if (!created.ok) throw new Error(JSON.stringify(created.error));
     const runId = created.body.runId;
     let cancelledAt = 0;
-    const s = g.engine.stream({ runId }, metadata(token), (m, call) => {
+    const s = g.engine.stream({ runId, streamModes: ['debug'] }, metadata(token), (m, call) => {
       if (m.type === 'node.started' && !cancelledAt) {
         cancelledAt = m.sequence;
         call.cancel();

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApprovalsService } from '../../src/capabilities/proposals/approvals/approvals.service';
+import { WebhooksService } from '../../src/capabilities/webhooks/webhooks.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { encodeCursor } from '../../src/platform/pagination/cursor';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
@@ -41,6 +42,7 @@ interface Ctx {
   token: string;
   goalId: string;
   connectionProvider: string;
+  webhookId: string;
 }
 
 interface ListRoute {
@@ -210,15 +212,40 @@ describe('cursor pagination of every list route', () => {
       idOf: (x) => x.id,
       seed: async (c, i) => (await post(c, '/v1/connections', { provider: c.connectionProvider, name: `conn-${i}-${rnd()}`, credential: `sk-${rnd()}` })).id,
     },
+    {
+      path: '/v1/webhooks',
+      url: () => '/v1/webhooks',
+      itemsKey: 'webhooks',
+      idOf: (w) => w.webhookId,
+      seed: async (c, i) => (await post(c, '/v1/webhooks', { url: `https://hooks.example.test/${c.tenant}/${i}-${rnd()}`, events: ['run.paused'] })).webhookId,
+    },
+    {
+      path: '/v1/webhooks/{webhookId}/deliveries',
+      url: (c) => `/v1/webhooks/${c.webhookId}/deliveries`,
+      itemsKey: 'deliveries',
+      idOf: (d) => d.deliveryId,
+      // A finished delivery, as the dispatcher leaves one (a failed one is never picked up again).
+      seed: async (c, i) => {
+        const [row] = await t.ds.query(
+          `INSERT INTO "webhook_delivery" ("tenant", "webhook_id", "event_id", "run_id", "sequence", "event_type", "status", "attempts")
+           VALUES ($1, $2, gen_random_uuid(), $3, $4, 'run.completed', 'failed', 1) RETURNING "id"`,
+          [c.tenant, c.webhookId, randomUUID(), i + 1],
+        );
+        return row.id as string;
+      },
+    },
   ];
 
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` } });
+    // Webhook URLs resolve to a public address without the network's DNS; nothing is ever sent there (no run here pauses).
+    t.app.get(WebhooksService).resolver = async () => [{ address: '93.184.215.14', family: 4 }];
     for (const tenant of TENANTS) {
       const token = await t.key({ tenant, principal: 'owner', roles: ['admin'] });
-      const c: Ctx = { tenant, token, goalId: '', connectionProvider: `conn-prov-${tenant}` };
+      const c: Ctx = { tenant, token, goalId: '', connectionProvider: `conn-prov-${tenant}`, webhookId: '' };
       c.goalId = (await post(c, '/v1/goals', goalBody({ continuation: { mode: 'manual' }, schedule: undefined, bounds: { maxLoopIterations: 100 } }))).id;
       await installPack(c, c.connectionProvider);
+      c.webhookId = (await post(c, '/v1/webhooks', { url: `https://hooks.example.test/${tenant}/history`, events: ['run.paused'] })).webhookId;
       ctx[tenant] = c;
     }
   });

@@ -3,7 +3,7 @@ import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOp
 import { AnyScope, CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { DeliveriesQuery, RegisterWebhookBody, TenantQuery } from './webhooks.dto';
+import { DeliveriesQuery, RegisterWebhookBody, TenantQuery, WebhookListQuery } from './webhooks.dto';
 import { DELIVERY_LIST, WEBHOOK_LIST, WEBHOOK_REGISTRATION, WEBHOOK_VIEW } from './webhooks.openapi';
 import { DeliveryView, WebhookRegistration, WebhooksService, WebhookView } from './webhooks.service';
 
@@ -41,9 +41,10 @@ export class WebhooksController {
   @ApiOperation({ operationId: 'listWebhooks', summary: "List the caller's subscriptions (never their secrets)" })
   @ApiOkResponse({ schema: WEBHOOK_LIST })
   @ApiErrors(400, 401, 403)
-  async list(@CurrentPrincipal() p: Principal, @Query() q: TenantQuery): Promise<{ webhooks: WebhookView[] }> {
+  async list(@CurrentPrincipal() p: Principal, @Query() q: WebhookListQuery): Promise<{ webhooks: WebhookView[]; nextCursor: string | null }> {
     this.webhooks.assertTenant(p, q.tenantId);
-    return { webhooks: await this.webhooks.list(p) };
+    const page = await this.webhooks.page(p, q);
+    return { webhooks: page.items, nextCursor: page.nextCursor };
   }
 
   @Scopes('webhooks:read')
@@ -74,7 +75,8 @@ export class WebhooksController {
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ schema: DELIVERY_LIST })
   @ApiErrors(400, 401, 403, 404)
-  async deliveries(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Query() q: DeliveriesQuery): Promise<{ deliveries: DeliveryView[] }> {
-    return { deliveries: await this.webhooks.deliveries(p, id, q) };
+  async deliveries(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Query() q: DeliveriesQuery): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
+    const page = await this.webhooks.deliveries(p, id, q);
+    return { deliveries: page.items, nextCursor: page.nextCursor };
   }
 }

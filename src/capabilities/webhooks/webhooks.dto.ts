@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { IDENTIFIER } from '../../platform/identity/principal';
+import { PageQuery } from '../../platform/pagination/page-query';
 
 /** A run event type (run-event.schema.json `type`): a dotted name such as `run.completed`. */
 export const EVENT_TYPE = /^[a-z][a-zA-Z0-9_-]*(\.[a-zA-Z0-9_-]+)+$/;
@@ -47,15 +48,16 @@ export class TenantQuery {
   tenantId?: string;
 }
 
-export class DeliveriesQuery extends TenantQuery {
-  @ApiPropertyOptional({ description: 'At most this many deliveries, newest first (1-200, default 50).', minimum: 1, maximum: 200 })
+/** `?tenantId=` plus the `?limit=&cursor=` of every paged list. */
+export class WebhookListQuery extends PageQuery {
+  @ApiPropertyOptional({ description: "The tenant the subscriptions live under (webhooks.md); must equal the credential's tenant (403 otherwise)." })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value))
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  limit?: number;
+  @IsString()
+  @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
+  tenantId?: string;
+}
 
+export class DeliveriesQuery extends WebhookListQuery {
   @ApiPropertyOptional({ enum: ['pending', 'delivering', 'succeeded', 'failed'] })
   @IsOptional()
   @IsIn(['pending', 'delivering', 'succeeded', 'failed'])

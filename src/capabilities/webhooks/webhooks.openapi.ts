@@ -1,3 +1,4 @@
+import { NEXT_CURSOR_PROPERTY } from '../../platform/pagination/page-query';
 /** OpenAPI shapes of the webhooks capability's responses. */
 
 const WEBHOOK_FIELDS = {
@@ -28,8 +29,8 @@ export const WEBHOOK_REGISTRATION = {
 
 export const WEBHOOK_LIST = {
   type: 'object',
-  required: ['webhooks'],
-  properties: { webhooks: { type: 'array', items: WEBHOOK_VIEW } },
+  required: ['webhooks', 'nextCursor'],
+  properties: { webhooks: { type: 'array', items: WEBHOOK_VIEW }, nextCursor: NEXT_CURSOR_PROPERTY },
 };
 
 export const DELIVERY_VIEW = {
@@ -53,8 +54,8 @@ export const DELIVERY_VIEW = {
 
 export const DELIVERY_LIST = {
   type: 'object',
-  required: ['deliveries'],
-  properties: { deliveries: { type: 'array', items: DELIVERY_VIEW } },
+  required: ['deliveries', 'nextCursor'],
+  properties: { deliveries: { type: 'array', items: DELIVERY_VIEW }, nextCursor: NEXT_CURSOR_PROPERTY },
 };
 
 export const SURFACE_RESULT = {

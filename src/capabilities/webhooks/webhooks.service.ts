@@ -5,6 +5,8 @@ import { CredentialStoreService } from '../connections/credentials/credential-st
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ConflictError, ForbiddenError } from '../../platform/errors/domain-error';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { keysetPage } from '../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { WebhookDeliveryEntity, WebhookSubscriptionEntity } from './webhook.entities';
 import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
 import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.errors';
@@ -164,9 +166,22 @@ export class WebhooksService {
     return w;
   }
 
+  /** Every subscription of the caller (the seam's `list`): a tenant holds at most MAX_SUBSCRIPTIONS_PER_TENANT. */
   async list(scope: TenantScope): Promise<WebhookView[]> {
     const rows = await this.ds.getRepository(WebhookSubscriptionEntity).find({ where: this.where(scope), order: { createdAt: 'ASC', id: 'ASC' }, take: MAX_SUBSCRIPTIONS_PER_TENANT });
     return rows.map(view);
+  }
+
+  /** The caller's subscriptions, oldest first, a page at a time (`GET /v1/webhooks`). */
+  async page(scope: TenantScope, q: PageRequest): Promise<Page<WebhookView>> {
+    const qb = this.ds.getRepository(WebhookSubscriptionEntity).createQueryBuilder('w').where('w.tenant = :tenant', { tenant: scope.tenant });
+    if (scope.workspace) qb.andWhere('w.workspace = :workspace', { workspace: scope.workspace });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'w.created_at', type: 'timestamptz' }, { column: 'w.id', type: 'text' }],
+      direction: 'ASC',
+      binding: { list: 'webhooks', tenant: scope.tenant, workspace: scope.workspace, filters: {} },
+    });
+    return { items: page.items.map(view), nextCursor: page.nextCursor };
   }
 
   private async find(scope: TenantScope, id: string): Promise<WebhookSubscriptionEntity> {
@@ -192,12 +207,17 @@ export class WebhooksService {
     this.logger.log({ msg: 'webhook unregistered', webhookId: id, tenant: p.tenant });
   }
 
-  async deliveries(p: Principal, id: string, q: { limit?: number; status?: string; tenantId?: string }): Promise<DeliveryView[]> {
+  /** A subscription's delivery history, newest first, a page at a time, optionally of one status. */
+  async deliveries(p: Principal, id: string, q: PageRequest & { status?: string; tenantId?: string }): Promise<Page<DeliveryView>> {
     this.assertTenant(p, q.tenantId);
     const sub = await this.find(p, id);
-    const where: Record<string, unknown> = { tenant: sub.tenant, webhookId: sub.id };
-    if (q.status) where.status = q.status;
-    const rows = await this.ds.getRepository(WebhookDeliveryEntity).find({ where, order: { createdAt: 'DESC', id: 'DESC' }, take: q.limit ?? 50 });
-    return rows.map(deliveryView);
+    const qb = this.ds.getRepository(WebhookDeliveryEntity).createQueryBuilder('d').where('d.tenant = :tenant AND d.webhook_id = :webhook', { tenant: sub.tenant, webhook: sub.id });
+    if (q.status) qb.andWhere('d.status = :status', { status: q.status });
+    const page = await keysetPage(qb, q, {
+      keys: [{ column: 'd.created_at', type: 'timestamptz' }, { column: 'd.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: `webhook-deliveries:${sub.id}`, tenant: p.tenant, workspace: p.workspace, filters: { status: q.status } },
+    });
+    return { items: page.items.map(deliveryView), nextCursor: page.nextCursor };
   }
 }

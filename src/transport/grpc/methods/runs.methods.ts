@@ -30,7 +30,10 @@ export class CreateRunMethod implements UnaryEngineMethod {
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const body = await call.validate(CreateRunBody, request, 'body');
-    return (await this.runs.create(call.requirePrincipal(), body, call.header('idempotency-key'))).snapshot;
+    const { snapshot } = await this.runs.create(call.requirePrincipal(), body, call.header('idempotency-key'));
+    // A gRPC call has no origin to make absolute URLs from: the REST paths, relative to the host's base URL.
+    const self = `/v1/runs/${encodeURIComponent(snapshot.runId)}`;
+    return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };
   }
 }
 
