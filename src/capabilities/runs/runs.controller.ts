@@ -236,6 +236,11 @@ function baseUrl(req: FastifyRequest): string {
   return `${req.protocol === 'https' ? 'https' : 'http'}://${host}`;
 }
 
+const RUN_CONTROL_SCHEMA = {
+  type: 'object',
+  required: ['runId', 'status'],
+  properties: { runId: { type: 'string' }, status: { type: 'string', enum: ['paused', 'running'] }, pausedAt: { type: 'string', format: 'date-time' }, resumedAt: { type: 'string', format: 'date-time' } },
+};
 const BULK_CANCEL_SCHEMA = {
   type: 'object',
   required: ['results'],
@@ -386,23 +391,32 @@ export class RunsController {
   }
 
   /**
-   * `POST /v1/runs/{runId}:pause` and `POST /v1/runs/{runId}:resume` (the path segment is the run id
-   * and the action after a colon; any other action is 404). Both answer 202.
+   * `POST /v1/runs/{runId}:pause`: 202 `{runId, status: paused, pausedAt}`, or 409 with
+   * `details.runStatus`. The route's run id is one path segment without a colon (the action follows it).
    */
   @Scopes('runs:cancel')
-  @Post('/v1/runs/:runAction')
+  @Post('/v1/runs/:runId(^[^/:]+)::pause')
   @HttpCode(202)
-  @ApiOperation({ operationId: 'controlRun', summary: 'Pause (`{runId}:pause`) or resume (`{runId}:resume`) a run; 202, or 409 with details.runStatus' })
-  @ApiParam({ name: 'runAction', description: '`<runId>:pause` or `<runId>:resume`' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: '`:pause` only: repeating the first pause with its key answers 202 again instead of 409.' })
+  @ApiOperation({ operationId: 'pauseRun', summary: 'Pause a run (drainPolicy immediate or drain-current-node); 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runId', description: 'The run to pause.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeating the first pause with its key answers 202 again instead of 409.' })
   @ApiBody({ type: RunControlBody, required: false })
-  @ApiResponse({ status: 202, schema: { type: 'object', required: ['runId', 'status'], properties: { runId: { type: 'string' }, status: { type: 'string', enum: ['paused', 'running'] }, pausedAt: { type: 'string', format: 'date-time' }, resumedAt: { type: 'string', format: 'date-time' } } } })
+  @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
   @ApiErrors(400, 401, 403, 404, 409)
-  async control(@CurrentPrincipal() p: Principal, @Param('runAction') runAction: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
-    const m = /^(.+):(pause|resume)$/.exec(runAction);
-    if (!m) throw new NotFoundError('No such route.');
-    const [, runId, action] = m;
-    if (action === 'pause') return { ...(await this.runs.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+  async pause(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
+    return { ...(await this.runs.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+  }
+
+  /** `POST /v1/runs/{runId}:resume`: 202 `{runId, status: running, resumedAt}`, or 409 with `details.runStatus`. */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runId(^[^/:]+)::resume')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'resumeRun', summary: 'Resume a paused run; 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runId', description: 'The run to resume.' })
+  @ApiBody({ type: RunControlBody, required: false })
+  @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async resume(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody): Promise<Record<string, unknown>> {
     if (body?.drainPolicy !== undefined) throw new ValidationError('drainPolicy applies to :pause only.', { field: 'drainPolicy' });
     return { ...(await this.runs.resume(p, runId, body?.reason)) };
   }

@@ -19,4 +19,5 @@ export const OPENAPI_TAGS: Record<string, string> = {
   'test-seams': 'Conformance test seams under /v1/host/sample/*: mounted only when OPENWOP_TEST_SEAMS=true, never in production.',
   tools: 'The tool catalog (RFC 0078): the authorization-scoped ToolDescriptor projection across every tool source, and its compact view (RFC 0112).',
   webhooks: 'Webhook subscriptions: run events delivered to an outbound HTTP endpoint.',
+  workflows: 'Workflow definitions: the chains a caller may run (GET /v1/workflows/{workflowId}), as the protocol\'s WorkflowDefinition.',
 };
