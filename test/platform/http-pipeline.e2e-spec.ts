@@ -85,12 +85,13 @@ describe('HTTP pipeline, discovery and the event log', () => {
       expect(res.body.protocolVersion).toMatch(/^1\./);
       expect(res.body.limits.maxRequestBodyBytes).toBe(4096);
       expect(res.body.authorization).toEqual(expect.objectContaining({ supported: true, failClosed: true }));
-      // Every capability family is also mirrored under the deprecated `capabilities` wrapper, equal to the root block.
-      const families = Object.keys(res.body).filter((k) => !['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'capabilities'].includes(k));
+      // Every capability family, and the limits, are also mirrored under the deprecated `capabilities` wrapper, equal to the root block.
+      const families = Object.keys(res.body).filter((k) => !['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'implementation', 'capabilities'].includes(k));
       expect(families).toEqual(expect.arrayContaining(['authorization', 'toolCatalog', 'connections', 'agents', 'portability']));
       expect(Object.keys(res.body.capabilities).sort()).toEqual([...families].sort());
       for (const f of families) expect(res.body.capabilities[f]).toEqual(res.body[f]);
-      expect(res.body.capabilities.limits).toBeUndefined();
+      expect(res.body.capabilities.limits).toEqual(expect.objectContaining({ maxRunDurationMs: expect.any(Number), maxLoopIterations: expect.any(Number) }));
+      expect(res.body.capabilities.protocolVersion).toBeUndefined();
       expect(res.body.schemaVersions).toEqual(expect.objectContaining({ 'error-envelope': 1, 'run-event': 1, 'tool-descriptor': 1, goal: 1, proposal: 1 }));
       expect(res.body.schemaVersions['goal-create-request']).toBeUndefined();
       expect(res.headers['cache-control']).toMatch(/max-age/);

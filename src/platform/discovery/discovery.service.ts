@@ -89,8 +89,9 @@ export class DiscoveryDocumentService {
     const body = sortKeys(doc) as Record<string, unknown>;
     // Older readers (scenarios such as credential-payload-redaction, the reference loader) read the
     // families under the deprecated `capabilities` wrapper: the same blocks are mirrored there, so
-    // both places always agree and one ETag covers both.
-    body.capabilities = Object.fromEntries(Object.keys(body).filter((k) => !CORE_FIELDS.has(k)).map((k) => [k, body[k]]));
+    // both places always agree and one ETag covers both. `limits` is mirrored too (readers such as
+    // run-execution-bounds-shape look for the RFC 0058 bounds at `capabilities.limits`).
+    body.capabilities = Object.fromEntries(Object.keys(body).filter((k) => k === 'limits' || !CORE_FIELDS.has(k)).map((k) => [k, body[k]]));
     const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
     return { body, etag };
   }
