@@ -1028,6 +1028,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}:diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two runs: their event logs sequence by sequence (type, node, payload) and their states
+         * @description Compare two runs: their event logs sequence by sequence (type, node, payload) and their states
+         */
+        get: operations["diffRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}:fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a run from an event sequence: replay (deterministic) or branch (with a RunOptions overlay); 201 with the new run
+         * @description Fork a run from an event sequence: replay (deterministic) or branch (with a RunOptions overlay); 201 with the new run
+         */
+        post: operations["forkRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}:pause": {
         parameters: {
             query?: never;
@@ -1517,6 +1557,28 @@ export interface components {
                  * @default null
                  */
                 originPrincipal: string | null;
+            };
+        };
+        ForkRunBody: {
+            /** @description Events with a sequence below it are fixed history (copied; the nodes they completed keep their recorded outputs); the rest is executed again. `0` (the default for `replay`): everything. Required for `branch`. Past the source's last sequence: 422. */
+            fromSeq?: number;
+            /**
+             * @description `replay`: deterministic re-execution (no overlay); `branch`: a new execution, with an optional RunOptions overlay.
+             * @enum {string}
+             */
+            mode: "replay" | "branch";
+            /** @description `branch` only: RunOptions to overlay. A non-empty overlay on `replay` is 400. */
+            runOptionsOverlay?: {
+                /** @description Merged over the source's configurable; the RFC 0058 bounds are checked as on POST /v1/runs. */
+                configurable?: {
+                    [key: string]: unknown;
+                };
+                /** @description Merged over the source's metadata. */
+                metadata?: {
+                    [key: string]: unknown;
+                };
+                /** @description Replace the source's tags. */
+                tags?: string[];
             };
         };
         /**
@@ -8865,6 +8927,247 @@ export interface operations {
                         runId: string;
                         /** @description The run’s status after the resolution (still `waiting-approval` while a quorum is not met). */
                         status: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    diffRuns: {
+        parameters: {
+            query: {
+                /** @description The run to compare with (b). */
+                against: string;
+            };
+            header?: never;
+            path: {
+                /** @description Run a. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The {runId} run. */
+                        a: string;
+                        /** @description The `against` run. */
+                        b: string;
+                        /** @description The first sequence at which the logs differ; null when they are identical. */
+                        divergedAtSeq?: number | null;
+                        eventDiffs: {
+                            /** @description A RunEvent (run-event.schema.json). */
+                            aEvent?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description A RunEvent (run-event.schema.json). */
+                            bEvent?: {
+                                [key: string]: unknown;
+                            };
+                            /** @enum {string} */
+                            op: "added" | "removed" | "changed";
+                            seq: number;
+                        }[];
+                        /** @description The state fields that differ (`status`, `variables`, `outputs`, `error`), each as `{a, b}`. */
+                        stateDiff: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Present (true) when a run is still in flight or has more than 5000 events: only a prefix was compared. */
+                        truncated?: boolean;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    forkRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same key + same source and body: the recorded 201 again (`openwop-idempotent-replay: true`); another body: 409 idempotency_key_mismatch. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The source run. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkRunBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    /** @description With an Idempotency-Key: `true` when the answer is the recorded one of an earlier request with the key. */
+                    "openwop-idempotent-replay"?: boolean;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        eventsUrl: string;
+                        fromSeq: number;
+                        /** @enum {string} */
+                        mode: "replay" | "branch";
+                        /** @description The new run. */
+                        runId: string;
+                        sourceRunId: string;
+                        /** @description `pending`, or `running` when the inherited history holds `run.started`. */
+                        status: string;
+                        /** Format: uri */
+                        statusUrl?: string;
                     };
                 };
             };

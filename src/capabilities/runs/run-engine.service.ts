@@ -106,6 +106,8 @@ interface ClaimedRow {
   started_at: Date | null;
   trace_parent?: string | null;
   trace_state?: string | null;
+  /** `fork` ({sourceRunId, mode, fromSeq}) on a run created by POST /v1/runs/{runId}:fork. */
+  metadata?: Record<string, unknown> | null;
 }
 
 interface Execution {
@@ -384,6 +386,13 @@ class RunExecution {
   private trace!: RunTrace;
   /** An operator's pause this execution honours: no new node starts; `immediate` also aborts the nodes in flight. */
   private pausing?: PauseRequest;
+  /**
+   * The source of a `replay` fork: its nodes' recorded outcomes stand in for every node that is not
+   * `deterministic` (replay.md caveats 1 and 2: no external system is called, no human asked again),
+   * and the wall clock is not observed (no `durationMs`), so two replays log the same events.
+   */
+  private readonly replayOf?: string;
+  private recorded?: Promise<Map<string, Record<string, unknown>>>;
 
   constructor(
     private readonly engine: RunEngineService,
@@ -406,6 +415,21 @@ class RunExecution {
     this.costUsd = row.cost_usd;
     this.firstStart = row.status === 'pending';
     if (row.started_at) this.startedAtMs = new Date(row.started_at).getTime();
+    const fork = row.metadata?.fork as { mode?: string; sourceRunId?: string } | undefined;
+    if (fork?.mode === 'replay' && typeof fork.sourceRunId === 'string') this.replayOf = fork.sourceRunId;
+  }
+
+  /** `{durationMs}` of an event, or nothing in a replay (its events must not depend on the wall clock). */
+  private took(ms: number): { durationMs?: number } {
+    return this.replayOf ? {} : { durationMs: Math.max(0, ms) };
+  }
+
+  /** The outputs the replayed source run recorded for its completed nodes (same tenant). */
+  private recordedOutcomes(): Promise<Map<string, Record<string, unknown>>> {
+    this.recorded ??= this.d.ds
+      .query(`SELECT "node_id", "outputs" FROM "run_node" WHERE "run_id" = $1 AND "tenant" = $2 AND "status" = 'completed'`, [this.replayOf, this.row.tenant])
+      .then((rows: Array<{ node_id: string; outputs: Record<string, unknown> | null }>) => new Map(rows.map((r) => [r.node_id, r.outputs ?? {}])));
+    return this.recorded;
   }
 
   private get signal(): AbortSignal {
@@ -462,7 +486,7 @@ class RunExecution {
         this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: 0 });
       }
     }
-    this.queue({ type: 'run.failed', payload: { error, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    this.queue({ type: 'run.failed', payload: { error, ...this.took(Date.now() - this.startedAtMs) } });
     try {
       await this.flush({ status: 'failed', error, terminal: true });
     } catch (again) {
@@ -547,7 +571,7 @@ class RunExecution {
       this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
       if (outcome.ok) {
         this.outputs.set(n.id, outcome.ok.outputs);
-        this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, durationMs: outcome.ok.durationMs } });
+        this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, ...this.took(outcome.ok.durationMs) } });
         this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
         this.addCost(outcome.ok.costUsd, n.id);
         if (!outcome.safe) await this.flush();
@@ -580,7 +604,7 @@ class RunExecution {
     if (this.pausing) return this.finishPaused();
     const out: Record<string, unknown> = {};
     for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
-    this.queue({ type: 'run.completed', payload: { outputs: out, durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    this.queue({ type: 'run.completed', payload: { outputs: out, ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'completed', outputs: out, terminal: true });
   }
 
@@ -623,6 +647,12 @@ class RunExecution {
       // knows it may have had effects.
       this.writes.push({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
       if (!base.safe) await this.flush({ current: n.id });
+      if (this.replayOf && policy !== 'deterministic') {
+        // A replay never repeats an effect or asks a human again: the source's recorded outcome, or fail closed.
+        const outputs = (await this.recordedOutcomes()).get(n.id);
+        if (!outputs) throw new NodeExecutionError('replay_source_missing', `The source run ${this.replayOf} has no recorded outcome for node ${n.id} (replayPolicy ${policy}); a replay does not execute it.`);
+        return { ...base, ok: { outputs, costUsd: 0, durationMs: 0 } };
+      }
       const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
       const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
       const signal = AbortSignal.any([this.signal, this.nodeAbort.signal]);
@@ -649,7 +679,10 @@ class RunExecution {
           return { eventId: v.eventId };
         },
         awaitApproval: (req) => this.awaitApproval(n, req),
-        effect: effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
+        // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
+        effect: this.replayOf
+          ? () => Promise.reject(new NodeExecutionError('replay_source_missing', `Node ${n.id} reached an external effect during a replay of ${this.replayOf}; a replay performs none.`))
+          : effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
         interrupt: (req) => this.interrupt(n, req),
       };
       const result = await ex.provider.execute(ctx);
@@ -748,7 +781,7 @@ class RunExecution {
 
   private async finishFailed(error: { code: string; message: string }, nodeId?: string): Promise<void> {
     this.skipRemaining('upstream-failed');
-    this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'failed', error, terminal: true });
   }
 
@@ -774,7 +807,7 @@ class RunExecution {
   private async finishCancelled(): Promise<void> {
     this.skipRemaining('run-cancelled');
     // A node suspended on a gate: close the gate (nobody needs to decide any more).
-    this.queue({ type: 'run.cancelled', payload: { reason: 'cancel-requested', durationMs: Math.max(0, Date.now() - this.startedAtMs) } });
+    this.queue({ type: 'run.cancelled', payload: { reason: 'cancel-requested', ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'cancelled', terminal: true });
   }
 

@@ -27,6 +27,9 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       restTransport: { conditionalRunGet: true },
       // Operator pause/resume (rest-endpoints.md POST /v1/runs/{runId}:pause, :resume).
       runs: { pauseResume: { supported: true, drainPolicies: ['immediate', 'drain-current-node'] } },
+      // Run fork (replay.md, POST /v1/runs/{runId}:fork). No `sideEffectSuppression`: a tool's own
+      // replayPolicy can still let it run live in a replay, so the whole-run guarantee is not claimed.
+      replay: { supported: true, modes: ['replay', 'branch'] },
       ...(fixtures.length ? { fixtures } : {}),
     };
   }

@@ -15,6 +15,7 @@ import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import { followRunEvents } from './run-event-follower';
 import { admits, FORCE_FLUSH_EVENTS, MAX_BUFFER_MS, parseStreamModes, triggersSnapshot } from './stream-modes';
 import { BulkCancelResult, RUN_STATUSES, RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
+import { FORK_MODES, ForkMode, MAX_DIFF_EVENTS, RunDiff, RunForkService } from './run-fork.service';
 
 export class CreateRunBody {
   @ApiProperty({ minLength: 1, maxLength: 256, description: 'A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. Required unless `mode` is given.' })
@@ -145,6 +146,40 @@ export class RunControlBody {
   drainPolicy?: (typeof DRAIN_POLICIES)[number];
 }
 
+export class ForkRunBody {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Events with a sequence below it are fixed history (copied; the nodes they completed keep their recorded outputs); the rest is executed again. `0` (the default for `replay`): everything. Required for `branch`. Past the source\'s last sequence: 422.' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  fromSeq?: number;
+
+  @ApiProperty({ enum: FORK_MODES, description: '`replay`: deterministic re-execution (no overlay); `branch`: a new execution, with an optional RunOptions overlay.' })
+  @IsIn(FORK_MODES as unknown as string[])
+  mode: ForkMode;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      configurable: { type: 'object', additionalProperties: true, description: 'Merged over the source\'s configurable; the RFC 0058 bounds are checked as on POST /v1/runs.' },
+      tags: { type: 'array', items: { type: 'string' }, maxItems: 100, description: 'Replace the source\'s tags.' },
+      metadata: { type: 'object', additionalProperties: true, description: 'Merged over the source\'s metadata.' },
+    },
+    description: '`branch` only: RunOptions to overlay. A non-empty overlay on `replay` is 400.',
+  })
+  @IsOptional()
+  @IsObject()
+  runOptionsOverlay?: Record<string, unknown>;
+}
+
+export class RunDiffQuery {
+  @ApiProperty({ minLength: 1, maxLength: 128, description: 'The run to compare with (b).' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(128)
+  against: string;
+}
+
 export class RunListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: RUN_STATUSES })
   @IsOptional()
@@ -236,6 +271,42 @@ function baseUrl(req: FastifyRequest): string {
   return `${req.protocol === 'https' ? 'https' : 'http'}://${host}`;
 }
 
+const FORK_SCHEMA = {
+  type: 'object',
+  required: ['runId', 'sourceRunId', 'fromSeq', 'mode', 'status', 'eventsUrl'],
+  properties: {
+    runId: { type: 'string', description: 'The new run.' },
+    sourceRunId: { type: 'string' },
+    fromSeq: { type: 'integer', minimum: 0 },
+    mode: { type: 'string', enum: [...FORK_MODES] },
+    status: { type: 'string', description: '`pending`, or `running` when the inherited history holds `run.started`.' },
+    eventsUrl: { type: 'string', format: 'uri' },
+    statusUrl: { type: 'string', format: 'uri' },
+  },
+};
+const DIFF_EVENT = { type: 'object', additionalProperties: true, description: 'A RunEvent (run-event.schema.json).' };
+const DIFF_SCHEMA = {
+  type: 'object',
+  required: ['a', 'b', 'eventDiffs', 'stateDiff'],
+  additionalProperties: false,
+  properties: {
+    a: { type: 'string', description: 'The {runId} run.' },
+    b: { type: 'string', description: 'The `against` run.' },
+    divergedAtSeq: { type: 'integer', minimum: 0, nullable: true, description: 'The first sequence at which the logs differ; null when they are identical.' },
+    eventDiffs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['seq', 'op'],
+        additionalProperties: false,
+        properties: { seq: { type: 'integer', minimum: 0 }, op: { type: 'string', enum: ['added', 'removed', 'changed'] }, aEvent: DIFF_EVENT, bEvent: DIFF_EVENT },
+      },
+    },
+    stateDiff: { type: 'object', additionalProperties: true, description: 'The state fields that differ (`status`, `variables`, `outputs`, `error`), each as `{a, b}`.' },
+    truncated: { type: 'boolean', description: `Present (true) when a run is still in flight or has more than ${MAX_DIFF_EVENTS} events: only a prefix was compared.` },
+  },
+};
+
 const RUN_CONTROL_SCHEMA = {
   type: 'object',
   required: ['runId', 'status'],
@@ -290,6 +361,7 @@ export class RunsController {
     private readonly runs: RunsService,
     private readonly events: EventLogService,
     private readonly idempotency: IdempotencyStore,
+    private readonly forks: RunForkService,
   ) {}
 
   @Scopes('runs:create')
@@ -419,6 +491,41 @@ export class RunsController {
   async resume(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody): Promise<Record<string, unknown>> {
     if (body?.drainPolicy !== undefined) throw new ValidationError('drainPolicy applies to :pause only.', { field: 'drainPolicy' });
     return { ...(await this.runs.resume(p, runId, body?.reason)) };
+  }
+
+  /**
+   * `POST /v1/runs/{runId}:fork` (replay.md): 201 with the new run. Reading the source and starting
+   * a run are both needed. With an `Idempotency-Key` the first answer is recorded and answered again.
+   */
+  @Scopes('runs:create', 'runs:read')
+  @Post('/v1/runs/:runId(^[^/:]+)::fork')
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'forkRun', summary: 'Fork a run from an event sequence: replay (deterministic) or branch (with a RunOptions overlay); 201 with the new run' })
+  @ApiParam({ name: 'runId', description: 'The source run.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same source and body: the recorded 201 again (`openwop-idempotent-replay: true`); another body: 409 idempotency_key_mismatch.' })
+  @ApiBody({ type: ForkRunBody })
+  @ApiCreatedResponse({ schema: FORK_SCHEMA, headers: REPLAY })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+    const key = header(req, 'idempotency-key');
+    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}:fork', key, { runId, ...body }, async () => {
+      const { answer: a } = await this.forks.fork(p, runId, body);
+      const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(a.runId)}`;
+      return { status: 201, body: { ...a, eventsUrl: `${self}/events`, statusUrl: self } as Record<string, unknown> };
+    });
+    if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
+    return answer.body;
+  }
+
+  /** `GET /v1/runs/{runId}:diff?against=` (RFC 0054): the two runs' logs and states compared. */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId(^[^/:]+)::diff')
+  @ApiOperation({ operationId: 'diffRuns', summary: 'Compare two runs: their event logs sequence by sequence (type, node, payload) and their states' })
+  @ApiParam({ name: 'runId', description: 'Run a.' })
+  @ApiOkResponse({ schema: DIFF_SCHEMA })
+  @ApiErrors(400, 401, 403, 404)
+  diff(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: RunDiffQuery): Promise<RunDiff> {
+    return this.forks.diff(p, runId, q.against);
   }
 
   /**

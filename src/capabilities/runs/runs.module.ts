@@ -21,6 +21,7 @@ import { RunsController } from './runs.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
+import { RunForkService } from './run-fork.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
@@ -42,6 +43,7 @@ import { WorkflowsController } from './workflows.controller';
     WorkflowResolver,
     RunEngineService,
     RunsService,
+    RunForkService,
     RunsAdvertiser,
     CoreNoopExecutor,
     CoreDelayExecutor,

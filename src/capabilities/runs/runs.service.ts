@@ -608,7 +608,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
    * RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions) and `maxCostUsd`, each at
    * most the advertised ceiling (`recursionLimit` is an alias of `maxLoopIterations`); outside → 400.
    */
-  private resolveBounds(c: Record<string, unknown>): Record<string, unknown> {
+  resolveBounds(c: Record<string, unknown>): Record<string, unknown> {
     const l = this.settings.limits;
     const out: Record<string, unknown> = { ...c };
     const problems: Array<{ field: string; message: string }> = [];

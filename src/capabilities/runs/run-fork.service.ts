@@ -1,0 +1,263 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService } from '../../platform/events/event-log.service';
+import { EventEntity, RunEntity } from '../../platform/events/event.entities';
+import { UUID } from '../../platform/ids';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { currentTraceContext } from '../../platform/tracing/trace-context';
+import { formatTraceparent } from '../../platform/tracing/tracing';
+import { RunEngineService } from './run-engine.service';
+import { RunSnapshot, RunsService } from './runs.service';
+
+export const FORK_MODES = ['replay', 'branch'] as const;
+export type ForkMode = (typeof FORK_MODES)[number];
+
+/** The lineage a fork carries on its run row (`metadata.fork`); the engine reads it (a replay reproduces recorded outcomes). */
+export interface ForkLineage {
+  sourceRunId: string;
+  mode: ForkMode;
+  fromSeq: number;
+}
+
+export interface ForkRequest {
+  fromSeq?: number;
+  mode: ForkMode;
+  runOptionsOverlay?: Record<string, unknown>;
+}
+
+export interface ForkAnswer {
+  runId: string;
+  sourceRunId: string;
+  fromSeq: number;
+  mode: ForkMode;
+  status: string;
+}
+
+/** The RunOptions keys a branch overlay may carry (run-options.schema.json). */
+const OVERLAY_KEYS = new Set(['configurable', 'tags', 'metadata']);
+/** Most events one diff compares per run. */
+export const MAX_DIFF_EVENTS = 5000;
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+export interface RunDiff {
+  a: string;
+  b: string;
+  divergedAtSeq: number | null;
+  eventDiffs: Array<{ seq: number; op: 'added' | 'removed' | 'changed'; aEvent?: Record<string, unknown>; bEvent?: Record<string, unknown> }>;
+  stateDiff: Record<string, unknown>;
+  truncated?: boolean;
+}
+
+/**
+ * Run fork (replay.md): a new run that inherits the source run's events before `fromSeq` as fixed
+ * history (copied into its own log with the same sequences; the nodes completed in them keep their
+ * recorded outputs) and executes the rest. The fork is an ordinary run row, claimed by a replica
+ * like any other; its lineage is `metadata.fork`.
+ */
+@Injectable()
+export class RunForkService {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly runs: RunsService,
+    private readonly events: EventLogService,
+    private readonly engine: RunEngineService,
+  ) {}
+
+  async fork(principal: Principal, sourceRunId: string, req: ForkRequest): Promise<{ answer: ForkAnswer; snapshot: RunSnapshot }> {
+    const overlay = checkOverlay(req);
+    if (req.mode === 'branch' && req.fromSeq === undefined) throw new ValidationError('A branch needs fromSeq (the branch point).', { field: 'fromSeq' });
+    const fromSeq = req.fromSeq ?? 0;
+    const source = await this.find(principal, sourceRunId);
+    if (!source) throw new NotFoundError('No such run.');
+    if (source.kind !== 'workflow' || !source.definition || !Array.isArray((source.definition as { nodes?: unknown }).nodes)) {
+      throw new UnprocessableError('run_not_forkable', 'This run executed no workflow chain; there is nothing to re-execute.', { sourceRunId: source.id });
+    }
+    const scope: TenantScope = { tenant: source.tenant, workspace: source.workspace ?? undefined };
+    // Authority never grows by forking: the fork acts with the scopes both the source and the caller hold.
+    const caller = principal.scopes;
+    const scopes = (source.scopes ?? []).filter((s) => caller.has(s));
+    let configurable = source.configurable ?? {};
+    const metadata: Record<string, unknown> = {};
+    const meta = source.metadata ?? {};
+    if (Array.isArray(meta.tags)) metadata.tags = meta.tags;
+    if (meta.metadata && typeof meta.metadata === 'object') metadata.metadata = meta.metadata;
+    if (typeof meta.callbackUrl === 'string') metadata.callbackUrl = meta.callbackUrl;
+    if (overlay) {
+      if (overlay.configurable) configurable = this.runs.resolveBounds({ ...configurable, ...overlay.configurable });
+      if (overlay.tags) metadata.tags = overlay.tags;
+      if (overlay.metadata) metadata.metadata = { ...((metadata.metadata as Record<string, unknown>) ?? {}), ...overlay.metadata };
+    }
+    const lineage: ForkLineage = { sourceRunId: source.id, mode: req.mode, fromSeq };
+    metadata.fork = lineage;
+    const trace = currentTraceContext();
+    const forkId = await this.ds.transaction(async (m) => {
+      const last = await this.lastSequence(m, source);
+      if (fromSeq > last) {
+        throw new UnprocessableError('fork_sequence_not_found', `The source run has no event ${fromSeq} (its last is ${last}).`, { sourceRunId: source.id, fromSeq, lastSequence: last });
+      }
+      // Fixed history: the events before fromSeq, in order.
+      const prefix = fromSeq > 1
+        ? await m.getRepository(EventEntity).createQueryBuilder('e')
+            .where('e.tenant = :tenant AND e.stream_id = :stream AND e.sequence < :seq', { tenant: source.tenant, stream: source.id, seq: String(fromSeq) })
+            .orderBy('e.sequence', 'ASC').getMany()
+        : [];
+      const started = prefix.some((e) => e.type === 'run.started');
+      const [{ id }] = (await m.query(
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15) RETURNING "id"`,
+        [
+          source.tenant,
+          source.workspace,
+          // Fork ownership (replay.md, RFC 0165 §B.4): the source's owner.
+          source.principal,
+          started ? 'running' : 'pending',
+          JSON.stringify(metadata),
+          source.workflowId,
+          JSON.stringify(source.definition),
+          JSON.stringify(source.inputs ?? {}),
+          JSON.stringify(configurable),
+          scopes,
+          canonicalJson({ fork: lineage, overlay: overlay ?? null }),
+          prefix.filter((e) => e.type === 'node.started').length,
+          started,
+          trace ? formatTraceparent(trace) : null,
+          trace?.tracestate ?? null,
+        ],
+      )) as Array<{ id: string }>;
+      if (prefix.length) await this.inherit(m, id, source, prefix);
+      return id;
+    });
+    this.events.wake();
+    this.engine.kick(forkId);
+    const snapshot = await this.runs.get(scope, forkId);
+    return { answer: { runId: forkId, sourceRunId: source.id, fromSeq, mode: req.mode, status: snapshot.status }, snapshot };
+  }
+
+  /**
+   * Copies the prefix into the fork's log (same sequences, types, node ids and payloads; new event
+   * ids, causation links mapped onto them) and folds it into node rows: a node completed in it keeps
+   * its recorded outputs, a node failed in it stays failed; every other node runs again.
+   */
+  private async inherit(m: EntityManager, forkId: string, source: RunEntity, prefix: EventEntity[]): Promise<void> {
+    const ids = (await m.query(`SELECT gen_random_uuid()::text AS "id" FROM generate_series(1, $1::int)`, [prefix.length])) as Array<{ id: string }>;
+    const map = new Map(prefix.map((e, i) => [e.id, ids[i].id]));
+    const lastSeq = Number(prefix[prefix.length - 1].sequence);
+    await m.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, $3)`, [source.tenant, forkId, lastSeq]);
+    await m.query(
+      `INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at")
+       SELECT v.id::uuid, $1, $2, $3, v.seq, v.type, v.payload, v.corr, v.cause, v.node, v.at
+       FROM unnest($4::text[], $5::bigint[], $6::text[], $7::jsonb[], $8::text[], $9::text[], $10::text[], $11::timestamptz[]) AS v(id, seq, type, payload, corr, cause, node, at)`,
+      [
+        source.tenant,
+        source.workspace,
+        forkId,
+        prefix.map((e) => map.get(e.id)!),
+        prefix.map((e) => String(e.sequence)),
+        prefix.map((e) => e.type),
+        prefix.map((e) => JSON.stringify(e.payload)),
+        prefix.map((e) => e.correlationId ?? null),
+        prefix.map((e) => (e.causationId ? (map.get(e.causationId) ?? e.causationId) : null)),
+        prefix.map((e) => e.nodeId ?? null),
+        prefix.map((e) => new Date(e.createdAt).toISOString()),
+      ],
+    );
+    const nodes = new Map<string, { typeId: string; status: string; attempt: number; outputs: unknown; error: unknown }>();
+    const typeOf = new Map(((source.definition as { nodes: Array<{ id: string; typeId: string }> }).nodes ?? []).map((n) => [n.id, n.typeId]));
+    const attempts = new Map<string, number>();
+    for (const e of prefix) {
+      const p = (e.payload ?? {}) as Record<string, unknown>;
+      const nodeId = e.nodeId ?? (typeof p.nodeId === 'string' ? p.nodeId : undefined);
+      if (!nodeId || !typeOf.has(nodeId)) continue;
+      if (e.type === 'node.started' && typeof p.attempt === 'number') attempts.set(nodeId, p.attempt);
+      if (e.type === 'node.completed') nodes.set(nodeId, { typeId: typeOf.get(nodeId)!, status: 'completed', attempt: attempts.get(nodeId) ?? 0, outputs: p.outputs ?? {}, error: null });
+      if (e.type === 'node.failed') nodes.set(nodeId, { typeId: typeOf.get(nodeId)!, status: 'failed', attempt: attempts.get(nodeId) ?? 0, outputs: null, error: p.error ?? { code: 'node_failed', message: 'The node failed.' } });
+    }
+    for (const [nodeId, n] of nodes) {
+      await m.query(
+        `INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "updated_at") VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, now())`,
+        [forkId, nodeId, source.tenant, n.typeId, n.status, n.attempt, n.outputs === null ? null : JSON.stringify(n.outputs), n.error === null ? null : JSON.stringify(n.error)],
+      );
+    }
+  }
+
+  /**
+   * RunDiffResponse (RFC 0054): the two runs' logs compared sequence by sequence on what a replay
+   * reproduces (type, node and payload; event ids, run ids and timestamps always differ), and
+   * their states (status, variables, outputs, error). A pure function of the two logs.
+   */
+  async diff(scope: TenantScope, runId: string, againstId: string): Promise<RunDiff> {
+    const a = await this.find(scope, runId);
+    const b = a ? await this.find(scope, againstId) : undefined;
+    if (!a || !b) throw new NotFoundError('No such run.');
+    const [ea, eb] = await Promise.all([this.readLog(a), this.readLog(b)]);
+    const key = (e: EventEntity) => canonicalJson({ type: e.type, nodeId: e.nodeId ?? null, payload: e.payload ?? null });
+    const bySeq = (l: EventEntity[]) => new Map(l.map((e) => [Number(e.sequence), e]));
+    const ma = bySeq(ea.events);
+    const mb = bySeq(eb.events);
+    const seqs = [...new Set([...ma.keys(), ...mb.keys()])].sort((x, y) => x - y);
+    const eventDiffs: RunDiff['eventDiffs'] = [];
+    const view = (e: EventEntity) => ({ eventId: e.id, runId: e.streamId, sequence: Number(e.sequence), type: e.type, ...(e.nodeId ? { nodeId: e.nodeId } : {}), payload: e.payload, timestamp: new Date(e.createdAt).toISOString() });
+    for (const seq of seqs) {
+      const x = ma.get(seq);
+      const y = mb.get(seq);
+      if (x && !y) eventDiffs.push({ seq, op: 'removed', aEvent: view(x) });
+      else if (!x && y) eventDiffs.push({ seq, op: 'added', bEvent: view(y) });
+      else if (x && y && key(x) !== key(y)) eventDiffs.push({ seq, op: 'changed', aEvent: view(x), bEvent: view(y) });
+    }
+    const stateDiff: Record<string, unknown> = {};
+    const state = (r: RunEntity) => ({ status: r.status, variables: { inputs: r.inputs ?? {} }, outputs: r.outputs ?? null, error: r.error ?? null });
+    const sa = state(a);
+    const sb = state(b);
+    for (const k of Object.keys(sa) as Array<keyof typeof sa>) {
+      if (canonicalJson(sa[k]) !== canonicalJson(sb[k])) stateDiff[k] = { a: sa[k], b: sb[k] };
+    }
+    const truncated = ea.truncated || eb.truncated || !TERMINAL.has(a.status) || !TERMINAL.has(b.status);
+    return { a: a.id, b: b.id, divergedAtSeq: eventDiffs.length ? eventDiffs[0].seq : null, eventDiffs, stateDiff, ...(truncated ? { truncated: true } : {}) };
+  }
+
+  private async readLog(r: RunEntity): Promise<{ events: EventEntity[]; truncated: boolean }> {
+    const rows = await this.ds.getRepository(EventEntity).find({ where: { tenant: r.tenant, streamId: r.id }, order: { sequence: 'ASC' }, take: MAX_DIFF_EVENTS + 1 });
+    return { events: rows.slice(0, MAX_DIFF_EVENTS), truncated: rows.length > MAX_DIFF_EVENTS };
+  }
+
+  private async lastSequence(m: EntityManager, r: RunEntity): Promise<number> {
+    const rows = (await m.query(`SELECT "last_sequence" FROM "event_stream" WHERE "tenant" = $1 AND "stream_id" = $2`, [r.tenant, r.id])) as Array<{ last_sequence: string }>;
+    return rows.length ? Number(rows[0].last_sequence) : 0;
+  }
+
+  /** The caller's run (its tenant, and workspace when the caller has one); never another tenant's. */
+  private async find(scope: TenantScope, runId: string): Promise<RunEntity | undefined> {
+    if (!UUID.test(runId)) return undefined;
+    const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
+    if (scope.workspace) where.workspace = scope.workspace;
+    return (await this.ds.getRepository(RunEntity).findOne({ where })) ?? undefined;
+  }
+}
+
+/**
+ * The overlay of a fork: `replay` takes none (an overlay would break determinism: any non-empty
+ * one is 400); `branch` takes RunOptions (`configurable`, `tags`, `metadata`), anything else is 400.
+ */
+function checkOverlay(req: ForkRequest): { configurable?: Record<string, unknown>; tags?: string[]; metadata?: Record<string, unknown> } | undefined {
+  const o = req.runOptionsOverlay;
+  if (o === undefined) return undefined;
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(o)) throw new ValidationError('runOptionsOverlay must be an object.', { field: 'runOptionsOverlay' });
+  if (req.mode === 'replay') {
+    if (Object.keys(o).length) throw new ValidationError('A replay takes no runOptionsOverlay (it must reproduce the source run); use mode "branch".', { field: 'runOptionsOverlay' });
+    return undefined;
+  }
+  const unknown = Object.keys(o).filter((k) => !OVERLAY_KEYS.has(k));
+  if (unknown.length) throw new ValidationError('runOptionsOverlay takes configurable, tags and metadata only.', { field: 'runOptionsOverlay', unknown });
+  if (o.configurable !== undefined && !isObject(o.configurable)) throw new ValidationError('runOptionsOverlay.configurable must be an object.', { field: 'runOptionsOverlay.configurable' });
+  if (o.metadata !== undefined && !isObject(o.metadata)) throw new ValidationError('runOptionsOverlay.metadata must be an object.', { field: 'runOptionsOverlay.metadata' });
+  if (o.tags !== undefined && (!Array.isArray(o.tags) || o.tags.length > 100 || !o.tags.every((t) => typeof t === 'string' && t.length >= 1 && t.length <= 256))) {
+    throw new ValidationError('runOptionsOverlay.tags must be at most 100 strings of 1-256 characters.', { field: 'runOptionsOverlay.tags' });
+  }
+  if (o.configurable && (o.configurable as Record<string, unknown>).mockProvider !== undefined) {
+    throw new ValidationError('runOptionsOverlay.configurable.mockProvider is not served by this host.', { field: 'runOptionsOverlay.configurable.mockProvider' });
+  }
+  return { configurable: o.configurable as Record<string, unknown> | undefined, tags: o.tags as string[] | undefined, metadata: o.metadata as Record<string, unknown> | undefined };
+}
