@@ -34,6 +34,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/connection-providers/{providerId}/consent-plan': 'one plan (its steps are the ordered consent steps of one provider), not a list',
   '/v1/whoami': 'the caller\'s own principal; its arrays are the credential\'s scopes and roles, not a list of resources',
   '/v1/runs/{runId}/definition': 'one chain (its nodes and edges are one workflow definition, drawn whole), not a list',
+  '/v1/runs/{runId}:diff': 'one RunDiff of two runs (the protocol\'s run-diff shape: its divergences are one comparison, read whole), not a list',
   '/v1/workflows/{workflowId}': 'one WorkflowDefinition (its nodes, edges, triggers and variables are one workflow, read whole), not a list',
 };
 
