@@ -368,3 +368,36 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
     });
   });
 });
+
+describe('gRPC transport: an expired interrupt token', () => {
+  let g: GrpcTestApp;
+
+  beforeAll(async () => {
+    g = await createGrpcTestApp({ configFile: { runs: { interrupts: { tokenTtlMs: 1000 } } } });
+    await installChains(g.t, 'default', 'vendor.test.grpcctl', { 'vendor.test.grpcctl.event': CHAINS['vendor.test.grpcctl.event'] });
+  });
+
+  afterAll(async () => {
+    await g?.close();
+  });
+
+  it('is NOT_FOUND with the REST 410 envelope (interrupt_expired) for inspect and resolve, and resolves nothing', async () => {
+    const key = await g.t.key({ scopes: ['runs:create', 'runs:read', 'runs:cancel'] });
+    const runId = (await g.t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.grpcctl.event' } })).body.runId as string;
+    const snap = await waitForStatus(g.t, key, runId, ['waiting-external']);
+    const token = snap.interrupt.interruptToken as string;
+    await new Promise((res) => setTimeout(res, Math.max(0, Date.parse(snap.interrupt.tokenExpiresAt) - Date.now()) + 100));
+    const event = { resumeValue: { orderId: 'o-1' } };
+    for (const [method, restCall, grpcBody] of [
+      ['InspectInterruptByToken', { method: 'GET', url: `/v1/interrupts/${token}` }, { token }],
+      ['ResolveInterruptByToken', { method: 'POST', url: `/v1/interrupts/${token}`, body: event }, { token, ...event }],
+    ] as const) {
+      const viaRest = await g.t.http(restCall.method, restCall.url, { body: 'body' in restCall ? restCall.body : undefined });
+      const e = refused(await g.engine.call(method, grpcBody, metadata()));
+      expect([viaRest.status, viaRest.body.error]).toEqual([410, 'interrupt_expired']);
+      expect({ method, code: grpc.status[e.code], envelope: e.envelope }).toEqual({ method, code: 'NOT_FOUND', envelope: viaRest.body });
+    }
+    expect((await waitForStatus(g.t, key, runId, ['waiting-external'])).status).toBe('waiting-external');
+    await g.t.http('POST', `/v1/runs/${runId}/cancel`, { token: key, body: {} });
+  });
+});
