@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
-import { ENGINE_PACKAGE, ENGINE_SERVICE, engineJsonCodec, loadEnginePackageDefinition, loadEngineRoot } from '../../src/transport/grpc/engine-proto';
+import { ENGINE_SERVICE, engineJsonCodec, loadEnginePackageDefinition, loadEngineRoot } from '../../src/transport/grpc/engine-proto';
 import { decodeRpcStatus, ErrorEnvelope, errorEnvelopeFromStatus } from '../../src/transport/grpc/error-status';
 import { GrpcListener } from '../../src/transport/grpc/grpc-listener';
 import { createTestApp, TestApp, TestAppOptions } from '../support/test-app';
@@ -18,8 +18,13 @@ const codec = engineJsonCodec();
 const statusRoot = loadEngineRoot();
 export const EngineClient = grpc.makeGenericClientConstructor(service as unknown as grpc.ServiceDefinition, 'Engine');
 
-function typeOf(def: { type?: { name?: string } } | undefined): string {
-  return `${ENGINE_PACKAGE}.${(def as { type: { name: string } }).type.name}`;
+const engineService = statusRoot.lookupService(ENGINE_SERVICE);
+
+/** A method's request or response type by full name, from the proto (UnregisterWebhook answers google.protobuf.Empty). */
+function typeOf(method: string, part: 'request' | 'response'): string {
+  const m = engineService.methods[method];
+  const t = part === 'request' ? m.resolvedRequestType : m.resolvedResponseType;
+  return t!.fullName.replace(/^\./, '');
 }
 
 /** What a failed call carried: its code, message, the envelope in details[] and the trailers. */
@@ -55,24 +60,22 @@ export class Engine {
 
   /** A unary call with a REST JSON request body; the answer as its REST JSON body. */
   call(method: string, body: Json, md: grpc.Metadata = new grpc.Metadata(), deadlineMs = 20_000): Promise<UnaryResult> {
-    const def = service[method];
-    const message = codec.fromJson(typeOf(def.requestType), body);
+    const message = codec.fromJson(typeOf(method, 'request'), body);
     return new Promise((resolve) => {
       this.client[method](message, md, { deadline: Date.now() + deadlineMs }, (err: grpc.ServiceError | null, res: unknown) => {
         if (err) resolve({ ok: false, error: failure(err) });
-        else resolve({ ok: true, body: codec.toJson(typeOf(def.responseType), res) });
+        else resolve({ ok: true, body: codec.toJson(typeOf(method, 'response'), res) });
       });
     });
   }
 
   /** StreamRunEvents: every message (REST JSON form) and how the stream ended. */
   stream(body: Json, md: grpc.Metadata = new grpc.Metadata(), onMessage?: (m: Json, call: grpc.ClientReadableStream<unknown>) => void) {
-    const def = service.StreamRunEvents;
-    const call = this.client.StreamRunEvents(codec.fromJson(typeOf(def.requestType), body), md) as grpc.ClientReadableStream<unknown>;
+    const call = this.client.StreamRunEvents(codec.fromJson(typeOf('StreamRunEvents', 'request'), body), md) as grpc.ClientReadableStream<unknown>;
     const messages: Json[] = [];
     const done = new Promise<{ code: number; error?: CallFailure }>((resolve) => {
       call.on('data', (m: unknown) => {
-        const json = codec.toJson(typeOf(def.responseType), m);
+        const json = codec.toJson(typeOf('StreamRunEvents', 'response'), m);
         messages.push(json);
         onMessage?.(json, call);
       });

@@ -7,6 +7,16 @@ import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { RunsService } from './runs.service';
 
 /**
+ * A run's artifact (the answer of the REST route and of gRPC GetArtifact): the run is looked up
+ * first, so an unknown or foreign run is its 404; no executor produces artifacts yet, so any
+ * artifact id of a visible run is 404 too.
+ */
+export async function readRunArtifact(runs: RunsService, p: Principal, runId: string, artifactId: string): Promise<Record<string, unknown>> {
+  await runs.get(p, runId); // unknown and foreign runs: 404
+  throw new NotFoundError('No such artifact.', { artifactId });
+}
+
+/**
  * `GET /v1/runs/{runId}/artifacts/{artifactId}`. No node executor of this host produces run
  * artifacts yet, so every artifact id is unknown: a run of the caller's tenant answers 404 for it,
  * exactly as an unknown or foreign run does. The route exists so that authentication and scopes
@@ -24,8 +34,7 @@ export class RunArtifactsController {
   @ApiParam({ name: 'artifactId' })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: true, description: 'Implementation-defined artifact shape.' } })
   @ApiErrors(401, 403, 404)
-  async get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('artifactId') artifactId: string): Promise<Record<string, unknown>> {
-    await this.runs.get(p, runId); // unknown and foreign runs: 404
-    throw new NotFoundError('No such artifact.', { artifactId });
+  get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('artifactId') artifactId: string): Promise<Record<string, unknown>> {
+    return readRunArtifact(this.runs, p, runId, artifactId);
   }
 }

@@ -56,6 +56,6 @@ import { WorkflowsController } from './workflows.controller';
     InterruptTokenService,
     InterruptsService,
   ],
-  exports: [RunsService, RunEngineService],
+  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService],
 })
 export class RunsModule {}

@@ -74,6 +74,17 @@ export function workflowDefinitionView(workflowId: string, chain: ResolvedChain)
   return view;
 }
 
+/**
+ * The WorkflowDefinition of a workflow installed for the caller's tenant; unknown, foreign and
+ * non-executable ids are 404. The answer of `GET /v1/workflows/{workflowId}` and gRPC GetWorkflow.
+ */
+export async function readWorkflowDefinition(resolver: WorkflowResolver, p: Principal, workflowId: string): Promise<WorkflowDefinitionView> {
+  const chain = await resolver.describe(p, workflowId);
+  const view = chain && workflowDefinitionView(workflowId, chain);
+  if (!view) throw new NotFoundError(`No workflow "${workflowId}" is installed for your tenant.`, { workflowId });
+  return view;
+}
+
 @ApiTags('workflows')
 @Controller()
 export class WorkflowsController {
@@ -90,10 +101,7 @@ export class WorkflowsController {
   @ApiParam({ name: 'workflowId', description: 'A chain id (or `workflow:<chainId>`)' })
   @ApiOkResponse({ schema: protocolSchemaRef('WorkflowDefinition') })
   @ApiErrors(401, 403, 404)
-  async get(@CurrentPrincipal() p: Principal, @Param('workflowId') workflowId: string): Promise<WorkflowDefinitionView> {
-    const chain = await this.resolver.describe(p, workflowId);
-    const view = chain && workflowDefinitionView(workflowId, chain);
-    if (!view) throw new NotFoundError(`No workflow "${workflowId}" is installed for your tenant.`, { workflowId });
-    return view;
+  get(@CurrentPrincipal() p: Principal, @Param('workflowId') workflowId: string): Promise<WorkflowDefinitionView> {
+    return readWorkflowDefinition(this.resolver, p, workflowId);
   }
 }

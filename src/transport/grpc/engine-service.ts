@@ -6,18 +6,18 @@ import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type, Validati
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
-import type { Root } from 'protobufjs';
+import type { Root, Service } from 'protobufjs';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { DomainError, ForbiddenError, UnauthenticatedError, ValidationError } from '../../platform/errors/domain-error';
 import { toEnvelope } from '../../platform/errors/error-envelope.filter';
 import { assertJsonWithinLimits } from '../../platform/http/json-guard';
 import { AuthGuard } from '../../platform/identity/auth.guard';
-import { PrincipalRequest, PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from '../../platform/identity/decorators';
+import { PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { REQUEST_VALIDATION } from '../../platform/platform.module';
 import { parseTraceContext, withTraceContext } from '../../platform/tracing/trace-context';
 import { SpanHandle, startSpan } from '../../platform/tracing/tracing';
-import { ENGINE_PACKAGE, ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto';
+import { ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto';
 import { ENGINE_METHODS, EngineCall, EngineMethod, EngineMethodHandler, EngineMethodName, RestOperation } from './engine-method';
 import { encodeRpcStatus, errorEnvelopeToStatus } from './error-status';
 import { GrpcMetrics } from './grpc.metrics';
@@ -38,11 +38,15 @@ export class ListenerStoppingError extends DomainError {
 }
 
 /** The REST route a method stands for, read once from the controller's route metadata. */
-interface ResolvedOperation {
+export interface ResolvedOperation {
   op: RestOperation;
   handlerFn: (...args: unknown[]) => unknown;
   httpMethod: string;
   path: string;
+  /** The twin's `@Scopes` (all required; none on a public route), as the guard enforces them. */
+  scopes: string[];
+  /** The twin's `@AnyScope`: one of these is required besides `scopes`. */
+  anyOfScopes?: string[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -72,6 +76,7 @@ export class EngineServiceImplementation implements OnModuleInit {
   private readonly log = new Logger('grpc');
   private readonly codec: ProtoJsonCodec = engineJsonCodec();
   private readonly statusRoot: Root = loadEngineRoot();
+  private readonly engineService: Service = this.statusRoot.lookupService(ENGINE_SERVICE);
   private readonly pipe = new ValidationPipe(REQUEST_VALIDATION);
   private readonly handlers = new Map<EngineMethodName, { handler: EngineMethodHandler; operation: ResolvedOperation }>();
   /** Aborted once, when the listener stops; every call in flight listens to it (no listener limit). */
@@ -98,11 +103,17 @@ export class EngineServiceImplementation implements OnModuleInit {
     }
   }
 
-  /** The methods served (the rest answer UNIMPLEMENTED), with the REST route each stands for. */
-  served(): Array<{ method: EngineMethodName; kind: EngineMethodHandler['kind']; route: string }> {
+  /** The methods served (the rest answer UNIMPLEMENTED), with the REST route each stands for and the scopes it requires. */
+  served(): Array<{ method: EngineMethodName; kind: EngineMethodHandler['kind']; route: string; scopes: string[]; anyOfScopes?: string[] }> {
     return ENGINE_METHODS.filter((m) => this.handlers.has(m)).map((m) => {
       const { handler, operation } = this.handlers.get(m)!;
-      return { method: m, kind: handler.kind, route: `${operation.httpMethod} ${operation.path}` };
+      return {
+        method: m,
+        kind: handler.kind,
+        route: `${operation.httpMethod} ${operation.path}`,
+        scopes: operation.scopes,
+        ...(operation.anyOfScopes ? { anyOfScopes: operation.anyOfScopes } : {}),
+      };
     });
   }
 
@@ -139,8 +150,12 @@ export class EngineServiceImplementation implements OnModuleInit {
     for (const method of ENGINE_METHODS) {
       const def = service[method];
       if (!def) throw new Error(`the proto has no ${ENGINE_SERVICE}/${method}`);
-      const requestType = `${ENGINE_PACKAGE}.${typeName(def.requestType)}`;
-      const responseType = `${ENGINE_PACKAGE}.${typeName(def.responseType)}`;
+      // The message types by full name, from the proto itself: a method may answer a type of
+      // another package (UnregisterWebhook's google.protobuf.Empty).
+      const rpc = this.engineService.methods[method];
+      if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) throw new Error(`the proto has no message types for ${ENGINE_SERVICE}/${method}`);
+      const requestType = rpc.resolvedRequestType.fullName.replace(/^\./, '');
+      const responseType = rpc.resolvedResponseType.fullName.replace(/^\./, '');
       if (def.responseStream) {
         impl[method] = (call: grpc.ServerWritableStream<unknown, unknown>) => {
           void this.serveStream(method, requestType, responseType, call);
@@ -399,22 +414,43 @@ function prototypeKey(root: unknown): string | undefined {
   return undefined;
 }
 
-function typeName(t: unknown): string {
-  const type = (t as { type?: { name?: unknown } } | undefined)?.type;
-  if (!type || typeof type.name !== 'string') throw new Error('a method of the proto has no message type');
-  return type.name;
-}
-
-function resolveOperation(handler: EngineMethodHandler): ResolvedOperation {
+/** The REST twin of a method, with its scope declarations read and checked as the AuthGuard will enforce them (exported for its unit test). */
+export function resolveOperation(handler: EngineMethodHandler): ResolvedOperation {
   const { controller, handler: name } = handler.rest;
   const fn = (controller.prototype as Record<string, unknown>)[name];
   if (typeof fn !== 'function') throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
   const verb = Reflect.getMetadata(METHOD_METADATA, fn) as RequestMethod | undefined;
   const path = Reflect.getMetadata(PATH_METADATA, fn) as string | string[] | undefined;
   if (verb === undefined || path === undefined) throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
-  const declared = [SCOPES_KEY, PUBLIC_KEY, SEAM_KEY].some((k) => Reflect.getMetadata(k, fn) !== undefined || Reflect.getMetadata(k, controller) !== undefined);
-  if (!declared) throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} declares no scopes`);
-  return { op: handler.rest, handlerFn: fn as ResolvedOperation['handlerFn'], httpMethod: RequestMethod[verb], path: Array.isArray(path) ? path[0] : path };
+  // Read as the AuthGuard reads them (Reflector.getAllAndOverride): the handler's, else the controller's.
+  const declaredOn = <T>(key: string): T | undefined => (Reflect.getMetadata(key, fn) ?? Reflect.getMetadata(key, controller)) as T | undefined;
+  const where = `${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name}`;
+  const scopes = declaredOn<unknown>(SCOPES_KEY);
+  const anyOf = declaredOn<unknown>(SCOPES_ANY_KEY);
+  const isPublic = declaredOn<unknown>(PUBLIC_KEY) === true;
+  const isSeam = declaredOn<unknown>(SEAM_KEY) === true;
+  if (scopes === undefined && !isPublic && !isSeam) throw new Error(`${where} declares no scopes`);
+  if (scopes !== undefined && !isScopeList(scopes)) throw new Error(`${where} declares malformed scopes`);
+  // The guard checks @AnyScope after @Scopes, for an authenticated caller only. The twin's any-of
+  // rule must hold over gRPC too, so a list the guard could not enforce stops the start (fail
+  // closed): an empty or malformed list, or one on a public route (never checked there).
+  if (anyOf !== undefined) {
+    if (!isScopeList(anyOf) || anyOf.length === 0) throw new Error(`${where} declares a malformed any-of scope list`);
+    if (isPublic && !isSeam) throw new Error(`${where} is public and declares any-of scopes, which the guard would not check`);
+    if (scopes === undefined) throw new Error(`${where} declares any-of scopes without @Scopes`);
+  }
+  return {
+    op: handler.rest,
+    handlerFn: fn as ResolvedOperation['handlerFn'],
+    httpMethod: RequestMethod[verb],
+    path: Array.isArray(path) ? path[0] : path,
+    scopes: isPublic && !isSeam ? [] : ((scopes as string[] | undefined) ?? []),
+    ...(anyOf !== undefined ? { anyOfScopes: anyOf as string[] } : {}),
+  };
+}
+
+function isScopeList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === 'string' && s.length > 0);
 }
 
 /** Resolves when the stream's buffer has room again (or the call ends). */

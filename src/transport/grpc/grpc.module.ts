@@ -1,20 +1,40 @@
 import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { RunsModule } from '../../capabilities/runs/runs.module';
+import { WebhooksModule } from '../../capabilities/webhooks/webhooks.module';
 import { AuthGuard } from '../../platform/identity/auth.guard';
 import { EngineServiceImplementation } from './engine-service';
 import { GrpcListener } from './grpc-listener';
 import { GrpcAdvertiser } from './grpc.advertiser';
 import { GrpcMetrics } from './grpc.metrics';
 import { GetCapabilitiesMethod } from './methods/discovery.method';
-import { CancelRunMethod, CreateRunMethod, GetRunMethod, StreamRunEventsMethod } from './methods/runs.methods';
+import { InspectInterruptByTokenMethod, ResolveInterruptByRunMethod, ResolveInterruptByTokenMethod } from './methods/interrupts.methods';
+import { BulkCancelRunsMethod, CancelRunMethod, CreateRunMethod, GetArtifactMethod, GetRunMethod, PauseRunMethod, ResumeRunMethod, StreamRunEventsMethod } from './methods/runs.methods';
+import { RegisterWebhookMethod, UnregisterWebhookMethod } from './methods/webhooks.methods';
+import { GetWorkflowMethod } from './methods/workflows.methods';
 
 /**
  * The Engine methods this host serves, one provider each (see engine-method.ts). Serving another
  * is a provider whose `rest` names the REST route it stands for, added here; every method not
  * listed answers UNIMPLEMENTED with the error envelope.
  */
-export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [GetCapabilitiesMethod, CreateRunMethod, GetRunMethod, CancelRunMethod, StreamRunEventsMethod];
+export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [
+  GetCapabilitiesMethod,
+  GetWorkflowMethod,
+  CreateRunMethod,
+  GetRunMethod,
+  CancelRunMethod,
+  BulkCancelRunsMethod,
+  PauseRunMethod,
+  ResumeRunMethod,
+  StreamRunEventsMethod,
+  ResolveInterruptByRunMethod,
+  ResolveInterruptByTokenMethod,
+  InspectInterruptByTokenMethod,
+  GetArtifactMethod,
+  RegisterWebhookMethod,
+  UnregisterWebhookMethod,
+];
 
 /**
  * The gRPC transport (grpc-transport.md): openwop.v1.Engine beside REST, on the same services and
@@ -23,7 +43,7 @@ export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [GetCapabilitiesMethod, 
  * only built (tests, the CLI's export and import).
  */
 @Module({
-  imports: [DiscoveryModule, RunsModule],
+  imports: [DiscoveryModule, RunsModule, WebhooksModule],
   providers: [AuthGuard, GrpcMetrics, EngineServiceImplementation, GrpcListener, GrpcAdvertiser, ...ENGINE_METHOD_PROVIDERS],
   exports: [GrpcListener, EngineServiceImplementation],
 })

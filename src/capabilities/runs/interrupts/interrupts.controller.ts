@@ -48,6 +48,15 @@ function tokenBody(body: unknown): unknown {
 }
 
 /**
+ * `POST /v1/interrupts/{token}` (and gRPC ResolveInterruptByToken): the token first, so an unknown,
+ * forged or spent token is answered the same whatever the body; then the body `{resumeValue}`.
+ */
+export async function resolveInterruptByToken(interrupts: InterruptsService, token: string, body: unknown): Promise<ResolveAnswer> {
+  await interrupts.inspect(token);
+  return interrupts.resolveByToken(token, tokenBody(body));
+}
+
+/**
  * Interrupts (interrupt.md): resolve a suspended run step by run (`approvals:respond`) or, for an
  * external event, by its signed token (the token is the credential; single use, expiring).
  */
@@ -113,9 +122,7 @@ export class InterruptsController {
   @ApiBody({ schema: TOKEN_BODY })
   @ApiOkResponse({ schema: RESOLVE_ANSWER })
   @ApiErrors(400, 404, 409, 410, 422)
-  async resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
-    // The token first: an unknown, forged or spent token is answered the same whatever the body.
-    await this.interrupts.inspect(token);
-    return this.interrupts.resolveByToken(token, tokenBody(body));
+  resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
+    return resolveInterruptByToken(this.interrupts, token, body);
   }
 }

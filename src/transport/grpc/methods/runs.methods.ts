@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
-import { CancelRunBody, CreateRunBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
-import { RunsService } from '../../../capabilities/runs/runs.service';
+import { readRunArtifact, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
+import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
+import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
@@ -64,6 +65,86 @@ export class CancelRunMethod implements UnaryEngineMethod {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(CancelRunBody, rest, 'body');
     return this.runs.cancel(call.requirePrincipal(), runId, body.reason);
+  }
+}
+
+/**
+ * BulkCancelRuns: each id cancelled on its own, results in request order, as REST answers. One
+ * difference is the proto's, not the host's: a result's `error` is the protocol's ErrorEnvelope
+ * message (`{error, message, details?}`, api/openapi.yaml), while the REST body names the code
+ * `code` (`{code, message, details?}`, what the conformance suite reads); the code travels as
+ * ErrorEnvelope.error, nothing else changes.
+ */
+@Injectable()
+@EngineMethod()
+export class BulkCancelRunsMethod implements UnaryEngineMethod {
+  readonly name = 'BulkCancelRuns';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'bulkCancel' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const body = await call.validate(BulkCancelBody, request, 'body');
+    const results = await this.runs.bulkCancel(call.requirePrincipal(), bulkCancelRunIds(body), body.reason);
+    return { results: results.map(asBulkCancelRunResult) };
+  }
+}
+
+/** A REST bulk-cancel result as the BulkCancelRunResult message carries it (its error an ErrorEnvelope). */
+export function asBulkCancelRunResult(r: BulkCancelResult): Record<string, unknown> {
+  if (!r.error) return { ...r };
+  const { code, ...rest } = r.error;
+  return { ...r, error: { error: code, ...rest } };
+}
+
+/** PauseRun: `POST /v1/runs/{runId}:pause`; the `idempotency-key` metadata repeats a first pause as REST's header does. */
+@Injectable()
+@EngineMethod()
+export class PauseRunMethod implements UnaryEngineMethod {
+  readonly name = 'PauseRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'pause' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const { runId, rest } = withoutRunId(request);
+    const body = await call.validate(RunControlBody, rest, 'body');
+    return { ...(await this.runs.pause(call.requirePrincipal(), runId, body, call.header('idempotency-key'))) };
+  }
+}
+
+/** ResumeRun: `POST /v1/runs/{runId}:resume`. */
+@Injectable()
+@EngineMethod()
+export class ResumeRunMethod implements UnaryEngineMethod {
+  readonly name = 'ResumeRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'resume' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const { runId, rest } = withoutRunId(request);
+    const body = await call.validate(RunControlBody, rest, 'body');
+    return { ...(await this.runs.resume(call.requirePrincipal(), runId, resumeReason(body))) };
+  }
+}
+
+/** GetArtifact: `GET /v1/runs/{runId}/artifacts/{artifactId}`; the artifact rides in additional_properties. */
+@Injectable()
+@EngineMethod()
+export class GetArtifactMethod implements UnaryEngineMethod {
+  readonly name = 'GetArtifact';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunArtifactsController, handler: 'get' };
+
+  constructor(private readonly runs: RunsService) {}
+
+  handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const { runId, rest } = withoutRunId(request);
+    return readRunArtifact(this.runs, call.requirePrincipal(), runId, typeof rest.artifactId === 'string' ? rest.artifactId : '');
   }
 }
 

@@ -1,0 +1,20 @@
+import { Injectable } from '@nestjs/common';
+import { readWorkflowDefinition, WorkflowsController } from '../../../capabilities/runs/workflows.controller';
+import { WorkflowResolver } from '../../../capabilities/runs/workflow-resolver.service';
+import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
+import type { JsonObject } from '../json-struct';
+
+/** GetWorkflow: `GET /v1/workflows/{workflowId}`, the WorkflowDefinition of a chain installed for the caller's tenant. */
+@Injectable()
+@EngineMethod()
+export class GetWorkflowMethod implements UnaryEngineMethod {
+  readonly name = 'GetWorkflow';
+  readonly kind = 'unary';
+  readonly rest = { controller: WorkflowsController, handler: 'get' };
+
+  constructor(private readonly resolver: WorkflowResolver) {}
+
+  handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    return readWorkflowDefinition(this.resolver, call.requirePrincipal(), typeof request.workflowId === 'string' ? request.workflowId : '');
+  }
+}
