@@ -21,8 +21,8 @@ function refused(r: UnaryResult) {
   return r.error;
 }
 
-/** ForkRun and VerifyAuditLog wait for their REST operations; every other method is served. */
-const NOT_SERVED = ['ForkRun', 'VerifyAuditLog'];
+/** VerifyAuditLog waits for its REST operation; every other method is served. */
+const NOT_SERVED = ['VerifyAuditLog'];
 
 describe('gRPC transport: errors, authentication and scopes', () => {
   let g: GrpcTestApp;
@@ -181,6 +181,7 @@ describe('gRPC transport: errors, authentication and scopes', () => {
       { method: 'GetRun', kind: 'unary', route: 'GET /v1/runs/:runId', scopes: ['runs:read'] },
       { method: 'CancelRun', kind: 'unary', route: 'POST /v1/runs/:runId/cancel', scopes: ['runs:cancel'] },
       { method: 'BulkCancelRuns', kind: 'unary', route: 'POST /v1/runs::bulk-cancel', scopes: ['runs:cancel'] },
+      { method: 'ForkRun', kind: 'unary', route: 'POST /v1/runs/:runId(^[^/:]+)::fork', scopes: ['runs:create', 'runs:read'] },
       { method: 'PauseRun', kind: 'unary', route: 'POST /v1/runs/:runId(^[^/:]+)::pause', scopes: ['runs:cancel'] },
       { method: 'ResumeRun', kind: 'unary', route: 'POST /v1/runs/:runId(^[^/:]+)::resume', scopes: ['runs:cancel'] },
       { method: 'StreamRunEvents', kind: 'server-stream', route: 'GET /v1/runs/:runId/events', scopes: ['runs:read'] },

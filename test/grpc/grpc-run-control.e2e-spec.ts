@@ -108,6 +108,44 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
     });
   });
 
+  describe('ForkRun', () => {
+    it('forks like REST: the same key over both transports is one fork; the new run completes', async () => {
+      const key = `grpc-fork-${completedRun}`;
+      const forked = answered(await call('ForkRun', { runId: completedRun, fromSeq: 0, mode: 'replay' }, full, { 'idempotency-key': key }));
+      expect(forked).toMatchObject({ sourceRunId: completedRun, mode: 'replay', eventsUrl: `/v1/runs/${forked.runId}/events`, statusUrl: `/v1/runs/${forked.runId}` });
+      expect(forked.runId).not.toBe(completedRun);
+      // The same key over REST answers the same fork (absolute URLs there: REST knows its origin).
+      const viaRest = await rest({ method: 'POST', url: `/v1/runs/${completedRun}:fork`, token: full, body: { fromSeq: 0, mode: 'replay' }, headers: { 'idempotency-key': key } });
+      expect(viaRest.status).toBe(201);
+      expect(viaRest.body.runId).toBe(forked.runId);
+      expect(viaRest.headers['openwop-idempotent-replay']).toBe('true');
+      expect((await waitForStatus(g.t, full, forked.runId, ['completed', 'failed'])).status).toBe('completed');
+    });
+
+    it('PERMISSION_DENIED without runs:create; NOT_FOUND for unknown and foreign runs; INVALID_ARGUMENT and 422 as REST answers them', async () => {
+      await sameRefusal('ForkRun', { runId: completedRun, fromSeq: 0, mode: 'replay' }, reader, { method: 'POST', url: `/v1/runs/${completedRun}:fork`, body: { fromSeq: 0, mode: 'replay' } }, grpc.status.PERMISSION_DENIED, 403);
+      await sameRefusal('ForkRun', { runId: UNKNOWN_RUN, fromSeq: 0, mode: 'replay' }, full, { method: 'POST', url: `/v1/runs/${UNKNOWN_RUN}:fork`, body: { fromSeq: 0, mode: 'replay' } }, grpc.status.NOT_FOUND, 404);
+      await sameRefusal('ForkRun', { runId: foreignRun, fromSeq: 0, mode: 'replay' }, full, { method: 'POST', url: `/v1/runs/${foreignRun}:fork`, body: { fromSeq: 0, mode: 'replay' } }, grpc.status.NOT_FOUND, 404);
+      await sameRefusal('ForkRun', { runId: completedRun, fromSeq: 0, mode: 'sideways' }, full, { method: 'POST', url: `/v1/runs/${completedRun}:fork`, body: { fromSeq: 0, mode: 'sideways' } }, grpc.status.INVALID_ARGUMENT, 400);
+      const past = await sameRefusal('ForkRun', { runId: completedRun, fromSeq: 99_999, mode: 'replay' }, full, { method: 'POST', url: `/v1/runs/${completedRun}:fork`, body: { fromSeq: 99_999, mode: 'replay' } }, grpc.status.FAILED_PRECONDITION, 422);
+      expect(past.error).toBe('fork_sequence_not_found');
+    });
+  });
+
+  describe('CancelRun and idempotency-key', () => {
+    it('one key is one cancel across transports: REST answers the recorded gRPC answer as a replay', async () => {
+      const runId = await start('vendor.test.grpcctl.slow');
+      await waitForStatus(g.t, full, runId, ['running']);
+      const key = `grpc-cancel-${runId}`;
+      const first = answered(await call('CancelRun', { runId, reason: 'ops' }, full, { 'idempotency-key': key }));
+      expect(['cancelling', 'cancelled']).toContain(first.status);
+      const viaRest = await rest({ method: 'POST', url: `/v1/runs/${runId}/cancel`, token: full, body: { reason: 'ops' }, headers: { 'idempotency-key': key } });
+      expect([viaRest.status, viaRest.headers['openwop-idempotent-replay'], viaRest.body]).toEqual([200, 'true', first]);
+      // Another body under the same key is refused the way REST refuses it.
+      await sameRefusal('CancelRun', { runId, reason: 'other' }, full, { method: 'POST', url: `/v1/runs/${runId}/cancel`, body: { reason: 'other' } }, grpc.status.ABORTED, 409, { 'idempotency-key': key });
+    });
+  });
+
   describe('PauseRun and ResumeRun', () => {
     it('pause honours idempotency-key across transports; a second pause and a second resume are ABORTED with the REST 409', async () => {
       const runId = await start('vendor.test.grpcctl.slow');

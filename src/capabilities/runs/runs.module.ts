@@ -56,6 +56,6 @@ import { WorkflowsController } from './workflows.controller';
     InterruptTokenService,
     InterruptsService,
   ],
-  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService],
+  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
 })
 export class RunsModule {}

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
 import { readRunArtifact, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
-import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
+import { RunForkService } from '../../../capabilities/runs/run-fork.service';
+import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
 import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
+import { IdempotencyStore } from '../../../platform/idempotency/idempotency-store.service';
 import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 
@@ -59,12 +61,48 @@ export class CancelRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunsController, handler: 'cancel' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(
+    private readonly runs: RunsService,
+    private readonly idempotency: IdempotencyStore,
+  ) {}
 
+  /** Honours `idempotency-key` metadata like the REST route (the same record: a key works across both transports). */
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(CancelRunBody, rest, 'body');
-    return this.runs.cancel(call.requirePrincipal(), runId, body.reason);
+    const p = call.requirePrincipal();
+    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}/cancel', call.header('idempotency-key'), { runId, reason: body?.reason ?? null }, async () => ({
+      status: 200,
+      body: (await this.runs.cancel(p, runId, body?.reason)) as unknown as Record<string, unknown>,
+    }));
+    return answer.body;
+  }
+}
+
+/** ForkRun: `POST /v1/runs/{runId}:fork` (replay.md), with the REST route's idempotency record. */
+@Injectable()
+@EngineMethod()
+export class ForkRunMethod implements UnaryEngineMethod {
+  readonly name = 'ForkRun';
+  readonly kind = 'unary';
+  readonly rest = { controller: RunsController, handler: 'fork' };
+
+  constructor(
+    private readonly forks: RunForkService,
+    private readonly idempotency: IdempotencyStore,
+  ) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const { runId, rest } = withoutRunId(request);
+    const body = await call.validate(ForkRunBody, rest, 'body');
+    const p = call.requirePrincipal();
+    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}:fork', call.header('idempotency-key'), { runId, ...body }, async () => {
+      const { answer: a } = await this.forks.fork(p, runId, body);
+      // No origin over gRPC: the REST paths, relative to the host's base URL (as CreateRun answers).
+      const self = `/v1/runs/${encodeURIComponent(a.runId)}`;
+      return { status: 201, body: { ...a, eventsUrl: `${self}/events`, statusUrl: self } as Record<string, unknown> };
+    });
+    return answer.body;
   }
 }
 
