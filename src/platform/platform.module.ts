@@ -2,6 +2,9 @@ import { DynamicModule, Global, Module, ValidationPipe, ValidationPipeOptions } 
 import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
+import { AuditAdvertiser } from './audit/audit.advertiser';
+import { AuditController } from './audit/audit.controller';
+import { AuditLogService } from './audit/audit-log.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
@@ -52,6 +55,7 @@ export interface PlatformOptions {
 export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     const services = [
+      AuditLogService,
       ApiKeyService,
       KeyRevocationWatcher,
       JwtVerifier,
@@ -71,7 +75,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, AuditController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },
@@ -81,6 +85,7 @@ export class PlatformModule {
         ...services,
         RouteAudit,
         TracingAdvertiser,
+        AuditAdvertiser,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

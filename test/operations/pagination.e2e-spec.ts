@@ -35,6 +35,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/whoami': 'the caller\'s own principal; its arrays are the credential\'s scopes and roles, not a list of resources',
   '/v1/runs/{runId}/definition': 'one chain (its nodes and edges are one workflow definition, drawn whole), not a list',
   '/v1/workflows/{workflowId}': 'one WorkflowDefinition (its nodes, edges, triggers and variables are one workflow, read whole), not a list',
+  '/v1/audit/verify': 'one AuditVerifyResult (the protocol fixes its shape, closed); its range is fromSeq/toSeq, its checkpoints and anomalies are the verdict over that range',
 };
 
 interface Ctx {
