@@ -28,6 +28,7 @@ import { WhoAmIController } from './identity/whoami.controller';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
+import { RetentionService } from './retention/retention.service';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
@@ -71,6 +72,7 @@ export class PlatformModule {
       RateLimiterService,
       IdempotencyStore,
       ActivityLedger,
+      RetentionService,
     ];
     return {
       module: PlatformModule,
