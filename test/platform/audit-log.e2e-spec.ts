@@ -163,6 +163,54 @@ describe('audit log integrity', () => {
     expect(text).not.toContain(res.body.secret);
   });
 
+  it('proposal apply, approval decisions, imports and run cancels are recorded in their own transactions', async () => {
+    const g = await createTestApp({ env: { ...ENV, OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' } });
+    try {
+      const boss = await g.key({ tenant: 'audit-g', principal: 'boss', roles: ['admin'] });
+      const pack = {
+        name: 'private.audit.gated',
+        version: '1.0.0',
+        kind: 'workflow-chain',
+        engines: { openwop: '^1.0.0' },
+        chains: [{ chainId: 'private.audit.gated.run', version: '1.0.0', label: 'Gated', description: 'Released by a gate.', parameters: { type: 'object' }, dag: { nodes: [{ id: 'a', typeId: 'core.noop' }] } }],
+      };
+      const created = await g.http('POST', '/v1/proposals', { token: boss, body: { kind: 'workflow-chain-pack', artifact: pack, provenance: { sourceRunIds: ['run-1'] } } });
+      expect(created.status).toBe(201);
+      const pending = await g.http('POST', `/v1/proposals/${created.body.id}/apply`, { token: boss, body: {} });
+      expect([pending.status, pending.body.status, pending.body.message]).toEqual([202, 'pending-approval', undefined]);
+      expect((await g.http('POST', `/v1/approvals/${pending.body.pendingApprovalId}/grant`, { token: boss, body: { reason: 'my password is hunter2' } })).status).toBe(200);
+      const bundle = await g.http('GET', '/v1/export', { token: boss });
+      expect(bundle.status).toBe(200);
+      const importer = await g.key({ tenant: 'audit-h', principal: 'imp', roles: ['admin'] });
+      expect((await g.http('POST', '/v1/import', { token: importer, body: bundle.body })).status).toBe(200);
+
+      const actions = async (tenant: string) =>
+        ((await g.ds.query(`SELECT "action", "entry" FROM "audit_entry" WHERE "tenant" = $1 ORDER BY "seq"`, [tenant])) as Array<{ action: string; entry: Record<string, unknown> }>);
+      const gRows = await actions('audit-g');
+      expect(gRows.map((r) => r.action)).toEqual(['key.created', 'proposal.applied', 'approval.decided']);
+      expect(gRows[1].entry).toMatchObject({ actor: { principal: 'boss' }, resource: { type: 'proposal' }, details: { kind: 'workflow-chain-pack', approvalId: pending.body.pendingApprovalId } });
+      expect(gRows[2].entry).toMatchObject({ resource: { type: 'approval', id: pending.body.pendingApprovalId }, details: { decision: 'granted', outcome: 'granted', voter: 'boss' } });
+      // The reason is the caller's prose: never recorded.
+      expect(JSON.stringify(gRows)).not.toContain('hunter2');
+      const hRows = await actions('audit-h');
+      expect(hRows.map((r) => r.action)).toEqual(['key.created', 'import.applied']);
+      expect(hRows[1].entry.details).toMatchObject({ created: expect.any(Number), refs: expect.any(Array) });
+      for (const tok of [boss, importer]) expect((await g.http('GET', '/v1/audit/verify', { token: tok })).body).toMatchObject({ chainValid: true, anomalies: [] });
+
+      // A cancel of a run nobody executes (a pending workflow run) is recorded with its action.
+      const [{ id: runId }] = (await g.ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata") VALUES ('audit-g', 'workflow', 'pending', '{}'::jsonb) RETURNING "id"`)) as Array<{ id: string }>;
+      const cancelled = await g.http('POST', `/v1/runs/${runId}/cancel`, { token: boss, body: { reason: 'stop' } });
+      expect(cancelled.status).toBe(200);
+      const last = (await actions('audit-g')).pop()!;
+      expect(last).toMatchObject({ action: 'run.cancel-requested', entry: { resource: { type: 'run', id: runId }, details: { reason: 'stop', statusBefore: 'pending' } } });
+      // Cancelling the finished run again changes nothing and records nothing.
+      expect((await g.http('POST', `/v1/runs/${runId}/cancel`, { token: boss, body: {} })).status).toBe(200);
+      expect((await actions('audit-g')).length).toBe(4);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('the log refuses in-place updates and deletes', async () => {
     await expect(t.ds.query(`UPDATE "audit_entry" SET "action" = 'x' WHERE "tenant" = 'audit-a' AND "seq" = 2`)).rejects.toThrow(/append-only/);
     await expect(t.ds.query(`DELETE FROM "audit_entry" WHERE "tenant" = 'audit-a' AND "seq" = 2`)).rejects.toThrow(/append-only/);
