@@ -164,7 +164,8 @@ describe('audit log integrity', () => {
   });
 
   it('proposal apply, approval decisions, imports and run cancels are recorded in their own transactions', async () => {
-    const g = await createTestApp({ env: { ...ENV, OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' } });
+    // A replica of the same database whose proposals activate through an approval gate.
+    const g = await createTestApp({ database: t.databaseName, env: { ...ENV, OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' } });
     try {
       const boss = await g.key({ tenant: 'audit-g', principal: 'boss', roles: ['admin'] });
       const pack = {
