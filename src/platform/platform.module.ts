@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { AuditAdvertiser } from './audit/audit.advertiser';
+import { AuditCheckpointSealer } from './audit/audit-checkpoint.sealer';
 import { AuditController } from './audit/audit.controller';
 import { AuditLogService } from './audit/audit-log.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
@@ -88,6 +89,7 @@ export class PlatformModule {
         RouteAudit,
         TracingAdvertiser,
         AuditAdvertiser,
+        AuditCheckpointSealer,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

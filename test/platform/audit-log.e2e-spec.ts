@@ -9,6 +9,9 @@ import { createHash, createPublicKey, randomBytes, verify as edVerify } from 'no
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
+import { AUDIT_SEAL_TASK } from '../../src/platform/audit/audit-checkpoint.sealer';
+import { AuditLogService } from '../../src/platform/audit/audit-log.service';
+import { PeriodicTaskService } from '../../src/platform/scheduler/periodic-task.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const SCHEMA = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'schemas', 'openwop', 'audit-verify-result.schema.json'), 'utf8'));
@@ -64,7 +67,7 @@ describe('audit log integrity', () => {
     expect(res.status).toBe(200);
     expect(res.body.auth.profiles).toContain('openwop-audit-log-integrity');
     const a = res.body.auth.auditLogIntegrity;
-    expect(a).toEqual({ hashChain: true, checkpointSignatureAlgorithm: 'ed25519', checkpointPublicKey: expect.any(String), checkpointIntervalEntries: 3 });
+    expect(a).toEqual({ hashChain: true, checkpointSignatureAlgorithm: 'ed25519', checkpointPublicKey: expect.any(String), checkpointIntervalEntries: 3, checkpointIntervalSeconds: 300 });
     const key = createPublicKey({ key: Buffer.from(a.checkpointPublicKey, 'base64'), format: 'der', type: 'spki' });
     expect(key.asymmetricKeyType).toBe('ed25519');
     // Generated once and kept: the same key after another read, and stored in host_secret.
@@ -210,6 +213,23 @@ describe('audit log integrity', () => {
     } finally {
       await g.close();
     }
+  });
+
+  it('the time-based cadence seals a quiet chain\'s newest entries on one replica per slot', async () => {
+    const q = await t.key({ tenant: 'audit-q', principal: 'q', roles: ['admin'] });
+    await t.http('POST', '/v1/keys', { token: q, body: { principal: 'q-0', scopes: ['runs:read'] } });
+    const cps = async () => (await verify(q)).body.checkpoints.map((c: { atSequence: number }) => c.atSequence);
+    expect(await cps()).toEqual([1]);
+    const tasks = t.app.get(PeriodicTaskService);
+    await tasks.trigger(AUDIT_SEAL_TASK);
+    await tasks.tick();
+    expect(await cps()).toEqual([1, 2]);
+    const res = await verify(q);
+    expect(res.body).toMatchObject({ chainValid: true, checkpointsValid: true, anomalies: [] });
+    // Nothing new: nothing to seal; the entry-count cadence carries on from the sealed head.
+    expect(await t.app.get(AuditLogService).sealPending()).toBe(0);
+    for (let i = 1; i <= 3; i++) await t.http('POST', '/v1/keys', { token: q, body: { principal: `q-${i}`, scopes: ['runs:read'] } });
+    expect(await cps()).toEqual([1, 2, 5]);
   });
 
   it('the log refuses in-place updates and deletes', async () => {

@@ -119,6 +119,10 @@ export class AuditLogService implements OnApplicationBootstrap {
     return this.config.audit.checkpointIntervalEntries;
   }
 
+  get checkpointIntervalSeconds(): number {
+    return this.config.audit.checkpointIntervalSeconds;
+  }
+
   /** Reads the signing key early (non-fatal: a host starts while its database is away; it is read again at first use). */
   async onApplicationBootstrap(): Promise<void> {
     await this.signingKeys().catch(() => undefined);
@@ -204,16 +208,45 @@ export class AuditLogService implements OnApplicationBootstrap {
     ]);
     const lastCheckpoint = Number(head.last_checkpoint_seq);
     const checkpoint = seq === 1 || seq - lastCheckpoint >= this.config.audit.checkpointIntervalEntries;
-    if (checkpoint) {
-      const leaves = (await m.query(`SELECT "hash" FROM "audit_entry" WHERE "tenant" = $1 AND "seq" > $2 AND "seq" <= $3 ORDER BY "seq"`, [rec.tenant, lastCheckpoint, seq])) as Array<{ hash: string }>;
-      const root = merkleRoot(leaves.map((l) => l.hash));
-      const signature = sign(null, Buffer.from(root, 'hex'), keys.privateKey).toString('base64');
-      await m.query(
-        `INSERT INTO "audit_checkpoint" ("id", "tenant", "at_seq", "prev_at_seq", "merkle_root", "signature", "key_fingerprint") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [`ckpt_${randomUUID()}`, rec.tenant, seq, lastCheckpoint, root, signature, keys.fingerprint],
-      );
-    }
+    if (checkpoint) await this.mintCheckpoint(m, keys, rec.tenant, lastCheckpoint, seq);
     await m.query(`UPDATE "audit_chain" SET "head_hash" = $2${checkpoint ? `, "last_checkpoint_seq" = "head_seq"` : ''} WHERE "tenant" = $1`, [rec.tenant, hash]);
+  }
+
+  /** Signs the entries (after, atSeq] of a tenant; the caller holds the tenant's chain row lock. */
+  private async mintCheckpoint(m: EntityManager, keys: SigningKeys, tenant: string, after: number, atSeq: number): Promise<void> {
+    const leaves = (await m.query(`SELECT "hash" FROM "audit_entry" WHERE "tenant" = $1 AND "seq" > $2 AND "seq" <= $3 ORDER BY "seq"`, [tenant, after, atSeq])) as Array<{ hash: string }>;
+    const root = merkleRoot(leaves.map((l) => l.hash));
+    const signature = sign(null, Buffer.from(root, 'hex'), keys.privateKey).toString('base64');
+    await m.query(
+      `INSERT INTO "audit_checkpoint" ("id", "tenant", "at_seq", "prev_at_seq", "merkle_root", "signature", "key_fingerprint") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [`ckpt_${randomUUID()}`, tenant, atSeq, after, root, signature, keys.fingerprint],
+    );
+  }
+
+  /**
+   * Seals every chain whose newest entries no checkpoint covers yet (the time-based cadence,
+   * `checkpointIntervalSeconds`): one checkpoint per such tenant at its head. Chains an appender
+   * holds right now are skipped (SKIP LOCKED): that appender, or the next pass, seals them.
+   * Returns how many checkpoints it minted.
+   */
+  async sealPending(signal?: AbortSignal): Promise<number> {
+    const keys = await this.signingKeys();
+    let sealed = 0;
+    for (let pass = 0; pass < 100 && !signal?.aborted; pass++) {
+      const n = await this.ds.transaction(async (m) => {
+        const heads = (await m.query(
+          `SELECT "tenant", "head_seq", "last_checkpoint_seq" FROM "audit_chain" WHERE "head_seq" > "last_checkpoint_seq" ORDER BY "tenant" LIMIT 100 FOR UPDATE SKIP LOCKED`,
+        )) as Array<{ tenant: string; head_seq: string; last_checkpoint_seq: string }>;
+        for (const h of heads) {
+          await this.mintCheckpoint(m, keys, h.tenant, Number(h.last_checkpoint_seq), Number(h.head_seq));
+          await m.query(`UPDATE "audit_chain" SET "last_checkpoint_seq" = "head_seq" WHERE "tenant" = $1`, [h.tenant]);
+        }
+        return heads.length;
+      });
+      sealed += n;
+      if (n < 100) break;
+    }
+    return sealed;
   }
 
   /**

@@ -32,6 +32,7 @@ export class AuditAdvertiser implements CapabilityAdvertiser {
           checkpointSignatureAlgorithm: 'ed25519',
           checkpointPublicKey,
           checkpointIntervalEntries: this.audit.checkpointIntervalEntries,
+          checkpointIntervalSeconds: this.audit.checkpointIntervalSeconds,
         },
       },
     };

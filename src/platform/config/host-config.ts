@@ -73,6 +73,8 @@ export interface HostConfig {
 export interface AuditConfig {
   /** A signed checkpoint every this many entries of a tenant's chain (and at its first entry). */
   checkpointIntervalEntries: number;
+  /** Newest entries no checkpoint covers are sealed by one within about this many seconds. */
+  checkpointIntervalSeconds: number;
   /** The Ed25519 checkpoint signing key (PKCS#8, PEM or base64 DER); unset: generated once and kept in `host_secret`. */
   signingKey?: string;
 }
@@ -210,6 +212,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
   { name: 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', default: '1000', description: 'The audit log signs a checkpoint at the first entry of a tenant\'s chain and then every this many entries (advertised as `auth.auditLogIntegrity.checkpointIntervalEntries`).' },
+  { name: 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', default: '300', description: 'Entries no checkpoint covers yet are sealed by a checkpoint within about this many seconds (one replica does it, on the scheduler; advertised as `auth.auditLogIntegrity.checkpointIntervalSeconds`).' },
   { name: 'OPENWOP_AUDIT_SIGNING_KEY', description: 'Ed25519 private key that signs audit checkpoints (PKCS#8, PEM or base64 DER); every replica needs the same one, distinct from any other signing key. Unset: a key is generated once and kept in the database (table `host_secret`).' },
   { name: 'OPENWOP_RUN_RETENTION_DAYS', default: '30', description: 'Runs finished (completed, failed or cancelled) longer ago than this many days are deleted with their node rows, events and invocation records (at least 7). The audit log is kept.' },
   { name: 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', default: '168', description: 'Idempotency records (the stored answers of `Idempotency-Key` requests) older than this many hours are deleted (at least 24); a key reused after that is a new request.' },
@@ -416,6 +419,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     tracing: loadTracingConfig(env),
     audit: {
       checkpointIntervalEntries: int(env, 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', 1000, 1, 1_000_000),
+      checkpointIntervalSeconds: int(env, 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', 300, 5, 86_400),
       signingKey: auditSigningKey(str(env, 'OPENWOP_AUDIT_SIGNING_KEY')),
     },
     retention: {
