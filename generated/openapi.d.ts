@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Re-walk the tenant's audit hash chain over [fromSeq, toSeq] and verify its signed checkpoints
+         * @description Tenant-level credentials only: the chain is the whole tenant's, so a workspace-bound credential is refused (403).
+         */
+        get: operations["verifyAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/automations": {
         parameters: {
             query?: never;
@@ -1283,6 +1303,42 @@ export interface components {
         ApprovalDecisionDto: {
             /** @description Redaction-safe reason recorded with the decision. */
             reason?: string;
+        };
+        /**
+         * AuditVerifyResult
+         * @description Response payload from `GET /v1/audit/verify` per spec/v1/auth-profiles.md §`openwop-audit-log-integrity` §4 'Verification endpoint'. Hosts advertising the audit-log-integrity profile MUST return this shape on the verify endpoint when called with a valid `audit:read`-scoped credential. The shape carries the verifier's chain-validity verdict, the in-range signed checkpoints, and any anomaly records the verifier detected while re-walking the hash chain.
+         */
+        AuditVerifyResult: {
+            /** @description One entry per detected hash-chain break in [fromSeq, toSeq]. Empty array MUST appear when chainValid is true (not omitted). */
+            anomalies: components["schemas"]["AuditVerifyResult_Anomaly"][];
+            /** @description True when every entry's `prevHash` matches the SHA-256 of the prior entry's RFC 8785 JCS canonicalization AND every signed checkpoint in `checkpoints[]` verifies against the host's advertised `auditLogIntegrity.checkpointPublicKey`. False when ANY break or invalid signature is detected; `anomalies[]` enumerates the breaks. */
+            chainValid: boolean;
+            /** @description Signed checkpoints emitted within [fromSeq, toSeq]. Order: ascending by `atSequence`. Empty array MUST appear when no checkpoint was emitted in the window (not omitted). */
+            checkpoints: components["schemas"]["AuditVerifyResult_Checkpoint"][];
+            /** @description OPTIONAL companion bit: true when every checkpoint signature in `checkpoints[]` verifies. Distinguishes 'chain broken but checkpoints OK' from 'checkpoints forged but chain intact'. Hosts MAY omit when `chainValid` already conveys the verdict; clients that distinguish the two failure modes SHOULD prefer hosts that surface this bit explicitly. */
+            checkpointsValid?: boolean;
+            /** @description Echo of the caller's `fromSeq` query parameter. The verifier MUST re-walk entries [fromSeq, toSeq] inclusive. */
+            fromSeq: number;
+            /** @description Echo of the caller's `toSeq` query parameter. MUST be >= fromSeq. */
+            toSeq: number;
+        };
+        AuditVerifyResult_Anomaly: {
+            /** @description The `prevHash` value the audit-log entry actually carries. Empty string when the field is missing (a structural anomaly distinct from a hash mismatch). */
+            actualPrevHash: string;
+            /** @description Sequence number of the entry whose `prevHash` failed verification. */
+            atSeq: number;
+            /** @description Hex-encoded SHA-256 the verifier computed from the prior entry's RFC 8785 JCS canonicalization. */
+            expectedPrevHash: string;
+        };
+        AuditVerifyResult_Checkpoint: {
+            /** @description Audit-log sequence number at which the checkpoint was minted. Inclusive — the entry at this sequence is covered by the checkpoint's merkleRoot. */
+            atSequence: number;
+            /** @description Host-issued checkpoint id. Globally unique within the host's audit log. */
+            checkpoint: string;
+            /** @description Hex-encoded SHA-256 Merkle root over the canonicalized entries 0..atSequence inclusive. Verifiers re-compute and compare; mismatch implies chain mutation between two checkpoints. */
+            merkleRoot: string;
+            /** @description Base64-encoded Ed25519 signature over the checkpoint's canonical JSON (excluding the `signature` field itself), produced with the host's advertised `auditLogIntegrity.checkpointPublicKey`. */
+            signature: string;
         };
         BulkCancelBody: {
             /** @description Why the runs are cancelled (recorded on each run.cancelled). */
@@ -3146,6 +3202,85 @@ export interface operations {
             };
             /** @description The request is understood but refused on its meaning. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifyAuditLog: {
+        parameters: {
+            query?: {
+                /** @description First sequence to verify, inclusive (default 0: from the start of the chain). */
+                fromSeq?: number;
+                /** @description Last sequence to verify, inclusive (default: the chain head). At most 100000 entries are re-walked per call. */
+                toSeq?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditVerifyResult"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,10 @@ import { DynamicModule, Global, Module, ValidationPipe, ValidationPipeOptions } 
 import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
+import { AuditAdvertiser } from './audit/audit.advertiser';
+import { AuditCheckpointSealer } from './audit/audit-checkpoint.sealer';
+import { AuditController } from './audit/audit.controller';
+import { AuditLogService } from './audit/audit-log.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
@@ -25,6 +29,7 @@ import { WhoAmIController } from './identity/whoami.controller';
 import { RouteAudit } from './identity/route-audit';
 import { OpenApiController, OpenApiHolder } from './openapi/openapi.controller';
 import { PluginStateStore } from './plugins/plugin-state.store';
+import { RetentionService } from './retention/retention.service';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
@@ -52,6 +57,7 @@ export interface PlatformOptions {
 export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
     const services = [
+      AuditLogService,
       ApiKeyService,
       KeyRevocationWatcher,
       JwtVerifier,
@@ -67,11 +73,12 @@ export class PlatformModule {
       RateLimiterService,
       IdempotencyStore,
       ActivityLedger,
+      RetentionService,
     ];
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, AuditController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },
@@ -81,6 +88,8 @@ export class PlatformModule {
         ...services,
         RouteAudit,
         TracingAdvertiser,
+        AuditAdvertiser,
+        AuditCheckpointSealer,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

@@ -36,6 +36,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/runs/{runId}/definition': 'one chain (its nodes and edges are one workflow definition, drawn whole), not a list',
   '/v1/runs/{runId}:diff': 'one RunDiff of two runs (the protocol\'s run-diff shape: its divergences are one comparison, read whole), not a list',
   '/v1/workflows/{workflowId}': 'one WorkflowDefinition (its nodes, edges, triggers and variables are one workflow, read whole), not a list',
+  '/v1/audit/verify': 'one AuditVerifyResult (the protocol fixes its shape, closed); its range is fromSeq/toSeq, its checkpoints and anomalies are the verdict over that range',
 };
 
 interface Ctx {

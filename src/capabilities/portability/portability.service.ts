@@ -1,3 +1,4 @@
+import { AuditLogService, AuditRecord, auditActor } from '../../platform/audit/audit-log.service';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import {
@@ -146,6 +147,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     private readonly discovery: DiscoveryService,
     private readonly events: EventLogService,
     @Inject(HOST_CONFIG) config: HostConfig,
+    private readonly audit: AuditLogService,
   ) {
     this.settings = portabilityConfig(config);
   }
@@ -234,7 +236,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     requireDelegable(principal, needs.scopes, 'This import');
     const scope: PortabilityScope = needs.delegated.length ? { ...base, delegation: delegationOf(principal, needs.delegated) } : base;
     if (opts.dryRun) return planView(bundle, order, await this.planAll(scope, order, undefined, opts.onProgress));
-    return this.applyAll(scope, bundle, order, opts.onProgress);
+    return this.applyAll(scope, bundle, order, opts.onProgress, auditActor(principal));
   }
 
   /**
@@ -317,7 +319,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     return plans;
   }
 
-  private async applyAll(scope: PortabilityScope, bundle: ExportBundle, order: BundleItem[], onProgress?: ImportOptions['onProgress']): Promise<ImportResult> {
+  private async applyAll(scope: PortabilityScope, bundle: ExportBundle, order: BundleItem[], onProgress: ImportOptions['onProgress'] | undefined, actor: AuditRecord['actor']): Promise<ImportResult> {
     return this.ds.transaction(async (m) => {
       // The plan is made inside the transaction, once: every item is checked before the first
       // write, and an item already present byte-for-byte is reported skipped without touching it
@@ -370,6 +372,10 @@ export class PortabilityService implements OnApplicationBootstrap {
       const secretsToRebind = unique(items.flatMap((i) => i.secretsToRebind ?? []));
       // Content-free: origin, counts and refs to re-bind only; in the import's transaction.
       await this.events.append(scope, HOST_STREAM, 'import.applied', { bundleOrigin: bundle.source.origin, counts, secretsToRebind }, { manager: m });
+      await this.audit.record(m, {
+        tenant: scope.tenant, workspace: scope.workspace, actor, action: 'import.applied', resource: { type: 'bundle', id: bundle.source.origin },
+        details: { created: counts.created, updated: counts.updated, skipped: counts.skipped, failed: counts.failed, refs: order.map((i) => i.ref).slice(0, 100), toRebind: secretsToRebind },
+      });
       const refs = order.map((i) => i.ref);
       return {
         dryRun: false,

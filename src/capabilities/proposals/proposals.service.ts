@@ -1,3 +1,4 @@
+import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { PROPOSAL_KINDS, ProposalDraft, ProposalKind } from '@openwop-host/plugin-sdk';
@@ -59,6 +60,7 @@ export class ProposalsService implements OnModuleInit {
     private readonly approvals: ApprovalsService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
     private readonly checks: InstallChecks,
+    private readonly audit: AuditLogService,
   ) {}
 
   onModuleInit(): void {
@@ -308,6 +310,10 @@ export class ProposalsService implements OnModuleInit {
       { proposalId: row.id, kind, approvalId, installedArtifactRef: installed.ref },
       { manager: m, correlationId: row.id },
     );
+    await this.audit.record(m, {
+      tenant: row.tenant, workspace: row.workspaceKey || undefined, actor: auditActor(principal), action: 'proposal.applied', resource: { type: 'proposal', id: row.id },
+      details: { kind, approvalId, installedArtifactRef: installed.ref, grantedScopes: [...needed] },
+    });
   }
 
   private async withdrawGate(m: EntityManager, row: ProposalEntity, principal: Principal, reason: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -131,6 +132,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     private readonly metrics: RunMetrics,
     private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly audit: AuditLogService,
   ) {}
 
   onModuleInit(): void {
@@ -413,8 +415,15 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
       )) as Array<{ status: string; free: boolean; started_at: Date | null }>;
       // Cancel is idempotent: a run that already ended answers as it is (200), nothing changes.
       if (TERMINAL.has(row.status)) return 'terminal' as const;
+      // Last in each branch: the tenant's audit chain stays locked only until the commit.
+      const audited = () =>
+        this.audit.record(m, {
+          tenant: run.tenant, workspace: run.workspace ?? undefined, actor: auditActor(principal), action: 'run.cancel-requested',
+          resource: { type: 'run', id: run.id }, details: { reason, statusBefore: row.status },
+        });
       if (!row.free) {
         await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling' WHERE "id" = $1`, [run.id]);
+        await audited();
         return false;
       }
       // Nobody executes it: finish it here.
@@ -431,6 +440,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
         [run.id],
       );
       await this.events.appendBatch({ tenant: run.tenant, workspace: run.workspace ?? undefined }, run.id, evts, m);
+      await audited();
       return true;
     });
     if (direct === 'terminal') return this.get(principal, run.id);

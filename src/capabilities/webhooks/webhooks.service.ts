@@ -1,3 +1,4 @@
+import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -106,6 +107,7 @@ export class WebhooksService {
     private readonly ds: DataSource,
     private readonly credentials: CredentialStoreService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
+    private readonly audit: AuditLogService,
   ) {}
 
   /** Whether subscriptions can be registered on this host (their secrets need the credential store). */
@@ -153,7 +155,13 @@ export class WebhooksService {
       const secretRef = await this.credentials.store(p.tenant, secret, m);
       const repo = m.getRepository(WebhookSubscriptionEntity);
       await repo.insert({ id, tenant: p.tenant, workspace: p.workspace ?? null, principal: p.principal, url, events, tags, secretRef, secretFingerprint: fingerprint });
-      return repo.findOneByOrFail({ id, tenant: p.tenant });
+      const saved = await repo.findOneByOrFail({ id, tenant: p.tenant });
+      // Only the URL's origin: a path or query may carry a receiver's token.
+      await this.audit.record(m, {
+        tenant: p.tenant, workspace: p.workspace, actor: auditActor(p), action: 'webhook.registered', resource: { type: 'webhook', id },
+        details: { origin: new URL(url).origin, events, fingerprint },
+      });
+      return saved;
     });
     this.logger.log({ msg: 'webhook registered', webhookId: id, tenant: p.tenant, secretFingerprint: fingerprint, events });
     return { ...view(row), secret };
@@ -203,6 +211,7 @@ export class WebhooksService {
       if (!row) throw new SubscriptionNotFoundError();
       await m.getRepository(WebhookSubscriptionEntity).delete({ tenant: row.tenant, id: row.id });
       await this.credentials.delete(row.tenant, row.secretRef, m);
+      await this.audit.record(m, { tenant: row.tenant, workspace: row.workspace ?? undefined, actor: auditActor(p), action: 'webhook.unregistered', resource: { type: 'webhook', id: row.id } });
     });
     this.logger.log({ msg: 'webhook unregistered', webhookId: id, tenant: p.tenant });
   }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditLogService, AuditRecord } from '../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError, NotFoundError } from '../errors/domain-error';
 import type { CursorBinding } from '../pagination/cursor';
@@ -20,6 +21,10 @@ export interface CreateApiKeyInput {
   expiresAt?: Date;
   name?: string;
 }
+
+/** Who mints or revokes a key, as the audit log records it (the CLI and the bootstrap act as `system`). */
+export type KeyActor = AuditRecord['actor'];
+const SYSTEM_ACTOR: KeyActor = { principal: 'system', kind: 'system' };
 
 export interface ApiKeyView {
   id: string;
@@ -64,12 +69,18 @@ export class ApiKeyService {
   /** How long this replica trusts a verified key now (shorter while revocations cannot arrive as notifications: KeyRevocationWatcher). */
   cacheMs = ApiKeyService.CACHE_MS;
 
+  private readonly audit: AuditLogService;
+
   constructor(
     private readonly ds: DataSource,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
-  ) {}
+    audit?: AuditLogService,
+  ) {
+    // The CLI builds this service without Nest: it records to the same audit log.
+    this.audit = audit ?? new AuditLogService(ds, config);
+  }
 
-  async create(input: CreateApiKeyInput): Promise<{ key: string; view: ApiKeyView }> {
+  async create(input: CreateApiKeyInput, actor: KeyActor = SYSTEM_ACTOR): Promise<{ key: string; view: ApiKeyView }> {
     for (const [field, v] of [['tenant', input.tenant], ['principal', input.principal]] as const) {
       if (!IDENT.test(v)) throw new ValidationError(`${field} must be 1-128 characters of letters, digits and ._:@-`, { field });
     }
@@ -86,8 +97,9 @@ export class ApiKeyService {
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
     const lookup = lookupId();
     const secret = randomBytes(32).toString('base64url');
-    const repo = this.ds.getRepository(ApiKeyEntity);
-    const entity = await repo.save(
+    const entity = await this.ds.transaction(async (m) => {
+      const repo = m.getRepository(ApiKeyEntity);
+      const saved = await repo.save(
       repo.create({
         lookupId: lookup,
         secretHash: hash(secret),
@@ -100,7 +112,18 @@ export class ApiKeyService {
         expiresAt: input.expiresAt ?? null,
         revokedAt: null,
       }),
-    );
+      );
+      // The scopes a key grants are the audit-relevant fact; its secret never leaves this method.
+      await this.audit.record(m, {
+        tenant: saved.tenant,
+        workspace: saved.workspace ?? undefined,
+        actor,
+        action: 'key.created',
+        resource: { type: 'api-key', id: saved.id },
+        details: { keyPrincipal: saved.principal, scopes: saved.scopes, roles: saved.roles, expiresAt: saved.expiresAt?.toISOString() ?? null },
+      });
+      return saved;
+    });
     return { key: `${this.config.apiKeyPrefix}${lookup}_${secret}`, view: this.view(entity) };
   }
 
@@ -131,7 +154,7 @@ export class ApiKeyService {
    * revocation is stamped with the database clock and announced to every replica in the same
    * transaction (KeyRevocationWatcher), so their verification caches drop the key at once.
    */
-  async revoke(id: string, scope?: TenantScope | string): Promise<ApiKeyView> {
+  async revoke(id: string, scope?: TenantScope | string, actor: KeyActor = SYSTEM_ACTOR): Promise<ApiKeyView> {
     const s: TenantScope | undefined = typeof scope === 'string' ? { tenant: scope } : scope;
     if (!UUID.test(id)) throw new NotFoundError('No such API key.');
     const key = await this.ds.transaction(async (m) => {
@@ -145,6 +168,14 @@ export class ApiKeyService {
         const [rows] = (await m.query(`UPDATE "api_key" SET "revoked_at" = now() WHERE "id" = $1 AND "revoked_at" IS NULL RETURNING "revoked_at"`, [found.id])) as [Array<{ revoked_at: Date }>, number];
         found.revokedAt = rows[0]?.revoked_at ?? (await repo.findOneByOrFail({ id: found.id })).revokedAt;
         await m.query(`SELECT pg_notify($1, $2)`, [KEY_REVOKED_CHANNEL, found.lookupId]);
+        await this.audit.record(m, {
+          tenant: found.tenant,
+          workspace: found.workspace ?? undefined,
+          actor,
+          action: 'key.revoked',
+          resource: { type: 'api-key', id: found.id },
+          details: { keyPrincipal: found.principal },
+        });
       }
       return found;
     });

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsDateString, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { auditActor } from '../audit/audit-log.service';
 import { ForbiddenError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { pageSchema, PageQuery } from '../pagination/page-query';
@@ -96,7 +97,7 @@ export class KeysController {
       roles: body.roles,
       expiresAt: body.expiresAt ? new Date(body.expiresAt) : undefined,
       name: body.name,
-    });
+    }, auditActor(p));
     return { key, apiKey: view };
   }
 
@@ -117,6 +118,6 @@ export class KeysController {
   @ApiErrors(401, 403, 404)
   async revoke(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ApiKeyView> {
     // A workspace-bound caller revokes keys of its own workspace only: others are 404 like unknown ids.
-    return this.keys.revoke(id, { tenant: p.tenant, workspace: p.workspace });
+    return this.keys.revoke(id, { tenant: p.tenant, workspace: p.workspace }, auditActor(p));
   }
 }

@@ -16,6 +16,7 @@ export const PROTOCOL_SCHEMAS: Record<string, string> = {
   GoalUpdateRequest: 'goal-update-request',
   GoalRunReport: 'goal-run-report',
   ConnectionPackManifest: 'connection-pack-manifest',
+  AuditVerifyResult: 'audit-verify-result',
 };
 
 export function protocolSchemaRef(component: string): { $ref: string } {

@@ -6,6 +6,7 @@
 export const OPENAPI_TAGS: Record<string, string> = {
   approvals: 'Approval gates (RFC 0096 §activation): list, read, grant and deny the gates that hold an install for human approval.',
   artifacts: 'Run-produced artifacts.',
+  audit: 'The tamper-evident audit log (openwop-audit-log-integrity): verify the caller tenant\'s hash chain and its signed checkpoints.',
   connections: 'Connection packs and connections (RFC 0095): providers, consent plans, egress checks and encrypted credentials (never returned).',
   goals: 'Standing goals (RFC 0097): bounded continuation judged by the declared completion check.',
   identity: 'The authenticated caller: tenant, workspace, principal and expanded scopes.',

@@ -1,3 +1,4 @@
+import { AuditLogService, auditActor } from '../../../platform/audit/audit-log.service';
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
@@ -110,6 +111,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
     private readonly tasks: PeriodicTaskService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
     @Inject(HOST_CONFIG) private readonly host: HostConfig,
+    private readonly audit: AuditLogService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -290,16 +292,27 @@ export class ApprovalsService implements OnApplicationBootstrap {
       if (!inserted.length) throw new ConflictError('approval_already_decided', opts.voter ? `Voter "${voter}" has already decided on the approval.` : 'This principal has already decided on the approval.');
       const scope = scopeOf(gate);
       const evOpts = { manager: m, correlationId: gate.subjectId };
+      // Recorded last in each branch (the tenant's audit chain stays locked only until the commit).
+      // The free-text reason is left out: it is the caller's prose, not a fact the chain vouches for.
+      const audited = (outcome: 'pending' | 'denied' | 'granted') =>
+        this.audit.record(m, {
+          tenant: gate.tenant, workspace: scope.workspace, actor: auditActor(principal), action: 'approval.decided', resource: { type: 'approval', id: gate.id },
+          details: { decision, voter, outcome, kind, subjectKind: gate.subjectKind, subjectId: gate.subjectId, runId: gate.runId ?? undefined, nodeId: gate.nodeId ?? undefined },
+        });
       const node = gate.nodeId ?? gate.subjectKind;
       const resolved = { nodeId: node, interruptId: gate.id, kind, ...(gate.runId ? { runId: gate.runId } : {}) };
       if (decision === 'denied') {
         await this.events.append(scope, HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: voter, ...(reason ? { reason } : {}) }, evOpts);
         // Single veto: one reject closes. Majority: rejects from more than half of the quorum close.
         const denied = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'denied' });
-        if (gate.rejectionPolicy === 'majority' && denied * 2 <= gate.quorum) return { closed: undefined };
+        if (gate.rejectionPolicy === 'majority' && denied * 2 <= gate.quorum) {
+          await audited('pending');
+          return { closed: undefined };
+        }
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'denied', reason: reason ?? 'denied', decidedAt: () => 'now()', resumeValue: { action: 'reject' }, resolvedBy: voter });
         await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue: { action: 'reject' }, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
         await this.subjects.get(gate.subjectKind)?.closed(m, gate);
+        await audited('denied');
         return { closed: undefined };
       }
       const granted = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'granted' });
@@ -314,6 +327,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         // Installs in this transaction: if the install fails, the grant is not recorded either.
         await subject.release(m, gate, principal, needed);
       }
+      await audited(granted >= gate.quorum ? 'granted' : 'pending');
       return { closed: undefined };
     });
     if (outcome.closed) throw new ConflictError('approval_closed', 'The approval expired before this decision.', { state: outcome.closed });
