@@ -146,6 +146,22 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
     });
   });
 
+  describe('VerifyAuditLog', () => {
+    it('answers the REST AuditVerifyResult (to_seq 0, proto3\'s unset, is the chain head); PERMISSION_DENIED without audit:read; INVALID_ARGUMENT for a reversed range', async () => {
+      const auditor = await g.t.key({ scopes: ['audit:read'] });
+      // A key mint is an audited action: the chain has at least the entries of this test's keys.
+      const viaRest = await rest({ method: 'GET', url: '/v1/audit/verify', token: auditor });
+      expect(viaRest.status).toBe(200);
+      expect(viaRest.body.chainValid).toBe(true);
+      expect(viaRest.body.toSeq).toBeGreaterThan(0);
+      expect(answered(await call('VerifyAuditLog', { fromSeq: 0, toSeq: 0 }, auditor))).toEqual(viaRest.body);
+      const ranged = await rest({ method: 'GET', url: '/v1/audit/verify?fromSeq=1&toSeq=2', token: auditor });
+      expect(answered(await call('VerifyAuditLog', { fromSeq: 1, toSeq: 2 }, auditor))).toEqual(ranged.body);
+      await sameRefusal('VerifyAuditLog', { fromSeq: 0, toSeq: 0 }, full, { method: 'GET', url: '/v1/audit/verify' }, grpc.status.PERMISSION_DENIED, 403);
+      await sameRefusal('VerifyAuditLog', { fromSeq: 5, toSeq: 2 }, auditor, { method: 'GET', url: '/v1/audit/verify?fromSeq=5&toSeq=2' }, grpc.status.INVALID_ARGUMENT, 400);
+    });
+  });
+
   describe('PauseRun and ResumeRun', () => {
     it('pause honours idempotency-key across transports; a second pause and a second resume are ABORTED with the REST 409', async () => {
       const runId = await start('vendor.test.grpcctl.slow');

@@ -44,11 +44,16 @@ export class AuditController {
   })
   @ApiOkResponse({ schema: protocolSchemaRef('AuditVerifyResult') })
   @ApiErrors(400, 401, 403)
-  async verify(@CurrentPrincipal() p: Principal, @Query() q: AuditVerifyQuery): Promise<AuditVerifyResult> {
-    if (p.workspace) throw new ForbiddenError('The audit log is verified by tenant-level credentials only.', { requiredBinding: 'tenant' });
-    const fromSeq = q.fromSeq ?? 0;
-    const toSeq = q.toSeq ?? MAX_SEQ;
-    if (toSeq < fromSeq) throw new ValidationError('toSeq must be greater than or equal to fromSeq.', { fromSeq, toSeq });
-    return this.audit.verify(p.tenant, fromSeq, toSeq);
+  verify(@CurrentPrincipal() p: Principal, @Query() q: AuditVerifyQuery): Promise<AuditVerifyResult> {
+    return verifyAuditLog(this.audit, p, q);
   }
+}
+
+/** The verify rules of the REST route and of gRPC VerifyAuditLog: tenant-level credentials, an ordered range. */
+export function verifyAuditLog(audit: AuditLogService, p: Principal, q: AuditVerifyQuery): Promise<AuditVerifyResult> {
+  if (p.workspace) throw new ForbiddenError('The audit log is verified by tenant-level credentials only.', { requiredBinding: 'tenant' });
+  const fromSeq = q.fromSeq ?? 0;
+  const toSeq = q.toSeq ?? MAX_SEQ;
+  if (toSeq < fromSeq) throw new ValidationError('toSeq must be greater than or equal to fromSeq.', { fromSeq, toSeq });
+  return audit.verify(p.tenant, fromSeq, toSeq);
 }

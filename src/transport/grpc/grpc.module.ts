@@ -9,6 +9,7 @@ import { GrpcAdvertiser } from './grpc.advertiser';
 import { GrpcMetrics } from './grpc.metrics';
 import { GetCapabilitiesMethod } from './methods/discovery.method';
 import { InspectInterruptByTokenMethod, ResolveInterruptByRunMethod, ResolveInterruptByTokenMethod } from './methods/interrupts.methods';
+import { VerifyAuditLogMethod } from './methods/audit.methods';
 import { BulkCancelRunsMethod, CancelRunMethod, CreateRunMethod, ForkRunMethod, GetArtifactMethod, GetRunMethod, PauseRunMethod, ResumeRunMethod, StreamRunEventsMethod } from './methods/runs.methods';
 import { RegisterWebhookMethod, UnregisterWebhookMethod } from './methods/webhooks.methods';
 import { GetWorkflowMethod } from './methods/workflows.methods';
@@ -26,6 +27,7 @@ export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [
   CancelRunMethod,
   BulkCancelRunsMethod,
   ForkRunMethod,
+  VerifyAuditLogMethod,
   PauseRunMethod,
   ResumeRunMethod,
   StreamRunEventsMethod,
