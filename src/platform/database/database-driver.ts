@@ -24,6 +24,12 @@ function tag<T>(err: T): T {
  */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '57014', '55P03', '25P03']);
 const CONNECTION_LOST = /Connection terminated|Client has encountered a connection error|not queryable|timeout exceeded when trying to connect|Query read timeout/;
+/**
+ * Socket errors of the database connection (a reset, a refused connect, a broken pipe). They carry
+ * the failing `syscall`, which tells them from a client that aborted its request body (Node's
+ * `aborted` error, code ECONNRESET, no syscall), a 400 of the HTTP layer.
+ */
+const SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);
 
 /** Whether an error (a TypeORM QueryFailedError, a pg or pool error) means the database is unavailable. */
 export function isDatabaseUnavailable(e: unknown): boolean {
@@ -35,6 +41,7 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     seen.add(x);
     if (x[DATABASE_UNAVAILABLE] === true) return true;
     if (typeof x.severity === 'string' && typeof x.code === 'string' && UNAVAILABLE_STATES.has(x.code)) return true;
+    if (typeof x.code === 'string' && SOCKET_CODES.has(x.code) && typeof x.syscall === 'string') return true;
     // A query whose connection broke under it: TypeORM wraps pg's error as `driverError`.
     if (x.name === 'QueryFailedError' && x.driverError instanceof Error && CONNECTION_LOST.test(x.driverError.message)) return true;
     stack.push(x.driverError, x.cause);
