@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
+import { DatabaseSchema, declareSchema } from './database/database-schema';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { DiscoveryDocumentService } from './discovery/discovery.service';
 import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
@@ -38,6 +39,8 @@ export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forb
 export interface PlatformOptions {
   config: HostConfig;
   dataSource: DataSource;
+  /** The entities and migrations of that database, composed by the application root (the platform imports no capability). */
+  schema: DatabaseSchema;
   pluginState: PluginStateStore;
   openApi: OpenApiHolder;
 }
@@ -51,6 +54,7 @@ export interface PlatformOptions {
 @Module({})
 export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
+    declareSchema(options.dataSource, options.schema);
     const services = [
       ApiKeyService,
       KeyRevocationWatcher,

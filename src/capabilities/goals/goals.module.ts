@@ -15,6 +15,7 @@ import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
 import { LocalRunGoalWorker } from './workers/local-run.worker';
 import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
+import { GoalEntity, GoalRunEntity } from './goal.entity';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
 @Module({
@@ -37,4 +38,6 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
   ],
   exports: [GoalsService, GoalContinuationService, GoalWorkerSelector, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })
-export class GoalsModule {}
+export class GoalsModule {
+  static readonly entities = [GoalEntity, GoalRunEntity];
+}

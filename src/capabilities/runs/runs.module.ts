@@ -25,6 +25,7 @@ import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { WorkflowsController } from './workflows.controller';
+import { RunNodeEntity } from './run-node.entity';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
@@ -56,4 +57,6 @@ import { WorkflowsController } from './workflows.controller';
   ],
   exports: [RunsService, RunEngineService],
 })
-export class RunsModule {}
+export class RunsModule {
+  static readonly entities = [RunNodeEntity];
+}
