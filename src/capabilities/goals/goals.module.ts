@@ -16,10 +16,11 @@ import { LocalRunGoalWorker } from './workers/local-run.worker';
 import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
 import { GoalEntity, GoalRunEntity } from './goal.entity';
+import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
 @Module({
-  controllers: [GoalsController],
+  controllers: [GoalsController, seamAliasesOf(GoalsController)],
   providers: [
     { provide: GOALS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => goalsSettings(config) },
     GoalClock,

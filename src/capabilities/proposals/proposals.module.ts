@@ -17,6 +17,7 @@ import { SynthesisService } from './synthesis/synthesis.service';
 import { ProposalEntity } from './proposal.entity';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approvals/approval.entity';
 import { AutomationScheduleEntity } from './automations/automation-schedule.entity';
+import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /**
  * Reviewable-learning proposals (RFC 0096) with their RFC 0051 approval gates, the built-in
@@ -24,7 +25,7 @@ import { AutomationScheduleEntity } from './automations/automation-schedule.enti
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ProposalsController, ApprovalsController, InstalledArtifactsController],
+  controllers: [ProposalsController, seamAliasesOf(ProposalsController), ApprovalsController, InstalledArtifactsController],
   providers: [
     { provide: PROPOSALS_SETTINGS, useFactory: (config: HostConfig) => proposalsSettings(config), inject: [HOST_CONFIG] },
     ProposalsService,
