@@ -6,8 +6,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { LogController } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../migrations';
-import { AppModule } from './app.module';
+import { AppModule, HOST_SCHEMA } from './app.module';
 import { HostConfig } from './platform/config/host-config';
 import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
@@ -71,17 +70,17 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
-    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, { log: logger, joinEmbedded: options.joinEmbedded }));
+    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, HOST_SCHEMA, { log: logger, joinEmbedded: options.joinEmbedded }));
     dataSource = db.dataSource;
   }
   try {
     const ds = dataSource;
     await phase('migrations', 'cannot apply the database migrations', async () => {
       if (config.migrateOnStart) {
-        const applied = await runMigrations(ds, MIGRATIONS);
+        const applied = await runMigrations(ds, HOST_SCHEMA.migrations);
         if (applied.length) logger.info({ applied }, 'migrations applied');
       } else {
-        const pending = await pendingMigrations(ds, MIGRATIONS);
+        const pending = await pendingMigrations(ds, HOST_SCHEMA.migrations);
         if (pending.length) logger.warn({ pending }, 'migrations pending: run `openwop-host migrate`');
       }
     });

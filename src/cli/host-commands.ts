@@ -2,15 +2,15 @@ import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MIGRATIONS } from '../../migrations';
 import { consoleBuilt } from '../console/console-assets';
+import { HOST_SCHEMA } from '../app.module';
 import { createHost, Host, oneLineReason, StartupError } from '../bootstrap';
 import { PROJECT_ROOT } from '../platform/project-root';
 import { HostConfig, loadHostConfig } from '../platform/config/host-config';
 import { openDatabase } from '../platform/database/data-source.factory';
 import { migrationStatus, pendingMigrations, runMigrations } from '../platform/database/migration-runner';
 import { ApiKeyService } from '../platform/identity/api-key.service';
-import { generateOpenApiDocument } from '../platform/openapi/generate';
+import { generateOpenApiDocument } from '../openapi-generate';
 import { routeScopesTable } from '../platform/openapi/route-scopes';
 import { exportCommand, importCommand } from '../capabilities/portability/portability.cli';
 import { GrpcListener } from '../transport/grpc/grpc-listener';
@@ -30,7 +30,7 @@ type DatabaseHandle = Awaited<ReturnType<typeof openDatabase>>;
 /** Opens the database the host uses (joining a running embedded host through its socket). */
 async function withDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
   const cfg = config();
-  const handle = await openDatabase(cfg, { poolSize: 2, joinEmbedded: true });
+  const handle = await openDatabase(cfg, HOST_SCHEMA, { poolSize: 2, joinEmbedded: true });
   try {
     return await fn(handle, cfg);
   } finally {
@@ -60,12 +60,12 @@ function buildConsoleIfStale(cfg: HostConfig): void {
  */
 async function withMigratedDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
   return withDatabase(async (h, cfg) => {
-    const pending = await pendingMigrations(h.dataSource, MIGRATIONS);
+    const pending = await pendingMigrations(h.dataSource, HOST_SCHEMA.migrations);
     if (pending.length) {
       if (!cfg.migrateOnStart) {
         throw new Error(`the database has ${pending.length} pending migration(s); run \`openwop-host migrate\` first (OPENWOP_MIGRATE_ON_START is false)`);
       }
-      const applied = await runMigrations(h.dataSource, MIGRATIONS);
+      const applied = await runMigrations(h.dataSource, HOST_SCHEMA.migrations);
       process.stderr.write(`applied ${applied.length} pending migration(s) first\n`);
     }
     return fn(h, cfg);
@@ -128,14 +128,14 @@ export async function serve(): Promise<void> {
 
 export function migrateUp(): Promise<void> {
   return withDatabase(async (h) => {
-    const applied = await runMigrations(h.dataSource, MIGRATIONS);
+    const applied = await runMigrations(h.dataSource, HOST_SCHEMA.migrations);
     process.stdout.write(applied.length ? `applied:\n${applied.map((a) => `  ${a}`).join('\n')}\n` : 'nothing to apply\n');
   });
 }
 
 export function migrateStatus(opts: { json?: boolean }): Promise<void> {
   return withDatabase(async (h) => {
-    const status = await migrationStatus(h.dataSource, MIGRATIONS);
+    const status = await migrationStatus(h.dataSource, HOST_SCHEMA.migrations);
     if (opts.json) process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
     else for (const s of status) process.stdout.write(`${s.applied ? 'applied ' : 'pending '} ${s.name}${s.appliedAt ? `  (${s.appliedAt})` : ''}\n`);
   });
@@ -143,7 +143,7 @@ export function migrateStatus(opts: { json?: boolean }): Promise<void> {
 
 export function migrateDiff(): Promise<void> {
   return withDatabase(async (h) => {
-    await runMigrations(h.dataSource, MIGRATIONS);
+    await runMigrations(h.dataSource, HOST_SCHEMA.migrations);
     const log = await h.dataSource.driver.createSchemaBuilder().log();
     if (!log.upQueries.length) process.stdout.write('-- entities and migrations agree\n');
     for (const q of log.upQueries) process.stdout.write(`${q.query.replace(/uuid_generate_v4\(\)/g, 'gen_random_uuid()')};\n`);

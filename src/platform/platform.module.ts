@@ -9,6 +9,7 @@ import { AuditLogService } from './audit/audit-log.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
+import { DatabaseSchema, declareSchema } from './database/database-schema';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { DiscoveryDocumentService } from './discovery/discovery.service';
 import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
@@ -43,6 +44,8 @@ export const REQUEST_VALIDATION: ValidationPipeOptions = { whitelist: true, forb
 export interface PlatformOptions {
   config: HostConfig;
   dataSource: DataSource;
+  /** The entities and migrations of that database, composed by the application root (the platform imports no capability). */
+  schema: DatabaseSchema;
   pluginState: PluginStateStore;
   openApi: OpenApiHolder;
 }
@@ -56,6 +59,7 @@ export interface PlatformOptions {
 @Module({})
 export class PlatformModule {
   static forRoot(options: PlatformOptions): DynamicModule {
+    declareSchema(options.dataSource, options.schema);
     const services = [
       AuditLogService,
       ApiKeyService,

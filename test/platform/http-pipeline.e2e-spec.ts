@@ -127,6 +127,14 @@ describe('HTTP pipeline, discovery and the event log', () => {
       expect(res.status).toBe(404);
       expect(res.body.error).toBe('not_found');
     });
+
+    it('answer 404 for a seam alias of a real route too, while the real route answers', async () => {
+      for (const [method, path] of [['GET', '/v1/host/sample/goals'], ['POST', '/v1/host/sample/goals'], ['GET', '/v1/host/sample/proposals'], ['GET', '/v1/host/sample/export']] as const) {
+        const res = await t.http(method, path, { token: admin, body: method === 'POST' ? {} : undefined });
+        expect([path, res.status, res.body.error]).toEqual([path, 404, 'not_found']);
+      }
+      expect((await t.http('GET', '/v1/goals', { token: admin })).status).toBe(200);
+    });
   });
 
   describe('event log', () => {
@@ -221,6 +229,17 @@ describe('seams when on', () => {
   it('require a credential', async () => {
     expect((await t.http('GET', '/v1/host/sample/test/runs/__probe__/events')).status).toBe(401);
     expect((await t.http('POST', '/v1/host/sample/test/reset')).status).toBe(401);
+    expect((await t.http('GET', '/v1/host/sample/goals')).status).toBe(401);
+  });
+
+  it('serve a seam alias with the real handler: same answer, its scopes, the seam status', async () => {
+    const reader = await t.key({ scopes: ['goals:read'] });
+    const real = await t.http('GET', '/v1/goals', { token: reader });
+    const seam = await t.http('GET', '/v1/host/sample/goals', { token: reader });
+    expect([seam.status, seam.body]).toEqual([200, real.body]);
+    expect((await t.http('POST', '/v1/host/sample/goals', { token: reader, body: {} })).status).toBe(403);
+    const writer = await t.key({ scopes: ['goals:write'] });
+    expect((await t.http('POST', '/v1/host/sample/goals', { token: writer, body: { unknown: true } })).status).toBe((await t.http('POST', '/v1/goals', { token: writer, body: { unknown: true } })).status);
   });
 
   it('answer 200 with an empty list for an unknown run id', async () => {

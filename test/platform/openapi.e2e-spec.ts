@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
-import { generateOpenApiDocument } from '../../src/platform/openapi/generate';
+import { generateOpenApiDocument } from '../../src/openapi-generate';
 import { routeScopesTable } from '../../src/platform/openapi/route-scopes';
 import { OPENAPI_TAGS } from '../../src/platform/openapi/tags';
 

@@ -2,5 +2,5 @@ import { ConnectionEntity } from './connections/connection.entity';
 import { CredentialEntity } from './credentials/credential.entity';
 import { ConnectionProviderClaimEntity } from './packs/connection-provider-claim.entity';
 
-/** The entities of the connections capability (registered in src/entities.ts). */
+/** The entities of the connections capability (declared by ConnectionsModule.entities). */
 export const CONNECTIONS_ENTITIES = [ConnectionProviderClaimEntity, ConnectionEntity, CredentialEntity];

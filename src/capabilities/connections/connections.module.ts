@@ -18,6 +18,7 @@ import { ConnectionRefPortableKind } from './portability/connection-ref.portable
 import { ConnectionPackSeamsController } from './seams/connection-pack-seams.controller';
 import { CredentialEchoService } from './seams/credential-echo.service';
 import { ConnectorToolSource } from './tools/connector-tool.source';
+import { CONNECTIONS_ENTITIES } from './connections.entities';
 
 /**
  * Connections (RFC 0095 connection packs, RFC 0046 credentials): pack install and provider
@@ -44,6 +45,8 @@ import { ConnectorToolSource } from './tools/connector-tool.source';
   exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService],
 })
 export class ConnectionsModule implements OnModuleInit {
+  static readonly entities = CONNECTIONS_ENTITIES;
+
   constructor(
     private readonly tasks: PeriodicTaskService,
     private readonly credentials: CredentialStoreService,

@@ -1,13 +1,14 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { extensionMetadata, GoalJudge, GoalJudgeProvider, GoalWorker, GoalWorkerProvider } from '@openwop-host/plugin-sdk';
+import { GoalJudge, GoalJudgeProvider, GoalWorker, GoalWorkerProvider } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../../platform/plugins/extension-registry';
 import type { GoalCheck } from './goal.entity';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
 
 /**
  * The goal judges and goal workers of the host: the built-in ones and those plugins contribute
- * through the `goal-judge` / `goal-worker` extension points (found with Nest's DiscoveryService,
+ * through the `goal-judge` / `goal-worker` extension points (collected by the extension registry,
  * like every other extension point). Workers may also be registered programmatically.
  */
 @Injectable()
@@ -21,24 +22,19 @@ export class GoalExtensionsService implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     const builtIn = new Set<unknown>([HostSchemaJudge, RunEventVerifierJudge]);
     const pluginDefaults = new Map<GoalCheck, GoalJudgeProvider>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const type = wrapper.metatype ?? undefined;
-      const judge = extensionMetadata(GoalJudge, type);
-      if (judge && wrapper.instance) {
-        const instance = wrapper.instance as GoalJudgeProvider;
-        if (judge.check === 'verifier' && judge.id) {
-          if (this.namedVerifiers.has(judge.id)) throw new Error(`two goal judges claim verifier "${judge.id}"`);
-          this.namedVerifiers.set(judge.id, instance);
-        } else if (builtIn.has(type)) {
-          this.defaultJudges.set(judge.check, instance);
-        } else {
-          if (pluginDefaults.has(judge.check)) throw new Error(`two plugin goal judges claim check "${judge.check}"`);
-          pluginDefaults.set(judge.check, instance);
-        }
-      }
-      const worker = extensionMetadata(GoalWorker, type);
-      if (worker && wrapper.instance) this.registerWorker(worker.id, wrapper.instance as GoalWorkerProvider);
+    // One key per role: a named verifier, the built-in judge of a check, a plugin's default judge of a check.
+    const judges = collectExtensions<ExtensionMeta<typeof GoalJudge>, GoalJudgeProvider>(this.discovery, {
+      name: 'goal judge',
+      metadataKey: GoalJudge.key,
+      key: (judge, instance) => (judge.check === 'verifier' && judge.id ? `verifier:${judge.id}` : builtIn.has(instance.constructor) ? `built-in:${judge.check}` : `plugin-default:${judge.check}`),
+    });
+    for (const { key, meta: judge, provider } of judges) {
+      if (key.startsWith('verifier:')) this.namedVerifiers.set(judge.id!, provider);
+      else if (key.startsWith('built-in:')) this.defaultJudges.set(judge.check, provider);
+      else pluginDefaults.set(judge.check, provider);
     }
+    const workers = collectExtensions<ExtensionMeta<typeof GoalWorker>, GoalWorkerProvider>(this.discovery, { name: 'goal worker', metadataKey: GoalWorker.key, key: (worker) => worker.id });
+    for (const { meta, provider } of workers) this.registerWorker(meta.id, provider);
     // A plugin's default judge for a check replaces the built-in one.
     for (const [check, judge] of pluginDefaults) this.defaultJudges.set(check, judge);
   }

@@ -1,7 +1,8 @@
 import { applyDecorators, Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { CurrentPrincipal, Scopes, TestSeam } from '../../platform/identity/decorators';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import { SeamAlias } from '../../platform/seams/seam-alias';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { ApiNextCursor, NEXT_CURSOR_PROPERTY, PageQuery } from '../../platform/pagination/page-query';
@@ -78,14 +79,9 @@ function Op(operationId: string, summary: string) {
   return applyDecorators(ApiOperation({ operationId, summary }));
 }
 
-/** The same operation on the /v1/host/sample seam path the official conformance suite calls. */
-function SeamOp(operationId: string, summary: string) {
-  return applyDecorators(TestSeam(), ApiTags('test-seams'), ApiOperation({ operationId, summary: `Test seam: ${summary}` }));
-}
-
 /**
  * Standing goals (RFC 0097). Every operation is served at its normative `/v1/goals...` path and at
- * the `/v1/host/sample/goals...` seam path, by the same service method.
+ * the `/v1/host/sample/goals...` seam path (`@SeamAlias`, mounted by GoalsModule), by the same handler.
  */
 @ApiTags('goals')
 @Controller()
@@ -101,18 +97,8 @@ export class GoalsController {
   @ApiBody({ schema: protocolSchemaRef('GoalCreateRequest') })
   @ApiCreatedResponse(GOAL)
   @ApiErrors(400, 401, 403, 422)
+  @SeamAlias({ path: '/v1/host/sample/goals', httpCode: 200, operationId: 'seamCreateGoal', summary: 'Test seam: create a standing goal' })
   create(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<GoalView> {
-    return this.goals.create(p, body);
-  }
-
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals')
-  @HttpCode(200)
-  @SeamOp('seamCreateGoal', 'create a standing goal')
-  @ApiBody({ schema: protocolSchemaRef('GoalCreateRequest') })
-  @ApiOkResponse(GOAL)
-  @ApiErrors(400, 401, 403, 404, 422)
-  seamCreate(@CurrentPrincipal() p: Principal, @Body() body: unknown): Promise<GoalView> {
     return this.goals.create(p, body);
   }
 
@@ -124,19 +110,10 @@ export class GoalsController {
   @ApiQuery({ name: 'state', required: false, enum: STATES })
   @ApiOkResponse({ type: GoalListResponse })
   @ApiErrors(400, 401, 403)
+  @SeamAlias({ path: '/v1/host/sample/goals', operationId: 'seamListGoals', summary: 'Test seam: list goals' })
   async list(@CurrentPrincipal() p: Principal, @Query() q: GoalListQuery): Promise<GoalListResponse> {
     const page = await this.goals.list(p, q);
     return { goals: page.items, nextCursor: page.nextCursor };
-  }
-
-  @Scopes('goals:read')
-  @Get('/v1/host/sample/goals')
-  @SeamOp('seamListGoals', 'list goals')
-  @ApiQuery({ name: 'state', required: false, enum: STATES })
-  @ApiOkResponse({ type: GoalListResponse })
-  @ApiErrors(400, 401, 403, 404)
-  async seamList(@CurrentPrincipal() p: Principal, @Query() q: GoalListQuery): Promise<GoalListResponse> {
-    return this.list(p, q);
   }
 
   @Scopes('goals:read')
@@ -145,17 +122,8 @@ export class GoalsController {
   @GoalIdParam()
   @ApiOkResponse(GOAL)
   @ApiErrors(401, 403, 404)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id', operationId: 'seamGetGoal', summary: 'Test seam: read a goal' })
   get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
-    return this.goals.get(p, id);
-  }
-
-  @Scopes('goals:read')
-  @Get('/v1/host/sample/goals/:id')
-  @SeamOp('seamGetGoal', 'read a goal')
-  @GoalIdParam()
-  @ApiOkResponse(GOAL)
-  @ApiErrors(401, 403, 404)
-  seamGet(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
     return this.goals.get(p, id);
   }
 
@@ -189,6 +157,7 @@ export class GoalsController {
   @ApiBody({ schema: protocolSchemaRef('GoalUpdateRequest') })
   @ApiOkResponse(GOAL)
   @ApiErrors(400, 401, 403, 404, 409, 422)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id', operationId: 'seamUpdateGoal', summary: 'Test seam: edit a goal' })
   update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
     return this.goals.update(p, id, body);
   }
@@ -201,30 +170,8 @@ export class GoalsController {
   @ApiBody({ schema: protocolSchemaRef('GoalUpdateRequest') })
   @ApiOkResponse(GOAL)
   @ApiErrors(400, 401, 403, 404, 409, 422)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id', operationId: 'seamUpdateGoalByPost', summary: 'Test seam: edit a goal (POST form)' })
   updateByPost(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
-    return this.goals.update(p, id, body);
-  }
-
-  @Scopes('goals:write')
-  @Patch('/v1/host/sample/goals/:id')
-  @SeamOp('seamUpdateGoal', 'edit a goal')
-  @GoalIdParam()
-  @ApiBody({ schema: protocolSchemaRef('GoalUpdateRequest') })
-  @ApiOkResponse(GOAL)
-  @ApiErrors(400, 401, 403, 404, 409, 422)
-  seamUpdate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
-    return this.goals.update(p, id, body);
-  }
-
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals/:id')
-  @HttpCode(200)
-  @SeamOp('seamUpdateGoalByPost', 'edit a goal (POST form)')
-  @GoalIdParam()
-  @ApiBody({ schema: protocolSchemaRef('GoalUpdateRequest') })
-  @ApiOkResponse(GOAL)
-  @ApiErrors(400, 401, 403, 404, 409, 422)
-  seamUpdateByPost(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
     return this.goals.update(p, id, body);
   }
 
@@ -237,18 +184,8 @@ export class GoalsController {
   @GoalIdParam()
   @ApiOkResponse(GOAL)
   @ApiErrors(401, 403, 404, 409)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id/pause', operationId: 'seamPauseGoal', summary: 'Test seam: pause a goal' })
   pause(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
-    return this.goals.pause(p, id);
-  }
-
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals/:id/pause')
-  @HttpCode(200)
-  @SeamOp('seamPauseGoal', 'pause a goal')
-  @GoalIdParam()
-  @ApiOkResponse(GOAL)
-  @ApiErrors(401, 403, 404, 409)
-  seamPause(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
     return this.goals.pause(p, id);
   }
 
@@ -259,18 +196,8 @@ export class GoalsController {
   @GoalIdParam()
   @ApiOkResponse(GOAL)
   @ApiErrors(401, 403, 404, 409)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id/resume', operationId: 'seamResumeGoal', summary: 'Test seam: resume a goal' })
   resume(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
-    return this.goals.resume(p, id);
-  }
-
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals/:id/resume')
-  @HttpCode(200)
-  @SeamOp('seamResumeGoal', 'resume a goal')
-  @GoalIdParam()
-  @ApiOkResponse(GOAL)
-  @ApiErrors(401, 403, 404, 409)
-  seamResume(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
     return this.goals.resume(p, id);
   }
 
@@ -281,18 +208,8 @@ export class GoalsController {
   @GoalIdParam()
   @ApiOkResponse(GOAL)
   @ApiErrors(401, 403, 404, 409)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id/abandon', operationId: 'seamAbandonGoal', summary: 'Test seam: abandon a goal' })
   abandon(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
-    return this.goals.abandon(p, id);
-  }
-
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals/:id/abandon')
-  @HttpCode(200)
-  @SeamOp('seamAbandonGoal', 'abandon a goal')
-  @GoalIdParam()
-  @ApiOkResponse(GOAL)
-  @ApiErrors(401, 403, 404, 409)
-  seamAbandon(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<GoalView> {
     return this.goals.abandon(p, id);
   }
 
@@ -306,19 +223,9 @@ export class GoalsController {
   @ApiBody({ schema: protocolSchemaRef('GoalRunReport') })
   @ApiOkResponse(GOAL)
   @ApiErrors(400, 401, 403, 404, 409)
+  @SeamAlias({ path: '/v1/host/sample/goals/:id/runs', operationId: 'seamReportGoalRun', summary: 'Test seam: report a contributing run' })
   reportRun(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
     return this.goals.reportRun(p, id, body);
   }
 
-  @Scopes('goals:write')
-  @Post('/v1/host/sample/goals/:id/runs')
-  @HttpCode(200)
-  @SeamOp('seamReportGoalRun', 'report a contributing run')
-  @GoalIdParam()
-  @ApiBody({ schema: protocolSchemaRef('GoalRunReport') })
-  @ApiOkResponse(GOAL)
-  @ApiErrors(400, 401, 403, 404, 409)
-  seamReportRun(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: unknown): Promise<GoalView> {
-    return this.goals.reportRun(p, id, body);
-  }
 }

@@ -15,10 +15,12 @@ import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
 import { LocalRunGoalWorker } from './workers/local-run.worker';
 import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
+import { GoalEntity, GoalRunEntity } from './goal.entity';
+import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
 @Module({
-  controllers: [GoalsController],
+  controllers: [GoalsController, seamAliasesOf(GoalsController)],
   providers: [
     { provide: GOALS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => goalsSettings(config) },
     GoalClock,
@@ -37,4 +39,6 @@ import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
   ],
   exports: [GoalsService, GoalContinuationService, GoalWorkerSelector, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })
-export class GoalsModule {}
+export class GoalsModule {
+  static readonly entities = [GoalEntity, GoalRunEntity];
+}

@@ -2,13 +2,14 @@ import { applyDecorators, Body, Controller, Get, HttpCode, Post, Query, SetMetad
 import { ApiBody, ApiExtension, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsIn, IsOptional, Matches } from 'class-validator';
-import { CurrentPrincipal, Scopes, TestSeam } from '../../platform/identity/decorators';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import type { ExportBundle } from './bundle-checks';
 import { EXPORT_SCOPE, IMPORT_SCOPE, ImportPlan, ImportResult, PortabilityService } from './portability.service';
 import { IMPORT_PLAN_SCHEMA, IMPORT_REQUEST_SCHEMA, IMPORT_RESULT_SCHEMA } from './portability.openapi';
+import { SeamAlias } from '../../platform/seams/seam-alias';
 
 export const DEFERRED_SCOPES_KEY = 'openwop:deferred-scopes';
 
@@ -57,18 +58,8 @@ export class PortabilityController {
   @ApiQuery(KINDS_QUERY)
   @ApiOkResponse({ schema: protocolSchemaRef('ExportBundle') })
   @ApiErrors(400, 401, 403, 422)
+  @SeamAlias({ path: '/v1/host/sample/export', operationId: 'sampleExportBundle', summary: 'Conformance seam of GET /v1/export', seamTag: false })
   export(@CurrentPrincipal() p: Principal, @Query() q: ExportQuery): Promise<ExportBundle> {
-    return this.portability.exportBundle(p, q.kinds);
-  }
-
-  @TestSeam()
-  @DeferredScopes(EXPORT_SCOPE)
-  @Get('/v1/host/sample/export')
-  @ApiOperation({ operationId: 'sampleExportBundle', summary: 'Conformance seam of GET /v1/export' })
-  @ApiQuery(KINDS_QUERY)
-  @ApiOkResponse({ schema: protocolSchemaRef('ExportBundle') })
-  @ApiErrors(400, 401, 403, 404, 422)
-  sampleExport(@CurrentPrincipal() p: Principal, @Query() q: ExportQuery): Promise<ExportBundle> {
     return this.portability.exportBundle(p, q.kinds);
   }
 
@@ -83,22 +74,11 @@ export class PortabilityController {
   @ApiBody({ schema: IMPORT_REQUEST_SCHEMA })
   @ApiOkResponse({ description: 'An ImportPlan (dry run) or an ImportResult (apply).', schema: { oneOf: [IMPORT_PLAN_SCHEMA, IMPORT_RESULT_SCHEMA] } })
   @ApiErrors(400, 401, 403, 413, 415, 422)
+  @SeamAlias({ path: '/v1/host/sample/import', operationId: 'sampleImportBundle', summary: 'Conformance seam of POST /v1/import', seamTag: false })
   import(@CurrentPrincipal() p: Principal, @Query() q: ImportQuery, @Body() body: unknown): Promise<ImportPlan | ImportResult> {
     return this.portability.importBundle(p, body, { dryRun: isDryRun(q) });
   }
 
-  @TestSeam()
-  @DeferredScopes(IMPORT_SCOPE)
-  @Post('/v1/host/sample/import')
-  @HttpCode(200)
-  @ApiOperation({ operationId: 'sampleImportBundle', summary: 'Conformance seam of POST /v1/import' })
-  @ApiQuery(DRY_RUN_QUERY)
-  @ApiBody({ schema: IMPORT_REQUEST_SCHEMA })
-  @ApiOkResponse({ description: 'An ImportPlan (dry run) or an ImportResult (apply).', schema: { oneOf: [IMPORT_PLAN_SCHEMA, IMPORT_RESULT_SCHEMA] } })
-  @ApiErrors(400, 401, 403, 404, 413, 415, 422)
-  sampleImport(@CurrentPrincipal() p: Principal, @Query() q: ImportQuery, @Body() body: unknown): Promise<ImportPlan | ImportResult> {
-    return this.portability.importBundle(p, body, { dryRun: isDryRun(q) });
-  }
 }
 
 function isDryRun(q: ImportQuery): boolean {

@@ -5,7 +5,6 @@ import {
   BUNDLE_ITEM_KINDS,
   BundleItem,
   BundleItemKind,
-  extensionMetadata,
   PortabilityScope,
   PortableApplyResult,
   PortableItemOutcome,
@@ -15,6 +14,7 @@ import {
   PortableKindProvider,
   PortableViolation,
 } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../../platform/plugins/extension-registry';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { DomainError, ForbiddenError, UnprocessableError } from '../../platform/errors/domain-error';
@@ -153,13 +153,13 @@ export class PortabilityService implements OnApplicationBootstrap {
   }
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(PortableKind, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      if (!(BUNDLE_ITEM_KINDS as readonly string[]).includes(meta.kind)) throw new Error(`@PortableKind: "${meta.kind}" is not a bundle item kind`);
-      if (this.providers.has(meta.kind)) throw new Error(`two portable-kind providers claim kind "${meta.kind}"`);
-      this.providers.set(meta.kind, wrapper.instance as PortableKindProvider);
-    }
+    const found = collectExtensions<ExtensionMeta<typeof PortableKind>, PortableKindProvider>(this.discovery, {
+      name: 'portable-kind provider',
+      metadataKey: PortableKind.key,
+      key: (meta) => meta.kind,
+      validate: (meta) => ((BUNDLE_ITEM_KINDS as readonly string[]).includes(meta.kind) ? undefined : `@PortableKind: "${meta.kind}" is not a bundle item kind`),
+    });
+    for (const { meta, provider } of found) this.providers.set(meta.kind, provider);
   }
 
   /** Kinds that can be exported and imported right now (a provider exists and is available). */

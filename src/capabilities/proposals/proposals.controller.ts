@@ -3,7 +3,7 @@ import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, Api
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rawBodyText, VerbatimJsonInterceptor } from '../../platform/http/verbatim-json.interceptor';
 import { jsonMemberText } from '../../platform/http/json-text';
-import { CurrentPrincipal, Scopes, TestSeam } from '../../platform/identity/decorators';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
@@ -14,12 +14,13 @@ import { CreateProposalDto, ProposalListQuery, RejectProposalDto, ReviseProposal
 import { APPLY_RESULT_SCHEMA, PROPOSAL_LIST_SCHEMA, SYNTHESIS_REPORT_SCHEMA } from './proposals.schemas';
 import { ACTIVATION_SCOPE } from './proposals.settings';
 import { SynthesisReport, SynthesisService } from './synthesis/synthesis.service';
+import { SeamAlias } from '../../platform/seams/seam-alias';
 
 const ID_PARAM = { name: 'id', description: 'Proposal id (host-assigned UUID, stable across revisions)' };
 
 /**
  * RFC 0096 proposals. Every handler serves the normative `/v1/proposals...` path and the
- * `/v1/host/sample/proposals...` seam path the official suite calls (same service method).
+ * `/v1/host/sample/proposals...` seam path the official suite calls (`@SeamAlias`: the same handler).
  */
 @ApiTags('proposals')
 @Controller()
@@ -36,20 +37,10 @@ export class ProposalsController {
   @ApiOperation({ operationId: 'listProposals', summary: 'List proposals of the caller’s tenant·workspace, optionally by state and kind' })
   @ApiOkResponse({ schema: PROPOSAL_LIST_SCHEMA })
   @ApiErrors(400, 401, 403)
+  @SeamAlias({ path: '/v1/host/sample/proposals', operationId: 'seamListProposals', summary: 'Test seam: list proposals' })
   async list(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[]; nextCursor: string | null }> {
     const page = await this.proposals.list(p, q);
     return { proposals: page.items, nextCursor: page.nextCursor };
-  }
-
-  @TestSeam()
-  @Scopes('proposals:read')
-  @Get('/v1/host/sample/proposals')
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamListProposals', summary: 'Test seam: list proposals' })
-  @ApiOkResponse({ schema: PROPOSAL_LIST_SCHEMA })
-  @ApiErrors(400, 401, 403, 404)
-  async seamList(@CurrentPrincipal() p: Principal, @Query() q: ProposalListQuery): Promise<{ proposals: ProposalView[]; nextCursor: string | null }> {
-    return this.list(p, q);
   }
 
   /** Host extension: external learning systems submit drafts. */
@@ -81,21 +72,9 @@ export class ProposalsController {
   @ApiBody({ type: SynthesisRunDto, required: false })
   @ApiOkResponse({ schema: SYNTHESIS_REPORT_SCHEMA })
   @ApiErrors(400, 401, 403)
+  @SeamAlias({ path: '/v1/host/sample/proposals/synthesize', operationId: 'seamRunProposalSynthesis', summary: 'Test seam: run the proposal synthesizers now' })
   async synthesize(@CurrentPrincipal() p: Principal, @Body() _body: SynthesisRunDto): Promise<SynthesisReport> {
     return this.synthesis.runFor(p);
-  }
-
-  @TestSeam()
-  @Scopes('proposals:propose')
-  @Post('/v1/host/sample/proposals/synthesize')
-  @HttpCode(200)
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamRunProposalSynthesis', summary: 'Test seam: run the proposal synthesizers now' })
-  @ApiBody({ type: SynthesisRunDto, required: false })
-  @ApiOkResponse({ schema: SYNTHESIS_REPORT_SCHEMA })
-  @ApiErrors(400, 401, 403, 404)
-  async seamSynthesize(@CurrentPrincipal() p: Principal, @Body() body: SynthesisRunDto): Promise<SynthesisReport> {
-    return this.synthesize(p, body);
   }
 
   @Scopes('proposals:read')
@@ -104,20 +83,9 @@ export class ProposalsController {
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(401, 403, 404)
+  @SeamAlias({ path: '/v1/host/sample/proposals/:id', operationId: 'seamGetProposal', summary: 'Test seam: read a proposal' })
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ProposalView> {
     return this.proposals.get(p, id);
-  }
-
-  @TestSeam()
-  @Scopes('proposals:read')
-  @Get('/v1/host/sample/proposals/:id')
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamGetProposal', summary: 'Test seam: read a proposal' })
-  @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
-  @ApiErrors(401, 403, 404)
-  async seamGet(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ProposalView> {
-    return this.get(p, id);
   }
 
   @Scopes('proposals:review')
@@ -127,22 +95,10 @@ export class ProposalsController {
   @ApiBody({ type: ReviseProposalDto })
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(400, 401, 403, 404, 409, 413, 422)
+  @SeamAlias({ path: '/v1/host/sample/proposals/:id', operationId: 'seamReviseProposal', summary: 'Test seam: revise a proposal' })
   async revise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto, @Req() req: FastifyRequest): Promise<ProposalView> {
     const artifactText = body.artifact === undefined ? undefined : artifactTextOf(req);
     return this.proposals.revise(p, id, { artifact: body.artifact, artifactText, title: body.title, rationale: body.rationale });
-  }
-
-  @TestSeam()
-  @Scopes('proposals:review')
-  @Patch('/v1/host/sample/proposals/:id')
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamReviseProposal', summary: 'Test seam: revise a proposal' })
-  @ApiParam(ID_PARAM)
-  @ApiBody({ type: ReviseProposalDto })
-  @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
-  @ApiErrors(400, 401, 403, 404, 409, 413, 422)
-  async seamRevise(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ReviseProposalDto, @Req() req: FastifyRequest): Promise<ProposalView> {
-    return this.revise(p, id, body, req);
   }
 
   /**
@@ -158,24 +114,11 @@ export class ProposalsController {
   @ApiOkResponse({ schema: APPLY_RESULT_SCHEMA, description: 'Installed (or already applied).' })
   @ApiResponse({ status: 202, schema: APPLY_RESULT_SCHEMA, description: 'approval-gate activation: a gate was opened (or is open); nothing is installed yet.' })
   @ApiErrors(401, 403, 404, 409, 422)
+  @SeamAlias({ path: '/v1/host/sample/proposals/:id/apply', operationId: 'seamApplyProposal', summary: 'Test seam: apply a proposal' })
   async apply(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<ApplyResult> {
     const result = await this.proposals.apply(p, id);
     if (result.status === 'pending-approval') reply.status(202);
     return result;
-  }
-
-  @TestSeam()
-  @Scopes(ACTIVATION_SCOPE)
-  @Post('/v1/host/sample/proposals/:id/apply')
-  @HttpCode(200)
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamApplyProposal', summary: 'Test seam: apply a proposal' })
-  @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: APPLY_RESULT_SCHEMA })
-  @ApiResponse({ status: 202, schema: APPLY_RESULT_SCHEMA })
-  @ApiErrors(401, 403, 404, 409, 422)
-  async seamApply(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<ApplyResult> {
-    return this.apply(p, id, reply);
   }
 
   @Scopes('proposals:review')
@@ -186,22 +129,9 @@ export class ProposalsController {
   @ApiBody({ type: RejectProposalDto, required: false })
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(400, 401, 403, 404, 409)
+  @SeamAlias({ path: '/v1/host/sample/proposals/:id/reject', operationId: 'seamRejectProposal', summary: 'Test seam: reject a proposal' })
   async reject(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: RejectProposalDto): Promise<ProposalView> {
     return this.proposals.reject(p, id, body?.note ?? body?.reason);
-  }
-
-  @TestSeam()
-  @Scopes('proposals:review')
-  @Post('/v1/host/sample/proposals/:id/reject')
-  @HttpCode(200)
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamRejectProposal', summary: 'Test seam: reject a proposal' })
-  @ApiParam(ID_PARAM)
-  @ApiBody({ type: RejectProposalDto, required: false })
-  @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
-  @ApiErrors(400, 401, 403, 404, 409)
-  async seamReject(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: RejectProposalDto): Promise<ProposalView> {
-    return this.reject(p, id, body);
   }
 
   @Scopes('proposals:review')
@@ -210,21 +140,11 @@ export class ProposalsController {
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
   @ApiErrors(401, 403, 404)
+  @SeamAlias({ path: '/v1/host/sample/proposals/:id', operationId: 'seamArchiveProposal', summary: 'Test seam: archive a proposal' })
   async archive(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ProposalView> {
     return this.proposals.archive(p, id);
   }
 
-  @TestSeam()
-  @Scopes('proposals:review')
-  @Delete('/v1/host/sample/proposals/:id')
-  @ApiTags('test-seams')
-  @ApiOperation({ operationId: 'seamArchiveProposal', summary: 'Test seam: archive a proposal' })
-  @ApiParam(ID_PARAM)
-  @ApiOkResponse({ schema: protocolSchemaRef('Proposal') })
-  @ApiErrors(401, 403, 404)
-  async seamArchive(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ProposalView> {
-    return this.archive(p, id);
-  }
 }
 
 /** The submitted text of the body's `artifact` member (undefined when the raw body is not at hand). */

@@ -14,6 +14,10 @@ import { ProposalsService } from './proposals.service';
 import { PROPOSALS_SETTINGS, proposalsSettings } from './proposals.settings';
 import { RepeatedToolSequenceSynthesizer } from './synthesis/repeated-tool-sequence.synthesizer';
 import { SynthesisService } from './synthesis/synthesis.service';
+import { ProposalEntity } from './proposal.entity';
+import { ApprovalDecisionEntity, ApprovalEntity } from './approvals/approval.entity';
+import { AutomationScheduleEntity } from './automations/automation-schedule.entity';
+import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /**
  * Reviewable-learning proposals (RFC 0096) with their RFC 0051 approval gates, the built-in
@@ -21,7 +25,7 @@ import { SynthesisService } from './synthesis/synthesis.service';
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ProposalsController, ApprovalsController, InstalledArtifactsController],
+  controllers: [ProposalsController, seamAliasesOf(ProposalsController), ApprovalsController, InstalledArtifactsController],
   providers: [
     { provide: PROPOSALS_SETTINGS, useFactory: (config: HostConfig) => proposalsSettings(config), inject: [HOST_CONFIG] },
     ProposalsService,
@@ -36,4 +40,6 @@ import { SynthesisService } from './synthesis/synthesis.service';
   ],
   exports: [ProposalsService, ApprovalsService, PromptTemplatesService],
 })
-export class ProposalsModule {}
+export class ProposalsModule {
+  static readonly entities = [ProposalEntity, ApprovalEntity, ApprovalDecisionEntity, AutomationScheduleEntity];
+}

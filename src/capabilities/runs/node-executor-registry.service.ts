@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { extensionMetadata, NODE_TYPE_ID_PATTERN, NodeExecutor, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { collectExtensions } from '../../platform/plugins/extension-registry';
+import { NODE_TYPE_ID_PATTERN, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 
 export interface RegisteredExecutor {
   typeId: string;
@@ -13,7 +14,8 @@ const ALIASES: Record<string, string> = { 'core.tool.call': 'core.tool' };
 
 /**
  * The node executors of the host and its plugins, found by their `@NodeExecutor` decorator. Two
- * executors for one typeId are refused loudly: the first registered (built-ins come first) wins.
+ * executors for one typeId stop the start (the extension registry's one duplicate policy); an
+ * executor without execute() or with an invalid typeId is left out and logged.
  */
 @Injectable()
 export class NodeExecutorRegistry implements OnApplicationBootstrap {
@@ -23,20 +25,16 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
   constructor(private readonly discovery: DiscoveryService) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(NodeExecutor, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      const provider = wrapper.instance as NodeExecutorProvider;
-      if (typeof provider.execute !== 'function' || typeof meta.typeId !== 'string' || !NODE_TYPE_ID_PATTERN.test(meta.typeId)) {
-        this.log.error({ msg: 'node executor without execute() or with an invalid typeId; ignored', typeId: meta.typeId });
-        continue;
-      }
-      if (this.byType.has(meta.typeId)) {
-        this.log.error({ msg: 'two node executors for one typeId; the first is kept', typeId: meta.typeId });
-        continue;
-      }
-      this.byType.set(meta.typeId, { typeId: meta.typeId, provider, replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
-    }
+    const found = collectExtensions<NodeExecutorMeta, NodeExecutorProvider>(this.discovery, {
+      name: 'node executor',
+      metadataKey: NodeExecutor.key,
+      key: (meta) => meta.typeId,
+      validate: (meta, provider) =>
+        typeof provider.execute !== 'function' || typeof meta.typeId !== 'string' || !NODE_TYPE_ID_PATTERN.test(meta.typeId) ? 'node executor without execute() or with an invalid typeId' : undefined,
+      invalid: 'skip',
+      onSkip: (problem, c) => this.log.error({ msg: `${problem}; ignored`, typeId: c.meta.typeId }),
+    });
+    for (const { meta, provider } of found) this.byType.set(meta.typeId, { typeId: meta.typeId, provider, replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
   }
 
   get(typeId: string): RegisteredExecutor | undefined {

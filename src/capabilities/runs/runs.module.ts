@@ -26,6 +26,7 @@ import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { WorkflowsController } from './workflows.controller';
+import { RunNodeEntity } from './run-node.entity';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
@@ -58,4 +59,6 @@ import { WorkflowsController } from './workflows.controller';
   ],
   exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
 })
-export class RunsModule {}
+export class RunsModule {
+  static readonly entities = [RunNodeEntity];
+}

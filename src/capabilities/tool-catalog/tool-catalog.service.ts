@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import {
-  extensionMetadata,
   TOOL_SOURCE_KINDS,
   ToolDescriptor,
   ToolListingScope,
   ToolSource,
   ToolSourceKind,
   ToolSourceProvider,
+  ToolSourceMeta,
 } from '@openwop-host/plugin-sdk';
+import { collectExtensions } from '../../platform/plugins/extension-registry';
 import { NotFoundError } from '../../platform/errors/domain-error';
 import { HealthService } from '../../platform/health/health.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
@@ -107,19 +108,15 @@ export class ToolCatalogService implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     const found: RegisteredToolSource[] = [];
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(ToolSource, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      const provider = wrapper.instance as ToolSourceProvider;
-      if (typeof provider.listTools !== 'function') {
-        this.log.error({ msg: 'tool source has no listTools(); ignored', source: meta.name });
-        continue;
-      }
-      if (!TOOL_SOURCE_KINDS.includes(meta.source)) {
-        this.log.error({ msg: 'tool source declares an unknown source kind; ignored', source: meta.name, kind: meta.source });
-        continue;
-      }
-      if (found.some((s) => s.name === meta.name)) throw new Error(`two tool sources are named "${meta.name}"`);
+    const contributions = collectExtensions<ToolSourceMeta, ToolSourceProvider>(this.discovery, {
+      name: 'tool source',
+      metadataKey: ToolSource.key,
+      key: (meta) => meta.name,
+      validate: (meta, provider) => (typeof provider.listTools !== 'function' ? 'tool source has no listTools()' : !TOOL_SOURCE_KINDS.includes(meta.source) ? 'tool source declares an unknown source kind' : undefined),
+      invalid: 'skip',
+      onSkip: (problem, { meta }) => this.log.error({ msg: `${problem}; ignored`, source: meta.name, ...(TOOL_SOURCE_KINDS.includes(meta.source) ? {} : { kind: meta.source }) }),
+    });
+    for (const { meta, provider } of contributions) {
       found.push({
         name: meta.name,
         kind: meta.source,

@@ -7,6 +7,7 @@ import { WebhooksAdvertiser } from './webhooks.advertiser';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
 import { WebhookSurfaceSeamController } from './seams/webhook-surface-seam.controller';
+import { WEBHOOKS_ENTITIES } from './webhook.entities';
 
 /**
  * Webhooks (webhooks.md): tenant-scoped subscriptions with secrets sealed in the credential store,
@@ -20,6 +21,8 @@ import { WebhookSurfaceSeamController } from './seams/webhook-surface-seam.contr
   exports: [WebhooksService],
 })
 export class WebhooksModule implements OnModuleInit {
+  static readonly entities = WEBHOOKS_ENTITIES;
+
   constructor(
     private readonly tasks: PeriodicTaskService,
     private readonly dispatcher: WebhookDispatcherService,

@@ -5,10 +5,10 @@ import {
   ArtifactInstaller,
   ArtifactInstallerProvider,
   ArtifactViolation,
-  extensionMetadata,
   InstalledArtifact,
   InstallScope,
 } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../plugins/extension-registry';
 import canonicalize from 'canonicalize';
 import { DataSource, EntityManager } from 'typeorm';
 import { NotFoundError, UnprocessableError, ValidationError } from '../errors/domain-error';
@@ -67,12 +67,8 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(ArtifactInstaller, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      if (this.installers.has(meta.kind)) throw new Error(`two artifact installers claim kind "${meta.kind}"`);
-      this.installers.set(meta.kind, wrapper.instance as ArtifactInstallerProvider);
-    }
+    const found = collectExtensions<ExtensionMeta<typeof ArtifactInstaller>, ArtifactInstallerProvider>(this.discovery, { name: 'artifact installer', metadataKey: ArtifactInstaller.key, key: (meta) => meta.kind });
+    for (const { meta, provider } of found) this.installers.set(meta.kind, provider);
   }
 
   /** The kinds that have an installer (what can be installed, applied or imported). */

@@ -5,7 +5,7 @@ import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from 
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
 import { ConfigError } from './config-error';
-import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from '../../capabilities/webhooks/webhooks.settings';
+import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);

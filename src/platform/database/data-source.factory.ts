@@ -1,7 +1,6 @@
 import { DataSource } from 'typeorm';
-import { ENTITIES } from '../../entities';
-import { MIGRATIONS } from '../../../migrations';
 import type { DatabaseConfig, EmbeddedConfig, HostConfig } from '../config/host-config';
+import { DatabaseSchema, declareSchema } from './database-schema';
 import { pgDriver } from './database-driver';
 import { EmbeddedLog, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 
@@ -45,10 +44,12 @@ const stderrLog: EmbeddedLog = {
  * Connects to DATABASE_URL, or starts (or, for a one-shot command, joins) the embedded PostgreSQL
  * under the data folder. Every connection carries the configured timeouts: on a server as session
  * settings (statement, lock and idle-in-transaction timeouts) plus a client-side deadline a little
- * past the statement timeout, for a server that stopped answering altogether.
+ * past the statement timeout, for a server that stopped answering altogether. `schema` (the entities
+ * and migrations, composed by the application root) is what the data source maps and readiness checks.
  */
 export async function openDatabase(
   config: Pick<HostConfig, 'databaseUrl' | 'dataDir'> & Partial<Pick<HostConfig, 'database' | 'embedded'>>,
+  schema: DatabaseSchema,
   options: DatabaseOptions = {},
 ): Promise<DatabaseHandle> {
   const db: DatabaseConfig = config.database ?? DEFAULT_DATABASE_CONFIG;
@@ -87,7 +88,7 @@ export async function openDatabase(
     type: 'postgres',
     driver: pgDriver,
     ...connection,
-    entities: ENTITIES,
+    entities: [...schema.entities],
     migrations: [],
     synchronize: false,
     migrationsRun: false,
@@ -96,6 +97,7 @@ export async function openDatabase(
     logging: false,
     extra,
   });
+  declareSchema(dataSource, schema);
   try {
     await dataSource.initialize();
   } catch (e) {
@@ -112,5 +114,3 @@ export async function openDatabase(
     },
   };
 }
-
-export { MIGRATIONS };

@@ -1,11 +1,11 @@
 import type { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
+import { schemaOf } from '../database/database-schema';
 import { pendingMigrations } from '../database/migration-runner';
 
 /** A readiness check answers within this, whatever the database does (a hung one is `unreachable`). */
 export const READY_DEADLINE_MS = 1500;
 
-/** What `/readyz` and the gRPC health service answer from: ready when the database answers and no migration is pending. */
+/** What `/readyz` and the gRPC health service answer from: ready when the database answers and no migration of its declared schema is pending. */
 export interface Readiness {
   ready: boolean;
   database: 'ok' | 'migrations pending' | 'unreachable';
@@ -18,10 +18,11 @@ const inFlight = new WeakMap<DataSource, Promise<Readiness>>();
 function checkDatabase(ds: DataSource): Promise<Readiness> {
   let check = inFlight.get(ds);
   if (!check) {
+    const { migrations } = schemaOf(ds);
     check = (async (): Promise<Readiness> => {
       try {
         await ds.query('SELECT 1');
-        const pending = await pendingMigrations(ds, MIGRATIONS);
+        const pending = await pendingMigrations(ds, migrations);
         return { ready: pending.length === 0, database: pending.length ? 'migrations pending' : 'ok', pendingMigrations: pending };
       } catch {
         return { ready: false, database: 'unreachable', pendingMigrations: [] };

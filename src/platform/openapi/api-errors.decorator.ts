@@ -17,10 +17,15 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds).',
 };
 
+/** The OpenAPI response of one error status (the `swagger/apiResponse` metadata entry ApiErrors writes). */
+export function errorResponse(status: number): { description: string; schema: ReturnType<typeof protocolSchemaRef> } {
+  return { description: DESCRIPTIONS[status] ?? 'Error.', schema: protocolSchemaRef('ErrorEnvelope') };
+}
+
 /** Declares the error answers of a route; all of them share the one ErrorEnvelope schema. */
 export function ApiErrors(...statuses: number[]) {
   const all = [...new Set([...statuses, 429, 500, 503])].sort();
   return applyDecorators(
-    ...all.map((status) => ApiResponse({ status, description: DESCRIPTIONS[status] ?? 'Error.', schema: protocolSchemaRef('ErrorEnvelope') })),
+    ...all.map((status) => ApiResponse({ status, ...errorResponse(status) })),
   );
 }

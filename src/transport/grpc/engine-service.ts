@@ -11,6 +11,7 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { DomainError, ForbiddenError, UnauthenticatedError, ValidationError } from '../../platform/errors/domain-error';
 import { toEnvelope } from '../../platform/errors/error-envelope.filter';
 import { assertJsonWithinLimits } from '../../platform/http/json-guard';
+import { collectExtensions } from '../../platform/plugins/extension-registry';
 import { AuthGuard } from '../../platform/identity/auth.guard';
 import { PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
@@ -94,11 +95,15 @@ export class EngineServiceImplementation implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of this.discovery.getProviders({ metadataKey: EngineMethod.KEY })) {
-      const handler = wrapper.instance as EngineMethodHandler | undefined;
-      if (!handler || typeof handler.handle !== 'function') continue;
-      if (!(ENGINE_METHODS as readonly string[]).includes(handler.name)) throw new Error(`${wrapper.name}: ${handler.name} is not a method of ${ENGINE_SERVICE}`);
-      if (this.handlers.has(handler.name)) throw new Error(`two providers handle ${ENGINE_SERVICE}/${handler.name}`);
+    const methods = collectExtensions<unknown, EngineMethodHandler>(this.discovery, {
+      name: 'gRPC method',
+      metadataKey: EngineMethod.KEY,
+      key: (_meta, handler) => `${ENGINE_SERVICE}/${handler.name}`,
+      validate: (_meta, handler) => (typeof handler.handle === 'function' ? undefined : 'has no handle()'),
+      invalid: 'skip',
+    });
+    for (const { provider: handler, providerName } of methods) {
+      if (!(ENGINE_METHODS as readonly string[]).includes(handler.name)) throw new Error(`${providerName}: ${handler.name} is not a method of ${ENGINE_SERVICE}`);
       this.handlers.set(handler.name, { handler, operation: resolveOperation(handler) });
     }
   }

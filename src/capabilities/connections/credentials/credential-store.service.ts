@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { CredentialKeyProvider, CredentialKeyProviderContract, extensionMetadata } from '@openwop-host/plugin-sdk';
+import { CredentialKeyProvider, CredentialKeyProviderContract } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../../../platform/plugins/extension-registry';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { DomainError, NotFoundError } from '../../../platform/errors/domain-error';
@@ -42,12 +43,8 @@ export class CredentialStoreService implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(CredentialKeyProvider, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      if (this.providers.has(meta.id)) throw new Error(`two credential key providers claim id "${meta.id}"`);
-      this.providers.set(meta.id, wrapper.instance as CredentialKeyProviderContract);
-    }
+    const found = collectExtensions<ExtensionMeta<typeof CredentialKeyProvider>, CredentialKeyProviderContract>(this.discovery, { name: 'credential key provider', metadataKey: CredentialKeyProvider.key, key: (meta) => meta.id });
+    for (const { meta, provider } of found) this.providers.set(meta.id, provider);
     const wanted = connectionsSettings(this.config).keyProvider;
     const provider = this.providers.get(wanted);
     // A misconfigured key provider must stop the start, not silently fall back to another key.

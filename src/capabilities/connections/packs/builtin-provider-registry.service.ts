@@ -4,8 +4,8 @@ import {
   BuiltinConnectionProvider,
   ConnectionProviderSource,
   ConnectionProviderSourceContract,
-  extensionMetadata,
-} from '@openwop-host/plugin-sdk';
+  } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../../../platform/plugins/extension-registry';
 import { HealthService } from '../../../platform/health/health.service';
 import { validateConnectionPackManifest } from './connection-pack-validator';
 import { isSemver } from './provider-resolution';
@@ -32,12 +32,11 @@ export class BuiltinProviderRegistry implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const problems: string[] = [];
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(ConnectionProviderSource, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
+    const sources = collectExtensions<ExtensionMeta<typeof ConnectionProviderSource>, ConnectionProviderSourceContract>(this.discovery, { name: 'connection provider source', metadataKey: ConnectionProviderSource.key, key: (meta) => meta.id });
+    for (const { meta, provider: source } of sources) {
       let contributed: BuiltinConnectionProvider[];
       try {
-        contributed = await (wrapper.instance as ConnectionProviderSourceContract).providers();
+        contributed = await source.providers();
       } catch (e) {
         problems.push(`${meta.id}: ${(e as Error).message}`);
         continue;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { extensionMetadata, PROPOSAL_KINDS, ProposalDraft, ProposalSynthesizer, ProposalSynthesizerProvider, RunToolTrace } from '@openwop-host/plugin-sdk';
+import { PROPOSAL_KINDS, ProposalDraft, ProposalSynthesizer, ProposalSynthesizerProvider, RunToolTrace } from '@openwop-host/plugin-sdk';
+import { collectExtensions, ExtensionMeta } from '../../../platform/plugins/extension-registry';
 import { DataSource } from 'typeorm';
 import { HOST_STREAM } from '../../../platform/events/event-log.service';
 import { HealthService } from '../../../platform/health/health.service';
@@ -48,12 +49,8 @@ export class SynthesisService implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders()) {
-      const meta = extensionMetadata(ProposalSynthesizer, wrapper.metatype ?? undefined);
-      if (!meta || !wrapper.instance) continue;
-      if (this.synthesizers.has(meta.id)) throw new Error(`two proposal synthesizers claim id "${meta.id}"`);
-      this.synthesizers.set(meta.id, wrapper.instance as ProposalSynthesizerProvider);
-    }
+    const found = collectExtensions<ExtensionMeta<typeof ProposalSynthesizer>, ProposalSynthesizerProvider>(this.discovery, { name: 'proposal synthesizer', metadataKey: ProposalSynthesizer.key, key: (meta) => meta.id });
+    for (const { meta, provider } of found) this.synthesizers.set(meta.id, provider);
     if (this.settings.synthesis.enabled) {
       this.tasks.register({ name: 'proposals.synthesis', intervalMs: this.settings.synthesis.intervalMs, run: (signal) => this.runAll(signal).then(() => undefined) });
     }

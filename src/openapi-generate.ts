@@ -1,11 +1,11 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../../app.module';
-import { loadHostConfig } from '../config/host-config';
-import { PluginStateStore } from '../plugins/plugin-state.store';
-import { buildOpenApiDocument } from './openapi-document';
-import { OpenApiHolder } from './openapi.controller';
+import { AppModule } from './app.module';
+import { loadHostConfig } from './platform/config/host-config';
+import { PluginStateStore } from './platform/plugins/plugin-state.store';
+import { buildOpenApiDocument } from './platform/openapi/openapi-document';
+import { OpenApiHolder } from './platform/openapi/openapi.controller';
 
 /**
  * The document of the host itself (no plugins, no database): what `schemas/openapi.json` holds,

@@ -1,0 +1,61 @@
+import type { EnvSetting } from './host-config';
+
+/**
+ * Webhook delivery settings (environment variables, validated at start with the rest of the host's
+ * configuration; the webhooks capability reads them from HostConfig.webhooks).
+ */
+export interface WebhookSettings {
+  /** Accept http:// and private, loopback and link-local targets (local receivers, tests). Never in production. */
+  allowPrivate: boolean;
+  /** Attempts per delivery before it is marked failed (1 = no retry). */
+  maxAttempts: number;
+  /** Delay before the first retry; doubles per attempt up to retryMaxMs. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Per-attempt deadline (connect + response). */
+  timeoutMs: number;
+  /** How often an idle worker looks for due deliveries. */
+  pollMs: number;
+  /** Deliveries one replica sends at once. */
+  concurrency: number;
+  /** Finished deliveries (succeeded or failed) older than this many days are removed from the history. */
+  historyDays: number;
+}
+
+export class WebhookSettingError extends Error {}
+
+export const WEBHOOK_ENV_SETTINGS: EnvSetting[] = [
+  { name: 'OPENWOP_WEBHOOK_ALLOW_PRIVATE', description: 'Webhooks: accept http:// URLs and private, loopback and link-local targets, at registration and delivery (local receivers and tests only).', default: 'false' },
+  { name: 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', description: 'Webhooks: attempts per delivery before it is marked failed (1-50).', default: '6' },
+  { name: 'OPENWOP_WEBHOOK_RETRY_BASE_MS', description: 'Webhooks: delay before the first retry, doubled per further attempt.', default: '2000' },
+  { name: 'OPENWOP_WEBHOOK_RETRY_MAX_MS', description: 'Webhooks: the longest delay between two attempts.', default: '600000' },
+  { name: 'OPENWOP_WEBHOOK_TIMEOUT_MS', description: 'Webhooks: per-attempt deadline (connect and response).', default: '5000' },
+  { name: 'OPENWOP_WEBHOOK_POLL_MS', description: 'Webhooks: how often an idle delivery worker looks for due deliveries.', default: '1000' },
+  { name: 'OPENWOP_WEBHOOK_CONCURRENCY', description: 'Webhooks: deliveries one replica sends at once.', default: '8' },
+  { name: 'OPENWOP_WEBHOOK_HISTORY_DAYS', description: 'Webhooks: finished deliveries older than this many days are removed from the delivery history.', default: '30' },
+];
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new WebhookSettingError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
+  const allow = (env.OPENWOP_WEBHOOK_ALLOW_PRIVATE ?? '').trim().toLowerCase();
+  if (allow !== '' && allow !== 'true' && allow !== 'false') throw new WebhookSettingError(`OPENWOP_WEBHOOK_ALLOW_PRIVATE must be true or false, got "${allow}"`);
+  const s: WebhookSettings = {
+    allowPrivate: allow === 'true',
+    maxAttempts: int(env, 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', 6, 1, 50),
+    retryBaseMs: int(env, 'OPENWOP_WEBHOOK_RETRY_BASE_MS', 2000, 10, 3_600_000),
+    retryMaxMs: int(env, 'OPENWOP_WEBHOOK_RETRY_MAX_MS', 600_000, 10, 86_400_000),
+    timeoutMs: int(env, 'OPENWOP_WEBHOOK_TIMEOUT_MS', 5000, 100, 120_000),
+    pollMs: int(env, 'OPENWOP_WEBHOOK_POLL_MS', 1000, 10, 60_000),
+    concurrency: int(env, 'OPENWOP_WEBHOOK_CONCURRENCY', 8, 1, 256),
+    historyDays: int(env, 'OPENWOP_WEBHOOK_HISTORY_DAYS', 30, 1, 3650),
+  };
+  if (s.retryMaxMs < s.retryBaseMs) throw new WebhookSettingError('OPENWOP_WEBHOOK_RETRY_MAX_MS must not be smaller than OPENWOP_WEBHOOK_RETRY_BASE_MS');
+  return s;
+}
