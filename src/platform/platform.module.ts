@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
+import { DatabaseNotifications } from './database/database-notifications';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { DiscoveryDocumentService } from './discovery/discovery.service';
 import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
@@ -67,6 +68,7 @@ export class PlatformModule {
       RateLimiterService,
       IdempotencyStore,
       ActivityLedger,
+      DatabaseNotifications,
     ];
     return {
       module: PlatformModule,
