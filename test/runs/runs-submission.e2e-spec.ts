@@ -136,4 +136,33 @@ describe('runs: the submission path', () => {
     expect(row.fence).toBe(1);
     await waitForStatus(b, keyB, slow.body.runId, ['completed']);
   });
+
+  it('a follower on another replica is woken by the executing replica\'s writes (a notification, not its 500 ms poll)', async () => {
+    if (process.env.OPENWOP_TEST_DB_MODE === 'embedded') return; // no notifications there: the follower polls
+    await installChains(a, 'default', 'vendor.test.follow', { 'vendor.test.wait': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 700 } }, { id: 'after', typeId: 'core.noop', config: {} }], edges: [{ from: 'wait', to: 'after' }] } });
+    const lags: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Executed by b (claimed by its insert), followed by a long poll on a.
+      const created = await b.http('POST', '/v1/runs', { token: keyB, body: { workflowId: 'vendor.test.wait' } });
+      expect(created.status).toBe(201);
+      const runId = created.body.runId as string;
+      let last = 0;
+      for (;;) {
+        const r = await a.http('GET', `/v1/runs/${runId}/events/poll?lastSequence=${last}&timeout=5`, { token: keyA });
+        expect(r.status).toBe(200);
+        const arrived = Date.now();
+        const done = (r.body.events as Array<{ type: string; timestamp: string; nodeId?: string }>).find((e) => e.type === 'node.completed' && e.nodeId === 'wait');
+        if (done) {
+          lags.push(arrived - new Date(done.timestamp).getTime());
+          break;
+        }
+        last = r.body.lastSequence;
+      }
+      const [row] = (await a.ds.query(`SELECT "followed_until" > now() AS "followed" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ followed: boolean }>;
+      expect(row.followed).toBe(true);
+      await waitForStatus(b, keyB, runId, ['completed']);
+    }
+    // Polling alone would leave each lag anywhere up to 500 ms.
+    expect(lags.every((ms) => ms < 300)).toBe(true);
+  });
 });

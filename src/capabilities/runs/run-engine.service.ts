@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InterruptRequest, NodeExecutionContext, NodeExecutionError, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
-import { DatabaseNotifications, RUNS_CHANNEL } from '../../platform/database/database-notifications';
+import { DatabaseNotifications, EVENTS_CHANNEL, RUNS_CHANNEL } from '../../platform/database/database-notifications';
 import { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
 import { HealthService } from '../../platform/health/health.service';
@@ -177,6 +177,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly notifications: DatabaseNotifications,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
+    // The followers of a run executed here are woken by its writes in process (EventLogService.wake).
+    events.localStream = (runId) => this.executions.has(runId);
   }
 
   onApplicationBootstrap(): void {
@@ -924,7 +926,7 @@ class RunExecution {
     if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
     if (u.terminal) sets.push(`"completed_at" = now()`);
     if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
-    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause")`];
+    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause", "followed_until" > now() AS "followed")`];
     const tenant = p(this.row.tenant);
     const byNode = new Map<string, NodeWrite>();
     for (const w of writes) byNode.set(w.nodeId, w);
@@ -953,11 +955,17 @@ class RunExecution {
         SELECT v.id, ${tenant}::text, ${p(this.row.workspace)}::text, ${stream}::text, s."last_sequence" - ${k}::bigint + 1 + v.i, v.type, v.payload, v.corr, v.cause, v.node
         FROM s, (VALUES ${rows.join(', ')}) AS v(id, i, type, payload, corr, cause, node) RETURNING 1)`);
     }
+    // A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
+    let notify = '';
+    if (batch.length) {
+      ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', ${runId}::text) FROM f WHERE f."followed")`);
+      notify = `, (SELECT count(*) FROM nt) AS "notified"`;
+    }
     // A node row that was already completed leaves `n` short: divide by zero to abort the statement.
     const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM n) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
     let rows: Array<{ fenced: number; cancel: boolean | null; pause: PauseRequest | null }>;
     try {
-      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${guard}`, params)) as typeof rows;
+      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${notify}${guard}`, params)) as typeof rows;
     } catch (e) {
       if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
       throw e;

@@ -499,6 +499,15 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     return s;
   }
 
+  /** The run's id and status only (one indexed read; unknown and foreign ids are 404): what a stream needs to open. */
+  async state(scope: TenantScope, runId: string): Promise<Pick<RunSnapshot, 'runId' | 'status'>> {
+    const rows = UUID.test(runId)
+      ? ((await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "id" = $1 AND "tenant" = $2 AND ($3::text IS NULL OR "workspace" = $3::text)`, [runId, scope.tenant, scope.workspace ?? null])) as Array<{ id: string; status: string }>)
+      : [];
+    if (!rows.length) throw new NotFoundError('No such run.');
+    return { runId: rows[0].id, status: rows[0].status };
+  }
+
   /** The chain a run of the caller's tenant executes (unknown and foreign ids are 404). */
   async definition(scope: TenantScope, runId: string): Promise<RunDefinitionView> {
     const run = await this.find(scope, runId);

@@ -6,6 +6,8 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 
 /** New work another replica may claim (a run nobody holds: created at full capacity, handed back, released). */
 export const RUNS_CHANNEL = 'openwop_runs';
+/** Events were appended to a run that a replica not executing it follows (payload: the run id). */
+export const EVENTS_CHANNEL = 'openwop_events';
 /** The channel this listener probes itself on. */
 const PROBE_CHANNEL = 'openwop_probe';
 const PROBE_TIMEOUT_MS = 2_000;
