@@ -40,7 +40,10 @@ export class ChainCatalogVersion1764930000000 implements MigrationInterface {
         END IF;
         RETURN NULL;
       END $$`);
-    await q.query(`CREATE TRIGGER "installed_artifact_chain_catalog" AFTER INSERT OR UPDATE OR DELETE ON "installed_artifact" FOR EACH ROW EXECUTE FUNCTION "chain_catalog_bump"()`);
+    // Three triggers, so a row of another kind (a bulk import of tools) costs a WHEN test, not a function call.
+    await q.query(`CREATE TRIGGER "installed_artifact_chain_catalog_ins" AFTER INSERT ON "installed_artifact" FOR EACH ROW WHEN (NEW."kind" = 'workflow-chain-pack') EXECUTE FUNCTION "chain_catalog_bump"()`);
+    await q.query(`CREATE TRIGGER "installed_artifact_chain_catalog_upd" AFTER UPDATE ON "installed_artifact" FOR EACH ROW WHEN (OLD."kind" = 'workflow-chain-pack' OR NEW."kind" = 'workflow-chain-pack') EXECUTE FUNCTION "chain_catalog_bump"()`);
+    await q.query(`CREATE TRIGGER "installed_artifact_chain_catalog_del" AFTER DELETE ON "installed_artifact" FOR EACH ROW WHEN (OLD."kind" = 'workflow-chain-pack') EXECUTE FUNCTION "chain_catalog_bump"()`);
     await q.query(`CREATE TRIGGER "installed_artifact_chain_catalog_truncate" AFTER TRUNCATE ON "installed_artifact" FOR EACH STATEMENT EXECUTE FUNCTION "chain_catalog_bump"()`);
     // Tenants that already have chains: a version of their own (a missing row reads as 0).
     await q.query(
@@ -50,7 +53,7 @@ export class ChainCatalogVersion1764930000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TRIGGER IF EXISTS "installed_artifact_chain_catalog_truncate" ON "installed_artifact"`);
-    await q.query(`DROP TRIGGER IF EXISTS "installed_artifact_chain_catalog" ON "installed_artifact"`);
+    for (const t of ['ins', 'upd', 'del']) await q.query(`DROP TRIGGER IF EXISTS "installed_artifact_chain_catalog_${t}" ON "installed_artifact"`);
     await q.query(`DROP FUNCTION IF EXISTS "chain_catalog_bump"()`);
     await q.query(`DROP TABLE "chain_catalog_version"`);
     await q.query(`DROP SEQUENCE "chain_catalog_version_seq"`);

@@ -114,6 +114,22 @@ describe('runs: the submission path', () => {
     expect((await waitForStatus(b, keyB, changed.body.runId, ['completed'])).outputs).toEqual({ n3: { step: 3 } });
   });
 
+  it('sees chains installed by a bulk import and removed by plain SQL: the version is bumped by the table, not by the callers', async () => {
+    expect((await b.http('POST', '/v1/runs', { token: keyB, body: { workflowId: 'vendor.test.one' } })).status).toBe(201);
+    // installMany is the bundle import's path.
+    await a.app.get(ArtifactRegistryService).installMany('workflow-chain-pack', [{ content: chainPack('vendor.test.bulk', { 'vendor.test.bulk-one': noopChain(1) }) }], { tenant: 'default', principal: 'tester' }, 'import');
+    const created = await b.http('POST', '/v1/runs', { token: keyB, body: { workflowId: 'vendor.test.bulk-one' } });
+    expect(created.status).toBe(201);
+    await waitForStatus(b, keyB, created.body.runId, ['completed']);
+    await a.ds.query(`DELETE FROM "installed_artifact" WHERE "tenant" = 'default' AND "name" = 'vendor.test.bulk'`);
+    expect((await b.http('POST', '/v1/runs', { token: keyB, body: { workflowId: 'vendor.test.bulk-one' } })).status).toBe(404);
+    // Another tenant's install does not move this tenant's version (its cache stays warm).
+    const [{ v: before }] = (await a.ds.query(`SELECT coalesce((SELECT "version" FROM "chain_catalog_version" WHERE "tenant" = 'default'), 0)::text AS "v"`)) as Array<{ v: string }>;
+    await installChains(a, 'other-tenant', 'vendor.test.other', { 'vendor.test.other': noopChain(1) });
+    const [{ v: after }] = (await a.ds.query(`SELECT coalesce((SELECT "version" FROM "chain_catalog_version" WHERE "tenant" = 'default'), 0)::text AS "v"`)) as Array<{ v: string }>;
+    expect(after).toBe(before);
+  });
+
   it('a run created where there is no room wakes another replica at once (a notification, not its 60 s poll)', async () => {
     const notifications = a.app.get(DatabaseNotifications);
     const until = Date.now() + 5000;
