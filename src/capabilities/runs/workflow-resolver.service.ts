@@ -83,7 +83,7 @@ export interface CachedResolution {
 const MAX_CACHED_SCOPES = 10_000;
 
 /**
- * The tenant's catalog version (migration 1764930000000: bumped by a trigger on every install,
+ * The tenant's catalog version (migration 1764950000000: bumped by a trigger on every install,
  * update and removal of a workflow-chain pack, whatever path made it); 0 before its first chain.
  */
 export const CHAIN_CATALOG_VERSION_SQL = (tenantParam: string) => `coalesce((SELECT "version" FROM "chain_catalog_version" WHERE "tenant" = ${tenantParam}::text), 0)`;

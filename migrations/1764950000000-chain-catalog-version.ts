@@ -12,8 +12,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * rolled back with its transaction is never handed out again, so chains read inside a transaction
  * that rolled back can never look current.
  */
-export class ChainCatalogVersion1764930000000 implements MigrationInterface {
-  name = 'ChainCatalogVersion1764930000000';
+export class ChainCatalogVersion1764950000000 implements MigrationInterface {
+  name = 'ChainCatalogVersion1764950000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE SEQUENCE "chain_catalog_version_seq"`);
