@@ -18,6 +18,8 @@ import { RunSurface1764920000000 } from './1764920000000-run-surface';
 import { HostIdempotencyKeyspace1764920000001 } from './1764920000001-host-idempotency-keyspace';
 import { ReplayForkFanout1764930000000 } from './1764930000000-replay-fork-fanout';
 import { AuditLog1764940000000 } from './1764940000000-audit-log';
+import { ChainCatalogVersion1764950000000 } from './1764950000000-chain-catalog-version';
+import { RunFollowedUntil1764950000001 } from './1764950000001-run-followed-until';
 
 /** The migrations, in the order they run. Append only; a landed migration is never edited. */
-export const MIGRATIONS: MigrationClass[] = [Platform1764680000000, Proposals1764710000000, Connections1764700000000, Goals1764720000000, GoalSchedulerHotUpdates1764830000000, GoalContinuationArms1764830000001, GoalWorkflow1764830000002, Runs1764840000000, RunClaimOrder1764850000000, Delegation1764860000000, WorkspaceIdempotency1764870000000, ApprovalSubjectFacts1764880000000, RunTraceContext1764895000000, Interrupts1764900000000, Webhooks1764910000000, RunSurface1764920000000, HostIdempotencyKeyspace1764920000001, ReplayForkFanout1764930000000, AuditLog1764940000000];
+export const MIGRATIONS: MigrationClass[] = [Platform1764680000000, Proposals1764710000000, Connections1764700000000, Goals1764720000000, GoalSchedulerHotUpdates1764830000000, GoalContinuationArms1764830000001, GoalWorkflow1764830000002, Runs1764840000000, RunClaimOrder1764850000000, Delegation1764860000000, WorkspaceIdempotency1764870000000, ApprovalSubjectFacts1764880000000, RunTraceContext1764895000000, Interrupts1764900000000, Webhooks1764910000000, RunSurface1764920000000, HostIdempotencyKeyspace1764920000001, ReplayForkFanout1764930000000, AuditLog1764940000000, ChainCatalogVersion1764950000000, RunFollowedUntil1764950000001];

@@ -10,6 +10,7 @@ import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
 import { DatabaseSchema, declareSchema } from './database/database-schema';
+import { DatabaseNotifications } from './database/database-notifications';
 import { DiscoveryController } from './discovery/discovery.controller';
 import { DiscoveryDocumentService } from './discovery/discovery.service';
 import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
@@ -78,6 +79,7 @@ export class PlatformModule {
       IdempotencyStore,
       ActivityLedger,
       RetentionService,
+      DatabaseNotifications,
     ];
     return {
       module: PlatformModule,

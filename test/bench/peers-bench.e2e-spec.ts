@@ -71,9 +71,11 @@ describe('npm run bench -- peers', () => {
       }
     }
     expect(problems).toEqual([]);
-    // The host's statements are told apart: a POST sends its own (insert, claim...), and execution sends more.
+    // The host's statements are told apart: a POST sends its own (one insert that also claims the run,
+    // at most two round trips), and execution sends more.
     const submit = result.figures.find((x) => x.side === 'host' && x.shape === 'submit')!;
-    expect(submit.submitStatements).toBeGreaterThanOrEqual(2);
+    expect(submit.submitStatements).toBeGreaterThanOrEqual(1);
+    expect(submit.submitStatements).toBeLessThanOrEqual(2);
     expect(submit.statements).toBeGreaterThan(submit.submitStatements!);
     expect(result.figures.find((x) => x.side === 'graphile-worker' && x.shape === 'submit')!.submitStatements).toBeCloseTo(1, 5);
 

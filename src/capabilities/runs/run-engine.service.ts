@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { InterruptRequest, NodeExecutionContext, NodeExecutionError, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
+import { DatabaseNotifications, EVENTS_CHANNEL, RUNS_CHANNEL } from '../../platform/database/database-notifications';
 import { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
 import { HealthService } from '../../platform/health/health.service';
@@ -88,7 +89,8 @@ interface RunUpdate {
   release?: boolean;
 }
 
-interface ClaimedRow {
+/** A run row as a claim returns it (and as a run created here is claimed by its own insert). */
+export interface ClaimedRow {
   id: string;
   tenant: string;
   workspace: string | null;
@@ -162,6 +164,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   private ticker?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private stopped = false;
+  /** Slots promised to runs being created here, claimed by their own insert (see reserve). */
+  private reserved = 0;
 
   constructor(
     private readonly ds: DataSource,
@@ -172,8 +176,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly metrics: RunMetrics,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
     private readonly ledger: ActivityLedger,
+    private readonly notifications: DatabaseNotifications,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
+    // The followers of a run executed here are woken by its writes in process (EventLogService.wake).
+    events.localStream = (runId) => this.executions.has(runId);
   }
 
   onApplicationBootstrap(): void {
@@ -189,6 +196,9 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     if (!this.settings.executing) return;
     this.ticker = setInterval(() => void this.claimAvailable(), this.settings.claimIntervalMs);
     this.ticker.unref();
+    // Another replica's unclaimed run (or handed-back lease) wakes this one at once; the ticker
+    // remains the bound when notifications are missed or not delivered (the embedded engine).
+    this.notifications.subscribe(RUNS_CHANNEL, () => void this.claimAvailable());
     // Resume what a previous process left (its leases may still have to expire).
     setImmediate(() => void this.claimAvailable());
   }
@@ -202,7 +212,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     await Promise.all(running.map((e) => e.done.catch(() => undefined)));
     // Hand the leases back now, so the next process (or another replica) resumes without waiting.
     await this.ds
-      .query(`UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "lease_owner" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled')`, [this.owner])
+      .query(
+        `WITH h AS (UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "lease_owner" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled') RETURNING 1)
+         SELECT (SELECT count(*) FROM h) AS "n", (SELECT count(*) FROM (SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM h)) x) AS "notified"`,
+        [this.owner],
+      )
       .catch(() => undefined);
   }
 
@@ -211,12 +225,40 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     return this.executions.size;
   }
 
+  /**
+   * Promises a slot to a run about to be created here, which its own insert then claims (lease,
+   * fence 1) so it starts without a claim statement of its own: true when this replica has room.
+   * The caller hands the inserted row to `adopt`, or calls `unreserve` when nothing was inserted.
+   */
+  reserve(): boolean {
+    if (this.stopped || this.executions.size + this.reserved >= this.settings.maxActiveRuns) return false;
+    this.reserved++;
+    return true;
+  }
+
+  unreserve(): void {
+    this.reserved = Math.max(0, this.reserved - 1);
+  }
+
+  /** Starts a run its insert claimed for this replica (after `reserve`). */
+  adopt(row: ClaimedRow): void {
+    this.unreserve();
+    if (this.stopped) {
+      // Stopping: hand the lease back, as the shutdown did for the others (best effort; it expires anyway).
+      void this.ds
+        .query(`UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3`, [row.id, this.owner, row.fence])
+        .catch(() => undefined);
+      return;
+    }
+    this.start(row);
+  }
+
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
   kick(runId: string, attempts = 5): void {
     if (this.stopped || this.executions.has(runId)) return;
     void (async () => {
       for (let i = 0; i < attempts && !this.stopped; i++) {
-        if (this.executions.size >= this.settings.maxActiveRuns) return;
+        if (this.executions.size + this.reserved >= this.settings.maxActiveRuns) return;
         const rows = rowsOf<ClaimedRow>(
           await this.ds.query(
             `UPDATE "run" SET "lease_owner" = $2, "lease_expires_at" = now() + ($3::int * interval '1 millisecond'), "fence" = "fence" + 1
@@ -252,7 +294,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     const pass = (async () => {
       try {
         for (;;) {
-          const room = this.settings.maxActiveRuns - this.executions.size;
+          const room = this.settings.maxActiveRuns - this.executions.size - this.reserved;
           if (room <= 0 || this.stopped) break;
           const rows = rowsOf<ClaimedRow>(
             await this.ds.query(CLAIM_RUNS_SQL, [this.owner, this.settings.leaseMs, Math.min(room, 32)]),
@@ -319,7 +361,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     const attempt = async () => {
       if (this.stopped || Date.now() > until) return;
       try {
-        await this.ds.query(`UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3`, [runId, this.owner, fence]);
+        await this.ds.query(
+          `WITH h AS (UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING 1)
+           SELECT (SELECT count(*) FROM (SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM h)) x) AS "notified"`,
+          [runId, this.owner, fence],
+        );
         if (this.settings.executing) void this.claimAvailable();
       } catch {
         setTimeout(() => void attempt(), 1000).unref();
@@ -913,7 +959,7 @@ class RunExecution {
     if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
     if (u.terminal) sets.push(`"completed_at" = now()`);
     if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
-    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause")`];
+    const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause", "followed_until" > now() AS "followed")`];
     const tenant = p(this.row.tenant);
     const byNode = new Map<string, NodeWrite>();
     for (const w of writes) byNode.set(w.nodeId, w);
@@ -942,11 +988,17 @@ class RunExecution {
         SELECT v.id, ${tenant}::text, ${p(this.row.workspace)}::text, ${stream}::text, s."last_sequence" - ${k}::bigint + 1 + v.i, v.type, v.payload, v.corr, v.cause, v.node
         FROM s, (VALUES ${rows.join(', ')}) AS v(id, i, type, payload, corr, cause, node) RETURNING 1)`);
     }
+    // A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
+    let notify = '';
+    if (batch.length) {
+      ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', ${runId}::text) FROM f WHERE f."followed")`);
+      notify = `, (SELECT count(*) FROM nt) AS "notified"`;
+    }
     // A node row that was already completed leaves `n` short: divide by zero to abort the statement.
     const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM n) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
     let rows: Array<{ fenced: number; cancel: boolean | null; pause: PauseRequest | null }>;
     try {
-      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${guard}`, params)) as typeof rows;
+      rows = (await this.d.ds.query(`WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${notify}${guard}`, params)) as typeof rows;
     } catch (e) {
       if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
       throw e;

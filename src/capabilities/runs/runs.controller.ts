@@ -594,7 +594,8 @@ export class RunsController {
     const modes = parseStreamModes(q.streamMode);
     const lastEventId = header(req, 'last-event-id');
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
-    const snap = await this.runs.get(p, runId); // 404 before the stream opens
+    // 404 before the stream opens; following needs only the run's status (snapshots are read as they are sent).
+    const snap = await this.runs.state(p, runId);
     const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
     const values = modes[0] === 'values';
     // `values` frames are snapshots, not events: they are never batched (the hint may be ignored).

@@ -1,5 +1,5 @@
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
@@ -18,7 +18,8 @@ import { RunNodeEntity } from './run-node.entity';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
-import { WorkflowResolver } from './workflow-resolver.service';
+import { CHAIN_CATALOG_VERSION_SQL, WorkflowResolver } from './workflow-resolver.service';
+import { RUNS_CHANNEL } from '../../platform/database/database-notifications';
 import { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { UUID } from '../../platform/ids';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
@@ -208,16 +209,10 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (opts.dedup && !req.scopeId) throw new ValidationError('X-Dedup: enforce needs a scopeId in the body.', { header: 'X-Dedup', field: 'scopeId' });
     const configurable = this.resolveBounds(req.configurable ?? {});
     const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
-    if (idempotencyKey) {
+    // With X-Dedup the key is looked up first: the active run of the scope may be the key's own.
+    if (idempotencyKey && opts.dedup) {
       const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
       if (prior) return this.replay(principal, prior, requestHash, db);
-    }
-    let definition: WorkflowDefinition;
-    try {
-      definition = await this.plan(principal, req, db);
-    } catch (e) {
-      if (!opts.recordRefusal || !(e instanceof DomainError)) throw e;
-      return this.recordRefused(principal, req, e, idempotencyKey, requestHash, manager);
     }
     const metadata: Record<string, unknown> = {};
     if (req.tags) metadata.tags = req.tags;
@@ -225,61 +220,196 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (parentRunId) metadata.parentRunId = parentRunId;
     if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
     const trace = currentTraceContext();
-    if (opts.dedup) await this.refuseActiveScope(principal, req.scopeId!, db);
-    const insert = async () => (await db.query(
-      `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state")
-       VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'pending', $4::jsonb, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10, $11, $12, $13, $14, $15)
-       ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
-      [
-        principal.tenant,
-        principal.workspace ?? null,
-        principal.principal,
-        JSON.stringify(metadata),
-        req.workflowId,
-        JSON.stringify(definition),
-        JSON.stringify(req.inputs ?? {}),
-        JSON.stringify(configurable),
-        [...principal.scopes],
-        idempotencyKey ?? null,
-        requestHash,
-        req.scopeId ?? null,
-        opts.dedup ? req.scopeId! : null,
-        // The creating request's trace (its span, while tracing is on): the run's spans join it.
-        trace ? formatTraceparent(trace) : null,
-        trace?.tracestate ?? null,
-      ],
-    )) as Array<{ id: string }>;
-    let inserted: Array<{ id: string }> | undefined;
-    for (let attempt = 0; !inserted; attempt++) {
+    let dedupChecked = false;
+    // A run is inserted only while the tenant's chains are those it was planned from (the insert
+    // checks their version): another replica's install or uninstall in between is planned again.
+    for (let attempt = 0; ; attempt++) {
+      let planned: { definition: WorkflowDefinition; version: string };
       try {
-        inserted = await this.insertRun(insert, idempotencyKey);
+        planned = await this.plan(principal, req, db, attempt > 0);
+      } catch (e) {
+        // A key already answered is answered again, whatever became of its chain since.
+        if (idempotencyKey && !opts.dedup) {
+          const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
+          if (prior) return this.replay(principal, prior, requestHash, db);
+        }
+        if (!opts.recordRefusal || !(e instanceof DomainError)) throw e;
+        return this.recordRefused(principal, req, e, idempotencyKey, requestHash, manager);
+      }
+      if (opts.dedup && !dedupChecked) {
+        await this.refuseActiveScope(principal, req.scopeId!, db);
+        dedupChecked = true;
+      }
+      const runId = randomUUID();
+      const definitionText = JSON.stringify(planned.definition);
+      const inputs = req.inputs ?? {};
+      // The answer is the run as created (pending), built from what is inserted, not read back; a
+      // keyed create stores it with the row, so a replay answers it again.
+      const snapshot = createdSnapshot(runId, principal, req.workflowId, inputs, configurable, metadata);
+      // Outside a caller's transaction the insert also claims the run for this replica when it has
+      // room (lease on the database clock, fence 1), so it starts without a claim statement of its
+      // own; a run left unclaimed is announced to the other replicas (and found by claim passes).
+      const claim = !manager && this.engine.reserve();
+      const values = {
+        runId,
+        metadata,
+        definitionText,
+        inputs,
+        configurable,
+        idempotencyKey,
+        requestHash,
+        trace,
+        version: planned.version,
+        createResponse: idempotencyKey !== undefined ? JSON.stringify(snapshot) : null,
+        claim,
+        dedup: !!opts.dedup,
+      };
+      let outcome: { current: boolean; inserted: boolean };
+      try {
+        outcome = await this.insertCreated(principal, req, values, db, !!manager);
+      } catch (e) {
+        if (claim) this.engine.unreserve();
+        throw e;
+      }
+      if (!outcome.inserted && claim) this.engine.unreserve();
+      if (!outcome.current) {
+        this.resolver.forget(principal);
+        if (attempt >= 4) throw new Error('the installed chains kept changing while the run was created');
+        continue;
+      }
+      if (!outcome.inserted) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
+      if (claim) {
+        this.engine.adopt({
+          id: runId,
+          tenant: principal.tenant,
+          workspace: principal.workspace ?? null,
+          principal: principal.principal,
+          status: 'pending',
+          workflow_id: req.workflowId,
+          // Copies, as the engine would have read them: nothing it does reaches the cached chain or the request.
+          definition: JSON.parse(definitionText) as WorkflowDefinition,
+          inputs: JSON.parse(JSON.stringify(inputs)) as Record<string, unknown>,
+          configurable: JSON.parse(JSON.stringify(configurable)) as Record<string, unknown>,
+          scopes: [...principal.scopes],
+          fence: 1,
+          cancel_requested: false,
+          node_executions: 0,
+          cost_usd: 0,
+          started_at: null,
+          trace_parent: trace ? formatTraceparent(trace) : null,
+          trace_state: trace?.tracestate ?? null,
+        });
+      }
+      // Inside a caller's transaction the caller starts it after its commit (RunLauncher.start).
+      return { snapshot, replayed: false };
+    }
+  }
+
+  /**
+   * The run's insert, one statement: the row (claimed for this replica when `claim`), only while the
+   * tenant's catalog version is `version`; a notification for the other replicas when it is left
+   * unclaimed. `current` false: the chains moved, nothing was inserted. `inserted` false with
+   * `current`: the Idempotency-Key is taken (a replay).
+   */
+  private async insertCreated(
+    principal: Principal,
+    req: CreateRunRequest,
+    v: {
+      runId: string;
+      metadata: Record<string, unknown>;
+      definitionText: string;
+      inputs: Record<string, unknown>;
+      configurable: Record<string, unknown>;
+      idempotencyKey?: string;
+      requestHash: string;
+      trace: ReturnType<typeof currentTraceContext>;
+      version: string;
+      createResponse: string | null;
+      claim: boolean;
+      dedup: boolean;
+    },
+    db: EntityManager,
+    inTransaction: boolean,
+  ): Promise<{ current: boolean; inserted: boolean }> {
+    const notify = v.claim ? '' : `, n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') FROM ins)`;
+    const insert = async () =>
+      (await db.query(
+        `WITH v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current"),
+         ins AS (
+           INSERT INTO "run" ("id", "tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response", "lease_owner", "lease_expires_at", "fence")
+           SELECT $17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', 'pending', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb,
+             $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
+           FROM v WHERE v."current"
+           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"
+         )${notify}
+         SELECT v."current", (SELECT "id" FROM ins) AS "id"${v.claim ? '' : ', (SELECT count(*) FROM n) AS "notified"'} FROM v`,
+        [
+          principal.tenant,
+          principal.workspace ?? null,
+          principal.principal,
+          JSON.stringify(v.metadata),
+          req.workflowId,
+          v.definitionText,
+          JSON.stringify(v.inputs),
+          JSON.stringify(v.configurable),
+          [...principal.scopes],
+          v.idempotencyKey ?? null,
+          v.requestHash,
+          req.scopeId ?? null,
+          v.dedup ? req.scopeId! : null,
+          // The creating request's trace (its span, while tracing is on): the run's spans join it.
+          v.trace ? formatTraceparent(v.trace) : null,
+          v.trace?.tracestate ?? null,
+          v.version,
+          v.runId,
+          v.createResponse,
+          v.claim ? this.engine.owner : null,
+          this.settings.leaseMs,
+        ],
+      )) as Array<{ current: boolean; id: string | null }>;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [row] = await insert();
+        if (!row.current) return { current: false, inserted: false };
+        if (row.id) return { current: true, inserted: true };
+        // Without a key nothing can conflict: the row was not written. Once more, then it is an error.
+        if (v.idempotencyKey !== undefined) return { current: true, inserted: false };
+        if (attempt >= 1) throw new Error('the database wrote no row for the new run');
       } catch (e) {
         // Another enforced run of the scope became active in between: the index is the claim.
         const pgErr = e as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-        if ((pgErr.driverError?.code ?? pgErr.code) !== '23505' || (pgErr.driverError?.constraint ?? pgErr.constraint) !== 'run_dedup_active_uq' || manager) throw e;
+        if ((pgErr.driverError?.code ?? pgErr.code) !== '23505' || (pgErr.driverError?.constraint ?? pgErr.constraint) !== 'run_dedup_active_uq' || inTransaction) throw e;
         await this.refuseActiveScope(principal, req.scopeId!, db);
         // That run ended before it could be named: the scope is free again, claim it once more.
         if (attempt >= 2) throw e;
       }
     }
-    if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
-    const runId = inserted[0].id;
-    // The answer is the run as created (pending); then it starts. Inside a caller's transaction the
-    // caller starts it after its commit. A keyed create keeps its answer: a replay answers it again.
-    const snapshot = await this.get(principal, runId, db);
-    if (idempotencyKey !== undefined) await db.query(`UPDATE "run" SET "create_response" = $2::jsonb WHERE "id" = $1`, [runId, JSON.stringify(snapshot)]);
-    if (!manager) this.engine.kick(runId);
-    return { snapshot, replayed: false };
   }
 
   /**
-   * What a run of `req` would execute: the installed chain, parsed, every node served by an executor
-   * that accepts its config. Rejects as POST /v1/runs does (404 unknown workflow, 422 not executable).
+   * What a run of `req` would execute, with the catalog version it was planned at: the installed
+   * chain, parsed, every node served by an executor that accepts its config. Rejects as POST
+   * /v1/runs does (404 unknown workflow, 422 not executable). From the cached chains unless `fresh`;
+   * a refusal is never answered from the cache (it is checked against the database first).
    */
-  private async plan(principal: Principal, req: CreateRunRequest, db: EntityManager): Promise<WorkflowDefinition> {
-    const dag = await this.resolver.resolve(principal, req.workflowId, db);
-    if (!dag) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
-    const { definition, problems } = parseDefinition(req.workflowId, dag);
+  private async plan(principal: Principal, req: CreateRunRequest, db: EntityManager, fresh = false): Promise<{ definition: WorkflowDefinition; version: string }> {
+    const hit = fresh ? undefined : this.resolver.cached(principal, req.workflowId);
+    if (hit?.chain) {
+      try {
+        return { definition: this.executable(req.workflowId, hit.chain.dag), version: hit.version };
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+      }
+    }
+    const current = await this.resolver.current(principal, db);
+    const chain = current.chain(req.workflowId);
+    if (!chain) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
+    return { definition: this.executable(req.workflowId, chain.dag), version: current.version };
+  }
+
+  /** The chain's DAG parsed, every node served by an executor that accepts its config (else 422). */
+  private executable(workflowId: string, dag: Record<string, unknown>): WorkflowDefinition {
+    const { definition, problems } = parseDefinition(workflowId, dag);
     if (!definition) throw new UnprocessableError('workflow_invalid', 'The workflow cannot be executed.', { problems });
     for (const n of definition.nodes) {
       const ex = this.executors.get(n.typeId);
@@ -369,6 +499,15 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const interrupt = run.kind === 'workflow' ? await this.interrupts.forSnapshot(run) : undefined;
     if (interrupt) s.interrupt = interrupt;
     return s;
+  }
+
+  /** The run's id and status only (one indexed read; unknown and foreign ids are 404): what a stream needs to open. */
+  async state(scope: TenantScope, runId: string): Promise<Pick<RunSnapshot, 'runId' | 'status'>> {
+    const rows = UUID.test(runId)
+      ? ((await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "id" = $1 AND "tenant" = $2 AND ($3::text IS NULL OR "workspace" = $3::text)`, [runId, scope.tenant, scope.workspace ?? null])) as Array<{ id: string; status: string }>)
+      : [];
+    if (!rows.length) throw new NotFoundError('No such run.');
+    return { runId: rows[0].id, status: rows[0].status };
   }
 
   /** The chain a run of the caller's tenant executes (unknown and foreign ids are 404). */
@@ -637,6 +776,38 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     if (c.maxLoopIterations === undefined && c.recursionLimit !== undefined) out.maxLoopIterations = c.recursionLimit;
     return out;
   }
+}
+
+/** The snapshot of a workflow run as `create` inserts it (pending, nothing run yet): what a read of the new row would answer. */
+function createdSnapshot(
+  runId: string,
+  principal: Principal,
+  workflowId: string,
+  inputs: Record<string, unknown>,
+  configurable: Record<string, unknown>,
+  metadata: Record<string, unknown>,
+): RunSnapshot {
+  const row = {
+    id: runId,
+    tenant: principal.tenant,
+    workspace: principal.workspace ?? null,
+    principal: principal.principal,
+    kind: 'workflow',
+    status: 'pending',
+    workflowId,
+    currentNodeId: null,
+    startedAt: null,
+    completedAt: null,
+    inputs,
+    configurable,
+    metadata,
+    outputs: null,
+    error: null,
+    nodeExecutions: 0,
+    costUsd: 0,
+  } as unknown as RunEntity;
+  // Through JSON, as the stored row would come back: the answer shares nothing with the request.
+  return JSON.parse(JSON.stringify(snapshot(row, []))) as RunSnapshot;
 }
 
 export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {

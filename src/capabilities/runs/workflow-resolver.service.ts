@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
 import type { TenantScope } from '../../platform/identity/principal';
 import { TOOL_SESSION_WORKFLOW } from '../tool-catalog/sessions/tool-session.service';
@@ -66,15 +66,46 @@ export interface ResolvedChain {
   pack?: string;
 }
 
+/** The chains a scope (tenant, workspace) has installed, as read at a version of the tenant's catalog. */
+interface CachedCatalog {
+  version: string;
+  /** The installed workflow-chain pack manifests, the workspace's own first. */
+  manifests: Array<Record<string, unknown>>;
+}
+
+/** A chain found in the cache, with the catalog version it was read at (what the run insert checks). */
+export interface CachedResolution {
+  chain?: ResolvedChain;
+  version: string;
+}
+
+/** Most scopes whose installed chains are kept (the oldest entry goes first). */
+const MAX_CACHED_SCOPES = 10_000;
+
+/**
+ * The tenant's catalog version (migration 1764950000000: bumped by a trigger on every install,
+ * update and removal of a workflow-chain pack, whatever path made it); 0 before its first chain.
+ */
+export const CHAIN_CATALOG_VERSION_SQL = (tenantParam: string) => `coalesce((SELECT "version" FROM "chain_catalog_version" WHERE "tenant" = ${tenantParam}::text), 0)`;
+
 /**
  * Finds the DAG a `workflowId` names for a tenant: a chain (`chainId`, or the catalog's
  * `workflow:<chainId>`) of a workflow-chain pack installed for the tenant (an applied proposal or an
  * installed pack; the workspace's own packs first), then one of the host-wide pack folder, then a
  * conformance fixture (or the tool-session seam's chain) while the test seams are on.
+ *
+ * The installed packs of each scope are kept in memory with the tenant's catalog version they were
+ * read at. `describe` checks that version first (one indexed read) and reads the packs again when it
+ * moved; `cached` answers from memory without any read, for a caller that checks the version itself
+ * in the statement that acts on the answer (the run insert does), so a chain uninstalled on any
+ * replica is never run and one installed there is found at the next submission.
  */
 @Injectable()
 export class WorkflowResolver {
+  private readonly cache = new Map<string, CachedCatalog>();
+
   constructor(
+    private readonly ds: DataSource,
     private readonly registry: ArtifactRegistryService,
     private readonly directory: PackDirectory,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
@@ -86,14 +117,56 @@ export class WorkflowResolver {
 
   /**
    * The chain a `workflowId` names with what its pack says about it (label, version, description),
-   * found as `resolve` finds it; undefined when the tenant has no such chain.
+   * found as `resolve` finds it; undefined when the tenant has no such chain. Current as of the
+   * read of the tenant's catalog version.
    */
   async describe(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<ResolvedChain | undefined> {
+    return (await this.current(scope, manager)).chain(workflowId);
+  }
+
+  /**
+   * The scope's chains as the database has them now, with their version: one read of the version
+   * while the cache is current, else the version and then the packs (read in that order: a change
+   * in between leaves packs newer than their version, which the next check reads again).
+   */
+  async current(scope: TenantScope, manager?: EntityManager): Promise<{ version: string; chain: (workflowId: string) => ResolvedChain | undefined }> {
+    const db = manager ?? this.ds.manager;
+    const [{ version }] = (await db.query(`SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')}::text AS "version"`, [scope.tenant])) as Array<{ version: string }>;
+    const key = cacheKey(scope);
+    let entry = this.cache.get(key);
+    if (!entry || entry.version !== version) {
+      const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK], manager);
+      // A workspace's own pack outranks the tenant-wide one of the same chain.
+      installed.sort((a, b) => Number(!!b.workspace) - Number(!!a.workspace));
+      entry = { version, manifests: installed.map((a) => a.content) };
+      this.remember(key, entry);
+    }
+    const manifests = entry.manifests;
+    return { version, chain: (workflowId) => this.find(manifests, workflowId) };
+  }
+
+  /** The chain as the cache has it (no read at all), or undefined when the scope's chains were never read. */
+  cached(scope: TenantScope, workflowId: string): CachedResolution | undefined {
+    const entry = this.cache.get(cacheKey(scope));
+    if (!entry) return undefined;
+    return { version: entry.version, chain: this.find(entry.manifests, workflowId) };
+  }
+
+  /** Drops what is kept of a scope's chains (its version moved under a statement that checked it). */
+  forget(scope: TenantScope): void {
+    this.cache.delete(cacheKey(scope));
+  }
+
+  private remember(key: string, entry: CachedCatalog): void {
+    this.cache.delete(key);
+    this.cache.set(key, entry);
+    if (this.cache.size > MAX_CACHED_SCOPES) this.cache.delete(this.cache.keys().next().value as string);
+  }
+
+  private find(installed: Array<Record<string, unknown>>, workflowId: string): ResolvedChain | undefined {
     const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
-    const installed = await this.registry.list(scope, [WORKFLOW_CHAIN_PACK], manager);
-    // A workspace's own pack outranks the tenant-wide one of the same chain.
-    installed.sort((a, b) => Number(!!b.workspace) - Number(!!a.workspace));
-    const manifests = [...installed.map((a) => a.content), ...this.directory.workflowChainPacks.map((p) => p.content)];
+    // The pack folder is read live: it is this process's own, loaded at start.
+    const manifests = [...installed, ...this.directory.workflowChainPacks.map((p) => p.content)];
     for (const m of manifests) {
       const chains = Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : [];
       const chain = chains.find((c) => c && c.chainId === chainId);
@@ -110,4 +183,8 @@ export class WorkflowResolver {
   fixtureIds(): string[] {
     return this.settings.fixtures ? Object.keys(CONFORMANCE_FIXTURES) : [];
   }
+}
+
+function cacheKey(scope: TenantScope): string {
+  return `${scope.tenant}\u0000${scope.workspace ?? ''}`;
 }

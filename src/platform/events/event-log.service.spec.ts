@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { DatabaseNotifications } from '../database/database-notifications';
 import type { MetricsService } from '../metrics/metrics.service';
 import { EventLogService, RunEventView } from './event-log.service';
 
@@ -6,7 +7,7 @@ const scope = { tenant: 't' };
 const event: RunEventView = { eventId: 'e1', runId: 'r1', type: 'node.started', payload: {}, timestamp: new Date(0).toISOString(), sequence: 1 };
 
 describe('EventLogService.poll', () => {
-  const service = () => new EventLogService({} as DataSource, {} as MetricsService);
+  const service = () => new EventLogService({} as DataSource, {} as MetricsService, { live: false } as DatabaseNotifications);
 
   it('wakes at once for an append that lands while the waiter is still reading', async () => {
     const log = service();

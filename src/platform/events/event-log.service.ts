@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, MoreThan } from 'typeorm';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DatabaseNotifications, EVENTS_CHANNEL } from '../database/database-notifications';
+import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
+
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The stream id of a tenant's host-level events (goal, proposal, import...): they belong to no run. */
 export const HOST_STREAM = 'host';
@@ -67,15 +70,25 @@ export interface EventQuery {
  * transaction (so the counter row stays locked only from that statement to the commit).
  */
 @Injectable()
-export class EventLogService {
+export class EventLogService implements OnModuleInit {
   private readonly waiters = new Set<() => void>();
+  /** Runs this process follows for a replica that executes them elsewhere: until when `followed_until` was set. */
+  private readonly followed = new Map<string, number>();
+  /** Whether a stream is a run this replica executes (its writes wake the followers here without a notification). */
+  localStream: (streamId: string) => boolean = () => false;
   /** Counts notifications, so a poller can tell whether one came while it was reading. */
   private appends = 0;
 
   constructor(
     private readonly ds: DataSource,
     private readonly metrics: MetricsService,
+    private readonly notifications: DatabaseNotifications,
   ) {}
+
+  onModuleInit(): void {
+    // Another replica appended to a run followed here (or the listener is back: anything may have been missed).
+    this.notifications.subscribe(EVENTS_CHANNEL, () => this.notify());
+  }
 
   async append(scope: TenantScope, streamId: string, type: string, payload: Record<string, unknown>, opts: AppendOptions = {}): Promise<RunEventView> {
     const { manager, ...meta } = opts;
@@ -115,6 +128,8 @@ export class EventLogService {
     entries.forEach((e, i) => {
       if (e.causationIndex !== undefined && e.causationIndex < i) rows[i].causation_id = rows[e.causationIndex].id;
     });
+    // Runs followed from another replica are notified (in the same statement; see run.followed_until).
+    const runStreams = [...new Set(entries.map((e) => e.streamId))].filter((id) => UUID_TEXT.test(id));
     const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
     const write = async (m: EntityManager): Promise<Array<{ id: string; sequence: string; created_at: Date }>> =>
       (await m.query(
@@ -126,14 +141,17 @@ export class EventLogService {
            SELECT "tenant", "stream_id", "n" FROM counts ORDER BY "o"
            ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + EXCLUDED."last_sequence"
            RETURNING "tenant", "stream_id", "last_sequence"
-         )
+         ),
+         written AS (
          INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
          SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
          FROM jsonb_to_recordset($4::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
-         RETURNING "id", "sequence", "created_at"`,
-        [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)],
+         RETURNING "id", "sequence", "created_at"
+         )${runStreams.length ? `, nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', r."id"::text) FROM "run" r WHERE r."id" = ANY($5::uuid[]) AND r."followed_until" > now())` : ''}
+         SELECT "id", "sequence", "created_at"${runStreams.length ? `, (SELECT count(*) FROM nt) AS "notified"` : ''} FROM written`,
+        [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows), ...(runStreams.length ? [runStreams] : [])],
       )) as Array<{ id: string; sequence: string; created_at: Date }>;
     // One statement is atomic on its own: without a caller's transaction it needs no BEGIN/COMMIT.
     const written = await this.metrics.timeEventAppend(() => write(opts.manager ?? this.ds.manager));
@@ -172,19 +190,30 @@ export class EventLogService {
 
   /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */
   async read(scope: TenantScope, streamId: string, q: EventQuery = {}): Promise<RunEventView[]> {
-    const where: Record<string, unknown> = { tenant: scope.tenant, streamId };
-    if (scope.workspace) where.workspace = scope.workspace;
-    if (q.afterSequence) where.sequence = MoreThan(String(q.afterSequence));
-    if (q.type) where.type = q.type;
-    if (q.correlationId) where.correlationId = q.correlationId;
-    if (q.causationId) where.causationId = q.causationId;
-    if (q.nodeId) where.nodeId = q.nodeId;
-    const rows = await this.ds.getRepository(EventEntity).find({
-      where,
-      order: { sequence: 'ASC' },
-      take: Math.min(q.limit ?? 1000, 1000),
-    });
-    return rows.map(toView);
+    // Plain SQL over the stream's unique index (tenant, stream_id, sequence): every stream follower
+    // (SSE, long poll, gRPC) reads here, so no entity is built per event. Ordered by the bigint
+    // column (e."sequence"), not by the text it is answered as.
+    const params: unknown[] = [scope.tenant, streamId];
+    const where = [`"tenant" = $1`, `"stream_id" = $2`];
+    const add = (column: string, v: unknown, cast = '') => {
+      params.push(v);
+      where.push(`"${column}" ${column === 'sequence' ? '>' : '='} $${params.length}${cast}`);
+    };
+    if (scope.workspace) add('workspace', scope.workspace);
+    if (q.afterSequence) add('sequence', String(q.afterSequence), '::bigint');
+    if (q.type) add('type', q.type);
+    if (q.correlationId) add('correlation_id', q.correlationId);
+    if (q.causationId) add('causation_id', q.causationId);
+    if (q.nodeId) add('node_id', q.nodeId);
+    params.push(Math.min(q.limit ?? 1000, 1000));
+    const rows = (await this.ds.query(
+      `SELECT "id", "stream_id", "sequence"::text AS "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at"
+       FROM "event" e WHERE ${where.join(' AND ')} ORDER BY e."sequence" ASC LIMIT $${params.length}`,
+      params,
+    )) as Array<{ id: string; stream_id: string; sequence: string; type: string; payload: Record<string, unknown>; correlation_id: string | null; causation_id: string | null; node_id: string | null; created_at: Date }>;
+    return rows.map((r) =>
+      toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity),
+    );
   }
 
   /** Long-poll: events after `afterSequence`, waiting up to `timeoutMs` for the first one. */
@@ -198,7 +227,10 @@ export class EventLogService {
       const left = deadline - Date.now();
       if (events.length || left <= 0) return events;
       if (this.appends !== seen) continue;
-      // Woken early by a local append; another replica's append is seen at the next check.
+      // A run another replica executes: ask its writes to notify this one; read once more after
+      // asking (a write committed just before it did not notify).
+      if (await this.follow(scope, streamId)) continue;
+      // Woken early by a local append or a notification; else another replica's append is seen at the next check.
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
@@ -209,6 +241,20 @@ export class EventLogService {
         this.waiters.add(wake);
       });
     }
+  }
+
+  /**
+   * Marks a run followed from here (`run.followed_until`, a minute ahead, renewed after half of it)
+   * when notifications arrive and this replica does not execute it. True when it wrote the mark.
+   */
+  private async follow(scope: TenantScope, streamId: string): Promise<boolean> {
+    if (!this.notifications.live || !UUID_TEXT.test(streamId) || this.localStream(streamId)) return false;
+    const now = Date.now();
+    if ((this.followed.get(streamId) ?? 0) > now + 30_000) return false;
+    this.followed.set(streamId, now + 60_000);
+    if (this.followed.size > 10_000) for (const [k, until] of this.followed) if (until < now) this.followed.delete(k);
+    await this.ds.query(`UPDATE "run" SET "followed_until" = now() + interval '60 seconds' WHERE "id" = $1 AND "tenant" = $2`, [streamId, scope.tenant]);
+    return true;
   }
 
   /** The highest sequence of a stream of the caller's tenant (0 when it has no events). */

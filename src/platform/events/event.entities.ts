@@ -98,6 +98,14 @@ export class RunEntity {
   @Column({ type: 'integer', default: 0 })
   fence: number;
 
+  /**
+   * Until when a replica that does not execute the run follows its events (SSE, long poll): while
+   * it is in the future, the engine's writes of the run notify `openwop_events`, so that follower
+   * is woken at once instead of at its next poll. Nobody else pays for the notification.
+   */
+  @Column({ name: 'followed_until', type: 'timestamptz', nullable: true })
+  followedUntil: Date | null;
+
   @Column({ name: 'cancel_requested', type: 'boolean', default: false })
   cancelRequested: boolean;
 
