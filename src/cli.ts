@@ -29,6 +29,12 @@ function parseLimit(v: string): number {
   return n;
 }
 
+function parseSeq(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a sequence number (an integer from 0)');
+  return n;
+}
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /**
@@ -59,7 +65,7 @@ function clientGroup(program: Command, name: string, description: string): { gro
 }
 
 export function buildCli(): Command {
-  const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import; runs, approvals and packs of a running host').showHelpAfterError();
+  const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import; runs, approvals, packs and the audit log of a running host').showHelpAfterError();
 
   program
     .command('serve')
@@ -227,6 +233,18 @@ export function buildCli(): Command {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { value: string; json?: boolean }) => {
       process.exitCode = await (await approvalsCli()).approvalsResolve(approvals.client(), id, opts);
+    });
+
+  // Audit: the tenant's tamper-evident audit log, verified by a running host and checked here.
+  const audit = clientGroup(program, 'audit', 'verify the tamper-evident audit log of a running host (needs audit:read, a tenant-level key)');
+  audit.group
+    .command('verify')
+    .description('re-walk the hash chain on the host and check every signed checkpoint here against the advertised public key (exit 1 unless all hold)')
+    .option('--from <seq>', 'first sequence (default: the start of the chain)', parseSeq)
+    .option('--to <seq>', 'last sequence (default: the chain head)', parseSeq)
+    .option('--json', 'print JSON')
+    .action(async (opts: { from?: number; to?: number; json?: boolean }) => {
+      process.exitCode = await (await import('./cli/audit.cli')).auditVerify(audit.client(), opts);
     });
 
   return program;
