@@ -45,6 +45,15 @@ describe('operator console: runs', () => {
         ],
         edges: [{ from: 'hello', to: 'wait' }],
       },
+      // Two paced steps: a pause lands while the first one runs, and the run stops between them.
+      'acme.steps': {
+        nodes: [
+          { id: 'first', typeId: 'core.delay', config: { ms: 1500 } },
+          { id: 'second', typeId: 'core.delay', config: { ms: 300 } },
+          { id: 'done', typeId: 'core.noop', config: { done: true } },
+        ],
+        edges: [{ from: 'first', to: 'second' }, { from: 'second', to: 'done' }],
+      },
       'acme.diamond': {
         nodes: [
           { id: 'src', typeId: 'core.noop', config: { greeting: 'hello' } },
@@ -285,6 +294,52 @@ describe('operator console: runs', () => {
     // An unknown run id in the address is the host's 404, shown as answered.
     await page.goto(`${driver.base}/console/#/runs/00000000-0000-4000-8000-000000000000`);
     await page.getByRole('alert').locator('.error-code', { hasText: 'not_found' }).first().waitFor();
+  });
+
+  it('pauses a run between its nodes, resumes it, and replays it once it completed (the fork opens on its own page)', async () => {
+    const started = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.steps' } });
+    expect(started.status).toBe(201);
+    const runId = started.body.runId as string;
+    const page = await driver.signIn(adminA, undefined, `runs/${runId}`);
+    await page.getByRole('list', { name: 'Run events' }).getByText('node.started [first]').waitFor();
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    // drain-current-node: the first step finishes, nothing new starts, the run is paused.
+    await page.locator('dl.facts .badge-paused').waitFor({ timeout: 15_000 });
+    const events = page.getByRole('list', { name: 'Run events' });
+    await events.getByText('run.paused').waitFor();
+    expect(await events.getByText('node.started [second]').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Pause', exact: true }).count()).toBe(0);
+    await shot(page, '12-run-paused');
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await page.locator('dl.facts .badge-completed').waitFor({ timeout: 15_000 });
+    await events.getByText('run.resumed').waitFor();
+    expect((await t.http('GET', `/v1/runs/${runId}`, { token: adminA })).body.status).toBe('completed');
+
+    // A completed run can be replayed: the page follows the new run, which completes too.
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
+    await page.waitForURL((u) => !u.hash.endsWith(runId) && /#\/runs\/[0-9a-f-]{36}$/.test(u.hash));
+    const forkId = decodeURIComponent(new URL(page.url()).hash.split('/').pop()!);
+    expect(forkId).not.toBe(runId);
+    await page.locator('dl.facts .badge-completed').waitFor({ timeout: 15_000 });
+    const fork = (await t.http('GET', `/v1/runs/${forkId}`, { token: adminA })).body;
+    expect([fork.status, fork.workflowId]).toEqual(['completed', 'acme.steps']);
+    await expectAccessible(page);
+    await shot(page, '13-run-replayed');
+  });
+
+  it('a viewer sees neither pause nor replay; a key without runs:create no replay', async () => {
+    const done = quickRunsA[0];
+    const reader = await t.key({ tenant: 'acme', principal: 'rita', scopes: ['runs:read', 'runs:cancel'] });
+    for (const [token, mayReplay] of [
+      [viewerA, false],
+      [reader, false],
+      [adminA, true],
+    ] as const) {
+      const page = await driver.signIn(token, undefined, `runs/${done}`);
+      await page.locator('dl.facts .badge-completed').waitFor();
+      expect(await page.getByRole('button', { name: 'Replay', exact: true }).count()).toBe(mayReplay ? 1 : 0);
+      expect(await page.getByRole('button', { name: 'Pause', exact: true }).count()).toBe(0);
+    }
   });
 
   it('a key without runs:cancel sees no cancel button, one without runs:create no start form', async () => {

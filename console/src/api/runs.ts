@@ -1,5 +1,6 @@
 /**
- * The run engine's API (`/v1/runs`) through the generated client: list, read, start, cancel and the
+ * The run engine's API (`/v1/runs`) through the generated client: list, read, start, pause, resume,
+ * fork, cancel and the
  * chain a run executes. The live event stream is in `run-events.ts`.
  */
 import { api, call } from './client';
@@ -26,6 +27,23 @@ export function getRun(runId: string): Promise<RunSnapshot> {
 
 export function startRun(body: CreateRunBody): Promise<RunSnapshot> {
   return call(api.POST('/v1/runs', { body }));
+}
+
+/** `POST /v1/runs/{runId}:pause`: nodes in flight finish (`drain-current-node`), nothing new starts. */
+export function pauseRun(runId: string): Promise<{ runId: string; status: string }> {
+  return call(api.POST('/v1/runs/{runId}:pause', { params: { path: { runId } }, body: { reason: 'paused from the operator console', drainPolicy: 'drain-current-node' } }));
+}
+
+/** `POST /v1/runs/{runId}:resume`: the run continues from its recorded node states. */
+export function resumeRun(runId: string): Promise<{ runId: string; status: string }> {
+  // The generated type marks the defaulted drainPolicy required; `:resume` takes none (400 if sent).
+  const body = { reason: 'resumed from the operator console' } as Schemas['RunControlBody'];
+  return call(api.POST('/v1/runs/{runId}:resume', { params: { path: { runId } }, body }));
+}
+
+/** `POST /v1/runs/{runId}:fork` from the first event: `replay` re-executes deterministically, `branch` runs it anew. */
+export function forkRun(runId: string, mode: 'replay' | 'branch'): Promise<{ runId: string; sourceRunId: string; mode: string }> {
+  return call(api.POST('/v1/runs/{runId}:fork', { params: { path: { runId } }, body: { fromSeq: 0, mode } })) as Promise<{ runId: string; sourceRunId: string; mode: string }>;
 }
 
 export function cancelRun(runId: string): Promise<RunSnapshot> {

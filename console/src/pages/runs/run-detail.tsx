@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { followRunEvents } from '../../api/run-events';
-import { cancelRun, getRun, getRunDefinition, RunEvent, TERMINAL } from '../../api/runs';
+import { cancelRun, forkRun, getRun, getRunDefinition, pauseRun, resumeRun, RunEvent, TERMINAL } from '../../api/runs';
+import { link } from '../../routes';
 import { can, Identity } from '../../session';
 import { Badge, ConfirmButton, CopyButton, duration, ErrorBanner, Facts, JsonBlock, Loading, Section, shortId, useAction, useLoad, useNow, when } from '../../ui';
 import { GateDecision } from '../approvals/gate-decision';
@@ -73,17 +74,50 @@ export function RunDetail({ runId, identity, onChanged }: { runId: string; ident
               </>
             }
             actions={
-              // Cancelling needs runs:cancel, which no other runs scope implies.
-              can(identity, 'runs:cancel') && !TERMINAL.has(r.status) && r.status !== 'cancelling' ? (
-                <ConfirmButton
-                  label="Cancel run"
-                  confirmLabel="Cancel this run"
-                  question="Cancel the run?"
-                  danger
-                  disabled={Boolean(action.busy)}
-                  onConfirm={() => void action.run('cancel', () => cancelRun(runId)).then((x) => x && (setTick((t) => t + 1), onChanged()))}
-                />
-              ) : null
+              <>
+                {/* Pause and resume need runs:cancel (the protocol's operator scope for stopping work). */}
+                {can(identity, 'runs:cancel') && (r.status === 'running' || r.status === 'pending') ? (
+                  <button type="button" disabled={Boolean(action.busy)} onClick={() => void action.run('pause', () => pauseRun(runId)).then((x) => x && setTick((t) => t + 1))}>
+                    Pause
+                  </button>
+                ) : null}
+                {can(identity, 'runs:cancel') && r.status === 'paused' ? (
+                  <button type="button" disabled={Boolean(action.busy)} onClick={() => void action.run('resume', () => resumeRun(runId)).then((x) => x && setTick((t) => t + 1))}>
+                    Resume
+                  </button>
+                ) : null}
+                {/* A fork reads the source and starts a run: runs:read and runs:create. */}
+                {can(identity, 'runs:create') && can(identity, 'runs:read') && TERMINAL.has(r.status)
+                  ? (['replay', 'branch'] as const).map((mode) => (
+                      <button
+                        type="button"
+                        key={mode}
+                        title={mode === 'replay' ? 'Re-execute deterministically: recorded tool and approval outcomes are reused' : 'Run it again from the start as a new execution'}
+                        disabled={Boolean(action.busy)}
+                        onClick={() =>
+                          void action.run(mode, () => forkRun(runId, mode)).then((x) => {
+                            if (!x) return;
+                            onChanged();
+                            location.hash = link.run(x.runId);
+                          })
+                        }
+                      >
+                        {mode === 'replay' ? 'Replay' : 'Run again (branch)'}
+                      </button>
+                    ))
+                  : null}
+                {/* Cancelling needs runs:cancel, which no other runs scope implies. */}
+                {can(identity, 'runs:cancel') && !TERMINAL.has(r.status) && r.status !== 'cancelling' ? (
+                  <ConfirmButton
+                    label="Cancel run"
+                    confirmLabel="Cancel this run"
+                    question="Cancel the run?"
+                    danger
+                    disabled={Boolean(action.busy)}
+                    onConfirm={() => void action.run('cancel', () => cancelRun(runId)).then((x) => x && (setTick((t) => t + 1), onChanged()))}
+                  />
+                ) : null}
+              </>
             }
           >
             <ErrorBanner error={action.error} />
