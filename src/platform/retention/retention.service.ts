@@ -18,6 +18,7 @@ export interface RetentionCounts {
   approvals: number;
   approvalDecisions: number;
   idempotencyRecords: number;
+  artifacts: number;
 }
 
 function affected(result: unknown): number {
@@ -30,7 +31,7 @@ function affected(result: unknown): number {
  * periodic-task lease), in bounded batches, each batch one transaction:
  *
  * - a run finished (completed, failed, cancelled) more than OPENWOP_RUN_RETENTION_DAYS ago is
- *   deleted with every row that belongs to it: its node rows, its events and event-stream counter,
+ *   deleted with every row that belongs to it: its node rows, its artifacts (`run_artifact`), its events and event-stream counter,
  *   its activity invocations, and its closed approval gates and interrupts with their decisions. A
  *   run that is not terminal, that a pending gate or interrupt names, or that an active or
  *   escalated goal counts among its iterations is never deleted. Audit entries are never deleted:
@@ -59,7 +60,7 @@ export class RetentionService implements OnApplicationBootstrap {
   }
 
   async sweep(signal?: AbortSignal): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0 };
+    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0 };
     const started = Date.now();
     for (let i = 0; i < RETENTION_MAX_BATCHES && !signal?.aborted; i++) {
       if ((await this.runBatch(counts)) < RETENTION_BATCH) break;
@@ -111,6 +112,7 @@ export class RetentionService implements OnApplicationBootstrap {
       counts.events += affected(await m.query(`DELETE FROM "event" e USING ${pairs} WHERE e."tenant" = d."tenant" AND e."stream_id" = d."id"`, [tenants, ids]));
       counts.eventStreams += affected(await m.query(`DELETE FROM "event_stream" s USING ${pairs} WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"`, [tenants, ids]));
       counts.runNodes += affected(await m.query(`DELETE FROM "run_node" WHERE "run_id" = ANY($1::uuid[])`, [ids]));
+      counts.artifacts += affected(await m.query(`DELETE FROM "run_artifact" a USING ${pairs} WHERE a."tenant" = d."tenant" AND a."run_id" = d."id"::uuid`, [tenants, ids]));
       counts.activityInvocations += affected(await m.query(`DELETE FROM "activity_invocation" i USING ${pairs} WHERE i."tenant" = d."tenant" AND i."run_id" = d."id"`, [tenants, ids]));
       const gates = (await m.query(
         `SELECT a."id" FROM "approval" a WHERE a."run_id" = ANY($1::uuid[]) UNION SELECT a."id" FROM "approval" a WHERE a."subject_kind" = 'run-node' AND a."subject_id" = ANY($1::uuid[])`,
