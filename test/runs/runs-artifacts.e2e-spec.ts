@@ -199,4 +199,16 @@ describe('runs: artifacts in a plugin object store', () => {
     const got = await t.http('GET', `/v1/runs/${done.runId}/artifacts/${done.artifacts[0].artifactId}`, { token: key });
     expect([got.status, got.text]).toEqual([200, '# Report for Eve\n']);
   });
+
+  it('retention deletes the plugin store’s objects after the run’s rows', async () => {
+    const done = await produce(t, key, 'vendor.test.report', { who: 'Gone' });
+    const refs = ((await t.ds.query(`SELECT "store_ref" FROM "run_artifact" WHERE "run_id" = $1`, [done.runId])) as Array<{ store_ref: string }>).map((r) => r.store_ref);
+    expect(refs).toHaveLength(2);
+    for (const r of refs) expect(memoryObjects().has(r)).toBe(true);
+    await t.ds.query(`UPDATE "run" SET "completed_at" = now() - interval '90 days', "created_at" = now() - interval '90 days' WHERE "id" = $1`, [done.runId]);
+    const counts = await t.app.get(RetentionService).sweep();
+    expect(counts.artifacts).toBe(2);
+    for (const r of refs) expect(memoryObjects().has(r)).toBe(false);
+    expect((await t.ds.query(`SELECT 1 FROM "run_artifact" WHERE "run_id" = $1`, [done.runId])) as unknown[]).toEqual([]);
+  });
 });

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { ArtifactLocation, ArtifactStore, ArtifactStoreProvider, NodeArtifacts, NodeExecutionError, RunArtifactInput, RunArtifactRef } from '@openwop-host/plugin-sdk';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
 import { collectExtensions, ExtensionMeta, ExtensionPointError } from '../../../platform/plugins/extension-registry';
+import { RetentionService } from '../../../platform/retention/retention.service';
 import { DATABASE_ARTIFACT_STORE } from './database-artifact-store';
 import { RunArtifactEntity } from './run-artifact.entity';
 
@@ -36,6 +37,7 @@ function encode(data: RunArtifactInput['data']): { bytes: Buffer; contentType: s
  */
 @Injectable()
 export class RunArtifactsService implements OnApplicationBootstrap {
+  private readonly log = new Logger('runs.artifacts');
   private storeId = DATABASE_ARTIFACT_STORE;
   private readonly stores = new Map<string, ArtifactStoreProvider>();
   readonly maxBytes: number;
@@ -44,6 +46,7 @@ export class RunArtifactsService implements OnApplicationBootstrap {
     private readonly ds: DataSource,
     private readonly discovery: DiscoveryService,
     @Inject(HOST_CONFIG) config: HostConfig,
+    private readonly retention: RetentionService,
   ) {
     this.maxBytes = config.artifacts.maxBytes;
   }
@@ -59,6 +62,30 @@ export class RunArtifactsService implements OnApplicationBootstrap {
     const plugins = found.filter((c) => c.key !== DATABASE_ARTIFACT_STORE);
     if (plugins.length > 1) throw new ExtensionPointError(`two artifact stores replace the database store: ${plugins.map((c) => `${c.key} (${c.providerName})`).join(' and ')}`);
     this.storeId = plugins[0]?.key ?? DATABASE_ARTIFACT_STORE;
+    this.retention.registerRunPurger({ counts: 'artifacts', purge: (m, runs) => this.purge(m, runs) });
+  }
+
+  /** Retention: deletes the artifacts of deleted runs; after the commit, a plugin store's objects too. */
+  private async purge(m: EntityManager, runs: Array<{ tenant: string; id: string }>): Promise<{ deleted: number; afterCommit?: () => Promise<void> }> {
+    const result = (await m.query(
+      `DELETE FROM "run_artifact" a USING unnest($1::text[], $2::text[]) AS d("tenant", "id") WHERE a."tenant" = d."tenant" AND a."run_id" = d."id"::uuid
+       RETURNING a."id", a."tenant", a."workspace", a."run_id", a."store", a."store_ref"`,
+      [runs.map((r) => r.tenant), runs.map((r) => r.id)],
+    )) as unknown;
+    // DELETE ... RETURNING answers [rows, count] through TypeORM's pg driver.
+    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ id: string; tenant: string; workspace: string | null; run_id: string; store: string; store_ref: string | null }>;
+    const external = rows.filter((r) => r.store !== DATABASE_ARTIFACT_STORE && r.store_ref !== null);
+    if (!external.length) return { deleted: rows.length };
+    return {
+      deleted: rows.length,
+      afterCommit: async () => {
+        for (const r of external) {
+          const store = this.stores.get(r.store);
+          if (!store?.delete) continue;
+          await store.delete({ tenant: r.tenant, workspace: r.workspace ?? undefined, runId: r.run_id, artifactId: r.id }, r.store_ref as string).catch((e: unknown) => this.log.warn({ msg: 'artifact store delete failed', store: r.store, artifactId: r.id, error: (e as Error)?.message ?? String(e) }));
+        }
+      },
+    };
   }
 
   /** The id of the store new artifacts go to. */
