@@ -936,8 +936,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a run-produced artifact (no executor produces artifacts yet: 404)
-         * @description Read a run-produced artifact (no executor produces artifacts yet: 404)
+         * Read a run-produced artifact (its bytes, with the media type the node gave)
+         * @description Read a run-produced artifact (its bytes, with the media type the node gave)
          */
         get: operations["getArtifact"];
         put?: never;

@@ -68,6 +68,7 @@ const PAYLOAD_DEF: Record<string, string> = {
   'tool.session.opened': 'toolSessionOpened',
   'tool.session.closed': 'toolSessionClosed',
   'provider.usage': 'providerUsage',
+  'artifact.created': 'artifactCreated',
 };
 
 /** Every event validates against run-event.schema.json and its payload against its run-event-payloads $def. */

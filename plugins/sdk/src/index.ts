@@ -8,3 +8,4 @@ export * from './proposals';
 export * from './goals';
 export * from './node-executor';
 export * from './tool-source-contract';
+export * from './run-artifacts';

@@ -1,4 +1,5 @@
 import { defineExtensionPoint, extensionMetadata } from './extension-point';
+import type { NodeArtifacts } from './run-artifacts';
 import type { ToolReplayPolicy } from './tool-source';
 
 /**
@@ -64,6 +65,13 @@ export interface NodeExecutionContext {
    * expired throws a `NodeExecutionError` (`interrupt_rejected`, `interrupt_expired`).
    */
   interrupt(request: InterruptRequest): Promise<unknown>;
+  /**
+   * Since 1.5: stores a file the node produced as a run artifact (`put({name, contentType, data,
+   * metadata?})` answers `{artifactId, name, contentType, sizeBytes, nodeId, createdAt}`) and
+   * appends `artifact.created`. Optional in the type so that contexts built by older kits still
+   * compile; the host's run engine always provides it.
+   */
+  artifacts?: NodeArtifacts;
 }
 
 /** What a node asks for when it suspends on an interrupt. */
@@ -242,6 +250,16 @@ export async function checkNodeExecutorContract(executor: NodeExecutorProvider, 
     interrupt: async (req) => {
       if (req.kind === 'approval' && opts.approval === 'denied') throw new NodeExecutionError('interrupt_rejected', 'The approval was rejected.');
       return opts.resumeValue ?? (req.kind === 'approval' ? { action: 'accept' } : {});
+    },
+    artifacts: {
+      put: async (a) => {
+        if (!a || typeof a.name !== 'string' || !a.name) problems.push('artifacts.put() needs a name');
+        const data = a?.data;
+        const sizeBytes = typeof data === 'string' ? Buffer.byteLength(data) : data instanceof Uint8Array ? data.byteLength : Buffer.byteLength(JSON.stringify(data ?? null));
+        const artifactId = `contract-artifact-${sink.length + 1}`;
+        sink.push({ type: 'artifact.created', payload: { artifactId, artifactType: a?.artifactType ?? 'file', nodeId: `contract-node-${n}`, registered: false } });
+        return { artifactId, name: a?.name, contentType: a?.contentType ?? 'application/octet-stream', sizeBytes, nodeId: `contract-node-${n}`, createdAt: new Date().toISOString() };
+      },
     },
   });
 

@@ -16,6 +16,7 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
 import { ActivityLedger, effectRunner } from '../../platform/idempotency/activity-ledger.service';
+import { RunArtifactsService } from './artifacts/run-artifacts.service';
 
 /** The approval-gate subject kind of suspended run nodes. */
 export const RUN_GATE_SUBJECT = 'run-node';
@@ -177,6 +178,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
     private readonly ledger: ActivityLedger,
     private readonly notifications: DatabaseNotifications,
+    private readonly artifacts: RunArtifactsService,
   ) {
     this.owner = `${settings.instanceId}:${randomUUID()}`;
     // The followers of a run executed here are woken by its writes in process (EventLogService.wake).
@@ -348,7 +350,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   // --- used by RunExecution -----------------------------------------------------------------------
 
   /** @internal */ get deps() {
-    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics, ledger: this.ledger };
+    return { ds: this.ds, events: this.events, executors: this.executors, approvals: this.approvals, settings: this.settings, owner: this.owner, log: this.log, metrics: this.metrics, ledger: this.ledger, artifacts: this.artifacts };
   }
 
   /**
@@ -731,6 +733,7 @@ class RunExecution {
           : effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
         interrupt: (req) => this.interrupt(n, req),
       };
+      ctx.artifacts = this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload));
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
       const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;

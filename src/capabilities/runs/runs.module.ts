@@ -27,11 +27,15 @@ import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { WorkflowsController } from './workflows.controller';
 import { RunNodeEntity } from './run-node.entity';
+import { RunArtifactEntity } from './artifacts/run-artifact.entity';
+import { RunArtifactsService } from './artifacts/run-artifacts.service';
+import { DatabaseArtifactStore } from './artifacts/database-artifact-store';
+import { CoreArtifactExecutor } from './executors/core-artifact.executor';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
- * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool`, `core.approval`, `core.clarification` and
- * `core.external-event` executors, interrupts (run-scoped and signed-token resolution), RFC 0058 bounds,
+ * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool`, `core.approval`, `core.clarification`,
+ * `core.external-event` and `core.artifact` executors, run artifacts (`ctx.artifacts`, the artifact-store extension point), interrupts (run-scoped and signed-token resolution), RFC 0058 bounds,
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
@@ -56,9 +60,12 @@ import { RunNodeEntity } from './run-node.entity';
     CoreExternalEventExecutor,
     InterruptTokenService,
     InterruptsService,
+    RunArtifactsService,
+    DatabaseArtifactStore,
+    CoreArtifactExecutor,
   ],
   exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
 })
 export class RunsModule {
-  static readonly entities = [RunNodeEntity];
+  static readonly entities = [RunNodeEntity, RunArtifactEntity];
 }

@@ -1,4 +1,6 @@
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
+import type { RunArtifactRef } from '@openwop-host/plugin-sdk';
+import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
@@ -86,6 +88,8 @@ export interface RunSnapshot {
   metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
   /** A suspended run's interrupt (kind, node, resume schema, quorum, signed token of an external event). */
   interrupt?: InterruptView;
+  /** What the run's nodes stored with `ctx.artifacts.put` (served by GET /v1/runs/{runId}/artifacts/{artifactId}). */
+  artifacts?: RunArtifactRef[];
 }
 
 /**
@@ -134,6 +138,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
     private readonly audit: AuditLogService,
+    private readonly artifacts: RunArtifactsService,
   ) {}
 
   onModuleInit(): void {
@@ -498,6 +503,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
     const s = snapshot(run, nodes);
     const interrupt = run.kind === 'workflow' ? await this.interrupts.forSnapshot(run) : undefined;
     if (interrupt) s.interrupt = interrupt;
+    if (run.kind === 'workflow') s.artifacts = await this.artifacts.list(run.tenant, run.id);
     return s;
   }
 

@@ -68,6 +68,8 @@ export interface HostConfig {
   audit: AuditConfig;
   /** How long finished runs and idempotency records are kept (src/platform/retention). */
   retention: RetentionConfig;
+  /** Run artifacts (src/capabilities/runs/artifacts): the largest one a node may store. */
+  artifacts: { maxBytes: number };
 }
 
 export interface AuditConfig {
@@ -216,6 +218,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_AUDIT_SIGNING_KEY', description: 'Ed25519 private key that signs audit checkpoints (PKCS#8, PEM or base64 DER); every replica needs the same one, distinct from any other signing key. Unset: a key is generated once and kept in the database (table `host_secret`).' },
   { name: 'OPENWOP_RUN_RETENTION_DAYS', default: '30', description: 'Runs finished (completed, failed or cancelled) longer ago than this many days are deleted with their node rows, events and invocation records (at least 7). The audit log is kept.' },
   { name: 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', default: '168', description: 'Idempotency records (the stored answers of `Idempotency-Key` requests) older than this many hours are deleted (at least 24); a key reused after that is a new request.' },
+  { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
@@ -426,6 +429,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       runDays: int(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
       idempotencyHours: int(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
     },
+    artifacts: { maxBytes: int(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
   };
 }
 

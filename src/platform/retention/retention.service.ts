@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { PeriodicTask, PeriodicTaskService } from '../scheduler/periodic-task.service';
 
@@ -18,6 +18,18 @@ export interface RetentionCounts {
   approvals: number;
   approvalDecisions: number;
   idempotencyRecords: number;
+  artifacts: number;
+}
+
+/**
+ * Rows a capability keeps per run that go with a deleted run (registered at bootstrap, e.g. the run
+ * artifacts): `purge` deletes them inside the batch's transaction and counts them under `counts`;
+ * `afterCommit`, when answered, runs once that transaction committed (deleting what lives outside
+ * the database, such as a plugin store's objects); its failure is logged and does not undo the sweep.
+ */
+export interface RunPurger {
+  counts: keyof RetentionCounts;
+  purge(m: EntityManager, runs: Array<{ tenant: string; id: string }>): Promise<{ deleted: number; afterCommit?: () => Promise<void> }>;
 }
 
 function affected(result: unknown): number {
@@ -30,7 +42,7 @@ function affected(result: unknown): number {
  * periodic-task lease), in bounded batches, each batch one transaction:
  *
  * - a run finished (completed, failed, cancelled) more than OPENWOP_RUN_RETENTION_DAYS ago is
- *   deleted with every row that belongs to it: its node rows, its events and event-stream counter,
+ *   deleted with every row that belongs to it: its node rows, the rows capabilities register (`registerRunPurger`: the run artifacts), its events and event-stream counter,
  *   its activity invocations, and its closed approval gates and interrupts with their decisions. A
  *   run that is not terminal, that a pending gate or interrupt names, or that an active or
  *   escalated goal counts among its iterations is never deleted. Audit entries are never deleted:
@@ -52,6 +64,13 @@ export class RetentionService implements OnApplicationBootstrap {
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
+  private readonly purgers: RunPurger[] = [];
+
+  /** Adds the rows of a capability that are deleted with their run. */
+  registerRunPurger(purger: RunPurger): void {
+    this.purgers.push(purger);
+  }
+
   readonly task: PeriodicTask = { name: RETENTION_TASK, intervalMs: 3_600_000, leaseMs: 2 * 3_600_000, run: (signal) => this.sweep(signal).then(() => undefined) };
 
   onApplicationBootstrap(): void {
@@ -59,7 +78,7 @@ export class RetentionService implements OnApplicationBootstrap {
   }
 
   async sweep(signal?: AbortSignal): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0 };
+    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0 };
     const started = Date.now();
     for (let i = 0; i < RETENTION_MAX_BATCHES && !signal?.aborted; i++) {
       if ((await this.runBatch(counts)) < RETENTION_BATCH) break;
@@ -90,7 +109,8 @@ export class RetentionService implements OnApplicationBootstrap {
 
   /** One transaction: claims up to RETENTION_BATCH expired runs and deletes them with their rows. Returns how many runs. */
   private async runBatch(counts: RetentionCounts): Promise<number> {
-    return this.ds.transaction(async (m) => {
+    const after: Array<() => Promise<void>> = [];
+    const n = await this.ds.transaction(async (m) => {
       const doomed = (await m.query(
         `SELECT r."id", r."tenant" FROM "run" r
          WHERE r."status" IN ${TERMINAL}
@@ -111,6 +131,11 @@ export class RetentionService implements OnApplicationBootstrap {
       counts.events += affected(await m.query(`DELETE FROM "event" e USING ${pairs} WHERE e."tenant" = d."tenant" AND e."stream_id" = d."id"`, [tenants, ids]));
       counts.eventStreams += affected(await m.query(`DELETE FROM "event_stream" s USING ${pairs} WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"`, [tenants, ids]));
       counts.runNodes += affected(await m.query(`DELETE FROM "run_node" WHERE "run_id" = ANY($1::uuid[])`, [ids]));
+      for (const p of this.purgers) {
+        const r = await p.purge(m, doomed);
+        counts[p.counts] += r.deleted;
+        if (r.afterCommit) after.push(r.afterCommit);
+      }
       counts.activityInvocations += affected(await m.query(`DELETE FROM "activity_invocation" i USING ${pairs} WHERE i."tenant" = d."tenant" AND i."run_id" = d."id"`, [tenants, ids]));
       const gates = (await m.query(
         `SELECT a."id" FROM "approval" a WHERE a."run_id" = ANY($1::uuid[]) UNION SELECT a."id" FROM "approval" a WHERE a."subject_kind" = 'run-node' AND a."subject_id" = ANY($1::uuid[])`,
@@ -124,5 +149,7 @@ export class RetentionService implements OnApplicationBootstrap {
       counts.runs += affected(await m.query(`DELETE FROM "run" WHERE "id" = ANY($1::uuid[])`, [ids]));
       return doomed.length;
     });
+    for (const f of after) await f().catch((e: unknown) => this.logger.warn({ msg: 'retention: cleanup after commit failed', error: (e as Error)?.message ?? String(e) }));
+    return n;
   }
 }
