@@ -20,6 +20,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 const CHAINS = {
   'vendor.test.grpcctl.chain': noopChain(2),
+  'vendor.test.grpcctl.artifact': { nodes: [{ id: 'report', typeId: 'core.artifact', config: { name: 'report.txt', content: 'hello over two transports' } }] },
   'vendor.test.grpcctl.slow': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 60_000 } }], edges: [] },
   'vendor.test.grpcctl.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority' } }] },
   'vendor.test.grpcctl.event': { nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'order.status', correlation: { orderId: 'o-1' } } }] },
@@ -351,6 +352,18 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
   });
 
   describe('GetArtifact', () => {
+    it('answers the artifact REST serves: its reference, and its bytes as base64', async () => {
+      const runId = await start('vendor.test.grpcctl.artifact');
+      await waitForStatus(g.t, full, runId, ['completed']);
+      const snap = (await rest({ method: 'GET', url: `/v1/runs/${runId}`, token: full })).body;
+      const [ref] = snap.artifacts;
+      const bytes = await rest({ method: 'GET', url: `/v1/runs/${runId}/artifacts/${ref.artifactId}`, token: full });
+      expect(bytes.status).toBe(200);
+      const viaGrpc = answered(await call('GetArtifact', { runId, artifactId: ref.artifactId }, full));
+      expect(viaGrpc).toEqual({ ...ref, runId, contentBase64: Buffer.from(bytes.text, 'utf8').toString('base64') });
+      expect(Buffer.from(viaGrpc.contentBase64, 'base64').toString('utf8')).toBe('hello over two transports');
+    });
+
     it('NOT_FOUND like REST for an unknown artifact of a visible run, an unknown run and another tenant\'s run; PERMISSION_DENIED without artifacts:read', async () => {
       const known = await sameRefusal('GetArtifact', { runId: completedRun, artifactId: 'art-1' }, full, { method: 'GET', url: `/v1/runs/${completedRun}/artifacts/art-1` }, grpc.status.NOT_FOUND, 404);
       expect(known).toEqual({ error: 'not_found', message: 'No such artifact.', details: { artifactId: 'art-1' } });

@@ -13,11 +13,6 @@ import { RunsService } from './runs.service';
  * unknown or foreign run is its 404. The gRPC transport does not serve artifact bytes yet, so any
  * artifact id is 404 there (the REST route below serves them).
  */
-export async function readRunArtifact(runs: RunsService, p: Principal, runId: string, artifactId: string): Promise<Record<string, unknown>> {
-  await runs.get(p, runId); // unknown and foreign runs: 404
-  throw new NotFoundError('No such artifact.', { artifactId });
-}
-
 /** The bytes of one artifact of a run the principal may see; 404 for an unknown or foreign run or artifact. */
 export async function runArtifactBytes(runs: RunsService, artifacts: RunArtifactsService, p: Principal, runId: string, artifactId: string): Promise<StoredArtifact> {
   await runs.state(p, runId); // unknown and foreign runs (other tenant or workspace): 404

@@ -64,7 +64,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     DatabaseArtifactStore,
     CoreArtifactExecutor,
   ],
-  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
+  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService],
 })
 export class RunsModule {
   static readonly entities = [RunNodeEntity, RunArtifactEntity];

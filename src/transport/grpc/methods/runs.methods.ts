@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
-import { readRunArtifact, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
+import { RunArtifactsService } from '../../../capabilities/runs/artifacts/run-artifacts.service';
+import { runArtifactBytes, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
 import { RunForkService } from '../../../capabilities/runs/run-fork.service';
 import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
 import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
@@ -178,11 +179,20 @@ export class GetArtifactMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunArtifactsController, handler: 'get' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(
+    private readonly runs: RunsService,
+    private readonly artifacts: RunArtifactsService,
+  ) {}
 
-  handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+  /**
+   * The same lookup and refusals as REST (404 for an unknown artifact or a run the caller cannot
+   * see). REST answers the raw bytes; the message carries the reference and the bytes as base64
+   * (`contentBase64`) in `additional_properties`, the proto's free-form artifact shape.
+   */
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
-    return readRunArtifact(this.runs, call.requirePrincipal(), runId, typeof rest.artifactId === 'string' ? rest.artifactId : '');
+    const found = await runArtifactBytes(this.runs, this.artifacts, call.requirePrincipal(), runId, typeof rest.artifactId === 'string' ? rest.artifactId : '');
+    return { ...found.ref, runId, contentBase64: found.data.toString('base64') };
   }
 }
 
