@@ -105,54 +105,20 @@ export class EventLogService implements OnModuleInit {
    */
   async appendMany(entries: AppendEntry[], opts: { manager?: EntityManager } = {}): Promise<RunEventView[]> {
     if (!entries.length) return [];
-    const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
-    const rows = entries.map((e) => {
-      const k = JSON.stringify([e.scope.tenant, e.streamId]);
-      const s = streams.get(k) ?? { tenant: e.scope.tenant, streamId: e.streamId, n: 0 };
-      s.n += 1;
-      streams.set(k, s);
-      return {
-        id: randomUUID(),
-        tenant: e.scope.tenant,
-        workspace: e.scope.workspace ?? null,
-        stream_id: e.streamId,
-        ord: s.n,
-        type: e.type,
-        payload: e.payload,
-        correlation_id: e.correlationId ?? null,
-        causation_id: (e.causationId ?? null) as string | null,
-        node_id: e.nodeId ?? null,
-      };
-    });
-    // Causation inside a batch points at an earlier event of the same batch.
-    entries.forEach((e, i) => {
-      if (e.causationIndex !== undefined && e.causationIndex < i) rows[i].causation_id = rows[e.causationIndex].id;
-    });
+    const rows = eventRows(entries);
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const ctes = eventInsertCtes(p, rows);
     // Runs followed from another replica are notified (in the same statement; see run.followed_until).
     const runStreams = [...new Set(entries.map((e) => e.streamId))].filter((id) => UUID_TEXT.test(id));
-    const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+    if (runStreams.length) ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', r."id"::text) FROM "run" r WHERE r."id" = ANY(${p(runStreams)}::uuid[]) AND r."followed_until" > now())`);
+    const sql = `WITH ${ctes.join(',\n')}
+         SELECT "id", "sequence", "created_at"${runStreams.length ? `, (SELECT count(*) FROM nt) AS "notified"` : ''} FROM written`;
     const write = async (m: EntityManager): Promise<Array<{ id: string; sequence: string; created_at: Date }>> =>
-      (await m.query(
-        `WITH counts AS (
-           SELECT c."tenant", c."stream_id", c."n", c."o" FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS c("tenant", "stream_id", "n", "o")
-         ),
-         bumped AS (
-           INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence")
-           SELECT "tenant", "stream_id", "n" FROM counts ORDER BY "o"
-           ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + EXCLUDED."last_sequence"
-           RETURNING "tenant", "stream_id", "last_sequence"
-         ),
-         written AS (
-         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
-         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
-         FROM jsonb_to_recordset($4::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
-         JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
-         JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
-         RETURNING "id", "sequence", "created_at"
-         )${runStreams.length ? `, nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', r."id"::text) FROM "run" r WHERE r."id" = ANY($5::uuid[]) AND r."followed_until" > now())` : ''}
-         SELECT "id", "sequence", "created_at"${runStreams.length ? `, (SELECT count(*) FROM nt) AS "notified"` : ''} FROM written`,
-        [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows), ...(runStreams.length ? [runStreams] : [])],
-      )) as Array<{ id: string; sequence: string; created_at: Date }>;
+      (await m.query(sql, params)) as Array<{ id: string; sequence: string; created_at: Date }>;
     // One statement is atomic on its own: without a caller's transaction it needs no BEGIN/COMMIT.
     const written = await this.metrics.timeEventAppend(() => write(opts.manager ?? this.ds.manager));
     const byId = new Map(written.map((w) => [w.id, w]));
@@ -275,6 +241,84 @@ export class EventLogService implements OnModuleInit {
     this.appends++;
     for (const w of [...this.waiters]) w();
   }
+}
+
+/** An event as the insert writes it: `ord` is its 1-based place among the events of its stream in the batch. */
+export interface EventRow {
+  id: string;
+  tenant: string;
+  workspace: string | null;
+  stream_id: string;
+  ord: number;
+  type: string;
+  payload: Record<string, unknown>;
+  correlation_id: string | null;
+  causation_id: string | null;
+  node_id: string | null;
+}
+
+/** The rows of a batch (ids fixed by the caller when given, else new); causation inside a batch points at an earlier event of it. */
+export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
+  const counts = new Map<string, number>();
+  const rows = entries.map((e, i) => {
+    const k = JSON.stringify([e.scope.tenant, e.streamId]);
+    const ord = (counts.get(k) ?? 0) + 1;
+    counts.set(k, ord);
+    return {
+      id: ids?.[i] ?? randomUUID(),
+      tenant: e.scope.tenant,
+      workspace: e.scope.workspace ?? null,
+      stream_id: e.streamId,
+      ord,
+      type: e.type,
+      payload: e.payload,
+      correlation_id: e.correlationId ?? null,
+      causation_id: (e.causationId ?? null) as string | null,
+      node_id: e.nodeId ?? null,
+    };
+  });
+  entries.forEach((e, i) => {
+    if (e.causationIndex !== undefined && e.causationIndex < i) rows[i].causation_id = rows[e.causationIndex].id;
+  });
+  return rows;
+}
+
+/**
+ * The one event insert, as common table expressions of a statement (`counts`, `bumped`, `written`
+ * RETURNING "id", "sequence", "created_at"): each stream's counter is bumped once by the number of
+ * its events (its row lock serializes concurrent appends; counters are locked in (tenant, stream)
+ * order, so two batches touching the same streams queue instead of deadlocking) and the events take
+ * the consecutive sequences in the order given. With `when`, nothing is written unless it holds (the
+ * run engine's fence, written by the same statement). `param` binds a value and answers its placeholder.
+ */
+export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[], when?: string): string[] {
+  const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
+  for (const r of rows) {
+    const k = JSON.stringify([r.tenant, r.stream_id]);
+    const s = streams.get(k) ?? { tenant: r.tenant, streamId: r.stream_id, n: 0 };
+    s.n += 1;
+    streams.set(k, s);
+  }
+  const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  return [
+    `counts AS (
+           SELECT c."tenant", c."stream_id", c."n", c."o" FROM unnest(${param(counts.map((c) => c.tenant))}::text[], ${param(counts.map((c) => c.streamId))}::text[], ${param(counts.map((c) => c.n))}::bigint[]) WITH ORDINALITY AS c("tenant", "stream_id", "n", "o")
+         )`,
+    `bumped AS (
+           INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence")
+           SELECT "tenant", "stream_id", "n" FROM counts${when ? ` WHERE ${when}` : ''} ORDER BY "o"
+           ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + EXCLUDED."last_sequence"
+           RETURNING "tenant", "stream_id", "last_sequence"
+         )`,
+    `written AS (
+         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
+         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
+         FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
+         JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
+         JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
+         RETURNING "id", "sequence", "created_at"
+         )`,
+  ];
 }
 
 export function toView(e: EventEntity): RunEventView {

@@ -1,0 +1,497 @@
+import { randomUUID } from 'node:crypto';
+import { InterruptRequest, NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { isDatabaseUnavailable } from '../../platform/database/database-driver';
+import type { BatchEvent } from '../../platform/events/event-log.service';
+import type { Principal } from '../../platform/identity/principal';
+import { effectRunner } from '../../platform/idempotency/activity-ledger.service';
+import type { RegisteredExecutor } from './node-executor-registry.service';
+import type { RunNodeEntity } from './run-node.entity';
+import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
+import { interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
+import { Breach, costBreach, durationBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, runBounds, RunBounds, StopReason } from './run-execution.types';
+import { ReplaySource } from './run-replay';
+import { RunTrace } from './run-tracing';
+import { EngineWriteError, LeaseLost, RunWriter } from './run-writer';
+import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
+
+/** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
+export class RunExecution {
+  private readonly def: WorkflowDefinition;
+  private readonly principal: Principal;
+  private readonly scope: { tenant: string; workspace?: string };
+  private readonly bounds: RunBounds;
+  private readonly outputs = new Map<string, Record<string, unknown>>();
+  private readonly state = new Map<string, RunNodeEntity>();
+  private readonly writer: RunWriter;
+  private nodeExecutions: number;
+  private costUsd: number;
+  private startedAtMs = Date.now();
+  /** run.started is not written yet. */
+  private firstStart: boolean;
+  private heartbeat?: NodeJS.Timeout;
+  private deadline?: NodeJS.Timeout;
+  private breach?: Breach;
+  private trace!: RunTrace;
+  /** An operator's pause this execution honours: no new node starts; `immediate` also aborts the nodes in flight. */
+  private pausing?: PauseRequest;
+  /** The source of a `replay` fork (see ReplaySource). */
+  private readonly replay?: ReplaySource;
+
+  constructor(
+    private readonly d: ExecutionDeps,
+    private readonly row: ClaimedRow,
+    private readonly exec: Execution,
+  ) {
+    this.writer = new RunWriter(d.store, d.settings.leaseMs, {
+      claim: () => this.claim(),
+      shuttingDown: () => exec.reason === 'shutdown',
+      committed: (u, batch, writes, seen) => this.committed(u, batch, writes, seen),
+      leaseLost: () => {
+        exec.reason = 'lease';
+        exec.abort.abort();
+      },
+      warn: (msg, err) => d.log.warn({ msg, runId: row.id, err }),
+    });
+    exec.pause = (request) => this.requestPause(request);
+    this.def = row.definition;
+    this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
+    this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
+    this.bounds = runBounds(row.configurable, d.settings.limits);
+    this.nodeExecutions = row.node_executions;
+    this.costUsd = row.cost_usd;
+    this.firstStart = row.status === 'pending';
+    if (row.started_at) this.startedAtMs = new Date(row.started_at).getTime();
+    this.replay = ReplaySource.of(row, d.store);
+  }
+
+  /** `{durationMs}` of an event, or nothing in a replay (its events must not depend on the wall clock). */
+  private took(ms: number): { durationMs?: number } {
+    return this.replay ? {} : { durationMs: Math.max(0, ms) };
+  }
+
+  private get signal(): AbortSignal {
+    return this.exec.abort.signal;
+  }
+
+  async run(): Promise<void> {
+    this.trace = RunTrace.start(this.row, !this.firstStart);
+    try {
+      await this.trace.run(() => this.execute());
+    } catch (e) {
+      if (e instanceof LeaseLost || this.exec.reason === 'lease' || this.exec.reason === 'shutdown') throw e;
+      if ((e instanceof EngineWriteError && e.unavailable) || isDatabaseUnavailable(e)) {
+        // Nothing can be written now. The lease runs out and a claim pass (here or on another
+        // replica) resumes the run from what was written once the database answers again.
+        this.d.log.error({ msg: 'run engine could not write to the database; the run resumes when it answers', runId: this.row.id, err: ((e instanceof EngineWriteError ? e.cause : e) as Error)?.message });
+        this.requestStop('lease');
+        this.d.releaseWhenPossible(this.row.id, this.row.fence);
+        return;
+      }
+      await this.failOnEngineFault(e);
+      throw e;
+    } finally {
+      this.trace.end(this.exec.reason === 'cancel' ? undefined : this.exec.reason);
+      clearInterval(this.heartbeat);
+      clearTimeout(this.deadline);
+      this.d.finished(this.row.id);
+      this.d.events.wake();
+    }
+  }
+
+  /**
+   * An engine fault (not a node's): the run is failed with `engine_error`, fenced, instead of being
+   * claimed again and failing again after every lease expiry. Its node rows are made to agree: a node
+   * written running or waiting fails with the same error, a node never started is skipped. When even
+   * that cannot be written, the run is left to its lease and resumed later.
+   */
+  private async failOnEngineFault(e: unknown): Promise<void> {
+    this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error)?.message, stack: (e as Error)?.stack });
+    this.writer.discard();
+    this.stopNodes();
+    const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
+    if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
+    // The fault may be the definition itself (a run written by something else than POST /v1/runs).
+    const nodes = Array.isArray(this.def?.nodes) ? this.def.nodes.filter((n) => n && typeof n.id === 'string') : [];
+    for (const n of nodes) {
+      const s = this.state.get(n.id);
+      if (s?.status === 'running' || s?.status === 'waiting') {
+        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
+        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
+      } else if (!s) {
+        this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason: 'engine-error' } });
+        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: 0 });
+      }
+    }
+    this.queue({ type: 'run.failed', payload: { error, ...this.took(Date.now() - this.startedAtMs) } });
+    try {
+      await this.flush({ status: 'failed', error, terminal: true });
+    } catch (again) {
+      this.d.log.error({ msg: 'run engine could not record the failure of the run; it is retried after its lease', runId: this.row.id, err: (again as Error)?.message });
+    }
+  }
+
+  private async execute(): Promise<void> {
+    const { row } = this;
+    if (this.firstStart) {
+      const owner: Record<string, string> = { tenant: row.tenant };
+      if (row.workspace) owner.workspace = row.workspace;
+      if (row.principal) owner.principal = row.principal;
+      this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: 'rest', owner } });
+    } else {
+      for (const n of await this.d.store.loadNodes({ runId: row.id })) {
+        this.state.set(n.nodeId, n);
+        if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
+      }
+    }
+    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
+    this.armDeadline();
+    if (row.cancel_requested) return this.finishCancelled();
+    if (this.breach) return this.finishBreached();
+
+    // Nodes left in flight by a replica that died: repeat only what may be repeated.
+    for (const n of this.def.nodes) {
+      const s = this.state.get(n.id);
+      if (s?.status !== 'running') continue;
+      const policy = await this.replayPolicy(n);
+      if (policy === 'non-deterministic') {
+        const error = { code: 'node_interrupted', message: `Node ${n.id} was in flight when its replica stopped; it is not safe to repeat (replayPolicy ${policy}).` };
+        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
+        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
+        return this.finishFailed(error, n.id);
+      }
+    }
+    const failedBefore = this.def.nodes.find((n) => this.state.get(n.id)?.status === 'failed');
+    if (failedBefore) {
+      return this.finishFailed(this.state.get(failedBefore.id)!.error ?? { code: 'node_failed', message: 'A node failed.' }, failedBefore.id);
+    }
+
+    const inflight = new Map<string, Promise<NodeOutcome>>();
+    let failure: { error: { code: string; message: string }; nodeId: string } | undefined;
+    const suspended: NodeOutcome[] = [];
+    const concurrency = this.d.settings.nodeConcurrency;
+    for (;;) {
+      if (!this.signal.aborted && !failure && !suspended.length && !this.breach && !this.pausing) {
+        for (const n of this.def.nodes) {
+          if (inflight.size >= concurrency) break;
+          if (inflight.has(n.id) || this.outputs.has(n.id)) continue;
+          if (!predecessors(this.def, n.id).every((p) => this.outputs.has(p))) continue;
+          if (this.nodeExecutions + 1 > this.bounds.maxLoopIterations) {
+            this.breach = loopBreach(this.bounds.maxLoopIterations, this.nodeExecutions + 1, n.id);
+            break;
+          }
+          this.nodeExecutions++;
+          inflight.set(n.id, this.trace.node(n, () => this.launch(n)));
+        }
+      }
+      if (!inflight.size) break;
+      // Unwritten progress is written within ~250 ms even while a long node is in flight.
+      let tick: NodeJS.Timeout | undefined;
+      const aged = this.writer.pendingEvents
+        ? new Promise<'flush'>((resolve) => (tick = setTimeout(() => resolve('flush'), Math.max(0, 250 - (Date.now() - this.writer.pendingSince)))))
+        : undefined;
+      const raced: NodeOutcome | 'flush' = await Promise.race<NodeOutcome | 'flush'>(aged ? [...inflight.values(), aged] : [...inflight.values()]);
+      clearTimeout(tick);
+      if (raced === 'flush') {
+        await this.flush();
+        continue;
+      }
+      const outcome = raced;
+      inflight.delete(outcome.node.id);
+      if (outcome.engineFault) {
+        this.stopNodes();
+        await Promise.allSettled(inflight.values());
+        throw outcome.engineFault;
+      }
+      const n = outcome.node;
+      // Executors are looked up by their registered typeId (aliases folded); an unserved one is `unknown`.
+      this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
+      if (outcome.ok) {
+        this.outputs.set(n.id, outcome.ok.outputs);
+        this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, ...this.took(outcome.ok.durationMs) } });
+        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
+        this.addCost(outcome.ok.costUsd, n.id);
+        if (!outcome.safe) await this.flush();
+      } else if (outcome.suspend) {
+        suspended.push(outcome);
+      } else if (outcome.failed && this.exec.reason === 'pause' && !this.breach) {
+        // Aborted by an immediate pause: nothing is written for it, so it runs again on resume.
+      } else if (outcome.failed) {
+        if (this.signal.aborted || this.breach) {
+          this.queue({ type: 'node.cancelled', nodeId: n.id, payload: { nodeId: n.id, reason: this.breach ? this.breach.code : (this.exec.reason ?? 'aborted') } });
+          this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'cancelled', attempt: outcome.attempt, error: outcome.failed });
+        } else {
+          this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error: outcome.failed, attempts: outcome.attempt + 1 } });
+          this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: outcome.attempt, error: outcome.failed });
+          if (!failure) {
+            failure = { error: outcome.failed, nodeId: n.id };
+            this.stopNodes();
+          }
+        }
+      }
+      if (this.writer.pendingEvents >= 200 || (this.writer.pendingEvents && Date.now() - this.writer.pendingSince > 250)) await this.flush();
+    }
+
+    if (this.exec.reason === 'lease' || this.exec.reason === 'shutdown') return;
+    if (this.exec.reason === 'cancel') return this.finishCancelled();
+    if (this.breach) return this.finishBreached();
+    if (failure) return this.finishFailed(failure.error, failure.nodeId);
+    if (suspended.length) return this.suspend(suspended);
+    // Paused (also when the drained node was the last one: the run completes only after its resume).
+    if (this.pausing) return this.finishPaused();
+    const out: Record<string, unknown> = {};
+    for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
+    this.queue({ type: 'run.completed', payload: { outputs: out, ...this.took(Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'completed', outputs: out, terminal: true });
+  }
+
+  /** Adds a reported cost; crossing `maxCostUsd` (strictly greater) breaches `budget-cost` and stops the nodes in flight. */
+  private addCost(usd: number, nodeId: string): void {
+    if (!(usd > 0) || !Number.isFinite(usd)) return;
+    this.costUsd += usd;
+    if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
+      this.breach = costBreach(this.bounds.maxCostUsd, this.costUsd, nodeId);
+      this.stopNodes();
+    }
+  }
+
+  /** Aborts the nodes in flight (failure or breach) without marking the run cancelled. */
+  private nodeAbort = new AbortController();
+  private stopNodes(): void {
+    this.nodeAbort.abort();
+  }
+
+  private async replayPolicy(n: DagNode): Promise<ToolReplayPolicy> {
+    const ex = this.d.executors.get(n.typeId);
+    if (!ex) return 'non-deterministic';
+    if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, this.principal);
+    return ex.replayPolicy;
+  }
+
+  private async launch(n: DagNode): Promise<NodeOutcome> {
+    const ex = this.d.executors.get(n.typeId) as RegisteredExecutor;
+    const prior = this.state.get(n.id);
+    const attempt = prior ? prior.attempt + (prior.status === 'running' ? 1 : 0) : 0;
+    const base = { node: n, attempt, safe: true };
+    try {
+      if (!ex) throw Object.assign(new Error(`No executor serves ${n.typeId}.`), { code: 'unknown_node_type' });
+      const policy = await this.replayPolicy(n);
+      base.safe = policy !== 'non-deterministic';
+      this.queue({ type: 'node.started', nodeId: n.id, payload: { nodeId: n.id, typeId: n.typeId, attempt } });
+      // The in-flight marker, so the run's nodeStates show the node running as its events do. A
+      // replay-safe node's marker rides the next batch (a node that finishes first is written only
+      // `completed`); a side-effecting node's is written before it starts, so a replica taking over
+      // knows it may have had effects.
+      this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
+      if (!base.safe) await this.flush({ current: n.id });
+      if (this.replay && policy !== 'deterministic') {
+        // A replay never repeats an effect or asks a human again: the source's recorded outcome, or fail closed.
+        const outputs = await this.replay.outputs(n.id, policy);
+        return { ...base, ok: { outputs, costUsd: 0, durationMs: 0 } };
+      }
+      const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
+      const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
+      const signal = AbortSignal.any([this.signal, this.nodeAbort.signal]);
+      const started = Date.now();
+      const ctx: NodeExecutionContext = {
+        runId: this.row.id,
+        nodeId: n.id,
+        typeId: n.typeId,
+        config,
+        runInputs: this.row.inputs ?? {},
+        inputs: nodeInputs(this.def, n.id, this.outputs),
+        attempt,
+        principal: { tenant: this.principal.tenant, workspace: this.principal.workspace, principal: this.principal.principal, scopes: this.principal.scopes },
+        signal,
+        emit: async (type, payload, opts) => {
+          await this.flush();
+          const v = await this.d.events
+            .append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId })
+            .catch((e: unknown) => Promise.reject(new EngineWriteError(e, isDatabaseUnavailable(e))));
+          // RFC 0026 provider.usage is the protocol's durable cost record (RFC 0084): count it now.
+          if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) {
+            this.addCost(payload.costEstimateUsd, n.id);
+          }
+          return { eventId: v.eventId };
+        },
+        awaitApproval: (req) => this.awaitApproval(n, req),
+        // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
+        effect: this.replay ? this.replay.effect(n.id) : effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
+        interrupt: (req) => this.interrupt(n, req),
+      };
+      ctx.artifacts = this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload));
+      const result = await ex.provider.execute(ctx);
+      const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
+      const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;
+      return { ...base, ok: { outputs, costUsd, durationMs: Date.now() - started } };
+    } catch (e) {
+      if (e instanceof Suspend) return { ...base, suspend: e.request };
+      if (e instanceof EngineWriteError) return { ...base, engineFault: e };
+      if (e instanceof LeaseLost) {
+        // flush() already stopped the execution: nothing more is written by this claim.
+        return { ...base, failed: { code: 'lease_lost', message: 'The run lease was lost.' } };
+      }
+      const code = typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code ? (e as { code: string }).code : 'node_failed';
+      const message = (e as Error).message || 'The node failed.';
+      // A failed execution may still have cost something (e.g. a tool call that errored).
+      const spent = (e as { costUsd?: unknown }).costUsd;
+      if (typeof spent === 'number') this.addCost(spent, n.id);
+      return { ...base, failed: { code, message } };
+    }
+  }
+
+  /** The node's gate state, or Suspend when there is no decided gate yet. */
+  private async awaitApproval(n: DagNode, req: { title: string; artifactType?: string }): Promise<'granted' | 'denied'> {
+    const gate = await this.decidedGate(n, { kind: 'approval', ...req });
+    return gate.state === 'granted' ? 'granted' : 'denied';
+  }
+
+  /**
+   * ctx.interrupt: the resume value of the node's resolved gate; Suspend while there is none (the
+   * gate is opened when the run parks). Re-executing the node after a restart or a takeover reads
+   * the same gate, so an interrupt is asked once per node execution and answered from the database.
+   */
+  private async interrupt(n: DagNode, req: InterruptRequest): Promise<unknown> {
+    return interruptAnswer(await this.decidedGate(n, req), req, n.id);
+  }
+
+  private async decidedGate(n: DagNode, req: SuspendRequest): Promise<{ state: string; resume_value: unknown }> {
+    const gateId = this.state.get(n.id)?.gateId;
+    if (gateId) {
+      const gate = await this.d.store.gateDecision({ gateId, tenant: this.row.tenant });
+      if (gate && gate.state !== 'pending') {
+        const resumeValue = gate.state === 'granted' ? (gate.resume_value ?? { action: 'accept' }) : { action: 'reject' };
+        this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue } });
+        return gate;
+      }
+      if (gate) throw new Suspend(req); // still pending (another node's gate released the run)
+    }
+    throw new Suspend(req);
+  }
+
+  /**
+   * Opens the gates of suspended nodes (reusing a still-pending one) and parks the run in the
+   * `waiting-*` status of the first one's kind: in one transaction, the run row locked first (then its
+   * gates, the order a cancel and a resolve lock them in), the waiting nodes and their `node.suspended`
+   * written by the one fenced flush.
+   */
+  private async suspend(nodes: NodeOutcome[]): Promise<void> {
+    await this.flush();
+    const status = WAITING_STATUS[nodes[0].suspend?.kind ?? 'approval'] ?? 'waiting-approval';
+    await this.d.store.transaction(async (tx) => {
+      await tx.lockRun({ runId: this.row.id });
+      const gates = nodes.map((o) => ({ node: o.node, attempt: o.attempt, suspend: o.suspend, gateId: this.state.get(o.node.id)?.gateId ?? null }));
+      const { writes, events } = await openGates(tx, this.d.approvals, this.row, this.principal, gates);
+      const update: RunUpdate = { status, release: true, current: nodes[0].node.id };
+      const seen = await tx.flush({ ...this.claim(), update, writes, events, eventIds: events.map(() => randomUUID()) });
+      if (!seen.fenced) throw new LeaseLost('the run lease was lost');
+      if (seen.cancel) this.requestStop('cancel');
+    });
+    this.trace.status(status);
+    this.d.events.wake();
+  }
+
+  private async finishFailed(error: { code: string; message: string }, nodeId?: string): Promise<void> {
+    this.skipRemaining('upstream-failed');
+    this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), ...this.took(Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'failed', error, terminal: true });
+  }
+
+  private async finishBreached(): Promise<void> {
+    const b = this.breach!;
+    this.queue({ type: 'cap.breached', nodeId: b.nodeId, payload: { kind: b.kind, limit: b.limit, observed: b.observed, ...(b.nodeId ? { nodeId: b.nodeId } : {}) } });
+    await this.finishFailed({ code: b.code, message: b.message });
+  }
+
+  private requestPause(request: PauseRequest): void {
+    if (this.pausing || this.exec.reason) return;
+    this.pausing = request;
+    if (request.drainPolicy === 'immediate') this.requestStop('pause');
+  }
+
+  /** Parks the run in `paused`, its lease released (a paused run holds none), with `run.paused`. */
+  private async finishPaused(): Promise<void> {
+    const p = this.pausing!;
+    this.queue({ type: 'run.paused', payload: { drainPolicy: p.drainPolicy, ...(p.reason ? { reason: p.reason } : {}) } });
+    await this.flush({ status: 'paused', release: true, paused: true });
+  }
+
+  private async finishCancelled(): Promise<void> {
+    this.skipRemaining('run-cancelled');
+    // A node suspended on a gate: close the gate (nobody needs to decide any more).
+    this.queue({ type: 'run.cancelled', payload: { reason: 'cancel-requested', ...this.took(Date.now() - this.startedAtMs) } });
+    await this.flush({ status: 'cancelled', terminal: true });
+  }
+
+  private skipRemaining(reason: string): void {
+    for (const n of this.def.nodes) {
+      const s = this.state.get(n.id)?.status;
+      if (this.outputs.has(n.id) || s === 'failed' || s === 'cancelled' || s === 'skipped') continue;
+      if (this.writer.pendingWrite((w) => w.nodeId === n.id && (w.status === 'failed' || w.status === 'cancelled' || w.status === 'completed'))) continue;
+      this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason } });
+      this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: this.state.get(n.id)?.attempt ?? 0 });
+    }
+  }
+
+  /** This claim and its counters as they are now (written with the run row by every flush). */
+  private claim() {
+    const { row, d } = this;
+    return { runId: row.id, owner: d.owner, fence: row.fence, tenant: row.tenant, workspace: row.workspace, leaseMs: d.settings.leaseMs, nodeExecutions: this.nodeExecutions, costUsd: this.costUsd };
+  }
+
+  private queue(e: BatchEvent): void {
+    this.writer.queue(e);
+  }
+
+  /** Writes the pending node rows and events, fenced, in one statement (serialized per run). */
+  private flush(update: RunUpdate = {}): Promise<void> {
+    return this.writer.flush(update);
+  }
+
+  /** After a committed write: react to what the fence saw, count a finished run, wake the event readers, note the node rows. */
+  private committed(u: RunUpdate, batch: BatchEvent[], writes: NodeWrite[], seen?: FlushResult): void {
+    if (u.status) this.trace.status(u.status, u.error);
+    if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
+    if (batch.length) this.d.events.wake();
+    if (seen?.cancel && !u.terminal) this.requestStop('cancel');
+    else if (seen?.pause && !seen.pause.pausedAt && !u.terminal && !u.paused) this.requestPause(seen.pause);
+    if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;
+    for (const w of writes) {
+      const s = this.state.get(w.nodeId);
+      this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, tenant: this.row.tenant, typeId: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
+    }
+  }
+
+  private requestStop(reason: StopReason): void {
+    if (this.exec.reason) return;
+    this.exec.reason = reason;
+    this.exec.abort.abort();
+  }
+
+  private async renew(): Promise<void> {
+    try {
+      const seen = await this.d.store.renew({ runId: this.row.id, owner: this.d.owner, fence: this.row.fence, leaseMs: this.d.settings.leaseMs });
+      if (!seen) this.requestStop('lease');
+      else if (seen.cancel_requested) this.requestStop('cancel');
+      else if (seen.pause && !seen.pause.pausedAt) this.requestPause(seen.pause);
+    } catch (e) {
+      this.d.log.warn({ msg: 'run lease renewal failed', runId: this.row.id, err: (e as Error).message });
+    }
+  }
+
+  /** RFC 0058 run-duration: breached only once the elapsed time is strictly greater than the limit. */
+  private armDeadline(): void {
+    const limit = this.bounds.runTimeoutMs;
+    const check = () => {
+      const elapsed = Date.now() - this.startedAtMs;
+      if (elapsed <= limit) {
+        this.deadline = setTimeout(check, limit - elapsed + 1);
+        return;
+      }
+      if (!this.breach && !this.exec.reason) {
+        this.breach = durationBreach(limit, elapsed);
+        this.stopNodes();
+      }
+    };
+    check();
+  }
+}

@@ -1,0 +1,84 @@
+import type { EventLogService } from '../../platform/events/event-log.service';
+import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
+import type { RunArtifactsService } from './artifacts/run-artifacts.service';
+import type { ApprovalsService } from '../proposals/approvals/approvals.service';
+import type { NodeExecutorRegistry } from './node-executor-registry.service';
+import type { SuspendRequest } from './run-gates';
+import type { PauseRequest, RunStore } from './run-store';
+import type { EngineWriteError } from './run-writer';
+import type { RunMetrics } from './runs.metrics';
+import type { RunsSettings } from './runs.settings';
+import type { DagNode } from './workflow-definition';
+
+/** The resolved RFC 0058 bounds of a run (stored in `configurable`). */
+export interface RunBounds {
+  runTimeoutMs: number;
+  maxLoopIterations: number;
+  maxCostUsd: number;
+}
+
+export type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown' | 'pause';
+
+/** The engine's handle on one execution. */
+export interface Execution {
+  runId: string;
+  abort: AbortController;
+  reason?: StopReason;
+  done: Promise<void>;
+  /** Set by the execution: asks it to pause (an operator's `:pause` seen on this replica). */
+  pause?: (request: PauseRequest) => void;
+}
+
+/** What an execution uses of the engine that started it. */
+export interface ExecutionDeps {
+  store: RunStore;
+  events: Pick<EventLogService, 'append' | 'wake'>;
+  executors: Pick<NodeExecutorRegistry, 'get'>;
+  approvals: Pick<ApprovalsService, 'open'>;
+  settings: Pick<RunsSettings, 'leaseMs' | 'nodeConcurrency' | 'limits'>;
+  owner: string;
+  log: { warn(o: Record<string, unknown>): void; error(o: Record<string, unknown>): void };
+  metrics: Pick<RunMetrics, 'nodeFinished' | 'runFinished'>;
+  ledger: ActivityLedger;
+  /** Where `ctx.artifacts.put` stores what a node produces (and announces it with `artifact.created`). */
+  artifacts: Pick<RunArtifactsService, 'forNode'>;
+  /** Hands the lease back once the database answers again (the execution stopped because it was away). */
+  releaseWhenPossible(runId: string, fence: number): void;
+  /** The execution of the run ended (whatever its outcome). */
+  finished(runId: string): void;
+}
+
+export interface NodeOutcome {
+  node: DagNode;
+  safe: boolean;
+  attempt: number;
+  ok?: { outputs: Record<string, unknown>; costUsd: number; durationMs: number };
+  failed?: { code: string; message: string };
+  suspend?: SuspendRequest;
+  /** The engine's own write failed while the node ran: not the node's failure. */
+  engineFault?: EngineWriteError;
+}
+
+/** The RFC 0058 bounds of a run: its `configurable` values, else the advertised limits. */
+export function runBounds(c: Record<string, unknown> | null, limits: RunsSettings['limits']): RunBounds {
+  const v = c ?? {};
+  return {
+    runTimeoutMs: typeof v.runTimeoutMs === 'number' ? v.runTimeoutMs : limits.maxRunDurationMs,
+    maxLoopIterations: typeof v.maxLoopIterations === 'number' ? v.maxLoopIterations : limits.maxLoopIterations,
+    maxCostUsd: typeof v.maxCostUsd === 'number' ? v.maxCostUsd : limits.maxBudgetCostUsd,
+  };
+}
+
+/** A crossed bound (`cap.breached`) and the error that fails the run. */
+export interface Breach {
+  kind: 'run-duration' | 'loop-iterations' | 'budget-cost';
+  limit: number;
+  observed: number;
+  code: string;
+  message: string;
+  nodeId?: string;
+}
+
+export const loopBreach = (limit: number, observed: number, nodeId: string): Breach => ({ kind: 'loop-iterations', limit, observed, code: 'loop_limit', message: `The run would execute more than ${limit} nodes.`, nodeId });
+export const costBreach = (limit: number, observed: number, nodeId: string): Breach => ({ kind: 'budget-cost', limit, observed, code: 'cost_limit', message: `The run cost ${observed} USD, over its ${limit} USD bound.`, nodeId });
+export const durationBreach = (limit: number, observed: number): Breach => ({ kind: 'run-duration', limit, observed, code: 'run_timeout', message: `The run exceeded its ${limit} ms duration bound.` });

@@ -1,0 +1,74 @@
+import { InterruptRequest, NodeExecutionError } from '@openwop-host/plugin-sdk';
+import type { BatchEvent } from '../../platform/events/event-log.service';
+import type { Principal } from '../../platform/identity/principal';
+import type { ApprovalsService } from '../proposals/approvals/approvals.service';
+import type { ClaimedRow, NodeWrite, RunStoreTx } from './run-store';
+import type { DagNode } from './workflow-definition';
+
+/** The approval-gate subject kind of suspended run nodes. */
+export const RUN_GATE_SUBJECT = 'run-node';
+
+/** What a suspended node asked for. */
+export type SuspendRequest = InterruptRequest & { artifactType?: string };
+
+/** Thrown inside a node while its gate is not decided: the node suspends. */
+export class Suspend extends Error {
+  constructor(readonly request: SuspendRequest) {
+    super('suspend');
+  }
+}
+
+/** ctx.interrupt's answer from a decided gate: its resume value when granted, else the node fails. */
+export function interruptAnswer(gate: { state: string; resume_value: unknown }, req: InterruptRequest, nodeId: string): unknown {
+  if (gate.state === 'granted') return gate.resume_value ?? {};
+  if (gate.state === 'expired') throw new NodeExecutionError('interrupt_expired', `The ${req.kind} interrupt of node ${nodeId} expired before it was resolved.`);
+  if (gate.state === 'cancelled') throw new NodeExecutionError('interrupt_cancelled', `The ${req.kind} interrupt of node ${nodeId} was cancelled.`);
+  throw new NodeExecutionError('interrupt_rejected', `The ${req.kind} interrupt of node ${nodeId} was rejected.`);
+}
+
+/**
+ * Opens the gates of suspended nodes inside the suspension's transaction (reusing a node's gate that
+ * is still pending) and answers their `waiting` node rows and `node.suspended` events.
+ */
+export async function openGates(
+  tx: RunStoreTx,
+  approvals: Pick<ApprovalsService, 'open'>,
+  row: ClaimedRow,
+  principal: Principal,
+  nodes: Array<{ node: DagNode; attempt: number; suspend?: SuspendRequest; gateId: string | null }>,
+): Promise<{ writes: NodeWrite[]; events: BatchEvent[] }> {
+  const writes: NodeWrite[] = [];
+  const events: BatchEvent[] = [];
+  for (const o of nodes) {
+    const n = o.node;
+    let gateId = o.gateId;
+    const pending = gateId ? await tx.gateState({ gateId }) : undefined;
+    if (!gateId || pending !== 'pending') {
+      const gate = await approvals.open(
+        tx.manager,
+        {
+          subjectKind: RUN_GATE_SUBJECT,
+          subjectId: row.id,
+          tenant: row.tenant,
+          workspaceKey: row.workspace ?? '',
+          artifactRef: `run:${row.id}#${n.id}`,
+          artifactType: o.suspend?.artifactType ?? 'run-step',
+          title: o.suspend?.title ?? `Approve step ${n.id}`,
+          runStep: { runId: row.id, nodeId: n.id, workflowId: row.workflow_id ?? null },
+          interrupt: {
+            kind: o.suspend?.kind ?? 'approval',
+            resumeSchema: o.suspend?.resumeSchema,
+            data: o.suspend?.data,
+            quorum: o.suspend?.requiredApprovals,
+            rejectionPolicy: o.suspend?.rejectionPolicy,
+          },
+        },
+        principal,
+      );
+      gateId = gate.id;
+    }
+    writes.push({ nodeId: n.id, typeId: n.typeId, status: 'waiting', attempt: o.attempt, gateId });
+    events.push({ type: 'node.suspended', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, kind: o.suspend?.kind ?? 'approval', key: `${RUN_GATE_SUBJECT}:${row.id}:${gateId}` } });
+  }
+  return { writes, events };
+}

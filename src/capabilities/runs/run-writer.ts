@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { isDatabaseUnavailable } from '../../platform/database/database-driver';
+import type { BatchEvent } from '../../platform/events/event-log.service';
+import type { FlushParams, FlushResult, NodeWrite, RunUpdate } from './run-store';
+
+/** The claim no longer holds the run's lease: this execution writes nothing more. */
+export class LeaseLost extends Error {}
+
+/** The engine's own write of a run failed (not a node): the run is retried or failed as a whole. */
+export class EngineWriteError extends Error {
+  constructor(
+    readonly cause: unknown,
+    /** The database was unavailable for the whole retry window. */
+    readonly unavailable: boolean,
+  ) {
+    super(`the run engine could not write the run: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'EngineWriteError';
+  }
+}
+
+/** The store statements a writer uses (run-store.ts, or a fake in unit tests). */
+export interface WriterStore {
+  flush(f: FlushParams): Promise<FlushResult>;
+  eventExists(p: { eventId: string }): Promise<boolean>;
+}
+
+/** What a writer asks of the execution it writes for. */
+export interface WriterHooks {
+  /** The claim and its counters as they are now (written with the run row). */
+  claim(): Omit<FlushParams, 'update' | 'writes' | 'events' | 'eventIds'>;
+  /** The execution is shutting down: no retry outlives it. */
+  shuttingDown(): boolean;
+  /** A write committed; `seen` is what the fence saw (absent for an attempt recognised after a lost answer). */
+  committed(u: RunUpdate, batch: BatchEvent[], writes: NodeWrite[], seen?: FlushResult): void;
+  leaseLost(): void;
+  warn(msg: string, err: string): void;
+}
+
+/**
+ * The pending node rows and events of one claim and their writes: each flush is one fenced
+ * statement of the store (flushRun), serialized per run, retried while the database is away.
+ */
+export class RunWriter {
+  private batch: BatchEvent[] = [];
+  private writes: NodeWrite[] = [];
+  private batchSince = 0;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: WriterStore,
+    private readonly leaseMs: number,
+    private readonly hooks: WriterHooks,
+  ) {}
+
+  queue(e: BatchEvent): void {
+    if (!this.batch.length) this.batchSince = Date.now();
+    this.batch.push(e);
+  }
+
+  write(w: NodeWrite): void {
+    this.writes.push(w);
+  }
+
+  /** How many events wait for the next flush. */
+  get pendingEvents(): number {
+    return this.batch.length;
+  }
+
+  /** When the oldest pending event was queued. */
+  get pendingSince(): number {
+    return this.batchSince;
+  }
+
+  /** Whether a pending node write matches. */
+  pendingWrite(match: (w: NodeWrite) => boolean): boolean {
+    return this.writes.some(match);
+  }
+
+  /** Drops what is pending (an engine fault rewrites the run's end from scratch). */
+  discard(): void {
+    this.batch = [];
+    this.writes = [];
+  }
+
+  /** Writes the pending node rows and events, fenced, in one statement (serialized per run). */
+  flush(update: RunUpdate = {}): Promise<void> {
+    const next = this.flushing.then(() => this.flushNow(update));
+    this.flushing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async flushNow(update: RunUpdate): Promise<void> {
+    if (!this.batch.length && !this.writes.length && !update.status && !update.current) return;
+    const batch = this.batch;
+    const writes = this.writes;
+    this.batch = [];
+    this.writes = [];
+    try {
+      await this.writeRetrying(update, writes, batch);
+    } catch (e) {
+      if (e instanceof LeaseLost) this.hooks.leaseLost();
+      throw e;
+    }
+  }
+
+  /**
+   * writeOnce, retried with backoff (100 ms doubling to 2 s) while the database is unavailable, for
+   * at most one lease: past it another replica may have claimed the run, and the fence decides. The
+   * event ids are fixed before the first attempt, so an attempt whose answer was lost but which
+   * committed is recognised by its first event instead of being written twice. Any other failure,
+   * or the database still away at the end, is an EngineWriteError.
+   */
+  private async writeRetrying(u: RunUpdate, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
+    const ids = batch.map(() => randomUUID());
+    const until = Date.now() + this.leaseMs;
+    let delay = 100;
+    let warned = false;
+    for (;;) {
+      try {
+        return await this.writeOnce(u, writes, batch, ids);
+      } catch (e) {
+        if (e instanceof LeaseLost) throw e;
+        if (!isDatabaseUnavailable(e)) throw new EngineWriteError(e, false);
+        if (Date.now() + delay > until || this.hooks.shuttingDown()) throw new EngineWriteError(e, true);
+        if (!warned) {
+          warned = true;
+          this.hooks.warn('run engine write failed: the database is unavailable; retrying', (e as Error).message);
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 2000);
+        try {
+          if (ids.length && (await this.store.eventExists({ eventId: ids[0] }))) return this.hooks.committed(u, batch, writes);
+        } catch {
+          /* still away: the next attempt tells */
+        }
+      }
+    }
+  }
+
+  /** One round trip: the store's fenced flush. */
+  private async writeOnce(u: RunUpdate, writes: NodeWrite[], batch: BatchEvent[], ids: string[]): Promise<void> {
+    const seen = await this.store.flush({ ...this.hooks.claim(), update: u, writes, events: batch, eventIds: ids });
+    if (!seen.fenced) throw new LeaseLost('the run lease was lost');
+    this.hooks.committed(u, batch, writes, seen);
+  }
+}
