@@ -18,6 +18,8 @@ import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { RunArtifactsController } from './run-artifacts.controller';
 import { RunsController } from './runs.controller';
+import { RunControlController } from './run-control.controller';
+import { RunEventsController } from './run-events.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
@@ -36,7 +38,9 @@ import { RunNodeEntity } from './run-node.entity';
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
+  // RunControlController and RunEventsController right after RunsController: the OpenAPI document
+  // lists the run routes in this order.
+  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,

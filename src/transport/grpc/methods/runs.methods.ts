@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
 import { readRunArtifact, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
 import { RunForkService } from '../../../capabilities/runs/run-fork.service';
-import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
+import { RunControlController } from '../../../capabilities/runs/run-control.controller';
+import { RunEventsController } from '../../../capabilities/runs/run-events.controller';
+import { RunsController } from '../../../capabilities/runs/runs.controller';
+import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from '../../../capabilities/runs/runs.dto';
 import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
@@ -11,9 +14,10 @@ import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } fr
 import type { JsonObject } from '../json-struct';
 
 /**
- * The run lifecycle over gRPC: the REST routes of RunsController, through RunsService and the
- * REST DTOs. Each method takes from its request message exactly what REST takes from the path,
- * the query and the body, so a member REST would refuse is refused here in the same words.
+ * The run lifecycle over gRPC: the REST routes of RunsController, RunControlController and
+ * RunEventsController, through RunsService and the REST DTOs. Each method takes from its request
+ * message exactly what REST takes from the path, the query and the body, so a member REST would
+ * refuse is refused here in the same words.
  */
 
 /** Splits a request into the path parameter and the rest (the body or query REST validates). */
@@ -85,7 +89,7 @@ export class CancelRunMethod implements UnaryEngineMethod {
 export class ForkRunMethod implements UnaryEngineMethod {
   readonly name = 'ForkRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'fork' };
+  readonly rest = { controller: RunControlController, handler: 'fork' };
 
   constructor(
     private readonly forks: RunForkService,
@@ -118,7 +122,7 @@ export class ForkRunMethod implements UnaryEngineMethod {
 export class BulkCancelRunsMethod implements UnaryEngineMethod {
   readonly name = 'BulkCancelRuns';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'bulkCancel' };
+  readonly rest = { controller: RunControlController, handler: 'bulkCancel' };
 
   constructor(private readonly runs: RunsService) {}
 
@@ -142,7 +146,7 @@ export function asBulkCancelRunResult(r: BulkCancelResult): Record<string, unkno
 export class PauseRunMethod implements UnaryEngineMethod {
   readonly name = 'PauseRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'pause' };
+  readonly rest = { controller: RunControlController, handler: 'pause' };
 
   constructor(private readonly runs: RunsService) {}
 
@@ -159,7 +163,7 @@ export class PauseRunMethod implements UnaryEngineMethod {
 export class ResumeRunMethod implements UnaryEngineMethod {
   readonly name = 'ResumeRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'resume' };
+  readonly rest = { controller: RunControlController, handler: 'resume' };
 
   constructor(private readonly runs: RunsService) {}
 
@@ -198,7 +202,7 @@ export class GetArtifactMethod implements UnaryEngineMethod {
 export class StreamRunEventsMethod implements StreamingEngineMethod {
   readonly name = 'StreamRunEvents';
   readonly kind = 'server-stream';
-  readonly rest = { controller: RunsController, handler: 'stream' };
+  readonly rest = { controller: RunEventsController, handler: 'stream' };
 
   /** How long one poll waits before the stream looks again at whether its call is still open. */
   static readonly WAIT_MS = 1000;
