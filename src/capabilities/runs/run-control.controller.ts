@@ -9,7 +9,7 @@ import { RunDiff, RunForkService } from './run-fork.service';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
 import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
-import { BulkCancelResult, RunsService } from './runs.service';
+import { BulkCancelResult, RunControlService } from './run-control.service';
 
 /**
  * Operator control of runs: pause and resume, fork (replay or branch from an event sequence), diff
@@ -20,7 +20,7 @@ import { BulkCancelResult, RunsService } from './runs.service';
 @Controller()
 export class RunControlController {
   constructor(
-    private readonly runs: RunsService,
+    private readonly control: RunControlService,
     private readonly idempotency: IdempotencyStore,
     private readonly forks: RunForkService,
   ) {}
@@ -39,7 +39,7 @@ export class RunControlController {
   @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
   @ApiErrors(400, 401, 403, 404, 409)
   async pause(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
-    return { ...(await this.runs.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+    return { ...(await this.control.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
   }
 
   /** `POST /v1/runs/{runId}:resume`: 202 `{runId, status: running, resumedAt}`, or 409 with `details.runStatus`. */
@@ -52,7 +52,7 @@ export class RunControlController {
   @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
   @ApiErrors(400, 401, 403, 404, 409)
   async resume(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody): Promise<Record<string, unknown>> {
-    return { ...(await this.runs.resume(p, runId, resumeReason(body))) };
+    return { ...(await this.control.resume(p, runId, resumeReason(body))) };
   }
 
   /**
@@ -102,6 +102,6 @@ export class RunControlController {
   @ApiOkResponse({ schema: BULK_CANCEL_SCHEMA })
   @ApiErrors(400, 401, 403)
   async bulkCancel(@CurrentPrincipal() p: Principal, @Body() body: BulkCancelBody): Promise<{ results: BulkCancelResult[] }> {
-    return { results: await this.runs.bulkCancel(p, bulkCancelRunIds(body), body.reason) };
+    return { results: await this.control.bulkCancel(p, bulkCancelRunIds(body), body.reason) };
   }
 }

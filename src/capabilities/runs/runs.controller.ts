@@ -11,7 +11,9 @@ import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { CancelRunBody, CreateRunBody, RunListQuery } from './runs.dto';
 import { baseUrl, etagMatches, header } from './runs.http';
 import { CREATED, DEFINITION_SCHEMA, PAGE_SCHEMA, REPLAY, SNAPSHOT } from './runs.openapi';
-import { RunDefinitionView, RunPage, RunSnapshot, RunsService } from './runs.service';
+import { RunCreationService } from './run-creation.service';
+import { RunDefinitionView, RunPage, RunSnapshot } from './run-snapshot';
+import { RunsService } from './runs.service';
 
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list and cancel it. Run control (pause,
@@ -25,6 +27,7 @@ export class RunsController {
     private readonly runs: RunsService,
     private readonly events: EventLogService,
     private readonly idempotency: IdempotencyStore,
+    private readonly creation: RunCreationService,
   ) {}
 
   @Scopes('runs:create')
@@ -50,7 +53,7 @@ export class RunsController {
       if (!/^\d{1,9}$/.test(force)) throw new ValidationError('X-Force-Engine-Version must be a non-negative integer.', { header: 'X-Force-Engine-Version' });
       throw new DomainError('force_engine_version_forbidden', 403, 'X-Force-Engine-Version is for test keys; this host issues none (capabilities.testing.forceEngineVersionRange is not advertised).', { header: 'X-Force-Engine-Version' });
     }
-    const { snapshot, replayed } = await this.runs.create(p, body, key, undefined, undefined, { dedup: dedup === 'enforce' });
+    const { snapshot, replayed } = await this.creation.create(p, body, key, undefined, undefined, { dedup: dedup === 'enforce' });
     if (key !== undefined) reply.header(REPLAY_HEADER, String(replayed));
     const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(snapshot.runId)}`;
     return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };

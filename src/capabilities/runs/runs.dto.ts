@@ -4,7 +4,7 @@ import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional,
 import { ValidationError } from '../../platform/errors/domain-error';
 import { PageQuery } from '../../platform/pagination/page-query';
 import { FORK_MODES, ForkMode } from './run-fork.service';
-import { RUN_STATUSES } from './runs.service';
+import { RUN_STATUSES } from './run-snapshot';
 import { MAX_BUFFER_MS } from './stream-modes';
 
 /**

@@ -23,6 +23,8 @@ import { RunEventsController } from './run-events.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
+import { RunControlService } from './run-control.service';
+import { RunCreationService } from './run-creation.service';
 import { RunForkService } from './run-fork.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
@@ -47,7 +49,9 @@ import { RunNodeEntity } from './run-node.entity';
     RunMetrics,
     WorkflowResolver,
     RunEngineService,
+    RunCreationService,
     RunsService,
+    RunControlService,
     RunForkService,
     RunsAdvertiser,
     CoreNoopExecutor,
@@ -61,7 +65,7 @@ import { RunNodeEntity } from './run-node.entity';
     InterruptTokenService,
     InterruptsService,
   ],
-  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
+  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService],
 })
 export class RunsModule {
   static readonly entities = [RunNodeEntity];

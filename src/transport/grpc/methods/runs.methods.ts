@@ -6,7 +6,9 @@ import { RunControlController } from '../../../capabilities/runs/run-control.con
 import { RunEventsController } from '../../../capabilities/runs/run-events.controller';
 import { RunsController } from '../../../capabilities/runs/runs.controller';
 import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from '../../../capabilities/runs/runs.dto';
-import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
+import { BulkCancelResult, RunControlService } from '../../../capabilities/runs/run-control.service';
+import { RunCreationService } from '../../../capabilities/runs/run-creation.service';
+import { RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { IdempotencyStore } from '../../../platform/idempotency/idempotency-store.service';
@@ -15,7 +17,7 @@ import type { JsonObject } from '../json-struct';
 
 /**
  * The run lifecycle over gRPC: the REST routes of RunsController, RunControlController and
- * RunEventsController, through RunsService and the REST DTOs. Each method takes from its request
+ * RunEventsController, through their services and the REST DTOs. Each method takes from its request
  * message exactly what REST takes from the path, the query and the body, so a member REST would
  * refuse is refused here in the same words.
  */
@@ -33,11 +35,11 @@ export class CreateRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunsController, handler: 'create' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly creation: RunCreationService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const body = await call.validate(CreateRunBody, request, 'body');
-    const { snapshot } = await this.runs.create(call.requirePrincipal(), body, call.header('idempotency-key'));
+    const { snapshot } = await this.creation.create(call.requirePrincipal(), body, call.header('idempotency-key'));
     // A gRPC call has no origin to make absolute URLs from: the REST paths, relative to the host's base URL.
     const self = `/v1/runs/${encodeURIComponent(snapshot.runId)}`;
     return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };
@@ -124,11 +126,11 @@ export class BulkCancelRunsMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunControlController, handler: 'bulkCancel' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const body = await call.validate(BulkCancelBody, request, 'body');
-    const results = await this.runs.bulkCancel(call.requirePrincipal(), bulkCancelRunIds(body), body.reason);
+    const results = await this.control.bulkCancel(call.requirePrincipal(), bulkCancelRunIds(body), body.reason);
     return { results: results.map(asBulkCancelRunResult) };
   }
 }
@@ -148,12 +150,12 @@ export class PauseRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunControlController, handler: 'pause' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(RunControlBody, rest, 'body');
-    return { ...(await this.runs.pause(call.requirePrincipal(), runId, body, call.header('idempotency-key'))) };
+    return { ...(await this.control.pause(call.requirePrincipal(), runId, body, call.header('idempotency-key'))) };
   }
 }
 
@@ -165,12 +167,12 @@ export class ResumeRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunControlController, handler: 'resume' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(RunControlBody, rest, 'body');
-    return { ...(await this.runs.resume(call.requirePrincipal(), runId, resumeReason(body))) };
+    return { ...(await this.control.resume(call.requirePrincipal(), runId, resumeReason(body))) };
   }
 }
 
