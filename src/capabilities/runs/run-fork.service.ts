@@ -9,7 +9,9 @@ import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
 import { formatTraceparent } from '../../platform/tracing/tracing';
 import { RunEngineService } from './run-engine.service';
-import { RunSnapshot, RunsService } from './runs.service';
+import { RunCreationService } from './run-creation.service';
+import type { RunSnapshot } from './run-snapshot';
+import { RunsService } from './runs.service';
 
 export const FORK_MODES = ['replay', 'branch'] as const;
 export type ForkMode = (typeof FORK_MODES)[number];
@@ -63,6 +65,7 @@ export class RunForkService {
     private readonly runs: RunsService,
     private readonly events: EventLogService,
     private readonly engine: RunEngineService,
+    private readonly creation: RunCreationService,
   ) {}
 
   async fork(principal: Principal, sourceRunId: string, req: ForkRequest): Promise<{ answer: ForkAnswer; snapshot: RunSnapshot }> {
@@ -85,7 +88,7 @@ export class RunForkService {
     if (meta.metadata && typeof meta.metadata === 'object') metadata.metadata = meta.metadata;
     if (typeof meta.callbackUrl === 'string') metadata.callbackUrl = meta.callbackUrl;
     if (overlay) {
-      if (overlay.configurable) configurable = this.runs.resolveBounds({ ...configurable, ...overlay.configurable });
+      if (overlay.configurable) configurable = this.creation.resolveBounds({ ...configurable, ...overlay.configurable });
       if (overlay.tags) metadata.tags = overlay.tags;
       if (overlay.metadata) metadata.metadata = { ...((metadata.metadata as Record<string, unknown>) ?? {}), ...overlay.metadata };
     }

@@ -18,9 +18,13 @@ import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { RunArtifactsController } from './run-artifacts.controller';
 import { RunsController } from './runs.controller';
+import { RunControlController } from './run-control.controller';
+import { RunEventsController } from './run-events.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
+import { RunControlService } from './run-control.service';
+import { RunCreationService } from './run-creation.service';
 import { RunForkService } from './run-fork.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
@@ -40,14 +44,18 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
-  controllers: [RunsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
+  // RunControlController and RunEventsController right after RunsController: the OpenAPI document
+  // lists the run routes in this order.
+  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
     RunMetrics,
     WorkflowResolver,
     RunEngineService,
+    RunCreationService,
     RunsService,
+    RunControlService,
     RunForkService,
     RunsAdvertiser,
     CoreNoopExecutor,
@@ -64,7 +72,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     DatabaseArtifactStore,
     CoreArtifactExecutor,
   ],
-  exports: [RunsService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService],
+  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService],
 })
 export class RunsModule {
   static readonly entities = [RunNodeEntity, RunArtifactEntity];

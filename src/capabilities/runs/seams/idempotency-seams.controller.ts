@@ -5,7 +5,7 @@ import { ActivityLedger, effectRunner } from '../../../platform/idempotency/acti
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { RunsService } from '../runs.service';
+import { RunCreationService } from '../run-creation.service';
 
 /** Most executors one seam call races. */
 const MAX_EXECUTORS = 32;
@@ -57,7 +57,7 @@ const PROVIDER_KEY = 'openwop-host:conformance-effect';
 export class IdempotencySeamsController {
   constructor(
     private readonly ledger: ActivityLedger,
-    private readonly runs: RunsService,
+    private readonly creation: RunCreationService,
   ) {}
 
   @TestSeam()
@@ -69,7 +69,7 @@ export class IdempotencySeamsController {
   @ApiOkResponse({ schema: RESULT_SCHEMA })
   @ApiErrors(400, 401, 403)
   async concurrentClaim(@CurrentPrincipal() p: Principal, @Body() body: ConcurrentClaimBody): Promise<ConcurrentClaimResult> {
-    const { snapshot } = await this.runs.create(p, { workflowId: 'conformance-noop', inputs: {} });
+    const { snapshot } = await this.creation.create(p, { workflowId: 'conformance-noop', inputs: {} });
     const minted: string[] = new Array(body.executors);
     let delivered = 0;
     const base = { tenant: p.tenant, runId: snapshot.runId, nodeId: SEAM_NODE };

@@ -3,8 +3,13 @@ import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
 import { RunArtifactsService } from '../../../capabilities/runs/artifacts/run-artifacts.service';
 import { runArtifactBytes, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
 import { RunForkService } from '../../../capabilities/runs/run-fork.service';
-import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery, RunsController } from '../../../capabilities/runs/runs.controller';
-import { BulkCancelResult, RunsService } from '../../../capabilities/runs/runs.service';
+import { RunControlController } from '../../../capabilities/runs/run-control.controller';
+import { RunEventsController } from '../../../capabilities/runs/run-events.controller';
+import { RunsController } from '../../../capabilities/runs/runs.controller';
+import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from '../../../capabilities/runs/runs.dto';
+import { BulkCancelResult, RunControlService } from '../../../capabilities/runs/run-control.service';
+import { RunCreationService } from '../../../capabilities/runs/run-creation.service';
+import { RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { IdempotencyStore } from '../../../platform/idempotency/idempotency-store.service';
@@ -12,9 +17,10 @@ import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } fr
 import type { JsonObject } from '../json-struct';
 
 /**
- * The run lifecycle over gRPC: the REST routes of RunsController, through RunsService and the
- * REST DTOs. Each method takes from its request message exactly what REST takes from the path,
- * the query and the body, so a member REST would refuse is refused here in the same words.
+ * The run lifecycle over gRPC: the REST routes of RunsController, RunControlController and
+ * RunEventsController, through their services and the REST DTOs. Each method takes from its request
+ * message exactly what REST takes from the path, the query and the body, so a member REST would
+ * refuse is refused here in the same words.
  */
 
 /** Splits a request into the path parameter and the rest (the body or query REST validates). */
@@ -30,11 +36,11 @@ export class CreateRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunsController, handler: 'create' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly creation: RunCreationService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const body = await call.validate(CreateRunBody, request, 'body');
-    const { snapshot } = await this.runs.create(call.requirePrincipal(), body, call.header('idempotency-key'));
+    const { snapshot } = await this.creation.create(call.requirePrincipal(), body, call.header('idempotency-key'));
     // A gRPC call has no origin to make absolute URLs from: the REST paths, relative to the host's base URL.
     const self = `/v1/runs/${encodeURIComponent(snapshot.runId)}`;
     return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };
@@ -86,7 +92,7 @@ export class CancelRunMethod implements UnaryEngineMethod {
 export class ForkRunMethod implements UnaryEngineMethod {
   readonly name = 'ForkRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'fork' };
+  readonly rest = { controller: RunControlController, handler: 'fork' };
 
   constructor(
     private readonly forks: RunForkService,
@@ -119,13 +125,13 @@ export class ForkRunMethod implements UnaryEngineMethod {
 export class BulkCancelRunsMethod implements UnaryEngineMethod {
   readonly name = 'BulkCancelRuns';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'bulkCancel' };
+  readonly rest = { controller: RunControlController, handler: 'bulkCancel' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const body = await call.validate(BulkCancelBody, request, 'body');
-    const results = await this.runs.bulkCancel(call.requirePrincipal(), bulkCancelRunIds(body), body.reason);
+    const results = await this.control.bulkCancel(call.requirePrincipal(), bulkCancelRunIds(body), body.reason);
     return { results: results.map(asBulkCancelRunResult) };
   }
 }
@@ -143,14 +149,14 @@ export function asBulkCancelRunResult(r: BulkCancelResult): Record<string, unkno
 export class PauseRunMethod implements UnaryEngineMethod {
   readonly name = 'PauseRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'pause' };
+  readonly rest = { controller: RunControlController, handler: 'pause' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(RunControlBody, rest, 'body');
-    return { ...(await this.runs.pause(call.requirePrincipal(), runId, body, call.header('idempotency-key'))) };
+    return { ...(await this.control.pause(call.requirePrincipal(), runId, body, call.header('idempotency-key'))) };
   }
 }
 
@@ -160,14 +166,14 @@ export class PauseRunMethod implements UnaryEngineMethod {
 export class ResumeRunMethod implements UnaryEngineMethod {
   readonly name = 'ResumeRun';
   readonly kind = 'unary';
-  readonly rest = { controller: RunsController, handler: 'resume' };
+  readonly rest = { controller: RunControlController, handler: 'resume' };
 
-  constructor(private readonly runs: RunsService) {}
+  constructor(private readonly control: RunControlService) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(RunControlBody, rest, 'body');
-    return { ...(await this.runs.resume(call.requirePrincipal(), runId, resumeReason(body))) };
+    return { ...(await this.control.resume(call.requirePrincipal(), runId, resumeReason(body))) };
   }
 }
 
@@ -208,7 +214,7 @@ export class GetArtifactMethod implements UnaryEngineMethod {
 export class StreamRunEventsMethod implements StreamingEngineMethod {
   readonly name = 'StreamRunEvents';
   readonly kind = 'server-stream';
-  readonly rest = { controller: RunsController, handler: 'stream' };
+  readonly rest = { controller: RunEventsController, handler: 'stream' };
 
   /** How long one poll waits before the stream looks again at whether its call is still open. */
   static readonly WAIT_MS = 1000;

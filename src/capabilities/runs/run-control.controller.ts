@@ -1,0 +1,107 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { IdempotencyStore, REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { RunDiff, RunForkService } from './run-fork.service';
+import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
+import { baseUrl, header } from './runs.http';
+import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
+import { BulkCancelResult, RunControlService } from './run-control.service';
+
+/**
+ * Operator control of runs: pause and resume, fork (replay or branch from an event sequence), diff
+ * two runs, and cancel many at once. Its routes follow RunsController's in the OpenAPI document
+ * (RunsModule registers it right after).
+ */
+@ApiTags('runs')
+@Controller()
+export class RunControlController {
+  constructor(
+    private readonly control: RunControlService,
+    private readonly idempotency: IdempotencyStore,
+    private readonly forks: RunForkService,
+  ) {}
+
+  /**
+   * `POST /v1/runs/{runId}:pause`: 202 `{runId, status: paused, pausedAt}`, or 409 with
+   * `details.runStatus`. The route's run id is one path segment without a colon (the action follows it).
+   */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runId(^[^/:]+)::pause')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'pauseRun', summary: 'Pause a run (drainPolicy immediate or drain-current-node); 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runId', description: 'The run to pause.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeating the first pause with its key answers 202 again instead of 409.' })
+  @ApiBody({ type: RunControlBody, required: false })
+  @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async pause(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody, @Req() req: FastifyRequest): Promise<Record<string, unknown>> {
+    return { ...(await this.control.pause(p, runId, body ?? {}, header(req, 'idempotency-key'))) };
+  }
+
+  /** `POST /v1/runs/{runId}:resume`: 202 `{runId, status: running, resumedAt}`, or 409 with `details.runStatus`. */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs/:runId(^[^/:]+)::resume')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'resumeRun', summary: 'Resume a paused run; 202, or 409 with details.runStatus' })
+  @ApiParam({ name: 'runId', description: 'The run to resume.' })
+  @ApiBody({ type: RunControlBody, required: false })
+  @ApiResponse({ status: 202, schema: RUN_CONTROL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async resume(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: RunControlBody): Promise<Record<string, unknown>> {
+    return { ...(await this.control.resume(p, runId, resumeReason(body))) };
+  }
+
+  /**
+   * `POST /v1/runs/{runId}:fork` (replay.md): 201 with the new run. Reading the source and starting
+   * a run are both needed. With an `Idempotency-Key` the first answer is recorded and answered again.
+   */
+  @Scopes('runs:create', 'runs:read')
+  @Post('/v1/runs/:runId(^[^/:]+)::fork')
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'forkRun', summary: 'Fork a run from an event sequence: replay (deterministic) or branch (with a RunOptions overlay); 201 with the new run' })
+  @ApiParam({ name: 'runId', description: 'The source run.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Same key + same source and body: the recorded 201 again (`openwop-idempotent-replay: true`); another body: 409 idempotency_key_mismatch.' })
+  @ApiBody({ type: ForkRunBody })
+  @ApiCreatedResponse({ schema: FORK_SCHEMA, headers: REPLAY })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
+    const key = header(req, 'idempotency-key');
+    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}:fork', key, { runId, ...body }, async () => {
+      const { answer: a } = await this.forks.fork(p, runId, body);
+      const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(a.runId)}`;
+      return { status: 201, body: { ...a, eventsUrl: `${self}/events`, statusUrl: self } as Record<string, unknown> };
+    });
+    if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
+    return answer.body;
+  }
+
+  /** `GET /v1/runs/{runId}:diff?against=` (RFC 0054): the two runs' logs and states compared. */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId(^[^/:]+)::diff')
+  @ApiOperation({ operationId: 'diffRuns', summary: 'Compare two runs: their event logs sequence by sequence (type, node, payload) and their states' })
+  @ApiParam({ name: 'runId', description: 'Run a.' })
+  @ApiOkResponse({ schema: DIFF_SCHEMA })
+  @ApiErrors(400, 401, 403, 404)
+  diff(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: RunDiffQuery): Promise<RunDiff> {
+    return this.forks.diff(p, runId, q.against);
+  }
+
+  /**
+   * Cancels many runs in one request. Always 200 once the request is well formed: each id's outcome
+   * is its own entry of `results`, in request order.
+   */
+  @Scopes('runs:cancel')
+  @Post('/v1/runs::bulk-cancel')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'bulkCancelRuns', summary: `Cancel up to ${MAX_BULK_CANCEL_RUN_IDS} runs; per-id results in request order (unknown and foreign ids: not_found)` })
+  @ApiBody({ type: BulkCancelBody })
+  @ApiOkResponse({ schema: BULK_CANCEL_SCHEMA })
+  @ApiErrors(400, 401, 403)
+  async bulkCancel(@CurrentPrincipal() p: Principal, @Body() body: BulkCancelBody): Promise<{ results: BulkCancelResult[] }> {
+    return { results: await this.control.bulkCancel(p, bulkCancelRunIds(body), body.reason) };
+  }
+}

@@ -1,0 +1,137 @@
+import { Controller, Get, Logger, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationError } from '../../platform/errors/domain-error';
+import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { followRunEvents } from './run-event-follower';
+import { RunEventsQuery } from './runs.dto';
+import { header } from './runs.http';
+import { RunsService } from './runs.service';
+import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from './stream-modes';
+
+/**
+ * Following a run's events over SSE, with `Last-Event-ID` resume, stream modes and `bufferMs`
+ * batching (the long-poll route is the platform's events controller). Its route follows
+ * RunControlController's in the OpenAPI document (RunsModule registers it right after).
+ */
+@ApiTags('runs')
+@Controller()
+export class RunEventsController {
+  private readonly log = new Logger('runs.sse');
+
+  constructor(
+    private readonly runs: RunsService,
+    private readonly events: EventLogService,
+  ) {}
+
+  /**
+   * Server-sent events: the events of the run after `Last-Event-ID` (or `lastSequence`) that the
+   * `streamMode` admits, as `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>`; `values`
+   * sends `event: state.snapshot` frames (the RunSnapshot after each transition, a baseline first on
+   * resume); `bufferMs` batches frames into `event: batch` (data: a JSON array, id: its highest
+   * sequence). The stream ends after the terminal run event.
+   */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId/events')
+  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)' })
+  @ApiParam({ name: 'runId' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event sequence.' })
+  @ApiOkResponse({
+    description:
+      'A Server-Sent Events stream (`text/event-stream`): one message per RunEvent: `id:` its sequence (send it back as Last-Event-ID to resume), `event:` its type and `data:` the RunEvent as JSON (components.schemas.RunEvent); `: keep-alive` comment lines keep the connection open.',
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', description: 'SSE messages whose `data:` lines are RunEvent JSON objects (components.schemas.RunEvent).' },
+        example: 'id: 1\nevent: run.started\ndata: {"eventId":"…","runId":"…","sequence":1,"type":"run.started","payload":{}}\n\n',
+      },
+    },
+  })
+  @ApiErrors(400, 401, 403, 404)
+  async stream(
+    @CurrentPrincipal() p: Principal,
+    @Param('runId') runId: string,
+    @Query() q: RunEventsQuery,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    // Every malformed parameter is refused before the run is looked up and before the stream opens.
+    const modes = parseStreamModes(q.streamMode);
+    const lastEventId = header(req, 'last-event-id');
+    if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
+    // 404 before the stream opens; following needs only the run's status (snapshots are read as they are sent).
+    const snap = await this.runs.state(p, runId);
+    const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
+    const values = modes[0] === 'values';
+    // `values` frames are snapshots, not events: they are never batched (the hint may be ignored).
+    const bufferMs = values ? 0 : (q.bufferMs ?? 0);
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    raw.flushHeaders();
+    let closed = false;
+    req.raw.on('close', () => (closed = true));
+    raw.on('close', () => (closed = true));
+    // A client slower than the run: wait for its socket to drain instead of buffering without bound.
+    const drained = () => new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
+    const send = async (frame: string) => {
+      if (closed) return;
+      if (!raw.write(frame) && !closed) await drained();
+    };
+    const frame = (id: number | undefined, event: string, data: unknown) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    // bufferMs: admitted events wait here until the window ends or a forced-flush event arrives.
+    let pending: RunEventView[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    const flush = async () => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (!pending.length) return;
+      const out = pending;
+      pending = [];
+      await send(frame(out[out.length - 1].sequence, 'batch', out));
+    };
+    const deliver = async (e: RunEventView) => {
+      if (!bufferMs) return send(frame(e.sequence, e.type, e));
+      pending.push(e);
+      if (FORCE_FLUSH_EVENTS.has(e.type)) return flush();
+      if (!timer) timer = setTimeout(() => void flush().catch(() => undefined), bufferMs);
+    };
+    let lastBeat = Date.now();
+    try {
+      // Resuming a `values` stream starts from a baseline snapshot.
+      if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
+      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed })) {
+        if (values) {
+          // One snapshot after the transitions of each batch, read once they are in the log.
+          if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));
+        } else {
+          for (const e of batch) {
+            if (closed) break;
+            if (admits(modes, e.type)) await deliver(e);
+          }
+        }
+        if (Date.now() - lastBeat > 15_000) {
+          raw.write(': keep-alive\n\n');
+          lastBeat = Date.now();
+        }
+      }
+      await flush();
+    } catch (e) {
+      // The answer is already streaming: the stream ends here and the client resumes with Last-Event-ID.
+      this.log.warn({ msg: 'run event stream ended early', runId: snap.runId, err: (e as Error).message });
+    } finally {
+      clearTimeout(timer);
+      raw.end();
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import type { EntityManager } from 'typeorm';
+import { NotFoundError } from '../../platform/errors/domain-error';
+import { RunEntity } from '../../platform/events/event.entities';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { UUID } from '../../platform/ids';
+import type { RunArtifactRef } from '@openwop-host/plugin-sdk';
+import type { RunArtifactsService } from './artifacts/run-artifacts.service';
+import type { InterruptsService, InterruptView } from './interrupts/interrupts.service';
+import { RunNodeEntity } from './run-node.entity';
+
+/**
+ * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
+ * its rows: shared by the runs service, run creation, run control and the fork service.
+ */
+
+export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
+export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+
+/** The wire RunSnapshot (run-snapshot.schema.json), plus `outputs` on a completed run. */
+export interface RunSnapshot {
+  runId: string;
+  workflowId: string;
+  status: string;
+  owner: { tenant: string; workspace?: string; principal?: string };
+  currentNodeId?: string;
+  startedAt?: string;
+  completedAt?: string;
+  nodeStates?: Record<string, { status: string; attempt: number; error?: { code: string; message: string } }>;
+  variables?: Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  error?: { code: string; message: string; details?: Record<string, unknown> };
+  metrics?: { nodeExecutions: number; openwopCost: { usd: number } };
+  /** A suspended run's interrupt (kind, node, resume schema, quorum, signed token of an external event). */
+  interrupt?: InterruptView;
+  /** What the run's nodes stored with `ctx.artifacts.put` (served by GET /v1/runs/{runId}/artifacts/{artifactId}). */
+  artifacts?: RunArtifactRef[];
+}
+
+/**
+ * The chain a run executes, as the engine stored it when the run was created (so a pack installed
+ * again later does not change what an earlier run shows): its nodes in topological order and its edges.
+ * A run that executed no chain (refused at start, or a host run) has no nodes.
+ */
+export interface RunDefinitionView {
+  runId: string;
+  workflowId: string;
+  nodes: Array<{ id: string; typeId: string; config: Record<string, unknown> }>;
+  edges: Array<{ from: string; to: string; fromPort?: string; toPort?: string }>;
+}
+
+export interface RunPage {
+  runs: RunSnapshot[];
+  nextCursor: string | null;
+}
+
+/** The tenant's run (and workspace's, when the caller has one); never another tenant's. */
+export async function findRun(db: EntityManager, scope: TenantScope, runId: string): Promise<RunEntity | undefined> {
+  if (!UUID.test(runId)) return undefined;
+  const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
+  if (scope.workspace) where.workspace = scope.workspace;
+  return (await db.getRepository(RunEntity).findOne({ where })) ?? undefined;
+}
+
+/** The RunSnapshot of a run of the caller's scope (unknown and foreign ids are 404), with its nodes, its interrupt and (given the store) its artifacts. */
+export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsService, scope: TenantScope, runId: string, artifacts?: Pick<RunArtifactsService, 'list'>): Promise<RunSnapshot> {
+  const run = await findRun(db, scope, runId);
+  if (!run) throw new NotFoundError('No such run.');
+  const nodes = run.kind === 'workflow' ? await db.getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
+  const s = snapshot(run, nodes);
+  const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run) : undefined;
+  if (interrupt) s.interrupt = interrupt;
+  if (artifacts && run.kind === 'workflow') s.artifacts = await artifacts.list(run.tenant, run.id);
+  return s;
+}
+
+/** The snapshot of a workflow run as `create` inserts it (pending, nothing run yet): what a read of the new row would answer. */
+export function createdSnapshot(
+  runId: string,
+  principal: Principal,
+  workflowId: string,
+  inputs: Record<string, unknown>,
+  configurable: Record<string, unknown>,
+  metadata: Record<string, unknown>,
+): RunSnapshot {
+  const row = {
+    id: runId,
+    tenant: principal.tenant,
+    workspace: principal.workspace ?? null,
+    principal: principal.principal,
+    kind: 'workflow',
+    status: 'pending',
+    workflowId,
+    currentNodeId: null,
+    startedAt: null,
+    completedAt: null,
+    inputs,
+    configurable,
+    metadata,
+    outputs: null,
+    error: null,
+    nodeExecutions: 0,
+    costUsd: 0,
+  } as unknown as RunEntity;
+  // Through JSON, as the stored row would come back: the answer shares nothing with the request.
+  return JSON.parse(JSON.stringify(snapshot(row, []))) as RunSnapshot;
+}
+
+export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
+  const owner: RunSnapshot['owner'] = { tenant: r.tenant };
+  if (r.workspace) owner.workspace = r.workspace;
+  if (r.principal) owner.principal = r.principal;
+  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner };
+  if (r.currentNodeId) s.currentNodeId = r.currentNodeId;
+  if (r.startedAt) s.startedAt = r.startedAt.toISOString();
+  else if (r.kind !== 'workflow') s.startedAt = r.createdAt.toISOString();
+  if (r.completedAt) s.completedAt = r.completedAt.toISOString();
+  if (r.kind === 'workflow') {
+    s.nodeStates = Object.fromEntries(
+      nodes.map((n) => [n.nodeId, { status: n.status, attempt: n.attempt, ...(n.error ? { error: n.error } : {}) }]),
+    );
+    s.variables = { inputs: r.inputs ?? {} };
+    s.configurable = r.configurable ?? {};
+    const meta = r.metadata ?? {};
+    if (Array.isArray(meta.tags)) s.tags = meta.tags as string[];
+    if (meta.metadata && typeof meta.metadata === 'object') s.metadata = meta.metadata as Record<string, unknown>;
+    if (r.outputs) s.outputs = r.outputs;
+    if (r.error) s.error = r.error;
+    s.metrics = { nodeExecutions: r.nodeExecutions, openwopCost: { usd: r.costUsd } };
+  }
+  return s;
+}
