@@ -8,7 +8,7 @@ import { BatchEvent, EventLogService } from '../../platform/events/event-log.ser
 import { RunEntity } from '../../platform/events/event.entities';
 import { HealthService } from '../../platform/health/health.service';
 import type { Principal } from '../../platform/identity/principal';
-import { ApprovalsService } from '../proposals/approvals/approvals.service';
+import { ApprovalsService } from '../approvals';
 import { NodeExecutorRegistry, RegisteredExecutor } from './node-executor-registry.service';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
 import { RunTrace } from './run-tracing';

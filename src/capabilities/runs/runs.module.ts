@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
-import { ProposalsModule } from '../proposals/proposals.module';
+import { ApprovalsModule } from '../approvals';
 import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
 import { CoreClarificationExecutor } from './executors/core-clarification.executor';
@@ -35,7 +35,7 @@ import { RunNodeEntity } from './run-node.entity';
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
-  imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
+  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   controllers: [RunsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
