@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ApprovalsModule } from '../approvals';
-import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
+import { ToolCatalogModule } from '../tool-catalog';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
 import { CoreClarificationExecutor } from './executors/core-clarification.executor';
 import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
