@@ -205,7 +205,7 @@ export function buildCli(): Command {
 
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.
   const approvals = clientGroup(program, 'approvals', 'list, grant, deny and resolve the approval gates and interrupts of a running host (needs approvals:respond)');
-  const approvalsCli = () => import('./capabilities/proposals/approvals/approvals.cli');
+  const approvalsCli = () => import('./capabilities/approvals/approvals.cli');
   approvals.group
     .command('list')
     .description('list approval gates, newest first: the pending ones unless --state or --all')

@@ -1,15 +1,16 @@
 import type { Type } from '@nestjs/common';
 import type { DeclaresEntities, EntityClass } from '../platform/database/database-schema';
-import { ToolCatalogModule } from './tool-catalog/tool-catalog.module';
-import { PortabilityModule } from './portability/portability.module';
-import { ProposalsModule } from './proposals/proposals.module';
-import { GoalsModule } from './goals/goals.module';
-import { ConnectionsModule } from './connections/connections.module';
-import { RunsModule } from './runs/runs.module';
-import { WebhooksModule } from './webhooks/webhooks.module';
+import { ToolCatalogModule } from './tool-catalog';
+import { PortabilityModule } from './portability';
+import { ApprovalsModule } from './approvals';
+import { ProposalsModule } from './proposals';
+import { GoalsModule } from './goals';
+import { ConnectionsModule } from './connections';
+import { RunsModule } from './runs';
+import { WebhooksModule } from './webhooks';
 
 /** The capability modules the host mounts. Each contributes its routes, advertisers and providers, and declares its entities. */
-export const CAPABILITY_MODULES: (Type<unknown> & DeclaresEntities)[] = [ToolCatalogModule, PortabilityModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule, WebhooksModule];
+export const CAPABILITY_MODULES: (Type<unknown> & DeclaresEntities)[] = [ToolCatalogModule, PortabilityModule, ApprovalsModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule, WebhooksModule];
 
 /** The tables of every capability, as their modules declare them. */
 export const CAPABILITY_ENTITIES: EntityClass[] = CAPABILITY_MODULES.flatMap((m) => m.entities ?? []);

@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApprovalsService } from '../../src/capabilities/proposals/approvals/approvals.service';
+import { ApprovalsService } from '../../src/capabilities/approvals/approvals.service';
 import { WebhooksService } from '../../src/capabilities/webhooks/webhooks.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { encodeCursor } from '../../src/platform/pagination/cursor';

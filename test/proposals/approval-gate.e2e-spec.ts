@@ -1,7 +1,7 @@
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { EventLogService, HOST_STREAM } from '../../src/platform/events/event-log.service';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
-import { ApprovalsService } from '../../src/capabilities/proposals/approvals/approvals.service';
+import { ApprovalsService } from '../../src/capabilities/approvals/approvals.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
 function chainPack(name: string): Record<string, unknown> {

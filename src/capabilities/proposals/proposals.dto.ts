@@ -104,19 +104,3 @@ export class RejectProposalDto {
 
 /** A synthesis run takes no options (an empty object or no body). */
 export class SynthesisRunDto {}
-
-export class ApprovalDecisionDto {
-  @ApiPropertyOptional({ maxLength: 2000, description: 'Redaction-safe reason recorded with the decision.' })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(2000)
-  reason?: string;
-}
-
-export class ApprovalListQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] })
-  @IsOptional()
-  @IsIn(['pending', 'granted', 'denied', 'expired', 'cancelled'])
-  state?: 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
-}

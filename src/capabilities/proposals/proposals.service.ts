@@ -11,8 +11,7 @@ import { delegationOf, requireDelegable } from '../../platform/identity/delegati
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
-import { ApprovalEntity } from './approvals/approval.entity';
-import { ApprovalsService } from './approvals/approvals.service';
+import { ApprovalsService, type ApprovalEntity } from '../approvals';
 import { ProposalEntity } from './proposal.entity';
 import { ProposalState, ProposalView, toProposalView } from './proposal-view';
 import { PROPOSALS_SETTINGS, ProposalsSettings, REGISTRY_KIND } from './proposals.settings';
@@ -212,8 +211,8 @@ export class ProposalsService implements OnModuleInit {
         return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: null, proposal: toProposalView(row) };
       }
       if (row.pendingApprovalId) {
-        const open = await m.getRepository(ApprovalEntity).findOneBy({ id: row.pendingApprovalId, state: 'pending' });
-        if (open) return { status: 'pending-approval', pendingApprovalId: open.id, proposal: toProposalView(row) };
+        const open = await this.approvals.stateOf(row.pendingApprovalId, { manager: m });
+        if (open?.state === 'pending') return { status: 'pending-approval', pendingApprovalId: row.pendingApprovalId, proposal: toProposalView(row) };
       }
       const gate = await this.approvals.open(
         m,

@@ -1,5 +1,4 @@
-import { ConfigError, HostConfig } from '../../platform/config/host-config';
-import { roleOf, ROLES } from '../../platform/identity/scopes';
+import type { HostConfig } from '../../platform/config/host-config';
 import type { ProposalKind } from '@openwop-host/plugin-sdk';
 
 /** Proposal kind → the pack-registry kind whose installer installs it. An agent pack is a node-pack manifest (RFC 0003). */
@@ -26,13 +25,6 @@ export interface ProposalsSettings {
     /** Upper bound of trace events read per tenant in one synthesis pass. */
     maxEvents: number;
   };
-  approval: {
-    requiredScope: string;
-    requiredRole?: string;
-    quorum: number;
-    timeoutMs: number;
-    sweepIntervalMs: number;
-  };
   automations: { enabled: boolean; tickIntervalMs: number; batchSize: number };
 }
 
@@ -40,17 +32,15 @@ export const PROPOSALS_SETTINGS = Symbol.for('openwop-host.proposals.settings');
 
 type Section = {
   synthesis?: Partial<ProposalsSettings['synthesis']>;
-  approval?: Partial<ProposalsSettings['approval']>;
   automations?: Partial<ProposalsSettings['automations']>;
 };
 
-/** Reads the `proposals` section of OPENWOP_CONFIG (shape checked by host-config.schema.json) plus the activation env. */
+/**
+ * Reads the `proposals` section of OPENWOP_CONFIG (shape checked by host-config.schema.json) plus the activation env.
+ * Its `approval` part belongs to the approvals capability (approvals.settings.ts).
+ */
 export function proposalsSettings(config: HostConfig): ProposalsSettings {
   const section = (config.file.proposals ?? {}) as Section;
-  const requiredRole = section.approval?.requiredRole;
-  if (requiredRole !== undefined && !roleOf(requiredRole)) {
-    throw new ConfigError(`proposals.approval.requiredRole: unknown role "${requiredRole}" (known: ${Object.keys(ROLES).join(', ')})`);
-  }
   return {
     activation: config.proposalsActivation,
     synthesis: {
@@ -60,13 +50,6 @@ export function proposalsSettings(config: HostConfig): ProposalsSettings {
       minSequenceLength: section.synthesis?.minSequenceLength ?? 2,
       lookbackHours: section.synthesis?.lookbackHours ?? 24 * 7,
       maxEvents: section.synthesis?.maxEvents ?? 50_000,
-    },
-    approval: {
-      requiredScope: section.approval?.requiredScope ?? 'approvals:respond',
-      requiredRole,
-      quorum: section.approval?.quorum ?? 1,
-      timeoutMs: section.approval?.timeoutMs ?? 7 * 24 * 3_600_000,
-      sweepIntervalMs: section.approval?.sweepIntervalMs ?? 30_000,
     },
     automations: {
       enabled: section.automations?.enabled ?? true,

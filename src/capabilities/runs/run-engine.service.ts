@@ -6,7 +6,7 @@ import { EventLogService } from '../../platform/events/event-log.service';
 import { HealthService } from '../../platform/health/health.service';
 import { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
-import { ApprovalsService } from '../proposals/approvals/approvals.service';
+import { ApprovalsService } from '../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
 import { Execution, ExecutionDeps, StopReason } from './run-execution.types';

@@ -26,9 +26,6 @@ class FakeStore implements RunStore {
   async recordedOutcomes() {
     return new Map<string, Record<string, unknown>>();
   }
-  async gateDecision() {
-    return undefined;
-  }
   transaction<T>(): Promise<T> {
     throw new Error('no transaction in this fake');
   }
@@ -105,7 +102,7 @@ function setup(nodes: Array<[string, Step?]>, edges: Array<[string, string]>, co
     store,
     events: { append: jest.fn(), wake: jest.fn() },
     executors: { get: (typeId: string) => (typeId === 'test.step' ? executor : undefined) },
-    approvals: { open: jest.fn() },
+    approvals: { open: jest.fn(), stateOf: jest.fn(async () => undefined) },
     settings: { leaseMs: 30_000, nodeConcurrency: 4, limits: { maxRunDurationMs: 60_000, maxLoopIterations: 100, maxBudgetCostUsd: 100 } },
     owner: 'test-owner',
     log: { warn: jest.fn(), error: jest.fn() },

@@ -357,11 +357,11 @@ export class RunExecution {
   private async decidedGate(n: DagNode, req: SuspendRequest): Promise<{ state: string; resume_value: unknown }> {
     const gateId = this.state.get(n.id)?.gateId;
     if (gateId) {
-      const gate = await this.d.store.gateDecision({ gateId, tenant: this.row.tenant });
+      const gate = await this.d.approvals.stateOf(gateId, { tenant: this.row.tenant });
       if (gate && gate.state !== 'pending') {
-        const resumeValue = gate.state === 'granted' ? (gate.resume_value ?? { action: 'accept' }) : { action: 'reject' };
+        const resumeValue = gate.state === 'granted' ? (gate.resumeValue ?? { action: 'accept' }) : { action: 'reject' };
         this.queue({ type: 'node.resumed', nodeId: n.id, payload: { nodeId: n.id, interruptId: gateId, resumeValue } });
-        return gate;
+        return { state: gate.state, resume_value: gate.resumeValue };
       }
       if (gate) throw new Suspend(req); // still pending (another node's gate released the run)
     }

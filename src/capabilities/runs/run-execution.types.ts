@@ -1,7 +1,7 @@
 import type { EventLogService } from '../../platform/events/event-log.service';
 import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
 import type { RunArtifactsService } from './artifacts/run-artifacts.service';
-import type { ApprovalsService } from '../proposals/approvals/approvals.service';
+import type { ApprovalsService } from '../approvals';
 import type { NodeExecutorRegistry } from './node-executor-registry.service';
 import type { SuspendRequest } from './run-gates';
 import type { PauseRequest, RunStore } from './run-store';
@@ -34,7 +34,7 @@ export interface ExecutionDeps {
   store: RunStore;
   events: Pick<EventLogService, 'append' | 'wake'>;
   executors: Pick<NodeExecutorRegistry, 'get'>;
-  approvals: Pick<ApprovalsService, 'open'>;
+  approvals: Pick<ApprovalsService, 'open' | 'stateOf'>;
   settings: Pick<RunsSettings, 'leaseMs' | 'nodeConcurrency' | 'limits'>;
   owner: string;
   log: { warn(o: Record<string, unknown>): void; error(o: Record<string, unknown>): void };

@@ -1,7 +1,7 @@
 import { InterruptRequest, NodeExecutionError } from '@openwop-host/plugin-sdk';
 import type { BatchEvent } from '../../platform/events/event-log.service';
 import type { Principal } from '../../platform/identity/principal';
-import type { ApprovalsService } from '../proposals/approvals/approvals.service';
+import type { ApprovalsService } from '../approvals';
 import type { ClaimedRow, NodeWrite, RunStoreTx } from './run-store';
 import type { DagNode } from './workflow-definition';
 
@@ -32,7 +32,7 @@ export function interruptAnswer(gate: { state: string; resume_value: unknown }, 
  */
 export async function openGates(
   tx: RunStoreTx,
-  approvals: Pick<ApprovalsService, 'open'>,
+  approvals: Pick<ApprovalsService, 'open' | 'stateOf'>,
   row: ClaimedRow,
   principal: Principal,
   nodes: Array<{ node: DagNode; attempt: number; suspend?: SuspendRequest; gateId: string | null }>,
@@ -42,7 +42,8 @@ export async function openGates(
   for (const o of nodes) {
     const n = o.node;
     let gateId = o.gateId;
-    const pending = gateId ? await tx.gateState({ gateId }) : undefined;
+    // The approvals capability owns the gate table: its state through its public service, in this transaction.
+    const pending = gateId ? (await approvals.stateOf(gateId, { manager: tx.manager }))?.state : undefined;
     if (!gateId || pending !== 'pending') {
       const gate = await approvals.open(
         tx.manager,

@@ -17,8 +17,6 @@ describe('run-store SQL', () => {
       'CLAIM_RUNS_SQL',
       'CLAIM_RUN_SQL',
       'EVENT_EXISTS_SQL',
-      'GATE_DECISION_SQL',
-      'GATE_STATE_SQL',
       'LOCK_RUN_SQL',
       'RECORDED_OUTCOMES_SQL',
       'RELEASE_LEASE_NOTIFY_SQL',

@@ -180,20 +180,6 @@ export async function eventExists(q: Queryable, p: { eventId: string }): Promise
   return ((await q.query(EVENT_EXISTS_SQL, [p.eventId])) as unknown[]).length > 0;
 }
 
-/** The state of a node's gate, of the run's tenant. */
-export const GATE_DECISION_SQL = `SELECT "state", "resume_value" FROM "approval" WHERE "id" = $1 AND "tenant" = $2`;
-
-export async function gateDecision(q: Queryable, p: { gateId: string; tenant: string }): Promise<{ state: string; resume_value: unknown } | undefined> {
-  return ((await q.query(GATE_DECISION_SQL, [p.gateId, p.tenant])) as Array<{ state: string; resume_value: unknown }>)[0];
-}
-
-/** The state of a gate (a suspension reuses a still-pending one). */
-export const GATE_STATE_SQL = `SELECT "state" FROM "approval" WHERE "id" = $1`;
-
-export async function gateState(q: Queryable, p: { gateId: string }): Promise<string | undefined> {
-  return ((await q.query(GATE_STATE_SQL, [p.gateId])) as Array<{ state: string }>)[0]?.state;
-}
-
 /** One flush of a claim: the run row, its node rows and its events. */
 export interface FlushParams extends RunClaim {
   tenant: string;
@@ -291,7 +277,6 @@ export async function flushRun(q: Queryable, f: FlushParams): Promise<FlushResul
 export interface RunStoreTx {
   readonly manager: EntityManager;
   lockRun(p: { runId: string }): Promise<void>;
-  gateState(p: { gateId: string }): Promise<string | undefined>;
   flush(f: FlushParams): Promise<FlushResult>;
 }
 
@@ -302,19 +287,17 @@ export interface RunStore {
   renew(p: RunClaim & { leaseMs: number }): Promise<{ cancel_requested: boolean; pause: PauseRequest | null } | undefined>;
   loadNodes(p: { runId: string }): Promise<RunNodeEntity[]>;
   recordedOutcomes(p: { runId: string; tenant: string }): Promise<Map<string, Record<string, unknown>>>;
-  gateDecision(p: { gateId: string; tenant: string }): Promise<{ state: string; resume_value: unknown } | undefined>;
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;
 }
 
 export function runStoreOn(ds: DataSource): RunStore {
-  const tx = (m: EntityManager): RunStoreTx => ({ manager: m, lockRun: (p) => lockRun(m, p), gateState: (p) => gateState(m, p), flush: (f) => flushRun(m, f) });
+  const tx = (m: EntityManager): RunStoreTx => ({ manager: m, lockRun: (p) => lockRun(m, p), flush: (f) => flushRun(m, f) });
   return {
     flush: (f) => flushRun(ds, f),
     eventExists: (p) => eventExists(ds, p),
     renew: (p) => renewLease(ds, p),
     loadNodes: (p) => loadRunNodes(ds.manager, p),
     recordedOutcomes: (p) => recordedOutcomes(ds, p),
-    gateDecision: (p) => gateDecision(ds, p),
     transaction: (work) => ds.transaction((m) => work(tx(m))),
   };
 }

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
-import { ProposalsModule } from '../proposals/proposals.module';
-import { ToolCatalogModule } from '../tool-catalog/tool-catalog.module';
+import { ApprovalsModule } from '../approvals';
+import { ToolCatalogModule } from '../tool-catalog';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
 import { CoreClarificationExecutor } from './executors/core-clarification.executor';
 import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
@@ -43,7 +43,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
-  imports: [DiscoveryModule, ToolCatalogModule, ProposalsModule],
+  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
   controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],

@@ -7,7 +7,7 @@ import { RunEntity } from '../../platform/events/event.entities';
 import { RUN_CREATE_SCOPE, RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/events/run-launcher';
 import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
-import { ApprovalsService } from '../proposals/approvals/approvals.service';
+import { ApprovalsService } from '../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';

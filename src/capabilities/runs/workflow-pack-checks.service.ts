@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '../../platform/artifacts/install-checks';
-import { ToolCatalogService } from '../tool-catalog/tool-catalog.service';
+import { ToolCatalogService } from '../tool-catalog';
 import { chainPackProblems } from './chain-pack-checks';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 

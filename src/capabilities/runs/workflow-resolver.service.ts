@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
 import type { TenantScope } from '../../platform/identity/principal';
-import { TOOL_SESSION_WORKFLOW } from '../tool-catalog/sessions/tool-session.service';
-import { PackDirectory } from '../tool-catalog/sources/pack-directory';
+import { PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 
 /** The artifact kind of installed workflow-chain packs (the tool catalog's installer writes it). */

@@ -5,7 +5,7 @@ import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CredentialStoreService } from '../connections/credentials/credential-store.service';
+import { CredentialStoreService } from '../connections';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HOST_VERSION } from '../../platform/discovery/discovery.service';
 import { EventEntity } from '../../platform/events/event.entities';

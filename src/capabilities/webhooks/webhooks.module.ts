@@ -1,7 +1,7 @@
 import { Inject, Module, OnModuleInit } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
-import { ConnectionsModule } from '../connections/connections.module';
+import { ConnectionsModule } from '../connections';
 import { WebhookDispatcherService } from './webhook-dispatcher.service';
 import { WebhooksAdvertiser } from './webhooks.advertiser';
 import { WebhooksController } from './webhooks.controller';

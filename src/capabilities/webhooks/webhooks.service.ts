@@ -2,7 +2,7 @@ import { AuditLogService, auditActor } from '../../platform/audit/audit-log.serv
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { CredentialStoreService } from '../connections/credentials/credential-store.service';
+import { CredentialStoreService } from '../connections';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ConflictError, ForbiddenError } from '../../platform/errors/domain-error';
 import type { Principal, TenantScope } from '../../platform/identity/principal';

@@ -29,6 +29,17 @@ export class RunService {
     await (manager ?? this.ds.manager).getRepository(RunEntity).update({ id: runId, tenant: scope.tenant }, { status });
   }
 
+  /** The statuses of a tenant's runs by id (ids of other tenants, or of no run, are absent). */
+  async statuses(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = runIds.filter((id) => UUID_TEXT.test(id));
+    const found = new Map<string, string>();
+    if (!ids.length) return found;
+    for (const r of (await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; status: string }>) {
+      found.set(r.id, r.status);
+    }
+    return found;
+  }
+
   /** A run of the caller's tenant (and workspace), or undefined: never another tenant's. */
   async find(scope: TenantScope, runId: string): Promise<RunView | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(runId)) return undefined;
@@ -38,6 +49,8 @@ export class RunService {
     return run ? toView(run) : undefined;
   }
 }
+
+const UUID_TEXT = /^[0-9a-f-]{36}$/i;
 
 function toView(r: RunEntity): RunView {
   return {

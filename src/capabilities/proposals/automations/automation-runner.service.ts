@@ -144,13 +144,7 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
       direction: 'ASC',
       binding: { list: 'automations', tenant: scope.tenant, workspace: scope.workspace },
     });
-    const ids = page.items.map((r) => r.lastRunId).filter((id): id is string => !!id && /^[0-9a-f-]{36}$/i.test(id));
-    const statuses = new Map<string, string>();
-    if (ids.length) {
-      for (const r of (await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; status: string }>) {
-        statuses.set(r.id, r.status);
-      }
-    }
+    const statuses = await this.runs.statuses(scope, page.items.map((r) => r.lastRunId).filter((id): id is string => !!id));
     const items = page.items.map((r) => ({
       name: r.name,
       workspace: r.workspaceKey || undefined,

@@ -3,7 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { PROPOSAL_KINDS, ProposalDraft, ProposalSynthesizer, ProposalSynthesizerProvider, RunToolTrace } from '@openwop-host/plugin-sdk';
 import { collectExtensions, ExtensionMeta } from '../../../platform/plugins/extension-registry';
 import { DataSource } from 'typeorm';
-import { HOST_STREAM } from '../../../platform/events/event-log.service';
+import { recentToolCalls, tenantsWithRecentToolCalls } from '../../../platform/events/tool-call-log';
 import { HealthService } from '../../../platform/health/health.service';
 import { systemPrincipal, TenantScope } from '../../../platform/identity/principal';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
@@ -19,14 +19,6 @@ export interface SynthesisReport {
   /** Drafts whose evidence already had a proposal (idempotent no-ops). */
   alreadyProposed: number;
   failures: Array<{ synthesizer: string; message: string }>;
-}
-
-interface TraceRow {
-  workspace: string;
-  stream_id: string;
-  sequence: string;
-  tool_id: string;
-  created_at: Date;
 }
 
 /**
@@ -62,12 +54,9 @@ export class SynthesisService implements OnApplicationBootstrap {
 
   /** One pass over every tenant with recent tool traces. */
   async runAll(signal: AbortSignal = new AbortController().signal): Promise<SynthesisReport> {
-    const tenants = (await this.ds.query(
-      `SELECT DISTINCT "tenant" FROM "event" WHERE "type" = 'agent.toolCalled' AND "created_at" > now() - ($1::int * interval '1 hour')`,
-      [this.settings.synthesis.lookbackHours],
-    )) as Array<{ tenant: string }>;
+    const tenants = await tenantsWithRecentToolCalls(this.ds, this.settings.synthesis.lookbackHours);
     const total = emptyReport();
-    for (const { tenant } of tenants) {
+    for (const tenant of tenants) {
       if (signal.aborted) break;
       merge(total, await this.runFor({ tenant }, signal));
     }
@@ -80,25 +69,16 @@ export class SynthesisService implements OnApplicationBootstrap {
    */
   async runFor(scope: TenantScope, signal: AbortSignal = new AbortController().signal): Promise<SynthesisReport> {
     const report = emptyReport();
-    const params: unknown[] = [scope.tenant, this.settings.synthesis.lookbackHours, this.settings.synthesis.maxEvents, HOST_STREAM];
-    if (scope.workspace) params.push(scope.workspace);
-    const rows = (await this.ds.query(
-      `SELECT coalesce("workspace", '') AS "workspace", "stream_id", "sequence", "payload"->>'toolId' AS "tool_id", "created_at"
-       FROM "event"
-       WHERE "tenant" = $1 AND "type" = 'agent.toolCalled' AND "stream_id" <> $4
-         AND "created_at" > now() - ($2::int * interval '1 hour') AND "payload" ? 'toolId'
-         ${scope.workspace ? `AND "workspace" = $5` : ''}
-       ORDER BY "workspace", "stream_id", "sequence" LIMIT $3`,
-      params,
-    )) as TraceRow[];
+    const { lookbackHours, maxEvents } = this.settings.synthesis;
+    const rows = await recentToolCalls(this.ds, { tenant: scope.tenant, workspace: scope.workspace, lookbackHours, limit: maxEvents });
     const byWorkspace = new Map<string, Map<string, RunToolTrace>>();
     for (const r of rows) {
-      if (typeof r.tool_id !== 'string' || !r.tool_id) continue;
+      if (typeof r.toolId !== 'string' || !r.toolId) continue;
       const runs = byWorkspace.get(r.workspace) ?? new Map<string, RunToolTrace>();
       byWorkspace.set(r.workspace, runs);
-      const trace = runs.get(r.stream_id) ?? { runId: r.stream_id, calls: [], startedAt: new Date(r.created_at).toISOString() };
-      runs.set(r.stream_id, trace);
-      trace.calls.push({ toolId: r.tool_id, sequence: Number(r.sequence) });
+      const trace = runs.get(r.runId) ?? { runId: r.runId, calls: [], startedAt: new Date(r.createdAt).toISOString() };
+      runs.set(r.runId, trace);
+      trace.calls.push({ toolId: r.toolId, sequence: r.sequence });
     }
     for (const [workspaceKey, runs] of byWorkspace) {
       if (signal.aborted) break;

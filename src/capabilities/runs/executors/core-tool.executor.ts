@@ -15,8 +15,7 @@ import {
 import { DomainError } from '../../../platform/errors/domain-error';
 import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
-import { argsHash } from '../../tool-catalog/sessions/tool-session.service';
-import { CatalogEntry, ToolCatalogService } from '../../tool-catalog/tool-catalog.service';
+import { argsHash, CatalogEntry, ToolCatalogService } from '../../tool-catalog';
 import { RunsService } from '../runs.service';
 
 /** The actor id written on the RFC 0064 call events of tool nodes (3-256 chars). */

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
-import type { Principal } from '../../../platform/identity/principal';
-import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { ApprovalDecisionDto, ApprovalListQuery } from '../proposals.dto';
+import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { ApprovalDecisionDto, ApprovalListQuery } from './approvals.dto';
 import { APPROVAL_LIST_SCHEMA, APPROVAL_SCHEMA } from './approval.schemas';
 import { ApprovalsService, ApprovalView } from './approvals.service';
 

@@ -1,18 +1,18 @@
-import { AuditLogService, auditActor } from '../../../platform/audit/audit-log.service';
+import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
-import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../../../platform/errors/domain-error';
-import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
-import type { Principal, TenantScope } from '../../../platform/identity/principal';
-import { requireDelegable } from '../../../platform/identity/delegation';
-import { roleOf } from '../../../platform/identity/scopes';
-import { keysetPage } from '../../../platform/pagination/keyset';
-import type { Page, PageRequest } from '../../../platform/pagination/page-query';
-import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
-import { PROPOSALS_SETTINGS, ProposalsSettings } from '../proposals.settings';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../../platform/errors/domain-error';
+import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { requireDelegable } from '../../platform/identity/delegation';
+import { roleOf } from '../../platform/identity/scopes';
+import { keysetPage } from '../../platform/pagination/keyset';
+import type { Page, PageRequest } from '../../platform/pagination/page-query';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
+import { APPROVALS_SETTINGS, ApprovalsSettings } from './approvals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
-import { UUID } from '../../../platform/ids';
+import { UUID } from '../../platform/ids';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
 export type InterruptKind = 'approval' | 'clarification' | 'external-event';
@@ -109,13 +109,13 @@ export class ApprovalsService implements OnApplicationBootstrap {
     private readonly ds: DataSource,
     private readonly events: EventLogService,
     private readonly tasks: PeriodicTaskService,
-    @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,
+    @Inject(APPROVALS_SETTINGS) private readonly settings: ApprovalsSettings,
     @Inject(HOST_CONFIG) private readonly host: HostConfig,
     private readonly audit: AuditLogService,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.tasks.register({ name: 'proposals.approval-expiry', intervalMs: this.settings.approval.sweepIntervalMs, run: () => this.expireDue().then(() => undefined) });
+    this.tasks.register({ name: 'proposals.approval-expiry', intervalMs: this.settings.sweepIntervalMs, run: () => this.expireDue().then(() => undefined) });
   }
 
   registerSubject(kind: string, subject: GateSubject): void {
@@ -124,10 +124,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   /** Opens a gate inside the caller's transaction and emits `interrupt.requested` (kind approval). */
   async open(m: EntityManager, req: GateRequest, requestedBy: Principal): Promise<ApprovalEntity> {
-    const { requiredScope, requiredRole, timeoutMs } = this.settings.approval;
+    const { requiredScope, requiredRole, timeoutMs } = this.settings;
     const kind = req.interrupt?.kind ?? 'approval';
     // A value-resolved interrupt is answered once; an approval needs its own quorum or the host's.
-    const quorum = kind === 'approval' ? (req.interrupt?.quorum ?? this.settings.approval.quorum) : 1;
+    const quorum = kind === 'approval' ? (req.interrupt?.quorum ?? this.settings.quorum) : 1;
     const rejectionPolicy = req.interrupt?.rejectionPolicy ?? 'single-veto';
     const repo = m.getRepository(ApprovalEntity);
     const [{ expires }] = (await m.query(`SELECT now() + ($1::bigint * interval '1 millisecond') AS expires`, [timeoutMs])) as Array<{ expires: Date }>;
@@ -363,6 +363,16 @@ export class ApprovalsService implements OnApplicationBootstrap {
   async pendingOfRun(tenant: string, runId: string, m: EntityManager = this.ds.manager): Promise<ApprovalView[]> {
     const rows = await m.getRepository(ApprovalEntity).find({ where: { tenant, runId, state: 'pending' }, order: { createdAt: 'ASC' } });
     return Promise.all(rows.map((r) => this.view(m, r)));
+  }
+
+  /**
+   * A gate's state and the value it was resolved with, for the subject that opened it (read with the
+   * caller's manager inside its transaction; `tenant` narrows the read when the caller knows it).
+   */
+  async stateOf(id: string, opts: { tenant?: string; manager?: EntityManager } = {}): Promise<{ state: ApprovalState; resumeValue: unknown } | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const row = await (opts.manager ?? this.ds.manager).getRepository(ApprovalEntity).findOne({ select: { state: true, resumeValue: true }, where: opts.tenant === undefined ? { id } : { id, tenant: opts.tenant } });
+    return row ? { state: row.state as ApprovalState, resumeValue: row.resumeValue ?? null } : undefined;
   }
 
   /** A gate by id in any tenant: only for a caller holding a verified signed token naming it. */

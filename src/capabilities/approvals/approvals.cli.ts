@@ -1,4 +1,4 @@
-import { baseUrl, call, HostClientOptions } from '../../../cli/host-client';
+import { baseUrl, call, HostClientOptions } from '../../cli/host-client';
 
 /**
  * `openwop-host approvals list|grant|deny`: a client of a running host's `/v1/approvals` routes,

@@ -1,5 +1,5 @@
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { NEXT_CURSOR_PROPERTY } from '../../../platform/pagination/page-query';
+import { NEXT_CURSOR_PROPERTY } from '../../platform/pagination/page-query';
 
 export const APPROVAL_SCHEMA: SchemaObject = {
   type: 'object',

@@ -1,0 +1,5 @@
+/** The connections capability as other capabilities see it: its module and its services. */
+export { ConnectionsModule } from './connections.module';
+export { ConnectionsService } from './connections/connections.service';
+export { ConnectionPacksService } from './packs/connection-packs.service';
+export { CredentialStoreService } from './credentials/credential-store.service';
