@@ -45,15 +45,16 @@ describe('operator console: runs', () => {
         ],
         edges: [{ from: 'hello', to: 'wait' }],
       },
-      // Two paced steps: a pause lands while the first one runs, and the run stops between them.
+      // Two paced steps: a pause lands while one of them runs, and the run stops before the last node.
       'acme.steps': {
         nodes: [
-          { id: 'first', typeId: 'core.delay', config: { ms: 1500 } },
-          { id: 'second', typeId: 'core.delay', config: { ms: 300 } },
+          { id: 'first', typeId: 'core.delay', config: { ms: 3000 } },
+          { id: 'second', typeId: 'core.delay', config: { ms: 3000 } },
           { id: 'done', typeId: 'core.noop', config: { done: true } },
         ],
         edges: [{ from: 'first', to: 'second' }, { from: 'second', to: 'done' }],
       },
+      'acme.report': { nodes: [{ id: 'report', typeId: 'core.artifact', config: { name: 'report.txt', content: 'hello {{inputs.name}}' } }], edges: [] },
       'acme.diamond': {
         nodes: [
           { id: 'src', typeId: 'core.noop', config: { greeting: 'hello' } },
@@ -303,11 +304,15 @@ describe('operator console: runs', () => {
     const page = await driver.signIn(adminA, undefined, `runs/${runId}`);
     await page.getByRole('list', { name: 'Run events' }).getByText('node.started [first]').waitFor();
     await page.getByRole('button', { name: 'Pause', exact: true }).click();
-    // drain-current-node: the first step finishes, nothing new starts, the run is paused.
+    // drain-current-node: the step in flight finishes, nothing new starts, the run is paused before its last node.
     await page.locator('dl.facts .badge-paused').waitFor({ timeout: 15_000 });
     const events = page.getByRole('list', { name: 'Run events' });
     await events.getByText('run.paused').waitFor();
-    expect(await events.getByText('node.started [second]').count()).toBe(0);
+    expect(await events.getByText('node.started [done]').count()).toBe(0);
+    const startedWhilePaused = await events.getByText(/^node\.started/).count();
+    expect(startedWhilePaused).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await events.getByText(/^node\.started/).count()).toBe(startedWhilePaused);
     expect(await page.getByRole('button', { name: 'Pause', exact: true }).count()).toBe(0);
     await shot(page, '12-run-paused');
     await page.getByRole('button', { name: 'Resume', exact: true }).click();
@@ -325,6 +330,24 @@ describe('operator console: runs', () => {
     expect([fork.status, fork.workflowId]).toEqual(['completed', 'acme.steps']);
     await expectAccessible(page);
     await shot(page, '13-run-replayed');
+  });
+
+  it('lists the artifacts a run stored and downloads one with the session\'s key', async () => {
+    const started = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.report', inputs: { name: 'Ada' } } });
+    expect(started.status).toBe(201);
+    const runId = started.body.runId as string;
+    await waitForStatus(t, adminA, runId, ['completed']);
+    const page = await driver.signIn(adminA, undefined, `runs/${runId}`);
+    const list = page.getByRole('list', { name: 'Run artifacts' });
+    await list.getByText('report.txt', { exact: true }).waitFor();
+    expect(await list.textContent()).toContain('text/plain');
+    const [download] = await Promise.all([page.waitForEvent('download'), list.getByRole('button', { name: 'Download report.txt' }).click()]);
+    expect(download.suggestedFilename()).toBe('report.txt');
+    const stream = await download.createReadStream();
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(Buffer.from(c));
+    expect(Buffer.concat(chunks).toString('utf8')).toBe('hello Ada');
+    await shot(page, '14-run-artifacts');
   });
 
   it('a viewer sees neither pause nor replay; a key without runs:create no replay', async () => {

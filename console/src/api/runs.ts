@@ -46,6 +46,26 @@ export function forkRun(runId: string, mode: 'replay' | 'branch'): Promise<{ run
   return call(api.POST('/v1/runs/{runId}:fork', { params: { path: { runId } }, body: { fromSeq: 0, mode } })) as Promise<{ runId: string; sourceRunId: string; mode: string }>;
 }
 
+/** What a node stored with `ctx.artifacts.put` (the snapshot's `artifacts`, a host extension of RunSnapshot). */
+export interface RunArtifact {
+  artifactId: string;
+  name: string;
+  contentType: string;
+  sizeBytes: number;
+  nodeId: string;
+  createdAt: string;
+}
+
+export function runArtifacts(run: RunSnapshot): RunArtifact[] {
+  const list = (run as { artifacts?: unknown }).artifacts;
+  return Array.isArray(list) ? (list as RunArtifact[]) : [];
+}
+
+/** The bytes of an artifact (authenticated like every call, so not a plain link). */
+export async function downloadArtifact(runId: string, artifactId: string): Promise<Blob> {
+  return call(api.GET('/v1/runs/{runId}/artifacts/{artifactId}', { params: { path: { runId, artifactId } }, parseAs: 'blob' })) as Promise<Blob>;
+}
+
 export function cancelRun(runId: string): Promise<RunSnapshot> {
   return call(api.POST('/v1/runs/{runId}/cancel', { params: { path: { runId } }, body: { reason: 'cancelled from the operator console' } }));
 }

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { followRunEvents } from '../../api/run-events';
-import { cancelRun, forkRun, getRun, getRunDefinition, pauseRun, resumeRun, RunEvent, TERMINAL } from '../../api/runs';
+import { cancelRun, downloadArtifact, forkRun, getRun, getRunDefinition, pauseRun, resumeRun, runArtifacts, RunEvent, TERMINAL } from '../../api/runs';
 import { link } from '../../routes';
 import { can, Identity } from '../../session';
 import { Badge, ConfirmButton, CopyButton, duration, ErrorBanner, Facts, JsonBlock, Loading, Section, shortId, useAction, useLoad, useNow, when } from '../../ui';
@@ -163,6 +163,37 @@ export function RunDetail({ runId, identity, onChanged }: { runId: string; ident
             <NodeTable nodes={nodes} start={start} end={end} now={now} selected={selected} onSelect={setSelected} />
           </Section>
           {node ? <NodeDetail node={node} now={now} onClose={() => setSelected(null)} /> : null}
+          {runArtifacts(r).length ? (
+            <Section title="Artifacts">
+              <ul class="artifacts" aria-label="Run artifacts">
+                {runArtifacts(r).map((a) => (
+                  <li key={a.artifactId}>
+                    <code>{a.name}</code> <span class="muted">{a.contentType}, {a.sizeBytes} bytes, node {a.nodeId}</span>{' '}
+                    {/* Reading an artifact's bytes needs artifacts:read (the list rides on the run, runs:read). */}
+                    {can(identity, 'artifacts:read') ? (
+                    <button
+                      type="button"
+                      disabled={Boolean(action.busy)}
+                      onClick={() =>
+                        void action.run('download', () => downloadArtifact(runId, a.artifactId)).then((blob) => {
+                          if (!blob) return;
+                          const url = URL.createObjectURL(blob);
+                          const anchor = document.createElement('a');
+                          anchor.href = url;
+                          anchor.download = a.name;
+                          anchor.click();
+                          setTimeout(() => URL.revokeObjectURL(url), 10_000);
+                        })
+                      }
+                    >
+                      Download {a.name}
+                    </button>
+                    ) : null}
+                  </li>
+                ))}
+              </ul>
+            </Section>
+          ) : null}
           {r.outputs !== undefined ? (
             <Section title="Outputs">
               <JsonBlock label="Outputs of the sink nodes, by node id" value={r.outputs} />
