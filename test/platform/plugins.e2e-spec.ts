@@ -8,7 +8,15 @@ describe('plugin loader', () => {
   beforeAll(async () => {
     t = await createTestApp({
       env: {
-        OPENWOP_PLUGINS: [fixture('good-plugin.ts'), fixture('wrong-host-range.ts'), fixture('global-guard.ts'), fixture('not-a-plugin.ts'), '@openwop-host/no-such-plugin'].join(','),
+        OPENWOP_PLUGINS: [
+          fixture('good-plugin.ts'),
+          fixture('wrong-host-range.ts'),
+          fixture('global-guard.ts'),
+          fixture('not-a-plugin.ts'),
+          fixture('raw-database.ts'),
+          fixture('host-config.ts'),
+          '@openwop-host/no-such-plugin',
+        ].join(','),
       },
       configFile: { plugins: { 'example.greeting': { greeting: 'hello from a plugin' } } },
     });
@@ -30,6 +38,9 @@ describe('plugin loader', () => {
     const reasons = Object.fromEntries(t.host.plugins.failed.map((f) => [f.id ?? f.specifier, f.reason]));
     expect(reasons['example.future']).toMatch(/supports host API \^2\.0\.0/);
     expect(reasons['example.sneaky']).toMatch(/global/);
+    // The curated context only: the raw database and the host's configuration are refused, also from a nested module.
+    expect(reasons['example.raw-database']).toMatch(/ReadsEverything injects the database \(DataSource\), which plugins may not use/);
+    expect(reasons['example.host-config']).toMatch(/ReadsConfig injects the host's configuration/);
     expect(reasons[fixture('not-a-plugin.ts')]).toMatch(/definePlugin/);
     expect(reasons['@openwop-host/no-such-plugin']).toMatch(/cannot find the package/);
     const ready = await t.http('GET', '/readyz');

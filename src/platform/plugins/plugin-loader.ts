@@ -4,7 +4,8 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { BrandedPlugin, isPlugin, PLUGIN_API_VERSION, PLUGIN_CONTEXT, PluginContext, PluginLogger } from '@openwop-host/plugin-sdk';
 import type { Logger } from 'pino';
 import * as semver from 'semver';
-import type { HostConfig } from '../config/host-config';
+import { DataSource, EntityManager } from 'typeorm';
+import { HOST_CONFIG, type HostConfig } from '../config/host-config';
 import type { SchemaRegistry } from '../schemas/schema-registry';
 import type { PluginStateStore } from './plugin-state.store';
 import { PROJECT_ROOT } from '../project-root';
@@ -81,6 +82,58 @@ export function assertNoGlobalEnhancers(mod: DynamicModule | Type<unknown>, id: 
 }
 
 /**
+ * What a plugin may not inject: the raw database (the data source, an entity manager) and the host's
+ * configuration. A plugin gets the curated context (`PLUGIN_CONTEXT`: its options, logger, timed
+ * fetch, key-value state) and the SDK's extension points, never the platform's internals.
+ */
+const FORBIDDEN_DEPENDENCIES = new Map<unknown, string>([
+  [DataSource, 'the database (DataSource)'],
+  [EntityManager, 'the database (EntityManager)'],
+  [HOST_CONFIG, "the host's configuration"],
+]);
+
+/** The class a provider instantiates (a class, or `useClass`), if any. */
+function providerClass(p: Provider): Type<unknown> | undefined {
+  if (typeof p === 'function') return p as Type<unknown>;
+  if (p && typeof p === 'object' && 'useClass' in p && typeof p.useClass === 'function') return p.useClass as Type<unknown>;
+  return undefined;
+}
+
+/** The tokens a class's constructor asks for: its declared parameter types, and any `@Inject(token)` overrides. */
+function constructorTokens(cls: Type<unknown>): unknown[] {
+  const types = [...((Reflect.getMetadata('design:paramtypes', cls) as unknown[] | undefined) ?? [])];
+  for (const o of (Reflect.getMetadata('self:paramtypes', cls) as Array<{ index: number; param: unknown }> | undefined) ?? []) types[o.index] = o.param;
+  const injects = (Reflect.getMetadata('inject', cls) as unknown[] | undefined) ?? [];
+  return [...types, ...injects];
+}
+
+/** A plugin's providers (and those of the modules it imports) ask only for what plugins may have. */
+export function assertCuratedDependencies(mod: DynamicModule | Type<unknown>, id: string, seen = new Set<unknown>()): void {
+  if (seen.has(mod)) return;
+  seen.add(mod);
+  const providers = providersOf(mod);
+  const factories = providers.filter((p): p is Provider & { inject: unknown[] } => Boolean(p && typeof p === 'object' && 'useFactory' in p && Array.isArray((p as { inject?: unknown }).inject)));
+  const controllers = typeof mod === 'function' ? ((Reflect.getMetadata('controllers', mod) as Type<unknown>[]) ?? []) : [...(mod.controllers ?? []), ...((Reflect.getMetadata('controllers', mod.module) as Type<unknown>[]) ?? [])];
+  const classes = [...providers.map(providerClass).filter((c): c is Type<unknown> => Boolean(c)), ...controllers];
+  for (const cls of classes) {
+    for (const token of constructorTokens(cls)) {
+      const what = FORBIDDEN_DEPENDENCIES.get(token);
+      if (what) throw new PluginLoadError(`plugin "${id}": ${cls.name} injects ${what}, which plugins may not use (they get PLUGIN_CONTEXT and the SDK's extension points)`);
+    }
+  }
+  for (const f of factories) {
+    for (const token of f.inject) {
+      const what = FORBIDDEN_DEPENDENCIES.get(token);
+      if (what) throw new PluginLoadError(`plugin "${id}": a factory provider injects ${what}, which plugins may not use`);
+    }
+  }
+  const imports = typeof mod === 'function' ? ((Reflect.getMetadata('imports', mod) as unknown[]) ?? []) : [...(mod.imports ?? []), ...((Reflect.getMetadata('imports', mod.module) as unknown[]) ?? [])];
+  for (const i of imports) {
+    if (i && (typeof i === 'function' || (typeof i === 'object' && 'module' in (i as object)))) assertCuratedDependencies(i as DynamicModule, id, seen);
+  }
+}
+
+/**
  * Loads the plugins named in OPENWOP_PLUGINS: resolve the package or path, check its brand and the
  * host range it supports, validate its options against its own JSON Schema, build its module with
  * curated host services, and refuse global enhancers. A failure is reported and skips that plugin,
@@ -124,6 +177,7 @@ export function loadPlugins(
         ? (candidate.module as (c: PluginContext) => Type<unknown> | DynamicModule)(ctx)
         : (candidate.module as Type<unknown> | DynamicModule);
       assertNoGlobalEnhancers(built, id);
+      assertCuratedDependencies(built, id);
       const base: DynamicModule = typeof built === 'function' ? { module: built } : built;
       const module: DynamicModule = { ...base, providers: [...(base.providers ?? []), { provide: PLUGIN_CONTEXT, useValue: ctx }] };
       ids.add(id);
