@@ -1,20 +1,9 @@
 /** `openwop-host audit verify` against a listening host: the host's verdict, and every checkpoint signature checked client-side. */
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { auditVerify, checkpointSignatureHolds } from '../../src/cli/audit.cli';
 import { createTestApp, TestApp } from '../support/test-app';
+import { sink } from '../support/sink';
 
-function sink(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const w = new Writable({
-    write(c, _e, cb) {
-      chunks.push(String(c));
-      cb();
-    },
-  }) as Writable & { text: () => string };
-  w.text = () => chunks.join('');
-  return w;
-}
 
 describe('audit CLI', () => {
   let t: TestApp;

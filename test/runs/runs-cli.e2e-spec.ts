@@ -1,22 +1,11 @@
 /** `openwop-host runs start|list|cancel` and `approvals list|grant|deny` against a listening host. */
-import { Writable } from 'node:stream';
 import { buildCli } from '../../src/cli';
 import { approvalsDecide, approvalsList, approvalsResolve } from '../../src/capabilities/approvals/approvals.cli';
 import { parseInputs, runsCancel, runsList, runsStart } from '../../src/capabilities/runs/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
+import { sink } from '../support/sink';
 
-function sink(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const w = new Writable({
-    write(c, _e, cb) {
-      chunks.push(String(c));
-      cb();
-    },
-  }) as Writable & { text: () => string };
-  w.text = () => chunks.join('');
-  return w;
-}
 
 describe('runs CLI', () => {
   let t: TestApp;

@@ -2,23 +2,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { packFiles, packsInstall, packsList, packsUninstall } from '../../src/capabilities/tool-catalog/packs/packs.cli';
 import { runsFollow } from '../../src/capabilities/runs/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack } from '../runs/run-kit';
+import { sink } from '../support/sink';
 
-function sink(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const w = new Writable({
-    write(c, _e, cb) {
-      chunks.push(String(c));
-      cb();
-    },
-  }) as Writable & { text: () => string };
-  w.text = () => chunks.join('');
-  return w;
-}
 
 describe('packs CLI', () => {
   let t: TestApp;
