@@ -6,6 +6,7 @@ import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { RunDiff, RunForkService } from './run-fork.service';
+import { forkRunKeyed } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
 import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
@@ -70,11 +71,7 @@ export class RunControlController {
   @ApiErrors(400, 401, 403, 404, 409, 422)
   async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
     const key = header(req, 'idempotency-key');
-    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}:fork', key, { runId, ...body }, async () => {
-      const { answer: a } = await this.forks.fork(p, runId, body);
-      const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(a.runId)}`;
-      return { status: 201, body: { ...a, eventsUrl: `${self}/events`, statusUrl: self } as Record<string, unknown> };
-    });
+    const answer = await forkRunKeyed(this.idempotency, this.forks, p, runId, body, key, baseUrl(req));
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
     return answer.body;
   }

@@ -14,6 +14,7 @@ import { CREATED, DEFINITION_SCHEMA, PAGE_SCHEMA, REPLAY, SNAPSHOT } from './run
 import { RunCreationService } from './run-creation.service';
 import { RunDefinitionView, RunPage, RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
+import { cancelRunKeyed } from './keyed-run-operations';
 
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list and cancel it. Run control (pause,
@@ -120,10 +121,7 @@ export class RunsController {
   @ApiErrors(400, 401, 403, 404, 409)
   async cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RunSnapshot> {
     const key = header(req, 'idempotency-key');
-    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}/cancel', key, { runId, reason: body?.reason ?? null }, async () => ({
-      status: 200,
-      body: (await this.runs.cancel(p, runId, body?.reason)) as unknown as Record<string, unknown>,
-    }));
+    const answer = await cancelRunKeyed(this.idempotency, this.runs, p, runId, body?.reason, key);
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
     return answer.body as unknown as RunSnapshot;
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
 import { RunArtifactsService } from '../../../capabilities/runs/artifacts/run-artifacts.service';
 import { runArtifactBytes, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
+import { cancelRunKeyed, forkRunKeyed } from '../../../capabilities/runs/keyed-run-operations';
 import { RunForkService } from '../../../capabilities/runs/run-fork.service';
 import { RunControlController } from '../../../capabilities/runs/run-control.controller';
 import { RunEventsController } from '../../../capabilities/runs/run-events.controller';
@@ -78,11 +79,7 @@ export class CancelRunMethod implements UnaryEngineMethod {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(CancelRunBody, rest, 'body');
     const p = call.requirePrincipal();
-    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}/cancel', call.header('idempotency-key'), { runId, reason: body?.reason ?? null }, async () => ({
-      status: 200,
-      body: (await this.runs.cancel(p, runId, body?.reason)) as unknown as Record<string, unknown>,
-    }));
-    return answer.body;
+    return (await cancelRunKeyed(this.idempotency, this.runs, p, runId, body?.reason, call.header('idempotency-key'))).body;
   }
 }
 
@@ -103,13 +100,8 @@ export class ForkRunMethod implements UnaryEngineMethod {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(ForkRunBody, rest, 'body');
     const p = call.requirePrincipal();
-    const answer = await this.idempotency.execute(p, 'POST /v1/runs/{runId}:fork', call.header('idempotency-key'), { runId, ...body }, async () => {
-      const { answer: a } = await this.forks.fork(p, runId, body);
-      // No origin over gRPC: the REST paths, relative to the host's base URL (as CreateRun answers).
-      const self = `/v1/runs/${encodeURIComponent(a.runId)}`;
-      return { status: 201, body: { ...a, eventsUrl: `${self}/events`, statusUrl: self } as Record<string, unknown> };
-    });
-    return answer.body;
+    // No origin over gRPC: the REST paths, relative to the host's base URL (as CreateRun answers).
+    return (await forkRunKeyed(this.idempotency, this.forks, p, runId, body, call.header('idempotency-key'), '')).body;
   }
 }
 
