@@ -58,9 +58,9 @@ describe('runs: the claim with a backlog', () => {
     const oldest = (await t.ds.query(`SELECT "id" FROM "run" WHERE "status" = 'pending' ORDER BY "created_at" LIMIT 5`)) as Array<{ id: string }>;
     // The oldest is leased by someone else until later: it is not claimable.
     await t.ds.query(`UPDATE "run" SET "lease_owner" = 'other', "lease_expires_at" = now() + interval '1 hour' WHERE "id" = $1`, [oldest[0].id]);
-    const claimed = (await t.ds.query(CLAIM_RUNS_SQL, ['order-test', 30_000, 4])) as [Array<{ id: string; lease_owner: string; created_at: Date }>, number];
-    const ids = claimed[0].sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map((r) => r.id);
-    expect(ids).toEqual(oldest.slice(1).map((r) => r.id));
-    expect(claimed[0].every((r) => r.lease_owner === 'order-test')).toBe(true);
+    const claimed = (await t.ds.query(CLAIM_RUNS_SQL, ['order-test', 30_000, 4])) as [Array<{ id: string }>, number];
+    const rows = (await t.ds.query(`SELECT "id", "lease_owner" FROM "run" WHERE "id" = ANY($1::uuid[]) ORDER BY "created_at"`, [claimed[0].map((r) => r.id)])) as Array<{ id: string; lease_owner: string }>;
+    expect(rows.map((r) => r.id)).toEqual(oldest.slice(1).map((r) => r.id));
+    expect(rows.every((r) => r.lease_owner === 'order-test')).toBe(true);
   });
 });

@@ -174,6 +174,8 @@ export class RunCreationService {
         continue;
       }
       if (!outcome.inserted) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
+      // Left unclaimed (no free slot here): claimed when one frees, here or on the replica its notification wakes.
+      if (!claim && !manager) this.engine.noteClaimable();
       if (claim) {
         this.engine.adopt({
           id: runId,
@@ -236,7 +238,7 @@ export class RunCreationService {
            SELECT $17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', 'pending', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb,
              $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
            FROM v WHERE v."current"
-           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"
+           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"
          )${notify}
          SELECT v."current", (SELECT "id" FROM ins) AS "id"${v.claim ? '' : ', (SELECT count(*) FROM n) AS "notified"'} FROM v`,
         [
@@ -336,7 +338,7 @@ export class RunCreationService {
       const insert = async () => (await db.query(
         `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
          VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
-         ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`,
+         ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
       )) as Array<{ id: string }>;
       const inserted = await this.insertRun(insert, idempotencyKey);
@@ -369,7 +371,7 @@ export class RunCreationService {
   }
 
   /**
-   * Runs an `INSERT ... ON CONFLICT ("tenant", "workspace_key", "idempotency_key") DO NOTHING RETURNING "id"`. An empty
+   * Runs an `INSERT ... ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`. An empty
    * answer means a request with the same key won; without a key nothing can conflict, so an empty
    * answer means the row was not written (no replay to look up): it is written once more, and a second
    * empty answer is an error rather than a run that does not exist.

@@ -50,6 +50,14 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   private readonly deps: ExecutionDeps;
   /** Slots promised to runs being created here, claimed by their own insert (see reserve). */
   private reserved = 0;
+  /**
+   * Whether claimable runs may be waiting: a claim that filled its limit, a notification, a run left
+   * unclaimed here. A slot freed by a finished run claims only then, so an idle replica does not send
+   * a claim that finds nothing after every run (the ticker still claims every claimIntervalMs).
+   */
+  private mayHaveWork = true;
+  /** A wake-up arrived while a claim pass was out: another pass follows it. */
+  private claimAgain = false;
 
   constructor(
     private readonly ds: DataSource,
@@ -96,7 +104,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     this.ticker.unref();
     // Another replica's unclaimed run (or handed-back lease) wakes this one at once; the ticker
     // remains the bound when notifications are missed or not delivered (the embedded engine).
-    this.notifications.subscribe(RUNS_CHANNEL, () => void this.claimAvailable());
+    this.notifications.subscribe(RUNS_CHANNEL, () => this.noteClaimable());
     // Resume what a previous process left (its leases may still have to expire).
     setImmediate(() => void this.claimAvailable());
   }
@@ -143,6 +151,12 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     this.start(row);
   }
 
+  /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
+  noteClaimable(): void {
+    this.mayHaveWork = true;
+    if (this.settings.executing && !this.stopped) void this.claimAvailable();
+  }
+
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
   kick(runId: string, attempts = 5): void {
     if (this.stopped || this.executions.has(runId)) return;
@@ -174,19 +188,31 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
 
   /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
   claimAvailable(): Promise<void> {
-    if (this.claiming || this.stopped) return this.claiming ?? Promise.resolve();
+    if (this.stopped) return Promise.resolve();
+    if (this.claiming) {
+      // Its claim may have been sent before what woke us committed: one more pass after it.
+      this.claimAgain = true;
+      return this.claiming;
+    }
     const pass = (async () => {
       try {
         for (;;) {
           const room = this.settings.maxActiveRuns - this.executions.size - this.reserved;
           if (room <= 0 || this.stopped) break;
-          const rows = await claimRuns(this.ds, { owner: this.owner, leaseMs: this.settings.leaseMs, limit: Math.min(room, 32) });
+          // Claimed in halves of the capacity: while one half's runs are written, the other's are
+          // claimed and executed, so the two overlap instead of moving in lockstep.
+          const limit = Math.min(room, 32, Math.ceil(this.settings.maxActiveRuns / 2));
+          // Cleared before the claim is sent: a wake-up during it sets it again.
+          this.mayHaveWork = false;
+          const rows = await claimRuns(this.ds, { owner: this.owner, leaseMs: this.settings.leaseMs, limit });
           for (const r of rows) this.start(r);
-          if (rows.length < Math.min(room, 32)) break;
+          if (rows.length < limit) break;
+          this.mayHaveWork = true;
         }
         // A pass that worked: a failure reported earlier (the database was away) is over.
         this.health.report('runs.engine', true);
       } catch (e) {
+        this.mayHaveWork = true;
         this.log.error({ msg: 'run claim pass failed', err: (e as Error).message });
         this.health.report('runs.engine', false, 'a run claim pass failed');
       }
@@ -194,6 +220,10 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     // Cleared in a later microtask, so a pass that ends synchronously cannot leave itself behind.
     const claiming: Promise<void> = pass.finally(() => {
       if (this.claiming === claiming) this.claiming = undefined;
+      if (this.claimAgain) {
+        this.claimAgain = false;
+        if (this.mayHaveWork && this.settings.executing) void this.claimAvailable();
+      }
     });
     this.claiming = claiming;
     return claiming;
@@ -216,8 +246,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       })
       .finally(() => {
         this.executions.delete(row.id);
-        // Work-conserving: a freed slot looks for more work at once.
-        if (this.settings.executing && !this.stopped) void this.claimAvailable();
+        // Work-conserving: a freed slot looks for more work at once, when there may be some.
+        if (this.settings.executing && !this.stopped && this.mayHaveWork) void this.claimAvailable();
       });
   }
 
@@ -238,7 +268,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       if (this.stopped || Date.now() > until) return;
       try {
         await releaseLeaseAndNotify(this.ds, { runId, owner: this.owner, fence });
-        if (this.settings.executing) void this.claimAvailable();
+        this.noteClaimable();
       } catch {
         setTimeout(() => void attempt(), 1000).unref();
       }

@@ -1,5 +1,5 @@
 import * as store from './run-store';
-import { FlushParams, flushStatement } from './run-store';
+import { FlushParams, flushValues } from './run-store';
 
 /**
  * The engine's SQL, compared with the committed snapshot (__snapshots__/run-store.spec.ts.snap):
@@ -17,6 +17,7 @@ describe('run-store SQL', () => {
       'CLAIM_RUNS_SQL',
       'CLAIM_RUN_SQL',
       'EVENT_EXISTS_SQL',
+      'FLUSH_SQL',
       'LOCK_RUN_SQL',
       'RECORDED_OUTCOMES_SQL',
       'RELEASE_LEASE_NOTIFY_SQL',
@@ -40,36 +41,53 @@ describe('run-store SQL', () => {
   };
   const ids = ['00000000-0000-4000-8000-0000000000e1', '00000000-0000-4000-8000-0000000000e2'];
 
+  // The flush statement's text never varies (FLUSH_SQL above, prepared once per connection): what a flush
+  // writes is all in its values.
   it('the fenced flush: the run row only (a renewal of progress, an in-flight marker)', () => {
-    const s = flushStatement({ ...claim, update: { current: 'a' }, writes: [], events: [], eventIds: [] });
-    expect(s.sql).toMatchSnapshot('sql');
-    expect(s.params).toMatchSnapshot('params');
+    expect(flushValues([{ ...claim, update: { current: 'a' }, writes: [], events: [], eventIds: [] }])).toMatchSnapshot('values');
   });
 
-  it('the fenced flush: node rows and events (the event log insert, written only when the fence matched)', () => {
-    const s = flushStatement({
-      ...claim,
-      update: {},
-      writes: [
-        { nodeId: 'a', typeId: 'core.noop', status: 'running', attempt: 0 },
-        { nodeId: 'a', typeId: 'core.noop', status: 'completed', attempt: 0, outputs: { x: 1 }, error: null, gateId: null },
-      ],
-      events: [
-        { type: 'node.started', nodeId: 'a', payload: { nodeId: 'a' } },
-        { type: 'node.completed', nodeId: 'a', payload: { nodeId: 'a', outputs: { x: 1 } } },
-      ],
-      eventIds: ids,
-    });
-    expect(s.sql).toMatchSnapshot('sql');
-    expect(s.params).toMatchSnapshot('params');
+  it('the fenced flush: node rows and events (the last write per node wins; events written only when the fence matched)', () => {
+    const values = flushValues([
+      {
+        ...claim,
+        update: {},
+        writes: [
+          { nodeId: 'a', typeId: 'core.noop', status: 'running', attempt: 0 },
+          { nodeId: 'a', typeId: 'core.noop', status: 'completed', attempt: 0, outputs: { x: 1 }, error: null, gateId: null },
+        ],
+        events: [
+          { type: 'node.started', nodeId: 'a', payload: { nodeId: 'a' } },
+          { type: 'node.completed', nodeId: 'a', payload: { nodeId: 'a', outputs: { x: 1 } } },
+        ],
+        eventIds: ids,
+      },
+    ]);
+    expect(values).toMatchSnapshot('values');
+    expect(JSON.parse(values[1] as string)).toEqual([{ run_id: claim.runId, node_id: 'a', tenant: 't', type_id: 'core.noop', status: 'completed', attempt: 0, outputs: { x: 1 }, error: null, gate_id: null }]);
   });
 
-  it('the fenced flush: a terminal write, and a pause', () => {
-    const terminal = flushStatement({ ...claim, update: { status: 'failed', error: { code: 'boom', message: 'b' }, terminal: true }, writes: [{ nodeId: 'b', typeId: 'core.fail', status: 'skipped', attempt: 0 }], events: [{ type: 'run.failed', payload: {} }], eventIds: ids.slice(0, 1) });
-    expect(terminal.sql).toMatchSnapshot('terminal');
-    const paused = flushStatement({ ...claim, update: { status: 'paused', release: true, paused: true }, writes: [], events: [{ type: 'run.paused', payload: {} }], eventIds: ids.slice(0, 1) });
-    expect(paused.sql).toMatchSnapshot('paused');
-    const suspended = flushStatement({ ...claim, update: { status: 'waiting-approval', release: true, current: 'gate' }, writes: [{ nodeId: 'gate', typeId: 'core.approval', status: 'waiting', attempt: 0, gateId: ids[1] }], events: [{ type: 'node.suspended', nodeId: 'gate', payload: {} }], eventIds: ids.slice(0, 1) });
-    expect(suspended.sql).toMatchSnapshot('suspended');
+  it('the fenced flush: a terminal write, a pause, a suspension', () => {
+    const terminal = flushValues([{ ...claim, update: { status: 'failed', error: { code: 'boom', message: 'b' }, terminal: true }, writes: [{ nodeId: 'b', typeId: 'core.fail', status: 'skipped', attempt: 0 }], events: [{ type: 'run.failed', payload: {} }], eventIds: ids.slice(0, 1) }]);
+    expect(terminal).toMatchSnapshot('terminal');
+    const paused = flushValues([{ ...claim, update: { status: 'paused', release: true, paused: true }, writes: [], events: [{ type: 'run.paused', payload: {} }], eventIds: ids.slice(0, 1) }]);
+    expect(paused).toMatchSnapshot('paused');
+    const suspended = flushValues([{ ...claim, update: { status: 'waiting-approval', release: true, current: 'gate' }, writes: [{ nodeId: 'gate', typeId: 'core.approval', status: 'waiting', attempt: 0, gateId: ids[1] }], events: [{ type: 'node.suspended', nodeId: 'gate', payload: {} }], eventIds: ids.slice(0, 1) }]);
+    expect(suspended).toMatchSnapshot('suspended');
+  });
+
+  it('the flushes of several runs in one statement: each run its own fence, its own nodes and events', () => {
+    const other = { ...claim, runId: '00000000-0000-4000-8000-000000000002', owner: 'replica:1', fence: 7, workspace: null };
+    const values = flushValues([
+      { ...claim, update: { status: 'completed', outputs: { a: {} }, terminal: true }, writes: [{ nodeId: 'a', typeId: 'core.noop', status: 'completed', attempt: 0, outputs: {} }], events: [{ type: 'run.completed', payload: {} }], eventIds: ids.slice(0, 1) },
+      { ...other, update: {}, writes: [{ nodeId: 'a', typeId: 'core.noop', status: 'running', attempt: 0 }], events: [{ type: 'node.started', nodeId: 'a', payload: {} }], eventIds: ids.slice(1, 2) },
+    ]);
+    const runs = JSON.parse(values[0] as string) as Array<Record<string, unknown>>;
+    expect(runs.map((r) => [r.id, r.fence, r.release, r.terminal, r.nodes])).toEqual([
+      [claim.runId, 3, true, true, 1],
+      [other.runId, 7, false, false, 1],
+    ]);
+    // The event counters: one per stream, in (tenant, stream) order.
+    expect(values.slice(2, 5)).toEqual([['t', 't'], [claim.runId, other.runId], [1, 1]]);
   });
 });

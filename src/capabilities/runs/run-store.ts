@@ -1,7 +1,9 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InterruptRequest } from '@openwop-host/plugin-sdk';
 import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { BatchEvent, eventInsertCtes, eventRows } from '../../platform/events/event-log.service';
+import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows } from '../../platform/events/event-log.service';
+import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
+import { FlushBatcher } from './run-flush-batcher';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
 import type { WorkflowDefinition } from './workflow-definition';
 
@@ -95,6 +97,10 @@ export function rowsOf<T>(res: unknown): T[] {
 
 const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling') AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`;
 
+/** The columns of a claimed run (ClaimedRow), named: a column another replica adds changes no prepared claim. */
+const CLAIMED_COLUMNS = ['id', 'tenant', 'workspace', 'principal', 'status', 'workflow_id', 'definition', 'inputs', 'configurable', 'scopes', 'fence', 'cancel_requested', 'node_executions', 'cost_usd', 'started_at', 'trace_parent', 'trace_state', 'metadata'];
+const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => `${alias}"${c}"`).join(', ');
+
 /**
  * Claims the oldest claimable runs for owner $1, leased for $2 ms, at most $3 of them. Its order and
  * predicate are those of the partial index `run_claimable_idx`, so a claim reads the first entries of
@@ -102,25 +108,28 @@ const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'c
  */
 export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "id" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
   UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
-  FROM c WHERE r."id" = c."id" RETURNING r.*`;
+  FROM c WHERE r."id" = c."id" RETURNING ${returning('r.')}`;
+const CLAIM_RUNS = preparedStatement('run_claim_many', CLAIM_RUNS_SQL);
 
-export async function claimRuns(q: Queryable, p: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedRow[]> {
-  return rowsOf<ClaimedRow>(await q.query(CLAIM_RUNS_SQL, [p.owner, p.leaseMs, p.limit]));
+export async function claimRuns(q: DataSource, p: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedRow[]> {
+  return runPrepared<ClaimedRow>(q, CLAIM_RUNS, [p.owner, p.leaseMs, p.limit]);
 }
 
 /** Claims one run (created or released here) when it is claimable. */
 export const CLAIM_RUN_SQL = `UPDATE "run" SET "lease_owner" = $2, "lease_expires_at" = now() + ($3::int * interval '1 millisecond'), "fence" = "fence" + 1
-             WHERE "id" = $1 AND ${CLAIMABLE} RETURNING *`;
+             WHERE "id" = $1 AND ${CLAIMABLE} RETURNING ${returning('')}`;
+const CLAIM_RUN = preparedStatement('run_claim_one', CLAIM_RUN_SQL);
 
-export async function claimRun(q: Queryable, p: { runId: string; owner: string; leaseMs: number }): Promise<ClaimedRow | undefined> {
-  return rowsOf<ClaimedRow>(await q.query(CLAIM_RUN_SQL, [p.runId, p.owner, p.leaseMs]))[0];
+export async function claimRun(q: DataSource, p: { runId: string; owner: string; leaseMs: number }): Promise<ClaimedRow | undefined> {
+  return (await runPrepared<ClaimedRow>(q, CLAIM_RUN, [p.runId, p.owner, p.leaseMs]))[0];
 }
 
 /** Extends a claim's lease; answers what an operator asked for meanwhile (undefined: the lease was lost). */
 export const RENEW_LEASE_SQL = `UPDATE "run" SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond') WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested", "metadata"->'pause' AS "pause"`;
+const RENEW_LEASE = preparedStatement('run_renew', RENEW_LEASE_SQL);
 
-export async function renewLease(q: Queryable, p: RunClaim & { leaseMs: number }): Promise<{ cancel_requested: boolean; pause: PauseRequest | null } | undefined> {
-  return rowsOf<{ cancel_requested: boolean; pause: PauseRequest | null }>(await q.query(RENEW_LEASE_SQL, [p.runId, p.owner, p.fence, p.leaseMs]))[0];
+export async function renewLease(q: DataSource, p: RunClaim & { leaseMs: number }): Promise<{ cancel_requested: boolean; pause: PauseRequest | null } | undefined> {
+  return (await runPrepared<{ cancel_requested: boolean; pause: PauseRequest | null }>(q, RENEW_LEASE, [p.runId, p.owner, p.fence, p.leaseMs]))[0];
 }
 
 /** Hands a claim's lease back quietly (a run adopted while stopping; its lease expires anyway). */
@@ -202,75 +211,120 @@ export interface FlushResult {
 }
 
 /**
- * The one write path of a claim, as a single statement whose first part is the fence (the run row,
- * updated only while this claim holds the lease); the node rows and the events (the event log's
- * insert) are written only when the fence matched, and a node row already `completed` aborts the
- * whole statement (nothing is written). Last write per node wins within one flush.
+ * The one write path of the engine: the flushes of any number of claims (each of another run) as a
+ * single statement of fixed text, prepared once per connection. Its first part is the fence (each
+ * run row, updated only while its claim holds the lease); the node rows and the events (the event
+ * log's insert) of a run are written only when its fence matched, and a node row already
+ * `completed` aborts the whole statement (nothing is written). Parameters: $1 the runs' updates, $2
+ * their node rows (the last write per node of a flush wins), $3..$6 the event insert's, $7 the runs' ids.
  */
-export function flushStatement(f: FlushParams): { sql: string; params: unknown[] } {
-  const u = f.update;
-  const params: unknown[] = [];
-  const p = (v: unknown) => {
-    params.push(v);
-    return `$${params.length}`;
-  };
-  const runId = p(f.runId);
-  const where = `"id" = ${runId}::uuid AND "lease_owner" = ${p(f.owner)} AND "fence" = ${p(f.fence)}::int`;
-  const sets = [`"node_executions" = ${p(f.nodeExecutions)}::int`, `"cost_usd" = ${p(f.costUsd)}::float8`, `"started_at" = COALESCE("started_at", now())`];
-  if (u.terminal || u.release) sets.push(`"lease_expires_at" = NULL`, `"lease_owner" = NULL`);
-  else sets.push(`"lease_expires_at" = now() + (${p(f.leaseMs)}::int * interval '1 millisecond')`);
-  if (u.status) sets.push(`"status" = ${p(u.status)}::text`);
-  // A run whose cancellation was requested stays `cancelling` until it is finished.
-  else sets.push(`"status" = CASE WHEN "cancel_requested" THEN 'cancelling' ELSE 'running' END`);
-  if (u.paused) sets.push(`"metadata" = jsonb_set("metadata", '{pause,pausedAt}', to_jsonb(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`);
-  if (u.current !== undefined) sets.push(`"current_node_id" = ${p(u.current)}::text`);
-  if (u.outputs) sets.push(`"outputs" = ${p(JSON.stringify(u.outputs))}::jsonb`);
-  if (u.error) sets.push(`"error" = ${p(JSON.stringify(u.error))}::jsonb`);
-  if (u.terminal) sets.push(`"completed_at" = now()`);
-  if (u.terminal && u.current === undefined) sets.push(`"current_node_id" = NULL`);
-  const ctes = [`f AS (UPDATE "run" SET ${sets.join(', ')} WHERE ${where} RETURNING "cancel_requested", "metadata"->'pause' AS "pause", "followed_until" > now() AS "followed")`];
-  const byNode = new Map<string, NodeWrite>();
-  for (const w of f.writes) byNode.set(w.nodeId, w);
-  if (byNode.size) {
-    // Bound only when used: a parameter no statement part reads has no type PostgreSQL can infer.
-    const tenant = p(f.tenant);
-    const rows = [...byNode.values()].map(
-      (w) =>
-        `(${p(w.nodeId)}::text, ${p(w.typeId)}::text, ${p(w.status)}::text, ${p(w.attempt)}::int, ${p(w.outputs === undefined || w.outputs === null ? null : JSON.stringify(w.outputs))}::jsonb, ${p(w.error ? JSON.stringify(w.error) : null)}::jsonb, ${p(w.gateId ?? null)}::uuid)`,
-    );
-    ctes.push(`nodes AS (INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
-        SELECT ${runId}::uuid, v.node_id, ${tenant}::text, v.type_id, v.status, v.attempt, v.outputs, v.error, v.gate_id, now()
-        FROM (VALUES ${rows.join(', ')}) AS v(node_id, type_id, status, attempt, outputs, error, gate_id) WHERE EXISTS (SELECT 1 FROM f)
-        ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
-          "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
-        WHERE "run_node"."status" <> 'completed' RETURNING 1)`);
-  }
-  let notify = '';
-  if (f.events.length) {
-    const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
-    ctes.push(...eventInsertCtes(p, eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds), 'EXISTS (SELECT 1 FROM f)'));
-    // A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
-    ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', ${runId}::text) FROM f WHERE f."followed")`);
-    notify = `, (SELECT count(*) FROM nt) AS "notified"`;
-  }
-  // A node row that was already completed leaves `nodes` short: divide by zero to abort the statement.
-  const guard = byNode.size ? `, 1 / (CASE WHEN NOT EXISTS (SELECT 1 FROM f) OR (SELECT count(*) FROM nodes) = ${p(byNode.size)}::bigint THEN 1 ELSE 0 END) AS "guard"` : '';
-  return {
-    sql: `WITH ${ctes.join(',\n')} SELECT (SELECT count(*)::int FROM f) AS "fenced", (SELECT "cancel_requested" FROM f) AS "cancel", (SELECT "pause" FROM f) AS "pause"${notify}${guard}`,
-    params,
-  };
+export const FLUSH_SQL = flushSql();
+
+function flushSql(): string {
+  let n = 2;
+  const eventCtes = eventInsertCtes(() => `$${++n}`, [], `"stream_id" IN (SELECT "id"::text FROM f)`);
+  return `WITH u AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "owner" text, "fence" int, "node_executions" int, "cost_usd" float8, "lease_ms" int,
+      "release" boolean, "status" text, "paused" boolean, "set_current" boolean, "current" text, "outputs" jsonb, "error" jsonb, "terminal" boolean, "nodes" int)
+  ),
+  f AS (
+    UPDATE "run" r SET "node_executions" = u."node_executions", "cost_usd" = u."cost_usd", "started_at" = COALESCE(r."started_at", now()),
+      "lease_expires_at" = CASE WHEN u."release" THEN NULL ELSE now() + (u."lease_ms" * interval '1 millisecond') END,
+      "lease_owner" = CASE WHEN u."release" THEN NULL ELSE r."lease_owner" END,
+      -- A run whose cancellation was requested stays \`cancelling\` until it is finished.
+      "status" = COALESCE(u."status", CASE WHEN r."cancel_requested" THEN 'cancelling' ELSE 'running' END),
+      "metadata" = CASE WHEN u."paused" THEN jsonb_set(r."metadata", '{pause,pausedAt}', to_jsonb(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) ELSE r."metadata" END,
+      "current_node_id" = CASE WHEN u."set_current" THEN u."current" WHEN u."terminal" THEN NULL ELSE r."current_node_id" END,
+      "outputs" = COALESCE(u."outputs", r."outputs"),
+      "error" = COALESCE(u."error", r."error"),
+      "completed_at" = CASE WHEN u."terminal" THEN now() ELSE r."completed_at" END
+    -- The ids again as an array ($7): the run rows are found through the primary key whatever the
+    -- planner guesses of the JSON's size (a guess of 100 rows made it scan a small table whole).
+    FROM u WHERE r."id" = ANY($7::uuid[]) AND r."id" = u."id" AND r."lease_owner" = u."owner" AND r."fence" = u."fence"
+    RETURNING r."id", r."cancel_requested", r."metadata"->'pause' AS "pause", r."followed_until" > now() AS "followed", u."nodes"
+  ),
+  nodes AS (
+    INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
+    SELECT v."run_id", v."node_id", v."tenant", v."type_id", v."status", v."attempt", v."outputs", v."error", v."gate_id", now()
+    FROM jsonb_to_recordset($2::jsonb) AS v("run_id" uuid, "node_id" text, "tenant" text, "type_id" text, "status" text, "attempt" int, "outputs" jsonb, "error" jsonb, "gate_id" uuid)
+    WHERE v."run_id" IN (SELECT "id" FROM f)
+    ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
+      "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
+    WHERE "run_node"."status" <> 'completed' RETURNING 1
+  ),
+  ${eventCtes.join(',\n  ')},
+  -- A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
+  nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', f."id"::text) FROM f WHERE f."followed")
+  SELECT u."id"::text AS "id", f."id" IS NOT NULL AS "fenced", f."cancel_requested" AS "cancel", f."pause" AS "pause",
+    (SELECT count(*) FROM nt) AS "notified", (SELECT count(*) FROM written) AS "events",
+    -- A node row that was already completed leaves \`nodes\` short: divide by zero to abort the statement.
+    1 / (CASE WHEN (SELECT count(*) FROM nodes) = (SELECT coalesce(sum(f2."nodes"), 0) FROM f f2) THEN 1 ELSE 0 END) AS "guard"
+  FROM u LEFT JOIN f ON f."id" = u."id"`;
 }
 
-export async function flushRun(q: Queryable, f: FlushParams): Promise<FlushResult> {
-  const { sql, params } = flushStatement(f);
-  let rows: Array<{ fenced: number; cancel: boolean | null; pause: PauseRequest | null }>;
+export const FLUSH_STATEMENT = preparedStatement('run_flush', FLUSH_SQL);
+
+/** The values of FLUSH_SQL for the flushes of distinct runs. */
+export function flushValues(fs: FlushParams[]): unknown[] {
+  const runs: unknown[] = [];
+  const nodes: unknown[] = [];
+  const events: EventRow[] = [];
+  for (const f of fs) {
+    const u = f.update;
+    const byNode = new Map<string, NodeWrite>();
+    for (const w of f.writes) byNode.set(w.nodeId, w);
+    runs.push({
+      id: f.runId,
+      owner: f.owner,
+      fence: f.fence,
+      node_executions: f.nodeExecutions,
+      cost_usd: f.costUsd,
+      lease_ms: f.leaseMs,
+      release: !!(u.terminal || u.release),
+      status: u.status ?? null,
+      paused: !!u.paused,
+      set_current: u.current !== undefined,
+      current: u.current ?? null,
+      outputs: u.outputs ?? null,
+      error: u.error ?? null,
+      terminal: !!u.terminal,
+      nodes: byNode.size,
+    });
+    for (const w of byNode.values()) {
+      nodes.push({ run_id: f.runId, node_id: w.nodeId, tenant: f.tenant, type_id: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null });
+    }
+    const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
+    events.push(...eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds));
+  }
+  return [JSON.stringify(runs), JSON.stringify(nodes), ...eventInsertValues(events), fs.map((f) => f.runId)];
+}
+
+/** A node of a run in the statement was already completed: nothing of the statement was written. */
+export class NodeAlreadyCompleted extends Error {
+  constructor() {
+    super('a node of this run was already completed');
+    this.name = 'NodeAlreadyCompleted';
+  }
+}
+
+/** Writes the flushes of distinct runs in one statement; the results in their order. */
+export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[]): Promise<FlushResult[]> {
+  let rows: Array<{ id: string; fenced: boolean; cancel: boolean | null; pause: PauseRequest | null }>;
   try {
-    rows = (await q.query(sql, params)) as typeof rows;
+    rows = await runPrepared(q, FLUSH_STATEMENT, flushValues(fs));
   } catch (e) {
-    if (/division by zero/.test((e as Error).message)) throw new Error('a node of this run was already completed');
+    if (/division by zero/.test((e as Error).message)) throw new NodeAlreadyCompleted();
     throw e;
   }
-  return { fenced: !!rows[0]?.fenced, cancel: rows[0]?.cancel ?? null, pause: rows[0]?.pause ?? null };
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return fs.map((f) => {
+    const r = byId.get(f.runId);
+    return { fenced: !!r?.fenced, cancel: r?.cancel ?? null, pause: r?.pause ?? null };
+  });
+}
+
+export async function flushRun(q: DataSource | EntityManager, f: FlushParams): Promise<FlushResult> {
+  return (await flushRuns(q, [f]))[0];
 }
 
 /** A transaction of an execution (a suspension: the run row, its gates, one flush). */
@@ -290,10 +344,12 @@ export interface RunStore {
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;
 }
 
-export function runStoreOn(ds: DataSource): RunStore {
+export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch: number } = { maxInFlight: 2, maxBatch: 64 }): RunStore {
   const tx = (m: EntityManager): RunStoreTx => ({ manager: m, lockRun: (p) => lockRun(m, p), flush: (f) => flushRun(m, f) });
+  // Flushes of concurrent runs leave as one statement (group commit).
+  const batcher = new FlushBatcher((fs) => flushRuns(ds, fs), opts);
   return {
-    flush: (f) => flushRun(ds, f),
+    flush: (f) => batcher.flush(f),
     eventExists: (p) => eventExists(ds, p),
     renew: (p) => renewLease(ds, p),
     loadNodes: (p) => loadRunNodes(ds.manager, p),

@@ -94,6 +94,8 @@ export interface DatabaseConfig {
   statementTimeoutMs: number;
   lockTimeoutMs: number;
   idleInTransactionTimeoutMs: number;
+  /** The hot statements as named prepared statements (parsed and planned once per connection). */
+  preparedStatements: boolean;
 }
 
 export interface EmbeddedConfig {
@@ -207,6 +209,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', default: '15000', description: "Longest a statement may run (PostgreSQL `statement_timeout`, and the client's own deadline for a server that stopped answering); past it the request answers 503. 0: no limit. Migrations are exempt." },
   { name: 'OPENWOP_DB_LOCK_TIMEOUT_MS', default: '10000', description: 'Longest a statement waits for a row or table lock (PostgreSQL `lock_timeout`); past it the request answers 503. 0: no limit.' },
   { name: 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', default: '60000', description: 'A connection idle inside an open transaction this long is ended and its transaction rolled back (PostgreSQL `idle_in_transaction_session_timeout`; the embedded engine does the same). 0: never.' },
+  { name: 'OPENWOP_DB_PREPARED_STATEMENTS', default: 'true', description: 'Send the hot statements (run creation, the run engine\'s claims and writes, event reads) as named prepared statements, parsed and planned once per connection. Turn off behind a connection pooler that does not keep prepared statements per client (PgBouncer in transaction mode before 1.21). The embedded engine never uses them.' },
   { name: 'OPENWOP_EMBEDDED_WAIT_MS', default: '30000', description: 'How long a starting host waits for another process (a previous host still shutting down, a CLI command) to release the embedded data folder before it gives up with one line (exit 1).' },
   { name: 'OPENWOP_EMBEDDED_PG_SETTINGS', description: 'PostgreSQL settings of the embedded engine over its memory-tuned defaults, `name=value` separated by spaces or commas (for example `shared_buffers=128MB work_mem=8MB`).' },
   { name: 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'A client must send the complete request headers within this time of connecting or of its previous request; otherwise the connection is closed (408).' },
@@ -411,6 +414,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       statementTimeoutMs: int(env, 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', 15000, 0, 86_400_000),
       lockTimeoutMs: int(env, 'OPENWOP_DB_LOCK_TIMEOUT_MS', 10000, 0, 86_400_000),
       idleInTransactionTimeoutMs: int(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
+      preparedStatements: bool(env, 'OPENWOP_DB_PREPARED_STATEMENTS', true),
     },
     embedded: {
       waitMs: int(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),

@@ -20,7 +20,7 @@ export interface DatabaseOptions {
 }
 
 /** The pool and timeouts used when the configuration leaves them out (a caller with a partial config). */
-export const DEFAULT_DATABASE_CONFIG: DatabaseConfig = { poolSize: 10, connectTimeoutMs: 5000, statementTimeoutMs: 15000, lockTimeoutMs: 10000, idleInTransactionTimeoutMs: 60000 };
+export const DEFAULT_DATABASE_CONFIG: DatabaseConfig = { poolSize: 10, connectTimeoutMs: 5000, statementTimeoutMs: 15000, lockTimeoutMs: 10000, idleInTransactionTimeoutMs: 60000, preparedStatements: true };
 
 /** Where the database is, for messages: host, port and database name, never the credentials in the URL. */
 export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataDir'>): string {
@@ -62,6 +62,9 @@ export async function openDatabase(
     connectionTimeoutMillis: db.connectTimeoutMs,
     Client: pgDriver.Client,
     queryDeadlineMs: db.statementTimeoutMs ? db.statementTimeoutMs + 250 : 0,
+    // Every connection of the embedded engine shares its one backend session, where a name prepared
+    // by one connection would collide with the next: there, statements are never named.
+    preparedStatements: (db.preparedStatements ?? true) && !!config.databaseUrl,
   };
   if (config.databaseUrl) {
     connection = { url: config.databaseUrl };

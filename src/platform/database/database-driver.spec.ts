@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from './database-driver';
+import { DeadlineClient, isDatabaseUnavailable } from './database-driver';
 
 /** A Node system error as net sockets raise it (code, errno, syscall). */
 function systemError(code: string, syscall: string): Error {
@@ -23,5 +23,46 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { severity: 'ERROR', code: '23505' }))).toBe(false);
     expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
+  });
+});
+
+describe('DeadlineClient and prepared statements', () => {
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const embedded = process.env.OPENWOP_TEST_DB_MODE === 'embedded';
+
+  async function prepared(client: DeadlineClient): Promise<string[]> {
+    return ((await client.query(`SELECT "name" FROM pg_prepared_statements ORDER BY 1`)) as { rows: Array<{ name: string }> }).rows.map((r) => r.name);
+  }
+
+  (embedded ? it.skip : it)('sends a named statement as a prepared statement, and unnamed when prepared statements are off', async () => {
+    const on = new DeadlineClient({ connectionString: url });
+    const off = new DeadlineClient({ connectionString: url, preparedStatements: false });
+    await Promise.all([on.connect(), off.connect()]);
+    try {
+      const q = { name: 'openwop_driver_spec', text: 'SELECT $1::int + 1 AS "n"', values: [41] };
+      expect((await on.query(q)).rows).toEqual([{ n: 42 }]);
+      expect((await off.query(q)).rows).toEqual([{ n: 42 }]);
+      expect(await prepared(on)).toEqual(['openwop_driver_spec']);
+      expect(await prepared(off)).toEqual([]);
+    } finally {
+      await Promise.all([on.end(), off.end()]);
+    }
+  });
+
+  (embedded ? it.skip : it)('a prepared statement whose result columns changed fails once, then is prepared again', async () => {
+    const client = new DeadlineClient({ connectionString: url });
+    await client.connect();
+    const table = `driver_spec_${process.pid}_${Date.now()}`;
+    try {
+      await client.query(`CREATE TEMP TABLE "${table}" (a int)`);
+      await client.query(`INSERT INTO "${table}" VALUES (1)`);
+      const q = { name: 'openwop_driver_spec_star', text: `SELECT * FROM "${table}"`, values: [] };
+      expect((await client.query(q)).rows).toEqual([{ a: 1 }]);
+      await client.query(`ALTER TABLE "${table}" ADD COLUMN b int`);
+      await expect(client.query(q)).rejects.toMatchObject({ code: '0A000' });
+      expect((await client.query(q)).rows).toEqual([{ a: 1, b: null }]);
+    } finally {
+      await client.end();
+    }
   });
 });

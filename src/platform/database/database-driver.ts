@@ -53,7 +53,12 @@ export function isDatabaseUnavailable(e: unknown): boolean {
 export interface ClientDeadline {
   /** Client-side deadline of one query in ms (0: none): past it the query fails and its connection is closed. */
   queryDeadlineMs?: number;
+  /** Whether a query config's `name` is honoured (a named prepared statement); false: every statement is sent unnamed. */
+  preparedStatements?: boolean;
 }
+
+/** PostgreSQL's answer when a prepared statement's result columns changed under it (a migration of another replica). */
+const STALE_PLAN = /cached plan must not change result type/;
 
 /**
  * pg's Client with a client-side query deadline that ends the connection: a server that stopped
@@ -63,10 +68,12 @@ export interface ClientDeadline {
  */
 export class DeadlineClient extends pg.Client {
   queryDeadlineMs: number;
+  preparedStatements: boolean;
 
   constructor(config?: pg.ClientConfig & ClientDeadline) {
     super(config);
     this.queryDeadlineMs = config?.queryDeadlineMs ?? 0;
+    this.preparedStatements = config?.preparedStatements ?? true;
     // The pool and TypeORM listen too; this only keeps an error nobody else hears from being fatal.
     this.on('error', () => undefined);
   }
@@ -76,7 +83,10 @@ type Query = typeof pg.Client.prototype.query;
 // pg's own query is looked up at each call (not captured at load), so instrumentation that wraps
 // `pg.Client.prototype.query` later (a profiler, the benchmarks' statement counter) still sees every statement.
 DeadlineClient.prototype.query = function deadlineQuery(this: DeadlineClient, ...args: unknown[]): unknown {
-  const result = (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args);
+  const named = args[0] && typeof args[0] === 'object' && typeof (args[0] as { name?: unknown }).name === 'string' ? (args[0] as { name: string }).name : undefined;
+  if (named && !this.preparedStatements) args[0] = { ...(args[0] as object), name: undefined };
+  let result = (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args);
+  if (named && this.preparedStatements && result instanceof Promise) result = result.catch((e: unknown) => forgetStale(this, named, e));
   const ms = this.queryDeadlineMs;
   const config = args[0] as { submit?: unknown } | undefined;
   if (!ms || typeof config?.submit === 'function' || !(result instanceof Promise)) return result;
@@ -89,6 +99,19 @@ DeadlineClient.prototype.query = function deadlineQuery(this: DeadlineClient, ..
     result.then(resolve, reject);
   }).finally(() => clearTimeout(timer));
 } as Query;
+
+/**
+ * A prepared statement whose result columns changed (another replica migrated the table) fails
+ * once: it is deallocated here, so its next use prepares it again from the current schema.
+ */
+function forgetStale(client: DeadlineClient, name: string, e: unknown): never {
+  if ((e as { code?: string })?.code === '0A000' && STALE_PLAN.test((e as Error).message ?? '')) {
+    const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+    if (parsed) delete parsed[name];
+    (pg.Client.prototype.query as (text: string) => Promise<unknown>).call(client, `DEALLOCATE "${name.replace(/"/g, '""')}"`).catch(() => undefined);
+  }
+  throw e;
+}
 
 /** pg's Pool whose connection failures (refused, timed out, server gone) are marked unavailable. */
 export class UnavailableTaggingPool extends pg.Pool {}

@@ -292,17 +292,10 @@ export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
  * run engine's fence, written by the same statement). `param` binds a value and answers its placeholder.
  */
 export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[], when?: string): string[] {
-  const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
-  for (const r of rows) {
-    const k = JSON.stringify([r.tenant, r.stream_id]);
-    const s = streams.get(k) ?? { tenant: r.tenant, streamId: r.stream_id, n: 0 };
-    s.n += 1;
-    streams.set(k, s);
-  }
-  const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  const [tenants, streams, counts, json] = eventInsertValues(rows);
   return [
     `counts AS (
-           SELECT c."tenant", c."stream_id", c."n", c."o" FROM unnest(${param(counts.map((c) => c.tenant))}::text[], ${param(counts.map((c) => c.streamId))}::text[], ${param(counts.map((c) => c.n))}::bigint[]) WITH ORDINALITY AS c("tenant", "stream_id", "n", "o")
+           SELECT c."tenant", c."stream_id", c."n", c."o" FROM unnest(${param(tenants)}::text[], ${param(streams)}::text[], ${param(counts)}::bigint[]) WITH ORDINALITY AS c("tenant", "stream_id", "n", "o")
          )`,
     `bumped AS (
            INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence")
@@ -313,12 +306,29 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
     `written AS (
          INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
          SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
-         FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
+         FROM jsonb_to_recordset(${param(json)}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
          RETURNING "id", "sequence", "created_at"
          )`,
   ];
+}
+
+/**
+ * The values of eventInsertCtes' four parameters, in its order: each stream's tenant, id and event
+ * count (streams in (tenant, stream) order: two batches lock shared counters in the same order),
+ * then the rows as JSON. Nothing of the statement's text depends on them.
+ */
+export function eventInsertValues(rows: EventRow[]): [string[], string[], number[], string] {
+  const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
+  for (const r of rows) {
+    const k = JSON.stringify([r.tenant, r.stream_id]);
+    const s = streams.get(k) ?? { tenant: r.tenant, streamId: r.stream_id, n: 0 };
+    s.n += 1;
+    streams.set(k, s);
+  }
+  const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  return [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)];
 }
 
 export function toView(e: EventEntity): RunEventView {

@@ -7,17 +7,18 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGenerate
  */
 @Entity({ name: 'run' })
 @Index('run_tenant_idx', ['tenant', 'createdAt'])
-@Index('run_claim_idx', ['status', 'leaseExpiresAt'])
+// Runs in progress by status, for the gauge (migration 1764970000000).
+@Index('run_active_idx', ['status'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')` })
 // The engine's claim order over claimable workflow runs only (migration 1764850000000).
 @Index('run_claimable_idx', ['createdAt'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling')` })
-// An Idempotency-Key is scoped by tenant and workspace (migration 1764870000000).
-@Index('run_idempotency_scope_uq', ['tenant', 'workspaceKey', 'idempotencyKey'], { unique: true })
+// An Idempotency-Key is scoped by tenant and workspace (migration 1764870000000); only keyed runs are in it (1764970000000).
+@Index('run_idempotency_scope_uq', ['tenant', 'workspaceKey', 'idempotencyKey'], { unique: true, where: `"idempotency_key" IS NOT NULL` })
 // At most one active `X-Dedup: enforce` run per tenant, workspace and scopeId (migration 1764920000000).
 @Index('run_dedup_active_uq', ['tenant', 'workspaceKey', 'dedupScope'], {
   unique: true,
   where: `"dedup_scope" IS NOT NULL AND "status" IN ('pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')`,
 })
-@Index('run_scope_idx', ['tenant', 'workspaceKey', 'scopeId'])
+@Index('run_scope_idx', ['tenant', 'workspaceKey', 'scopeId'], { where: `"scope_id" IS NOT NULL` })
 export class RunEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -150,7 +151,8 @@ export class EventStreamEntity {
 
 @Entity({ name: 'event' })
 @Index('event_stream_seq_uq', ['tenant', 'streamId', 'sequence'], { unique: true })
-@Index('event_tenant_type_idx', ['tenant', 'type', 'createdAt'])
+// Only tool calls are looked up by type (the proposal synthesis; migration 1764970000000).
+@Index('event_tool_call_idx', ['tenant', 'createdAt'], { where: `"type" = 'agent.toolCalled'` })
 export class EventEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -1,0 +1,55 @@
+import type * as pg from 'pg';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/**
+ * A statement of fixed text that is sent as a named prepared statement: PostgreSQL parses and plans
+ * it once per connection instead of at every call (for the engine's large statements that was most
+ * of their database time). Its text never varies with the values (they are parameters, lists as
+ * arrays or JSON), and it names its result columns instead of `*`, so a column another replica adds
+ * does not change the result of a statement already prepared. Connections configured without
+ * prepared statements (a pooler, the embedded engine) send the same text unnamed.
+ */
+export interface PreparedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+const registered = new Map<string, string>();
+
+/** Declares a prepared statement; a name is bound to one text for the life of the process. */
+export function preparedStatement(name: string, text: string): PreparedStatement {
+  const full = `openwop_${name}`;
+  const prior = registered.get(full);
+  if (prior !== undefined && prior !== text) throw new Error(`prepared statement ${name} was declared with two texts`);
+  registered.set(full, text);
+  return Object.freeze({ name: full, text });
+}
+
+/** The pg pool behind a data source (the same connections, settings and deadline as its queries). */
+function poolOf(ds: DataSource): pg.Pool {
+  const pool = (ds.driver as unknown as { master?: pg.Pool }).master;
+  if (!pool) throw new Error('the data source is not connected');
+  return pool;
+}
+
+function isDataSource(target: DataSource | EntityManager): target is DataSource {
+  return typeof (target as DataSource).createQueryRunner === 'function';
+}
+
+/**
+ * Runs a prepared statement and answers its rows: on the data source's pool directly (no query
+ * runner around it), or on the connection of the caller's transaction when given its manager.
+ */
+export async function runPrepared<T>(target: DataSource | EntityManager, stmt: PreparedStatement, values: unknown[]): Promise<T[]> {
+  const config = { name: stmt.name, text: stmt.text, values };
+  if (isDataSource(target)) return (await poolOf(target).query(config)).rows as T[];
+  const runner = target.queryRunner;
+  if (runner && !runner.isReleased) {
+    const client = (await runner.connect()) as pg.PoolClient;
+    return (await client.query(config)).rows as T[];
+  }
+  const res = (await target.query(stmt.text, values)) as unknown;
+  // TypeORM answers [rows, count] for UPDATE/DELETE ... RETURNING.
+  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as T[];
+  return res as T[];
+}
