@@ -15,6 +15,7 @@ import Fastify, { FastifyInstance } from 'fastify';
 import * as pg from 'pg';
 import { Client, Pool } from 'pg';
 import { createHost, Host } from '../src/bootstrap';
+import { RUNS_CHANNEL } from '../src/platform/database/database-notifications';
 import { loadHostConfig } from '../src/platform/config/host-config';
 
 export interface Measurement {
@@ -138,16 +139,22 @@ export async function createBenchDatabase(prefix: string): Promise<{ name: strin
   return { name, url, drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
-/** `count` more pending workflow runs of `definition`, as POST /v1/runs writes them, spread over `tenants` tenants (`tenant-<i>`). */
+/**
+ * `count` more pending workflow runs of `definition`, as POST /v1/runs writes them when the replica
+ * has no free slot (unclaimed, announced on the runs channel), spread over `tenants` tenants (`tenant-<i>`).
+ */
 export async function insertPendingRuns(
   pool: Pool,
   count: number,
   o: { definition: { workflowId: string }; kind?: string; tenants?: number; scopes?: string[] },
 ): Promise<void> {
   await pool.query(
-    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
-     SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, $1::jsonb, '{}'::jsonb, '{}'::jsonb, $6::text[]
-     FROM generate_series(1, $2::int) AS i`,
+    `WITH ins AS (
+       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
+       SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, $1::jsonb, '{}'::jsonb, '{}'::jsonb, $6::text[]
+       FROM generate_series(1, $2::int) AS i RETURNING 1
+     )
+     SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM ins)`,
     [JSON.stringify(o.definition), count, o.tenants ?? 1, o.kind ?? 'workflow', o.definition.workflowId, o.scopes ?? []],
   );
 }

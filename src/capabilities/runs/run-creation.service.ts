@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
 import { RUNS_CHANNEL } from '../../platform/database/database-notifications';
+import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
@@ -55,6 +56,26 @@ export const HOST_KEY_PREFIX = 'host ';
 
 /** The statuses a run of a scope is active in (the `X-Dedup` claim holds while the run is in one). */
 const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling'];
+
+/**
+ * A run's insert: the row (claimed for this replica when $19 names it: lease on the database clock,
+ * fence 1), written only while the tenant's catalog version is $16; without a claim the other
+ * replicas are told (`announced`). `current` false: the chains moved, nothing was inserted; `id`
+ * null with `current`: the Idempotency-Key is taken.
+ */
+function insertRunSql(announce: boolean): string {
+  return `WITH v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current"),
+         ins AS (
+           INSERT INTO "run" ("id", "tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response", "lease_owner", "lease_expires_at", "fence")
+           SELECT $17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', 'pending', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb,
+             $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
+           FROM v WHERE v."current"
+           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"
+         )${announce ? `, n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') FROM ins)` : ''}
+         SELECT v."current", (SELECT "id" FROM ins) AS "id"${announce ? ', (SELECT count(*) FROM n) AS "notified"' : ''} FROM v`;
+}
+const INSERT_CLAIMED = preparedStatement('run_insert_claimed', insertRunSql(false));
+const INSERT_ANNOUNCED = preparedStatement('run_insert_announced', insertRunSql(true));
 
 /**
  * Creating a run (`POST /v1/runs`, host launches, child runs): idempotent, planned against the
@@ -229,18 +250,11 @@ export class RunCreationService {
     db: EntityManager,
     inTransaction: boolean,
   ): Promise<{ current: boolean; inserted: boolean }> {
-    const notify = v.claim ? '' : `, n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') FROM ins)`;
     const insert = async () =>
-      (await db.query(
-        `WITH v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current"),
-         ins AS (
-           INSERT INTO "run" ("id", "tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response", "lease_owner", "lease_expires_at", "fence")
-           SELECT $17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', 'pending', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb,
-             $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
-           FROM v WHERE v."current"
-           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"
-         )${notify}
-         SELECT v."current", (SELECT "id" FROM ins) AS "id"${v.claim ? '' : ', (SELECT count(*) FROM n) AS "notified"'} FROM v`,
+      runPrepared<{ current: boolean; id: string | null }>(
+        // Outside a transaction on the pool, prepared (one of two texts); inside, on the caller's connection.
+        inTransaction ? db : this.ds,
+        v.claim ? INSERT_CLAIMED : INSERT_ANNOUNCED,
         [
           principal.tenant,
           principal.workspace ?? null,
@@ -264,7 +278,7 @@ export class RunCreationService {
           v.claim ? this.engine.owner : null,
           this.settings.leaseMs,
         ],
-      )) as Array<{ current: boolean; id: string | null }>;
+      );
     for (let attempt = 0; ; attempt++) {
       try {
         const [row] = await insert();

@@ -12,18 +12,30 @@ const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', '
  * one when `waitMs` passed with nothing new (a caller may send a keep-alive then); it ends after the
  * batch holding the terminal run event, or, for a run that had already finished when the stream
  * opened, once the log has nothing more. `closed` is checked between polls: a client that went away
- * only ends its stream; it never touches the run.
+ * only ends its stream; it never touches the run. `first`: the events already read when the stream
+ * opened, with the run's status.
  */
 export async function* followRunEvents(
   events: EventLogService,
   scope: TenantScope,
   snapshot: Pick<RunSnapshot, 'runId' | 'status'>,
   after: number,
-  opts: { waitMs: number; closed: () => boolean },
+  opts: { waitMs: number; closed: () => boolean; first?: RunEventView[] },
 ): AsyncGenerator<RunEventView[]> {
   let ended = TERMINAL_STATUSES.has(snapshot.status);
+  // The events read with the run's status when the stream opened (EventLogService.openRun) come first.
+  let first = opts.first;
   while (!opts.closed()) {
-    const batch = await events.poll(scope, snapshot.runId, after, ended ? 0 : opts.waitMs);
+    let batch: RunEventView[];
+    if (first) {
+      batch = first;
+      first = undefined;
+      // Nothing after `after` in a run that had ended when it was read: nothing more will come.
+      if (!batch.length) {
+        if (ended) return;
+        continue;
+      }
+    } else batch = await events.poll(scope, snapshot.runId, after, ended ? 0 : opts.waitMs);
     if (!batch.length && ended) return;
     let terminal = false;
     for (const e of batch) {

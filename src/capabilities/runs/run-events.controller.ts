@@ -1,7 +1,7 @@
 import { Controller, Get, Logger, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../platform/errors/domain-error';
+import { NotFoundError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
@@ -61,9 +61,12 @@ export class RunEventsController {
     const modes = parseStreamModes(q.streamMode);
     const lastEventId = header(req, 'last-event-id');
     if (lastEventId !== undefined && !/^\d{1,15}$/.test(lastEventId)) throw new ValidationError('Last-Event-ID must be an event sequence.', { header: 'Last-Event-ID' });
-    // 404 before the stream opens; following needs only the run's status (snapshots are read as they are sent).
-    const snap = await this.runs.state(p, runId);
+    // 404 before the stream opens. Following needs only the run's status (snapshots are read as
+    // they are sent), read with the first events in one statement.
     const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
+    const opened = await this.events.openRun(p, runId, after);
+    if (!opened) throw new NotFoundError('No such run.');
+    const snap = { runId: opened.runId, status: opened.status };
     const values = modes[0] === 'values';
     // `values` frames are snapshots, not events: they are never batched (the hint may be ignored).
     const bufferMs = values ? 0 : (q.bufferMs ?? 0);
@@ -110,7 +113,7 @@ export class RunEventsController {
     try {
       // Resuming a `values` stream starts from a baseline snapshot.
       if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
-      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed })) {
+      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed, first: opened.events })) {
         if (values) {
           // One snapshot after the transitions of each batch, read once they are in the log.
           if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DatabaseNotifications, EVENTS_CHANNEL } from '../database/database-notifications';
+import { preparedStatement, runPrepared } from '../database/prepared-statement';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
@@ -158,7 +159,13 @@ export class EventLogService implements OnModuleInit {
   async read(scope: TenantScope, streamId: string, q: EventQuery = {}): Promise<RunEventView[]> {
     // Plain SQL over the stream's unique index (tenant, stream_id, sequence): every stream follower
     // (SSE, long poll, gRPC) reads here, so no entity is built per event. Ordered by the bigint
-    // column (e."sequence"), not by the text it is answered as.
+    // column (e."sequence"), not by the text it is answered as. A follower's read (no filter but the
+    // sequence) is one prepared statement.
+    const limit = Math.min(q.limit ?? 1000, 1000);
+    if (!q.type && !q.correlationId && !q.causationId && !q.nodeId) {
+      const rows = await runPrepared<EventRowRead>(this.ds, READ_STREAM, [scope.tenant, streamId, scope.workspace ?? null, String(q.afterSequence ?? 0), limit]);
+      return rows.map(viewOfRow);
+    }
     const params: unknown[] = [scope.tenant, streamId];
     const where = [`"tenant" = $1`, `"stream_id" = $2`];
     const add = (column: string, v: unknown, cast = '') => {
@@ -171,15 +178,21 @@ export class EventLogService implements OnModuleInit {
     if (q.correlationId) add('correlation_id', q.correlationId);
     if (q.causationId) add('causation_id', q.causationId);
     if (q.nodeId) add('node_id', q.nodeId);
-    params.push(Math.min(q.limit ?? 1000, 1000));
-    const rows = (await this.ds.query(
-      `SELECT "id", "stream_id", "sequence"::text AS "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at"
-       FROM "event" e WHERE ${where.join(' AND ')} ORDER BY e."sequence" ASC LIMIT $${params.length}`,
-      params,
-    )) as Array<{ id: string; stream_id: string; sequence: string; type: string; payload: Record<string, unknown>; correlation_id: string | null; causation_id: string | null; node_id: string | null; created_at: Date }>;
-    return rows.map((r) =>
-      toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity),
-    );
+    params.push(limit);
+    const rows = (await this.ds.query(`SELECT ${EVENT_COLUMNS} FROM "event" e WHERE ${where.join(' AND ')} ORDER BY e."sequence" ASC LIMIT $${params.length}`, params)) as EventRowRead[];
+    return rows.map(viewOfRow);
+  }
+
+  /**
+   * Opens a follower of a run: the run's id as stored, its status and its first events after
+   * `afterSequence`, in one statement; undefined when the caller may not see the run (another tenant
+   * or workspace, or none).
+   */
+  async openRun(scope: TenantScope, runId: string, afterSequence: number): Promise<{ runId: string; status: string; events: RunEventView[] } | undefined> {
+    if (!UUID_TEXT.test(runId)) return undefined;
+    const rows = await runPrepared<EventRowRead & { run_id: string; run_status: string }>(this.ds, OPEN_RUN, [runId, scope.tenant, scope.workspace ?? null, String(afterSequence), 1000]);
+    if (!rows.length) return undefined;
+    return { runId: rows[0].run_id, status: rows[0].run_status, events: rows.filter((r) => r.id !== null).map(viewOfRow) };
   }
 
   /** Long-poll: events after `afterSequence`, waiting up to `timeoutMs` for the first one. */
@@ -329,6 +342,45 @@ export function eventInsertValues(rows: EventRow[]): [string[], string[], number
   }
   const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
   return [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)];
+}
+
+/** An event row as the follower reads return it. */
+interface EventRowRead {
+  id: string;
+  stream_id: string;
+  sequence: string;
+  type: string;
+  payload: Record<string, unknown>;
+  correlation_id: string | null;
+  causation_id: string | null;
+  node_id: string | null;
+  created_at: Date;
+}
+
+const EVENT_COLUMNS = `e."id", e."stream_id", e."sequence"::text AS "sequence", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"`;
+
+/** A follower's read: $1 tenant, $2 stream, $3 the caller's workspace (null: any), $4 after this sequence, $5 at most. */
+const READ_STREAM = preparedStatement(
+  'event_read_stream',
+  `SELECT ${EVENT_COLUMNS} FROM "event" e
+   WHERE e."tenant" = $1 AND e."stream_id" = $2 AND ($3::text IS NULL OR e."workspace" = $3::text) AND e."sequence" > $4::bigint
+   ORDER BY e."sequence" ASC LIMIT $5::int`,
+);
+
+/** The run ($1) of the caller ($2 tenant, $3 workspace or null) with its events after $4, at most $5: one row per event, or one with no event. */
+const OPEN_RUN = preparedStatement(
+  'event_open_run',
+  `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS} FROM "run" r
+   LEFT JOIN LATERAL (
+     SELECT * FROM "event" x WHERE x."tenant" = r."tenant" AND x."stream_id" = r."id"::text AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
+     ORDER BY x."sequence" ASC LIMIT $5::int
+   ) e ON true
+   WHERE r."id" = $1::uuid AND r."tenant" = $2 AND ($3::text IS NULL OR r."workspace" = $3::text)
+   ORDER BY e."sequence" ASC`,
+);
+
+function viewOfRow(r: EventRowRead): RunEventView {
+  return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity);
 }
 
 export function toView(e: EventEntity): RunEventView {

@@ -12,6 +12,7 @@ import { BulkCancelResult, RunControlService } from '../../../capabilities/runs/
 import { RunCreationService } from '../../../capabilities/runs/run-creation.service';
 import { RunsService } from '../../../capabilities/runs/runs.service';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
+import { NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { IdempotencyStore } from '../../../platform/idempotency/idempotency-store.service';
 import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
@@ -211,10 +212,7 @@ export class StreamRunEventsMethod implements StreamingEngineMethod {
   /** How long one poll waits before the stream looks again at whether its call is still open. */
   static readonly WAIT_MS = 1000;
 
-  constructor(
-    private readonly runs: RunsService,
-    private readonly events: EventLogService,
-  ) {}
+  constructor(private readonly events: EventLogService) {}
 
   async handle(call: EngineCall, request: JsonObject, send: (message: unknown) => Promise<void>): Promise<void> {
     const { runId, rest } = withoutRunId(request);
@@ -224,9 +222,12 @@ export class StreamRunEventsMethod implements StreamingEngineMethod {
     const modes = parseStreamModes(q.streamMode);
     if (modes[0] === 'values') throw new UnsupportedStreamModeError("streamMode 'values' (snapshots) is served over SSE only; StreamRunEvents carries run events.");
     const p = call.requirePrincipal();
-    const snap = await this.runs.get(p, runId); // NOT_FOUND before the stream sends anything
+    // NOT_FOUND before the stream sends anything; the run's status comes with its first events.
+    const after = q.lastSequence ?? 0;
+    const opened = await this.events.openRun(p, runId, after);
+    if (!opened) throw new NotFoundError('No such run.');
     const closed = () => call.signal.aborted;
-    for await (const batch of followRunEvents(this.events, p, snap, q.lastSequence ?? 0, { waitMs: StreamRunEventsMethod.WAIT_MS, closed })) {
+    for await (const batch of followRunEvents(this.events, p, { runId: opened.runId, status: opened.status }, after, { waitMs: StreamRunEventsMethod.WAIT_MS, closed, first: opened.events })) {
       for (const e of batch) if (admits(modes, e.type)) await send(e);
     }
   }
