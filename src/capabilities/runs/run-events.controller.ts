@@ -92,7 +92,7 @@ export class RunEventsController {
       if (!raw.write(frame) && !closed) await drained();
     };
     const frame = (id: number | undefined, event: string, data: unknown) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-    // bufferMs: admitted events wait here until the window ends or a forced-flush event arrives.
+    // bufferMs: admitted events wait here until the window ends or a forced-flush event arrives (deliver).
     let pending: RunEventView[] = [];
     let timer: NodeJS.Timeout | undefined;
     const flush = async () => {
@@ -104,7 +104,6 @@ export class RunEventsController {
       await send(frame(out[out.length - 1].sequence, 'batch', out));
     };
     const deliver = async (e: RunEventView) => {
-      if (!bufferMs) return send(frame(e.sequence, e.type, e));
       pending.push(e);
       if (FORCE_FLUSH_EVENTS.has(e.type)) return flush();
       if (!timer) timer = setTimeout(() => void flush().catch(() => undefined), bufferMs);
@@ -117,6 +116,10 @@ export class RunEventsController {
         if (values) {
           // One snapshot after the transitions of each batch, read once they are in the log.
           if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));
+        } else if (!bufferMs) {
+          // The frames of one batch leave in one write (one packet, not one per event).
+          const frames = batch.filter((e) => admits(modes, e.type)).map((e) => frame(e.sequence, e.type, e));
+          if (frames.length) await send(frames.join(''));
         } else {
           for (const e of batch) {
             if (closed) break;
