@@ -28,7 +28,7 @@ export interface HeldLease<T> {
   readonly signal: AbortSignal;
   /** Why the signal was aborted: 'lost' | 'expired' | 'shutdown' | 'released' (undefined while held). */
   readonly reason: LeaseEndReason | undefined;
-  /** Stops renewing this key (the work is finished); does not call store.release unless asked. */
+  /** Stops renewing this key (the work is finished); does not call store.release unless asked. The signal then aborts with 'released' (nothing should act on the lease any more). */
   drop(opts?: { release?: boolean }): Promise<void>;
 }
 
