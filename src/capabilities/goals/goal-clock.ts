@@ -3,12 +3,6 @@ import { DataSource } from 'typeorm';
 
 export type ClockSource = () => Promise<Date> | Date;
 
-/** A claim this replica took at a goal-clock instant, for a duration. */
-export interface GoalLease {
-  /** Whether the claim still holds (with a safety margin), judged without a database round trip. */
-  held(): Promise<boolean>;
-}
-
 /**
  * The one clock of standing goals: creation times, deadlines, schedule slots and lease expiries are
  * all computed from it and compared in SQL against the timestamp it returned (never against the
@@ -28,18 +22,14 @@ export class GoalClock {
   }
 
   /**
-   * A lease taken at `at` (a reading of this clock) for `ms`. On the database clock its age is
-   * measured with this process's monotonic clock (no round trip; a stalled or suspended process
-   * sees the time it lost), and it is treated as expired a margin (a tenth, at most 5 s) early, for
-   * clock-rate drift. With a replaced source, that source is read.
+   * Whether `instant` has passed on a replaced time source. The scheduler's claims expire on this
+   * clock: on the database clock a pass's LeaseKeeper watches that expiry with the process's own
+   * monotonic clock (no round trip), but a replaced source is moved by hand, which no local timer can
+   * see, so there it is read. On the database clock this answers false and costs nothing.
    */
-  lease(at: Date, ms: number): GoalLease {
-    const expires = at.getTime() + ms;
-    const source = this.source;
-    if (source) return { held: async () => (await source()).getTime() < expires };
-    const margin = Math.min(ms / 10, 5000);
-    const startedAt = performance.now();
-    return { held: async () => at.getTime() + (performance.now() - startedAt) < expires - margin };
+  async movedPast(instant: Date): Promise<boolean> {
+    if (!this.source) return false;
+    return (await this.source()).getTime() >= instant.getTime();
   }
 
   /** Replaces the time source (tests, the benchmark); `undefined` restores the database clock. */

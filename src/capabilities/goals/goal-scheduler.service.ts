@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
@@ -6,8 +5,10 @@ import canonicalize from 'canonicalize';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
+import { HeldLease, LeaseKeeper, LeaseStore } from '../../platform/leases/lease-keeper';
+import { leaseOwnerId } from '../../platform/leases/lease-owner';
 import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
-import { GoalClock, GoalLease } from './goal-clock';
+import { GoalClock } from './goal-clock';
 import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
 import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound } from './goal-policy';
@@ -40,6 +41,14 @@ export interface RunOnceOptions {
 const TICKER = 'goals.continuation';
 
 /**
+ * A pass's claims are never renewed: renewing (or sharing an owner between passes) would let a pass
+ * that stalled keep claims it can no longer act on in time. Its keeper only watches the expiry.
+ */
+const NEVER_RENEWED: LeaseStore<string> = {
+  renew: async () => new Map(),
+};
+
+/**
  * SQL: the claimed goal's arm fires a new run (nothing in flight, not paused): every slot of a
  * schedule, or a commitment whose instant has come. A heartbeat fires only on a predicate transition
  * (see `heartbeat`).
@@ -62,7 +71,8 @@ const FIRES_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND 
 @Injectable()
 export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('goals.scheduler');
-  private readonly abort = new AbortController();
+  /** Every pass's lease, keyed by the pass's owner id; stopped on shutdown, which aborts the passes. */
+  private readonly passes: LeaseKeeper<string>;
   private ticking?: Promise<SchedulerPassResult>;
 
   constructor(
@@ -75,7 +85,9 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
     private readonly metrics: GoalSchedulerMetrics,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
-  ) {}
+  ) {
+    this.passes = new LeaseKeeper<string>({ owner: leaseOwnerId(config.instanceId), leaseMs: settings.leaseMs, store: NEVER_RENEWED, log: this.logger });
+  }
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
@@ -85,7 +97,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.abort.abort();
+    await this.passes.stop();
     try {
       this.registry.deleteInterval(TICKER);
     } catch {
@@ -97,7 +109,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   /** One ticker pass; overlapping ticks are skipped (the running pass already covers them). */
   async tick(): Promise<SchedulerPassResult | undefined> {
     if (this.ticking) return undefined;
-    this.ticking = this.runOnce({ signal: this.abort.signal }).finally(() => (this.ticking = undefined));
+    this.ticking = this.runOnce().finally(() => (this.ticking = undefined));
     try {
       return await this.ticking;
     } catch (e) {
@@ -112,19 +124,33 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
    * per pass: after it, its next due time is later than `now` (or its lease outlives the pass).
    */
   async runOnce(opts: RunOnceOptions = {}): Promise<SchedulerPassResult> {
+    // Every claim of this pass expires at now + leaseMs on the goal clock; locally that instant is
+    // counted from before the clock was read, so the pass gives its claims up early rather than late.
+    const claimedAtMs = Date.now();
     const now = opts.now ?? (await this.clock.now());
-    // Every claim of this pass expires at now + leaseMs, counted from here.
-    const lease = this.clock.lease(now, this.settings.leaseMs);
-    const signal = opts.signal ?? this.abort.signal;
-    const owner = `${this.config.instanceId}:${randomUUID()}`;
+    const owner = leaseOwnerId(this.config.instanceId);
+    const lease = this.passes.hold(owner, { renew: false, claimedAtMs });
+    const claim: PassClaim = {
+      lease,
+      expires: new Date(now.getTime() + this.settings.leaseMs),
+      // The workers' calls stop when the pass's lease runs out (or the host stops), as well as on the caller's signal.
+      signal: opts.signal ? AbortSignal.any([opts.signal, lease.signal]) : lease.signal,
+    };
+    try {
+      return await this.work(now, owner, claim, opts.maxGoals ?? Number.MAX_SAFE_INTEGER);
+    } finally {
+      await lease.drop();
+    }
+  }
+
+  private async work(now: Date, owner: string, claim: PassClaim, limit: number): Promise<SchedulerPassResult> {
     const result: SchedulerPassResult = { claimed: 0, dispatched: 0, recorded: 0, closed: 0, fenced: 0, failed: 0 };
-    const limit = opts.maxGoals ?? Number.MAX_SAFE_INTEGER;
-    while (!signal.aborted && result.claimed < limit) {
+    while (!aborted(claim) && result.claimed < limit) {
       const batch = await this.claim(now, owner, Math.min(this.settings.batchSize, limit - result.claimed));
       if (!batch.length) break;
       result.claimed += batch.length;
       this.metrics.claimedBatch(now, batch.map((g) => g.nextDueAt));
-      const items = await this.dispatch(batch, now, owner, lease, signal, result);
+      const items = await this.dispatch(batch, now, owner, claim, result);
       let settled: ContinuationResult[];
       try {
         settled = await this.continuation.settle(items, { now, fence: owner, onNoVerdict: 'unsatisfied' });
@@ -186,20 +212,26 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   /**
    * Works a claimed batch up to the continuation step: which goals close at a bound, which have
    * nothing to start, and for the others the worker's start/collect, in lanes (settings.concurrency).
-   * Before each start the lane checks that the claim still holds by the goal clock (with a margin),
+   * Before each start the lane checks that the claim still holds (the pass's lease, with a margin),
    * so a replica that stalled past its lease starts nothing more once it wakes up; every write after
    * that is fenced in the database anyway.
    */
-  private async dispatch(batch: GoalEntity[], now: Date, owner: string, lease: GoalLease, signal: AbortSignal, result: SchedulerPassResult): Promise<ContinuationItem[]> {
+  private async dispatch(batch: GoalEntity[], now: Date, owner: string, claim: PassClaim, result: SchedulerPassResult): Promise<ContinuationItem[]> {
     const items: ContinuationItem[] = batch.map((goal) => ({ goal, intent: { kind: 'rearm' } }));
     await pool(batch.map((_, i) => i), Math.max(1, this.settings.concurrency), async (i) => {
-      items[i].intent = await this.iterate(batch[i], now, owner, signal, result, lease);
+      items[i].intent = await this.iterate(batch[i], now, owner, claim, result);
     });
     return items;
   }
 
+  /** Whether the pass may still act on its claims (no database round trip). */
+  private async held(claim: PassClaim): Promise<boolean> {
+    return !aborted(claim) && !(await this.clock.movedPast(claim.expires));
+  }
+
   /** One goal's iteration up to the continuation step. */
-  private async iterate(goal: GoalEntity, now: Date, owner: string, signal: AbortSignal, result: SchedulerPassResult, lease: GoalLease): Promise<ContinuationIntent> {
+  private async iterate(goal: GoalEntity, now: Date, owner: string, claim: PassClaim, result: SchedulerPassResult): Promise<ContinuationIntent> {
+    const signal = claim.signal;
     try {
       // Bounds first, even when no run reports: a goal past its deadline closes now.
       if (crossedBound(goal, now)) return { kind: 'close-bound' };
@@ -213,7 +245,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
         return { kind: 'retry' };
       }
       if (heartbeat) {
-        if (!(await lease.held())) return { kind: 'rearm' };
+        if (!(await this.held(claim))) return { kind: 'rearm' };
         const key = await this.heartbeat(goal, worker, owner, signal);
         if (!key) return { kind: 'rearm' };
         goal.dispatchKey = key;
@@ -222,7 +254,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       let runId = goal.pendingRunId;
       if (!runId) {
         // The claim ran out while this replica was busy or stalled: another replica owns the goal now.
-        if (!(await lease.held())) return { kind: 'rearm' };
+        if (!(await this.held(claim))) return { kind: 'rearm' };
         const started = await worker.start(subject, { idempotencyKey: goal.dispatchKey!, signal });
         result.dispatched++;
         runId = started.runId;
@@ -303,6 +335,21 @@ export async function observeHeartbeat(
 }
 
 class HeartbeatTimeout extends Error {}
+
+/** What a pass's lanes check before they act. */
+interface PassClaim {
+  /** Watched locally; aborted once the pass outlives its claims (or the host stops). */
+  lease: HeldLease<void>;
+  /** When the claims expire on the goal clock (now + leaseMs). */
+  expires: Date;
+  /** What the workers' calls run under: the lease's signal, and the caller's when given. */
+  signal: AbortSignal;
+}
+
+/** Reading the lease's signal first brings its expiry up to date, and the pass's signal follows it. */
+function aborted(claim: PassClaim): boolean {
+  return claim.lease.signal.aborted || claim.signal.aborted;
+}
 
 async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

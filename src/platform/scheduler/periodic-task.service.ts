@@ -1,15 +1,27 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { LeaseKeeper, LeaseStore } from '../leases/lease-keeper';
+import { leaseOwnerId } from '../leases/lease-owner';
+import { sqlLeaseStore } from '../leases/sql-lease-store';
 
 export interface PeriodicTask {
   /** Unique, stable name (the lease row's key). */
   name: string;
   intervalMs: number;
-  /** How long one run may hold the lease before another replica may take over. */
+  /**
+   * How long a claim on a slot lasts without renewal (default: twice the interval, at least a
+   * minute): how soon another replica takes over the slot of a replica that died. While the task runs
+   * its lease is renewed every third of that; when a renewal finds the lease taken, or renewals keep
+   * failing until it would have run out, the task's signal is aborted.
+   */
   leaseMs?: number;
+  /**
+   * One slot's work. `signal` aborts on shutdown and when the slot's lease is lost: stop then, as
+   * another replica may already be running the slot; a run that ends after losing its lease is not
+   * recorded (the slot stays due).
+   */
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -17,12 +29,16 @@ export interface PeriodicTask {
  * Host-wide periodic work, run once per slot across any number of replicas. The local ticker is an
  * @nestjs/schedule interval (OPENWOP_SCHEDULER_TICK_MS); the claim is a conditional UPDATE on the
  * database clock, so clock skew between replicas does not matter, and a crashed replica's lease
- * simply expires.
+ * simply expires. A running task's lease is kept by a LeaseKeeper, so a long task keeps its slot and a
+ * task that loses it stops instead of running beside its successor.
  */
 @Injectable()
 export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('scheduler');
   private readonly tasks = new Map<string, PeriodicTask>();
+  /** One keeper per task, as each task has its own lease length. */
+  private readonly keepers = new Map<string, LeaseKeeper<string>>();
+  private readonly store: LeaseStore<string>;
   private readonly owner: string;
   private ticking?: Promise<void>;
   private readonly abort = new AbortController();
@@ -32,12 +48,14 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     private readonly registry: SchedulerRegistry,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {
-    this.owner = `${config.instanceId}:${randomUUID().slice(0, 8)}`;
+    this.owner = leaseOwnerId(config.instanceId);
+    this.store = sqlLeaseStore(ds, { table: 'scheduled_task', keyColumn: 'name' });
   }
 
   register(task: PeriodicTask): void {
     if (this.tasks.has(task.name)) throw new Error(`periodic task "${task.name}" registered twice`);
     this.tasks.set(task.name, task);
+    this.keepers.set(task.name, new LeaseKeeper({ owner: this.owner, leaseMs: leaseMsOf(task), store: this.store, log: this.logger }));
   }
 
   onApplicationBootstrap(): void {
@@ -54,6 +72,8 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     } catch {
       /* not started */
     }
+    // Aborts the running task and hands its slot back at once, rather than after its lease.
+    await Promise.all([...this.keepers.values()].map((k) => k.stop()));
     await this.ticking;
   }
 
@@ -73,36 +93,57 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     for (const task of this.tasks.values()) {
       if (this.abort.signal.aborted) return;
       try {
-        await this.ds.query(
-          `INSERT INTO "scheduled_task" ("name", "interval_ms", "next_run_at") VALUES ($1, $2, now())
-           ON CONFLICT ("name") DO UPDATE SET "interval_ms" = EXCLUDED."interval_ms"`,
-          [task.name, task.intervalMs],
-        );
-        const leaseMs = task.leaseMs ?? Math.max(60_000, task.intervalMs * 2);
-        const claimed = (await this.ds.query(
-          `UPDATE "scheduled_task" SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond')
-           WHERE "name" = $3 AND "next_run_at" <= now() AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())
-           RETURNING "name"`,
-          [this.owner, leaseMs, task.name],
-        )) as [Array<{ name: string }>, number];
-        if (!claimed[0]?.length) continue;
-        let error: string | null = null;
-        try {
-          await task.run(this.abort.signal);
-        } catch (e) {
-          error = (e as Error).message ?? String(e);
-          this.logger.error({ task: task.name, err: e }, 'periodic task failed');
-        }
-        // The next slot follows the previous slot, but a backlog collapses into one catch-up run.
-        await this.ds.query(
-          `UPDATE "scheduled_task" SET "lease_owner" = NULL, "lease_expires_at" = NULL, "last_run_at" = now(), "last_error" = $3,
-             "next_run_at" = GREATEST("next_run_at" + ($2::int * interval '1 millisecond'), now())
-           WHERE "name" = $1 AND "lease_owner" = $4`,
-          [task.name, task.intervalMs, error, this.owner],
-        );
+        await this.runIfDue(task);
       } catch (e) {
         this.logger.error({ task: task.name, err: e }, 'scheduler tick failed');
       }
     }
   }
+
+  private async runIfDue(task: PeriodicTask): Promise<void> {
+    await this.ds.query(
+      `INSERT INTO "scheduled_task" ("name", "interval_ms", "next_run_at") VALUES ($1, $2, now())
+       ON CONFLICT ("name") DO UPDATE SET "interval_ms" = EXCLUDED."interval_ms"`,
+      [task.name, task.intervalMs],
+    );
+    const claimedAtMs = Date.now();
+    const claimed = (await this.ds.query(
+      `UPDATE "scheduled_task" SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond')
+       WHERE "name" = $3 AND "next_run_at" <= now() AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())
+       RETURNING "name"`,
+      [this.owner, leaseMsOf(task), task.name],
+    )) as [Array<{ name: string }>, number];
+    if (!claimed[0]?.length) return;
+    const lease = this.keepers.get(task.name)!.hold(task.name, { claimedAtMs });
+    if (lease.signal.aborted) {
+      // Claimed while the host was stopping (the keeper keeps nothing any more): hand the slot back here.
+      await this.store.release!(this.owner, [task.name]).catch(() => undefined);
+      return;
+    }
+    let error: string | null = null;
+    try {
+      await task.run(lease.signal);
+    } catch (e) {
+      error = (e as Error).message ?? String(e);
+      if (!lease.reason) this.logger.error({ task: task.name, err: e }, 'periodic task failed');
+    }
+    const ended = lease.reason;
+    await lease.drop();
+    if (ended) {
+      // Lost, expired or stopped mid-run: another replica may hold the slot, and this run may be cut short.
+      if (ended !== 'shutdown') this.logger.warn({ task: task.name, reason: ended }, 'periodic task lost its lease; its run is not recorded');
+      return;
+    }
+    // The next slot follows the previous slot, but a backlog collapses into one catch-up run.
+    await this.ds.query(
+      `UPDATE "scheduled_task" SET "lease_owner" = NULL, "lease_expires_at" = NULL, "last_run_at" = now(), "last_error" = $3,
+         "next_run_at" = GREATEST("next_run_at" + ($2::int * interval '1 millisecond'), now())
+       WHERE "name" = $1 AND "lease_owner" = $4`,
+      [task.name, task.intervalMs, error, this.owner],
+    );
+  }
+}
+
+function leaseMsOf(task: PeriodicTask): number {
+  return task.leaseMs ?? Math.max(60_000, task.intervalMs * 2);
 }

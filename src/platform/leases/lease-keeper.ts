@@ -1,0 +1,290 @@
+/**
+ * Keeps the leases one owner holds in a shared store (rows with an owner and an expiry): renews them
+ * together, and aborts the work of a lease as soon as it may no longer be held, so work never outlives
+ * its lease while another replica takes the same key over.
+ */
+
+export type LeaseEndReason = 'lost' | 'expired' | 'shutdown' | 'released';
+
+export interface LeaseStore<K extends string, T = void> {
+  /** Extends the leases of `keys` held by `owner` for `leaseMs` in ONE round trip; answers the keys still held, each with what the renewal read (T). A key missing from the answer is lost. */
+  renew(owner: string, keys: K[], leaseMs: number): Promise<Map<K, T>>;
+  /** Hands leases back (shutdown, or work finished early). Best effort. */
+  release?(owner: string, keys: K[]): Promise<void>;
+}
+
+export interface LeaseKeeperOptions<K extends string, T> {
+  owner: string;
+  leaseMs: number;
+  /** Default: leaseMs / 3. */
+  renewEveryMs?: number;
+  store: LeaseStore<K, T>;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+export interface HeldLease<T> {
+  readonly key: string;
+  /** Aborted when the lease is lost (a renewal did not return the key, or renewals kept failing until the lease's own expiry passed), or when the keeper stops. */
+  readonly signal: AbortSignal;
+  /** Why the signal was aborted: 'lost' | 'expired' | 'shutdown' | 'released' (undefined while held). */
+  readonly reason: LeaseEndReason | undefined;
+  /** Stops renewing this key (the work is finished); does not call store.release unless asked. The signal then aborts with 'released' (nothing should act on the lease any more). */
+  drop(opts?: { release?: boolean }): Promise<void>;
+}
+
+export interface HoldOptions<T> {
+  /** Date.now() when the claim statement was sent (default: now). */
+  claimedAtMs?: number;
+  onRenewed?(info: T): void;
+  /** false: never renewed, only its expiry is watched. */
+  renew?: boolean;
+}
+
+/** The abort reason of a lease's signal, so work that rethrows `signal.reason` says which lease ended and why. */
+export class LeaseEndedError extends Error {
+  constructor(
+    readonly key: string,
+    readonly reason: LeaseEndReason,
+  ) {
+    super(`the lease on "${key}" ended: ${reason}`);
+    this.name = 'LeaseEndedError';
+  }
+}
+
+/**
+ * The margin by which a lease is given up before its expiry: the store counts the expiry on its own
+ * clock, from a moment somewhat after this process sent the statement, but the two clocks may tick
+ * at slightly different rates.
+ */
+export function leaseSafetyMarginMs(leaseMs: number): number {
+  return Math.min(leaseMs / 10, 5000);
+}
+
+/**
+ * Expiries are tracked on the monotonic clock: a wall clock stepped back by NTP must not stretch a
+ * lease, and a process that was suspended sees the time it lost.
+ */
+const monotonic = (): number => performance.now();
+
+interface Entry<K extends string, T> {
+  readonly lease: KeptLease<K, T>;
+  readonly renew: boolean;
+  /** Monotonic instant from which the lease may no longer be held. */
+  deadline: number;
+  readonly onRenewed?: (info: T) => void;
+}
+
+class KeptLease<K extends string, T> implements HeldLease<T> {
+  private readonly controller = new AbortController();
+  private ended?: LeaseEndReason;
+
+  constructor(
+    readonly key: K,
+    private readonly keeper: LeaseKeeper<K, T>,
+  ) {}
+
+  // Reading the signal first checks the expiry: a process that stalled past the lease (a long GC, a
+  // suspended VM) must see the abort at its next check, before the keeper's timer gets a turn.
+  get signal(): AbortSignal {
+    this.keeper.checkExpiry(this);
+    return this.controller.signal;
+  }
+
+  get reason(): LeaseEndReason | undefined {
+    this.keeper.checkExpiry(this);
+    return this.ended;
+  }
+
+  drop(opts: { release?: boolean } = {}): Promise<void> {
+    return this.keeper.dropLease(this, opts.release === true);
+  }
+
+  end(reason: LeaseEndReason): void {
+    if (this.ended) return;
+    this.ended = reason;
+    this.controller.abort(new LeaseEndedError(this.key, reason));
+  }
+}
+
+/**
+ * Holds leases for one owner. One timer per keeper, armed for the earliest of the next renewal and
+ * the nearest expiry; every `renewEveryMs` one `store.renew` call for every key that renews. A
+ * renewal that fails leaves the leases as they were: each is aborted ('expired') once its own expiry
+ * passes, counted conservatively from the moment the claim or the last successful renewal was sent.
+ */
+export class LeaseKeeper<K extends string, T = void> {
+  readonly owner: string;
+  private readonly leaseMs: number;
+  private readonly renewEveryMs: number;
+  private readonly marginMs: number;
+  private readonly store: LeaseStore<K, T>;
+  private readonly log?: { warn(obj: object, msg: string): void };
+  private readonly held = new Map<K, Entry<K, T>>();
+  private timer?: NodeJS.Timeout;
+  private renewing = false;
+  private nextRenewAt?: number;
+  private stopped = false;
+
+  constructor(opts: LeaseKeeperOptions<K, T>) {
+    this.owner = opts.owner;
+    this.leaseMs = opts.leaseMs;
+    this.marginMs = leaseSafetyMarginMs(opts.leaseMs);
+    this.renewEveryMs = opts.renewEveryMs ?? opts.leaseMs / 3;
+    this.store = opts.store;
+    this.log = opts.log;
+    if (!(this.leaseMs > 0)) throw new Error(`leaseMs must be positive (got ${opts.leaseMs})`);
+    if (!(this.renewEveryMs > 0) || this.renewEveryMs >= this.leaseMs - this.marginMs) {
+      throw new Error(`renewEveryMs (${this.renewEveryMs}) must be positive and shorter than the lease less its safety margin (${this.leaseMs - this.marginMs} ms)`);
+    }
+  }
+
+  /**
+   * Starts keeping a lease the caller has just claimed (claimedAtMs: Date.now() when the claim
+   * statement was sent; the keeper counts the expiry from then, conservatively). onRenewed gets T
+   * after each successful renewal of this key. renew: false = never renewed, only its expiry is
+   * watched (the signal aborts with 'expired' at claimedAtMs + leaseMs, minus a safety margin).
+   * A key is held once at a time; after stop() the answer is a lease already ended ('shutdown').
+   */
+  hold(key: K, opts: HoldOptions<T> = {}): HeldLease<T> {
+    const lease = new KeptLease<K, T>(key, this);
+    if (this.stopped) {
+      lease.end('shutdown');
+      return lease;
+    }
+    if (this.held.has(key)) throw new Error(`the lease on "${key}" is already held by ${this.owner}`);
+    const age = Math.max(0, Date.now() - (opts.claimedAtMs ?? Date.now()));
+    const entry: Entry<K, T> = { lease, renew: opts.renew !== false, deadline: monotonic() - age + this.leaseMs - this.marginMs, onRenewed: opts.onRenewed };
+    this.held.set(key, entry);
+    if (entry.renew && this.nextRenewAt === undefined) this.nextRenewAt = monotonic() + this.renewEveryMs;
+    this.schedule();
+    return lease;
+  }
+
+  /** How many leases are held. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Aborts every held lease with 'shutdown', stops the timer, and releases them all through store.release (one call). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.clearTimer();
+    const entries = [...this.held.values()];
+    this.held.clear();
+    this.nextRenewAt = undefined;
+    for (const e of entries) e.lease.end('shutdown');
+    if (entries.length) await this.release(entries.map((e) => e.lease.key));
+  }
+
+  /** @internal Ends `lease` if its expiry has passed (see KeptLease.signal). */
+  checkExpiry(lease: KeptLease<K, T>): void {
+    const entry = this.held.get(lease.key);
+    if (entry?.lease !== lease || monotonic() < entry.deadline) return;
+    this.end(entry, 'expired');
+    this.schedule();
+  }
+
+  /** @internal */
+  async dropLease(lease: KeptLease<K, T>, release: boolean): Promise<void> {
+    const entry = this.held.get(lease.key);
+    if (entry?.lease !== lease) return;
+    this.end(entry, 'released');
+    this.schedule();
+    if (release) await this.release([lease.key]);
+  }
+
+  private end(entry: Entry<K, T>, reason: LeaseEndReason): void {
+    if (this.held.get(entry.lease.key) === entry) this.held.delete(entry.lease.key);
+    entry.lease.end(reason);
+  }
+
+  private async release(keys: K[]): Promise<void> {
+    if (!this.store.release) return;
+    try {
+      await this.store.release(this.owner, keys);
+    } catch (e) {
+      // Best effort: an unreleased lease simply expires.
+      this.log?.warn({ owner: this.owner, keys, err: (e as Error)?.message }, 'releasing leases failed; they expire instead');
+    }
+  }
+
+  /** Re-arms the one timer for the earliest thing due: an expiry, or the next renewal unless one is in flight. */
+  private schedule(): void {
+    this.clearTimer();
+    if (this.stopped || !this.held.size) {
+      this.nextRenewAt = undefined;
+      return;
+    }
+    let at = Infinity;
+    let renews = false;
+    for (const e of this.held.values()) {
+      at = Math.min(at, e.deadline);
+      renews ||= e.renew;
+    }
+    if (!renews) this.nextRenewAt = undefined;
+    else if (!this.renewing && this.nextRenewAt !== undefined) at = Math.min(at, this.nextRenewAt);
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, Math.ceil(at - monotonic())));
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    const now = monotonic();
+    this.expireDue(now);
+    if (!this.renewing && this.nextRenewAt !== undefined && now >= this.nextRenewAt) this.renewAll(now);
+    this.schedule();
+  }
+
+  private expireDue(now: number): void {
+    for (const e of [...this.held.values()]) if (now >= e.deadline) this.end(e, 'expired');
+  }
+
+  private renewAll(sentAt: number): void {
+    const batch = [...this.held.values()].filter((e) => e.renew);
+    this.nextRenewAt = sentAt + this.renewEveryMs;
+    if (!batch.length) return;
+    this.renewing = true;
+    let answer: Promise<Map<K, T>>;
+    try {
+      answer = this.store.renew(this.owner, batch.map((e) => e.lease.key), this.leaseMs);
+    } catch (e) {
+      answer = Promise.reject(e);
+    }
+    answer
+      .then(
+        (kept) => this.renewed(batch, kept, sentAt),
+        (e: unknown) => this.log?.warn({ owner: this.owner, keys: batch.length, err: (e as Error)?.message }, 'lease renewal failed; the leases are kept until they expire'),
+      )
+      .finally(() => {
+        this.renewing = false;
+        if (this.stopped) return;
+        this.expireDue(monotonic());
+        this.schedule();
+      });
+  }
+
+  private renewed(batch: Array<Entry<K, T>>, kept: Map<K, T>, sentAt: number): void {
+    // Only the entries this renewal was sent for: one dropped meanwhile is gone, and a key held after
+    // it was sent (a new entry, even under the same key) was not part of what the store answered.
+    for (const e of batch) {
+      if (this.held.get(e.lease.key) !== e) continue;
+      if (!kept.has(e.lease.key)) {
+        this.end(e, 'lost');
+        continue;
+      }
+      e.deadline = Math.max(e.deadline, sentAt + this.leaseMs - this.marginMs);
+      if (!e.onRenewed) continue;
+      try {
+        e.onRenewed(kept.get(e.lease.key) as T);
+      } catch (err) {
+        this.log?.warn({ owner: this.owner, key: e.lease.key, err: (err as Error)?.message }, 'a lease renewal callback failed');
+      }
+    }
+  }
+}
