@@ -182,6 +182,7 @@ export class RunCreationService {
         dedup: !!opts.dedup,
       };
       let outcome: { current: boolean; inserted: boolean };
+      const sentAt = Date.now();
       try {
         outcome = await this.insertCreated(principal, req, values, db, !!manager);
       } catch (e) {
@@ -217,7 +218,7 @@ export class RunCreationService {
           started_at: null,
           trace_parent: trace ? formatTraceparent(trace) : null,
           trace_state: trace?.tracestate ?? null,
-        });
+        }, sentAt);
       }
       // Inside a caller's transaction the caller starts it after its commit (RunLauncher.start).
       return { snapshot, replayed: false };

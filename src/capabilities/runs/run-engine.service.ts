@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DatabaseNotifications, RUNS_CHANNEL } from '../../platform/database/database-notifications';
@@ -9,9 +8,11 @@ import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { ApprovalsService } from '../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
-import { Execution, ExecutionDeps, StopReason } from './run-execution.types';
+import { Execution, ExecutionDeps, RunLeaseInfo, StopReason } from './run-execution.types';
+import { LeaseKeeper } from '../../platform/leases/lease-keeper';
+import { leaseOwnerId } from '../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
-import { ClaimedRow, claimRun, claimRuns, lockRun, releaseLease, releaseLeaseAndNotify, releaseOwnerLeases, PauseRequest, reopenRun, runStoreOn } from './run-store';
+import { ClaimedRow, claimRun, claimRuns, lockRun, releaseLease, releaseLeaseAndNotify, releaseLeases, PauseRequest, renewLeases, reopenRun, runStoreOn } from './run-store';
 import { LeaseLost } from './run-writer';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
@@ -44,6 +45,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   private readonly log = new Logger('runs.engine');
   readonly owner: string;
   private readonly executions = new Map<string, Execution>();
+  /** The leases of the runs executing here: renewed together (one statement per interval), each execution stopped when its own is lost. */
+  private readonly leases: LeaseKeeper<string, RunLeaseInfo>;
   private ticker?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private stopped = false;
@@ -71,7 +74,24 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     private readonly notifications: DatabaseNotifications,
     private readonly artifacts: RunArtifactsService,
   ) {
-    this.owner = `${settings.instanceId}:${randomUUID()}`;
+    this.owner = leaseOwnerId(settings.instanceId);
+    this.leases = new LeaseKeeper<string, RunLeaseInfo>({
+      owner: this.owner,
+      leaseMs: settings.leaseMs,
+      log: this.log,
+      store: {
+        renew: async (owner, keys, leaseMs) => {
+          const claims = keys.flatMap((runId) => {
+            const e = this.executions.get(runId);
+            return e ? [{ runId, fence: e.fence }] : [];
+          });
+          const held = claims.length ? await renewLeases(this.ds, { owner, claims, leaseMs }) : [];
+          return new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
+        },
+        // At shutdown: the runs still unfinished are handed back, and the other replicas woken.
+        release: (owner, runIds) => releaseLeases(this.ds, { owner, runIds }),
+      },
+    });
     // What the executions of this replica use (their statements bound to its data source).
     this.deps = {
       store: runStoreOn(this.ds),
@@ -117,7 +137,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     for (const e of running) this.stop(e, 'shutdown');
     await Promise.all(running.map((e) => e.done.catch(() => undefined)));
     // Hand the leases back now, so the next process (or another replica) resumes without waiting.
-    await releaseOwnerLeases(this.ds, { owner: this.owner }).catch(() => undefined);
+    await this.leases.stop();
   }
 
   /** How many runs this replica is executing. */
@@ -140,15 +160,15 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     this.reserved = Math.max(0, this.reserved - 1);
   }
 
-  /** Starts a run its insert claimed for this replica (after `reserve`). */
-  adopt(row: ClaimedRow): void {
+  /** Starts a run its insert claimed for this replica (after `reserve`); `claimedAtMs`: when the insert was sent. */
+  adopt(row: ClaimedRow, claimedAtMs = Date.now()): void {
     this.unreserve();
     if (this.stopped) {
       // Stopping: hand the lease back, as the shutdown did for the others (best effort; it expires anyway).
       void releaseLease(this.ds, { runId: row.id, owner: this.owner, fence: row.fence }).catch(() => undefined);
       return;
     }
-    this.start(row);
+    this.start(row, claimedAtMs);
   }
 
   /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
@@ -163,8 +183,9 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     void (async () => {
       for (let i = 0; i < attempts && !this.stopped; i++) {
         if (this.executions.size + this.reserved >= this.settings.maxActiveRuns) return;
+        const sentAt = Date.now();
         const row = await claimRun(this.ds, { runId, owner: this.owner, leaseMs: this.settings.leaseMs });
-        if (row) return this.start(row);
+        if (row) return this.start(row, sentAt);
         await new Promise((r) => setTimeout(r, 20 * (i + 1)));
       }
     })().catch((e: unknown) => this.log.error({ msg: 'could not claim a run', runId, err: (e as Error).message }));
@@ -204,8 +225,9 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
           const limit = Math.min(room, 32, Math.ceil(this.settings.maxActiveRuns / 2));
           // Cleared before the claim is sent: a wake-up during it sets it again.
           this.mayHaveWork = false;
+          const sentAt = Date.now();
           const rows = await claimRuns(this.ds, { owner: this.owner, leaseMs: this.settings.leaseMs, limit });
-          for (const r of rows) this.start(r);
+          for (const r of rows) this.start(r, sentAt);
           if (rows.length < limit) break;
           this.mayHaveWork = true;
         }
@@ -235,14 +257,16 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     e.abort.abort();
   }
 
-  private start(row: ClaimedRow): void {
+  private start(row: ClaimedRow, claimedAtMs: number): void {
     if (this.executions.has(row.id)) return;
-    const exec: Execution = { runId: row.id, abort: new AbortController(), done: Promise.resolve() };
+    const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve() };
     this.executions.set(row.id, exec);
+    exec.lease = this.leases.hold(row.id, { claimedAtMs, onRenewed: (info) => exec.renewed?.(info) });
     exec.done = new RunExecution(this.deps, row, exec)
       .run()
       .catch((e: unknown) => {
-        if (!(e instanceof LeaseLost)) this.log.error({ msg: 'run execution failed', runId: row.id, err: (e as Error).message, stack: (e as Error).stack });
+        // A claim that lost its lease stops quietly: the run goes on under the claim that took it.
+        if (!(e instanceof LeaseLost) && exec.reason !== 'lease') this.log.error({ msg: 'run execution failed', runId: row.id, err: (e as Error).message, stack: (e as Error).stack });
       })
       .finally(() => {
         this.executions.delete(row.id);

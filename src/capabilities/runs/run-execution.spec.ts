@@ -17,9 +17,6 @@ class FakeStore implements RunStore {
   async eventExists(): Promise<boolean> {
     return false;
   }
-  async renew(): Promise<{ cancel_requested: boolean; pause: PauseRequest | null }> {
-    return { cancel_requested: false, pause: null };
-  }
   async loadNodes() {
     return [];
   }
@@ -112,7 +109,7 @@ function setup(nodes: Array<[string, Step?]>, edges: Array<[string, string]>, co
     releaseWhenPossible: jest.fn(),
     finished: jest.fn(),
   };
-  const exec: Execution = { runId: row.id, abort: new AbortController(), done: Promise.resolve() };
+  const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve() };
   const execution = new RunExecution(deps, row, exec);
   return { store, log, live, exec, deps, run: () => execution.run() };
 }

@@ -28,7 +28,6 @@ export class RunExecution {
   private startedAtMs = Date.now();
   /** run.started is not written yet. */
   private firstStart: boolean;
-  private heartbeat?: NodeJS.Timeout;
   private deadline?: NodeJS.Timeout;
   private breach?: Breach;
   private trace!: RunTrace;
@@ -53,6 +52,10 @@ export class RunExecution {
       warn: (msg, err) => d.log.warn({ msg, runId: row.id, err }),
     });
     exec.pause = (request) => this.requestPause(request);
+    exec.renewed = (info) => {
+      if (info.cancelRequested) this.requestStop('cancel');
+      else if (info.pause && !info.pause.pausedAt) this.requestPause(info.pause);
+    };
     this.def = row.definition;
     this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
     this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
@@ -75,6 +78,9 @@ export class RunExecution {
 
   async run(): Promise<void> {
     this.trace = RunTrace.start(this.row, !this.firstStart);
+    const lease = this.exec.lease;
+    const onLeaseEnd = () => this.leaseEnded(lease?.reason);
+    lease?.signal.addEventListener('abort', onLeaseEnd, { once: true });
     try {
       await this.trace.run(() => this.execute());
     } catch (e) {
@@ -91,7 +97,10 @@ export class RunExecution {
       throw e;
     } finally {
       this.trace.end(this.exec.reason === 'cancel' ? undefined : this.exec.reason);
-      clearInterval(this.heartbeat);
+      lease?.signal.removeEventListener('abort', onLeaseEnd);
+      // The lease is no longer kept: the last write released it (or it was lost). At shutdown the
+      // keeper hands back the leases still held, after every execution has stopped.
+      if (this.exec.reason !== 'shutdown') void lease?.drop();
       clearTimeout(this.deadline);
       this.d.finished(this.row.id);
       this.d.events.wake();
@@ -143,7 +152,6 @@ export class RunExecution {
         if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
       }
     }
-    this.heartbeat = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.d.settings.leaseMs / 3)));
     this.armDeadline();
     if (row.cancel_requested) return this.finishCancelled();
     if (this.breach) return this.finishBreached();
@@ -467,15 +475,21 @@ export class RunExecution {
     this.exec.abort.abort();
   }
 
-  private async renew(): Promise<void> {
-    try {
-      const seen = await this.d.store.renew({ runId: this.row.id, owner: this.d.owner, fence: this.row.fence, leaseMs: this.d.settings.leaseMs });
-      if (!seen) this.requestStop('lease');
-      else if (seen.cancel_requested) this.requestStop('cancel');
-      else if (seen.pause && !seen.pause.pausedAt) this.requestPause(seen.pause);
-    } catch (e) {
-      this.d.log.warn({ msg: 'run lease renewal failed', runId: this.row.id, err: (e as Error).message });
+  /**
+   * The lease keeper ended this claim's lease: lost (another claim took the run: nothing more is
+   * written) or expired (renewals failed for a whole lease, the database away: the run resumes from
+   * what was written once it answers, the lease handed back as soon as it can be).
+   */
+  private leaseEnded(reason: string | undefined): void {
+    if (reason === 'released') return;
+    if (reason === 'shutdown') return this.requestStop('shutdown');
+    if (reason === 'expired' && !this.exec.reason) {
+      this.d.log.error({ msg: 'run lease could not be renewed while the database was away; the run resumes when it answers', runId: this.row.id });
+      this.requestStop('lease');
+      this.d.releaseWhenPossible(this.row.id, this.row.fence);
+      return;
     }
+    this.requestStop('lease');
   }
 
   /** RFC 0058 run-duration: breached only once the elapsed time is strictly greater than the limit. */

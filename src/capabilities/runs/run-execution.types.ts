@@ -1,4 +1,5 @@
 import type { EventLogService } from '../../platform/events/event-log.service';
+import type { HeldLease } from '../../platform/leases/lease-keeper';
 import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
 import type { RunArtifactsService } from './artifacts/run-artifacts.service';
 import type { ApprovalsService } from '../approvals';
@@ -22,11 +23,23 @@ export type StopReason = 'cancel' | 'timeout' | 'lease' | 'shutdown' | 'pause';
 /** The engine's handle on one execution. */
 export interface Execution {
   runId: string;
+  /** The fence of the claim this execution writes under. */
+  fence: number;
   abort: AbortController;
   reason?: StopReason;
   done: Promise<void>;
+  /** The claim's lease, kept by the engine's lease keeper (renewed with every other run of the replica). */
+  lease?: HeldLease<RunLeaseInfo>;
   /** Set by the execution: asks it to pause (an operator's `:pause` seen on this replica). */
   pause?: (request: PauseRequest) => void;
+  /** Set by the execution: what a renewal of its lease read (an operator's cancel or pause). */
+  renewed?: (info: RunLeaseInfo) => void;
+}
+
+/** What a renewal of a run's lease reads besides the lease: what an operator asked for meanwhile. */
+export interface RunLeaseInfo {
+  cancelRequested: boolean;
+  pause: PauseRequest | null;
 }
 
 /** What an execution uses of the engine that started it. */

@@ -20,10 +20,10 @@ describe('run-store SQL', () => {
       'FLUSH_SQL',
       'LOCK_RUN_SQL',
       'RECORDED_OUTCOMES_SQL',
+      'RELEASE_LEASES_SQL',
       'RELEASE_LEASE_NOTIFY_SQL',
       'RELEASE_LEASE_SQL',
-      'RELEASE_OWNER_LEASES_SQL',
-      'RENEW_LEASE_SQL',
+      'RENEW_LEASES_SQL',
       'REOPEN_RUN_SQL',
     ]);
     for (const [name, sql] of Object.entries(fixed)) expect(sql).toMatchSnapshot(name);

@@ -124,12 +124,19 @@ export async function claimRun(q: DataSource, p: { runId: string; owner: string;
   return (await runPrepared<ClaimedRow>(q, CLAIM_RUN, [p.runId, p.owner, p.leaseMs]))[0];
 }
 
-/** Extends a claim's lease; answers what an operator asked for meanwhile (undefined: the lease was lost). */
-export const RENEW_LEASE_SQL = `UPDATE "run" SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond') WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3 RETURNING "cancel_requested", "metadata"->'pause' AS "pause"`;
-const RENEW_LEASE = preparedStatement('run_renew', RENEW_LEASE_SQL);
+/**
+ * Extends the leases of owner $1's claims ($2 the runs, $3 their fences) by $4 ms, in one statement
+ * for every run the replica executes (the lease keeper's renewal); answers the claims still held,
+ * with what an operator asked for meanwhile. A claim missing from the answer lost its lease.
+ */
+export const RENEW_LEASES_SQL = `UPDATE "run" r SET "lease_expires_at" = now() + ($4::int * interval '1 millisecond')
+  FROM unnest($2::uuid[], $3::int[]) AS k("id", "fence")
+  WHERE r."id" = ANY($2::uuid[]) AND r."id" = k."id" AND r."fence" = k."fence" AND r."lease_owner" = $1
+  RETURNING r."id"::text AS "id", r."cancel_requested", r."metadata"->'pause' AS "pause"`;
+const RENEW_LEASES = preparedStatement('run_renew_leases', RENEW_LEASES_SQL);
 
-export async function renewLease(q: DataSource, p: RunClaim & { leaseMs: number }): Promise<{ cancel_requested: boolean; pause: PauseRequest | null } | undefined> {
-  return (await runPrepared<{ cancel_requested: boolean; pause: PauseRequest | null }>(q, RENEW_LEASE, [p.runId, p.owner, p.fence, p.leaseMs]))[0];
+export async function renewLeases(q: DataSource, p: { owner: string; claims: Array<{ runId: string; fence: number }>; leaseMs: number }): Promise<Array<{ id: string; cancel_requested: boolean; pause: PauseRequest | null }>> {
+  return runPrepared(q, RENEW_LEASES, [p.owner, p.claims.map((c) => c.runId), p.claims.map((c) => c.fence), p.leaseMs]);
 }
 
 /** Hands a claim's lease back quietly (a run adopted while stopping; its lease expires anyway). */
@@ -147,12 +154,12 @@ export async function releaseLeaseAndNotify(q: Queryable, p: RunClaim): Promise<
   await q.query(RELEASE_LEASE_NOTIFY_SQL, [p.runId, p.owner, p.fence]);
 }
 
-/** Hands back every lease of an owner on unfinished runs (shutdown), waking the other replicas when there were any. */
-export const RELEASE_OWNER_LEASES_SQL = `WITH h AS (UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "lease_owner" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled') RETURNING 1)
+/** Hands back owner $1's leases of the unfinished runs $2 (shutdown), waking the other replicas when there were any. */
+export const RELEASE_LEASES_SQL = `WITH h AS (UPDATE "run" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = ANY($2::uuid[]) AND "lease_owner" = $1 AND "status" NOT IN ('completed', 'failed', 'cancelled') RETURNING 1)
          SELECT (SELECT count(*) FROM h) AS "n", (SELECT count(*) FROM (SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM h)) x) AS "notified"`;
 
-export async function releaseOwnerLeases(q: Queryable, p: { owner: string }): Promise<void> {
-  await q.query(RELEASE_OWNER_LEASES_SQL, [p.owner]);
+export async function releaseLeases(q: Queryable, p: { owner: string; runIds: string[] }): Promise<void> {
+  await q.query(RELEASE_LEASES_SQL, [p.owner, p.runIds]);
 }
 
 /** Makes a run parked on a gate claimable again (inside the deciding transaction). */
@@ -338,7 +345,6 @@ export interface RunStoreTx {
 export interface RunStore {
   flush(f: FlushParams): Promise<FlushResult>;
   eventExists(p: { eventId: string }): Promise<boolean>;
-  renew(p: RunClaim & { leaseMs: number }): Promise<{ cancel_requested: boolean; pause: PauseRequest | null } | undefined>;
   loadNodes(p: { runId: string }): Promise<RunNodeEntity[]>;
   recordedOutcomes(p: { runId: string; tenant: string }): Promise<Map<string, Record<string, unknown>>>;
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;
@@ -351,7 +357,6 @@ export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch
   return {
     flush: (f) => batcher.flush(f),
     eventExists: (p) => eventExists(ds, p),
-    renew: (p) => renewLease(ds, p),
     loadNodes: (p) => loadRunNodes(ds.manager, p),
     recordedOutcomes: (p) => recordedOutcomes(ds, p),
     transaction: (work) => ds.transaction((m) => work(tx(m))),

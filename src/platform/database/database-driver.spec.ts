@@ -19,6 +19,13 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('canceling statement'), { severity: 'ERROR', code: '57014' }))).toBe(true);
   });
 
+  it("recognizes pg's own connection errors of a statement sent on a pool client directly (no server answer, no severity)", () => {
+    expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    // The same words from the server (a severity) are an answer, not a lost connection.
+    expect(isDatabaseUnavailable(Object.assign(new Error('Connection terminated by a trigger'), { severity: 'ERROR', code: 'P0001' }))).toBe(false);
+  });
+
   it('does not take a client that aborted its request body (no syscall), or an ordinary SQL error, for an outage', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { severity: 'ERROR', code: '23505' }))).toBe(false);

@@ -42,8 +42,10 @@ export function isDatabaseUnavailable(e: unknown): boolean {
     if (x[DATABASE_UNAVAILABLE] === true) return true;
     if (typeof x.severity === 'string' && typeof x.code === 'string' && UNAVAILABLE_STATES.has(x.code)) return true;
     if (typeof x.code === 'string' && SOCKET_CODES.has(x.code) && typeof x.syscall === 'string') return true;
-    // A query whose connection broke under it: TypeORM wraps pg's error as `driverError`.
+    // A query whose connection broke under it: TypeORM wraps pg's error as `driverError`; a statement
+    // sent on a pool client directly (a prepared one) gets pg's own error, which no server answer carries.
     if (x.name === 'QueryFailedError' && x.driverError instanceof Error && CONNECTION_LOST.test(x.driverError.message)) return true;
+    if (x instanceof Error && typeof x.severity !== 'string' && CONNECTION_LOST.test(x.message)) return true;
     stack.push(x.driverError, x.cause);
     if (Array.isArray(x.errors)) stack.push(...x.errors);
   }

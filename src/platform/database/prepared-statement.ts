@@ -1,5 +1,6 @@
 import type * as pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { isDatabaseUnavailable } from './database-driver';
 
 /**
  * A statement of fixed text that is sent as a named prepared statement: PostgreSQL parses and plans
@@ -42,7 +43,21 @@ function isDataSource(target: DataSource | EntityManager): target is DataSource 
  */
 export async function runPrepared<T>(target: DataSource | EntityManager, stmt: PreparedStatement, values: unknown[]): Promise<T[]> {
   const config = { name: stmt.name, text: stmt.text, values };
-  if (isDataSource(target)) return (await poolOf(target).query(config)).rows as T[];
+  if (isDataSource(target)) {
+    // A client of the pool, asked with a promise: the client-side query deadline applies (the pool's
+    // own query() passes a callback, which the deadline does not wrap), and a client whose connection
+    // broke is destroyed instead of going back to the pool.
+    const client = await poolOf(target).connect();
+    let broken: Error | undefined;
+    try {
+      return (await client.query(config)).rows as T[];
+    } catch (e) {
+      if (isDatabaseUnavailable(e)) broken = e as Error;
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
   const runner = target.queryRunner;
   if (runner && !runner.isReleased) {
     const client = (await runner.connect()) as pg.PoolClient;
