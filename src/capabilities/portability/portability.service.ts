@@ -200,7 +200,7 @@ export class PortabilityService implements OnApplicationBootstrap {
     // The host's own scan on every export: refuse to emit a leak rather than trust each provider.
     const leaks = findBundleCredentials(bundle);
     if (leaks.length) {
-      this.logger.error(`export refused: credential material in ${leaks.length} place(s): ${leaks.map((l) => l.keyPath).join(', ')}`);
+      this.logger.error({ msg: 'export refused: credential material in the bundle', places: leaks.length, keyPaths: leaks.map((l) => l.keyPath) });
       throw new UnprocessableError('export_credential_material', 'The estate holds a credential value where only references belong; nothing was exported.', {
         findings: leaks.slice(0, 50).map((l) => ({ ref: l.ref, kind: l.kind, path: l.path, reason: l.reason })),
       });
@@ -410,7 +410,7 @@ export class PortabilityService implements OnApplicationBootstrap {
         return results;
       } catch (e) {
         await m.query('ROLLBACK TO SAVEPOINT "import_batch"');
-        this.logger.warn(`batch import of ${items.length} ${items[0].kind} item(s) failed (${(e as Error).message}); replaying it item by item`);
+        this.logger.warn({ msg: 'batch import failed; replaying it item by item', kind: items[0].kind, items: items.length, err: (e as Error).message });
       }
     }
     const out: PortableItemOutcome[] = [];
@@ -424,7 +424,7 @@ export class PortabilityService implements OnApplicationBootstrap {
       return await provider.apply(scope, item, m);
     } catch (e) {
       const cause = e instanceof DomainError ? { error: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } : { error: 'internal_error' };
-      if (!(e instanceof DomainError)) this.logger.error(`import of item ${item.ref} (${item.kind}) failed: ${(e as Error).message}`);
+      if (!(e instanceof DomainError)) this.logger.error({ msg: 'import of an item failed', ref: item.ref, kind: item.kind, err: (e as Error).message });
       throw new UnprocessableError('bundle_item_failed', `Item "${item.ref}" (${item.kind}) could not be imported; nothing was imported.`, { ref: item.ref, kind: item.kind, cause });
     }
   }

@@ -337,7 +337,7 @@ export class EngineServiceImplementation implements OnModuleInit {
   private toServiceError(e: unknown, requestId: string, method: string): grpc.ServiceError {
     const { status, body, headers } = toEnvelope(e, requestId);
     if (status >= 500 && !(e instanceof MethodNotServedError) && !(e instanceof ListenerStoppingError)) {
-      this.log.error({ err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` }, 'grpc call failed');
+      this.log.error({ msg: 'grpc call failed', err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` });
     }
     const rpc = errorEnvelopeToStatus(body, { httpStatus: status });
     const metadata = new grpc.Metadata();
@@ -369,8 +369,8 @@ export class EngineServiceImplementation implements OnModuleInit {
       requestId: context.call.requestId,
       traceId: context.call.trace?.traceId,
     };
-    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error(fields, 'grpc call completed');
-    else this.log.log(fields, 'grpc call completed');
+    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error({ msg: 'grpc call completed', ...fields });
+    else this.log.log({ msg: 'grpc call completed', ...fields });
   }
 }
 

@@ -120,7 +120,7 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
       server.forceShutdown();
       throw e;
     }
-    listener.on('error', (e) => this.log.error({ err: e }, 'gRPC listener error'));
+    listener.on('error', (e) => this.log.error({ msg: 'gRPC listener error', err: e }));
     const addr = listener.address() as net.AddressInfo;
     this.server = server;
     this.listener = listener;

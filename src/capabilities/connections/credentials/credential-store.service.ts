@@ -127,7 +127,7 @@ export class CredentialStoreService implements OnApplicationBootstrap {
           done++;
         } catch (e) {
           // The old key is gone: the credential stays as it is (and fails on use) until rotated by an admin.
-          this.logger.warn(`credential ${row.id} could not be re-sealed: ${(e as Error).message}`);
+          this.logger.warn({ msg: 'credential could not be re-sealed', credentialId: row.id, err: (e as Error).message });
         }
       }
       return done;
