@@ -14,6 +14,7 @@ import { APPROVALS_SETTINGS, ApprovalsSettings } from './approvals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
 import { UUID } from '../../platform/ids';
 import { scopedQuery } from '../../platform/tenancy/workspace-scope';
+import { WiringFault } from '../../platform/errors/internal-fault';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
 export type InterruptKind = 'approval' | 'clarification' | 'external-event';
@@ -323,7 +324,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()', resumeValue: resumeValue as object, resolvedBy: voter });
         await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
         const subject = this.subjects.get(gate.subjectKind);
-        if (!subject) throw new Error(`no gate subject "${gate.subjectKind}"`);
+        if (!subject) throw new WiringFault(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
         await subject.release(m, gate, principal, needed);
       }

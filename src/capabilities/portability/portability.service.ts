@@ -34,6 +34,7 @@ import {
 } from './bundle-checks';
 import { portabilityConfig, PortabilityConfig } from './portability.config';
 import type { ImportingScope } from './kinds/artifact-backed-portable-kind';
+import { ExtensionFault, InvariantViolation } from '../../platform/errors/internal-fault';
 
 export const EXPORT_SCOPE = 'portability:export';
 /** Items per `planMany` call (a provider may read all of a kind once per call). */
@@ -205,9 +206,9 @@ export class PortabilityService implements OnApplicationBootstrap {
         findings: leaks.slice(0, 50).map((l) => ({ ref: l.ref, kind: l.kind, path: l.path, reason: l.reason })),
       });
     }
-    if (duplicateKinds.size) throw new Error(`portable kind(s) ${[...duplicateKinds].join(', ')} exported duplicate refs`);
+    if (duplicateKinds.size) throw new ExtensionFault(`portable kind(s) ${[...duplicateKinds].join(', ')} exported duplicate refs`);
     const violations = SchemaRegistry.shared().validate('export-bundle', bundle);
-    if (violations.length) throw new Error(`export produced an invalid bundle: ${JSON.stringify(violations.slice(0, 5))}`);
+    if (violations.length) throw new InvariantViolation(`export produced an invalid bundle: ${JSON.stringify(violations.slice(0, 5))}`);
     return bundle;
   }
 
@@ -305,7 +306,7 @@ export class PortabilityService implements OnApplicationBootstrap {
         for (let start = 0; start < indexes.length; start += PLAN_BATCH) {
           const chunk = indexes.slice(start, start + PLAN_BATCH);
           const result = await provider.planMany(scope, chunk.map((i) => order[i]), tx);
-          if (result.length !== chunk.length) throw new Error(`portable kind "${kind}" planned ${result.length} of ${chunk.length} items`);
+          if (result.length !== chunk.length) throw new ExtensionFault(`portable kind "${kind}" planned ${result.length} of ${chunk.length} items`);
           chunk.forEach((i, k) => (plans[i] = result[k]));
           progressed(chunk.length);
         }
@@ -405,7 +406,7 @@ export class PortabilityService implements OnApplicationBootstrap {
       await m.query('SAVEPOINT "import_batch"');
       try {
         const results = await provider.applyMany(scope, items, m);
-        if (results.length !== items.length) throw new Error(`portable kind "${items[0].kind}" applied ${results.length} of ${items.length} items`);
+        if (results.length !== items.length) throw new ExtensionFault(`portable kind "${items[0].kind}" applied ${results.length} of ${items.length} items`);
         await m.query('RELEASE SAVEPOINT "import_batch"');
         return results;
       } catch (e) {
