@@ -66,7 +66,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   const logger = createLogger(config.logLevel, options.logDestination);
   // Before anything that may start a span; loads the OpenTelemetry SDK only when tracing is on.
   const tracing = await phase('application', 'cannot start tracing', () => startTracing(config.tracing, { serviceVersion: HOST_VERSION, instanceId: config.instanceId }));
-  if (tracing) logger.info({ protocol: config.tracing.protocol, endpoint: config.tracing.url ?? 'default', service: config.tracing.serviceName, because: config.tracing.reason }, 'OpenTelemetry tracing on');
+  if (tracing) logger.info({ msg: 'OpenTelemetry tracing on', protocol: config.tracing.protocol, endpoint: config.tracing.url ?? 'default', service: config.tracing.serviceName, because: config.tracing.reason });
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
@@ -78,10 +78,10 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     await phase('migrations', 'cannot apply the database migrations', async () => {
       if (config.migrateOnStart) {
         const applied = await runMigrations(ds, HOST_SCHEMA.migrations);
-        if (applied.length) logger.info({ applied }, 'migrations applied');
+        if (applied.length) logger.info({ msg: 'migrations applied', applied });
       } else {
         const pending = await pendingMigrations(ds, HOST_SCHEMA.migrations);
-        if (pending.length) logger.warn({ pending }, 'migrations pending: run `openwop-host migrate`');
+        if (pending.length) logger.warn({ msg: 'migrations pending: run `openwop-host migrate`', pending });
       }
     });
     const pluginState = new PluginStateStore();
@@ -147,7 +147,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         await app.close();
         await db?.close();
         // Last: the spans of the shutdown itself are exported too.
-        await tracing?.shutdown().catch((e: unknown) => logger.warn({ err: (e as Error).message }, 'tracing: the last spans could not be exported'));
+        await tracing?.shutdown().catch((e: unknown) => logger.warn({ msg: 'tracing: the last spans could not be exported', err: (e as Error).message }));
       },
     };
   } catch (e) {

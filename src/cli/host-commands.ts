@@ -90,7 +90,7 @@ export async function serve(): Promise<void> {
   const address = host.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : cfg.port;
   const base = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
-  log.info({ url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) }, 'openwop host listening');
+  log.info({ msg: 'openwop host listening', url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) });
   await startGrpc(host, cfg);
   if (cfg.bootstrapKey && (await keys.count()) === 0) {
     const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin'], name: 'bootstrap' });
@@ -116,7 +116,7 @@ export async function serve(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ msg: 'shutting down', signal });
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
     await host.close();
@@ -202,7 +202,7 @@ async function startGrpc(host: Host, cfg: HostConfig): Promise<void> {
   if (!cfg.grpc.enabled) return;
   try {
     const g = await host.app.get(GrpcListener).start();
-    host.logger.info({ endpoint: g.endpoint, tls: cfg.grpc.tls, reflection: cfg.grpc.reflection, ...(cfg.grpc.reason === 'test-seams' ? { because: 'OPENWOP_TEST_SEAMS' } : {}) }, 'openwop gRPC transport listening');
+    host.logger.info({ msg: 'openwop gRPC transport listening', endpoint: g.endpoint, tls: cfg.grpc.tls, reflection: cfg.grpc.reflection, ...(cfg.grpc.reason === 'test-seams' ? { because: 'OPENWOP_TEST_SEAMS' } : {}) });
   } catch (e) {
     await host.close().catch(() => undefined);
     const code = (e as { code?: string }).code;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { WiringFault } from './errors/internal-fault';
 
 /**
  * The folder holding the host's package.json (and schemas/), found by walking up from this file, so
@@ -9,7 +10,7 @@ function findProjectRoot(from: string): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
     const manifest = path.join(dir, 'package.json');
     if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: string }).name === 'openwop-host') return dir;
-    if (path.dirname(dir) === dir) throw new Error(`cannot find the openwop-host package.json above ${from}`);
+    if (path.dirname(dir) === dir) throw new WiringFault(`cannot find the openwop-host package.json above ${from}`);
   }
 }
 

@@ -14,7 +14,7 @@ export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-test-pg-'));
   const logFile = path.join(__dirname, '../.tmp/embedded-engine.log');
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const line = (level: string) => (data: Record<string, unknown>, msg: string) => {
+  const line = (level: string) => ({ msg, ...data }: { msg: string } & Record<string, unknown>) => {
     const text = `${new Date().toISOString()} ${level} ${msg} ${JSON.stringify(data)}\n`;
     fs.appendFileSync(logFile, text);
     if (level !== 'info') process.stderr.write(`embedded engine: ${text}`);

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { TenantOwnedEntity, WorkspaceKeyedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 /**
  * An RFC 0051 approval gate. Opened by `apply` in approval-gate activation mode; released only when
@@ -9,15 +10,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Index('approval_tenant_state_idx', ['tenant', 'state', 'createdAt'])
 @Index('approval_subject_idx', ['tenant', 'subjectId'])
 @Index('approval_run_node_idx', ['runId', 'nodeId'])
-export class ApprovalEntity {
+export class ApprovalEntity extends WorkspaceKeyedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ name: 'workspace_key', type: 'text', default: '' })
-  workspaceKey: string;
 
   /** What the gate releases: `proposal`, or `run-node` (a step of a run). */
   @Column({ name: 'subject_kind', type: 'text' })
@@ -104,12 +99,9 @@ export class ApprovalEntity {
 /** One principal's decision on a gate; the unique index makes quorum count distinct principals. */
 @Entity({ name: 'approval_decision' })
 @Index('approval_decision_uq', ['tenant', 'approvalId', 'principal'], { unique: true })
-export class ApprovalDecisionEntity {
+export class ApprovalDecisionEntity extends TenantOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
 
   @Column({ name: 'approval_id', type: 'uuid' })
   approvalId: string;

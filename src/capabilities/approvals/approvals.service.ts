@@ -13,6 +13,8 @@ import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.serv
 import { APPROVALS_SETTINGS, ApprovalsSettings } from './approvals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
 import { UUID } from '../../platform/ids';
+import { scopedQuery } from '../../platform/tenancy/workspace-scope';
+import { WiringFault } from '../../platform/errors/internal-fault';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
 export type InterruptKind = 'approval' | 'clarification' | 'external-event';
@@ -190,8 +192,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   /** A page of the caller's approval gates, newest first. */
   async list(scope: TenantScope, q: PageRequest & { state?: ApprovalState } = {}): Promise<Page<ApprovalView>> {
-    const qb = this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.tenant = :t', { t: scope.tenant });
-    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(ApprovalEntity).createQueryBuilder('a'), scope, 'workspace_key');
     if (q.state) qb.andWhere('a.state = :s', { s: q.state });
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'a.created_at', type: 'timestamptz' }, { column: 'a.id', type: 'uuid' }],
@@ -323,7 +324,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()', resumeValue: resumeValue as object, resolvedBy: voter });
         await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
         const subject = this.subjects.get(gate.subjectKind);
-        if (!subject) throw new Error(`no gate subject "${gate.subjectKind}"`);
+        if (!subject) throw new WiringFault(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
         await subject.release(m, gate, principal, needed);
       }
@@ -354,8 +355,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
   /** The pending gate of a run step (tenant- and workspace-scoped), if any. */
   async pendingOfRunNode(scope: TenantScope, runId: string, nodeId: string): Promise<ApprovalEntity | undefined> {
     if (!UUID.test(runId)) return undefined;
-    const qb = this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.run_id = :r AND a.node_id = :n AND a.tenant = :t AND a.state = :s', { r: runId, n: nodeId, t: scope.tenant, s: 'pending' });
-    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.run_id = :r AND a.node_id = :n AND a.state = :s', { r: runId, n: nodeId, s: 'pending' }), scope, 'workspace_key');
     return (await qb.orderBy('a.created_at', 'DESC').getOne()) ?? undefined;
   }
 
@@ -387,8 +387,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   private async find(m: EntityManager, scope: TenantScope, id: string, lock: boolean): Promise<ApprovalEntity> {
     if (!UUID.test(id)) throw new NotFoundError('No such approval.');
-    const qb = m.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.id = :id AND a.tenant = :t', { id, t: scope.tenant });
-    if (scope.workspace) qb.andWhere('a.workspace_key = :w', { w: scope.workspace });
+    const qb = scopedQuery(m.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.id = :id', { id }), scope, 'workspace_key');
     if (lock) qb.setLock('pessimistic_write');
     const row = await qb.getOne();
     if (!row) throw new NotFoundError('No such approval.');

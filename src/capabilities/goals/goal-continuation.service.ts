@@ -10,6 +10,7 @@ import { crossedBound, nextDueAt, nextSlot } from './goal-policy';
 import { hydrateGoals } from './goal-rows';
 import { GoalEntity, GoalState } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
+import { ExtensionFault } from '../../platform/errors/internal-fault';
 
 const DEFAULT_POLL_MS = 1000;
 
@@ -392,7 +393,7 @@ export class GoalContinuationService {
         goal: { ...this.subjectOf(g), criteria: g.criteria ?? undefined, verifierRef: g.verifierRef },
         run,
       });
-      if (typeof v?.satisfied !== 'boolean') throw new Error('the judge returned no boolean verdict');
+      if (typeof v?.satisfied !== 'boolean') throw new ExtensionFault('the judge returned no boolean verdict');
       const confidence = typeof v.confidence === 'number' && v.confidence >= 0 && v.confidence <= 1 ? v.confidence : 0;
       return { satisfied: v.satisfied, confidence };
     } catch (e) {

@@ -5,6 +5,7 @@ import { collectExtensions, ExtensionMeta } from '../../platform/plugins/extensi
 import type { GoalCheck } from './goal.entity';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 import { RunEventVerifierJudge } from './judges/run-event-verifier.judge';
+import { WiringFault } from '../../platform/errors/internal-fault';
 
 /**
  * The goal judges and goal workers of the host: the built-in ones and those plugins contribute
@@ -53,7 +54,7 @@ export class GoalExtensionsService implements OnApplicationBootstrap {
   }
 
   registerWorker(id: string, worker: GoalWorkerProvider): void {
-    if (this.workers.has(id)) throw new Error(`two goal workers claim id "${id}"`);
+    if (this.workers.has(id)) throw new WiringFault(`two goal workers claim id "${id}"`);
     this.workers.set(id, worker);
   }
 

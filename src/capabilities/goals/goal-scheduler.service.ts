@@ -113,7 +113,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
     try {
       return await this.ticking;
     } catch (e) {
-      this.logger.error({ err: e }, 'goal scheduler pass failed');
+      this.logger.error({ msg: 'goal scheduler pass failed', err: e });
       this.health.report('goals.scheduler', false, 'a scheduler pass failed');
       return undefined;
     }
@@ -157,7 +157,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       } catch (e) {
         // Nothing of the batch was written: its claims expire and another pass resumes the same iterations.
         result.failed += batch.length;
-        this.logger.warn({ err: (e as Error).message }, 'recording a goal batch failed; its iterations are retried after the lease');
+        this.logger.warn({ msg: 'recording a goal batch failed; its iterations are retried after the lease', err: (e as Error).message });
         this.health.report('goals.scheduler', false, `recording a goal batch failed: ${(e as Error).name}`);
         continue;
       }
@@ -265,7 +265,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       return { kind: 'record', outcome: { ...outcome, runId } };
     } catch (e) {
       result.failed++;
-      this.logger.warn({ goalId: goal.id, err: (e as Error).message }, 'goal iteration failed; retrying later');
+      this.logger.warn({ msg: 'goal iteration failed; retrying later', goalId: goal.id, err: (e as Error).message });
       this.health.report('goals.scheduler', false, `a goal worker failed: ${(e as Error).name}`);
       return { kind: 'retry' };
     }
@@ -279,7 +279,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       signal,
     });
     if (tick.status === 'timeout' || tick.status === 'error') {
-      this.logger.warn({ goalId: goal.id, status: tick.status, reason: tick.reason }, 'goal heartbeat evaluation did not complete; nothing started');
+      this.logger.warn({ msg: 'goal heartbeat evaluation did not complete; nothing started', goalId: goal.id, status: tick.status, reason: tick.reason });
       return undefined;
     }
     if (tick.status === 'unchanged') return undefined;

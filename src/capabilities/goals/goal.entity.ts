@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 export type GoalState = 'active' | 'satisfied' | 'escalated' | 'abandoned' | 'bound-exceeded';
 export type GoalCheck = 'host' | 'verifier';
@@ -34,15 +35,9 @@ export interface GoalVerdictRecord {
 // The scheduler's claim looks for due goals across every tenant; this is the one index of the table
 // that cannot lead with tenant (it serves no tenant-facing query).
 @Index('goal_due_idx', ['nextDueAt'])
-export class GoalEntity {
+export class GoalEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   @Column({ type: 'text', nullable: true })
   principal: string | null;

@@ -20,6 +20,7 @@ import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity,
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 import { HostSchemaJudge } from './judges/host-schema.judge';
 import { UUID } from '../../platform/ids';
+import { inScope, scopedQuery } from '../../platform/tenancy/workspace-scope';
 
 const GOAL_STATES: readonly GoalState[] = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
 
@@ -148,8 +149,7 @@ export class GoalsService {
     if (state !== undefined && !GOAL_STATES.includes(state as GoalState)) {
       throw new ValidationError(`state must be one of ${GOAL_STATES.join(', ')}.`, { state });
     }
-    const qb = this.ds.getRepository(GoalEntity).createQueryBuilder('g').where('g.tenant = :t', { t: scope.tenant });
-    if (scope.workspace) qb.andWhere('g.workspace = :w', { w: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(GoalEntity).createQueryBuilder('g'), scope);
     if (state) qb.andWhere('g.state = :s', { s: state });
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'g.created_at', type: 'timestamptz' }, { column: 'g.id', type: 'uuid' }],
@@ -381,18 +381,14 @@ export class GoalsService {
 
   private async find(scope: TenantScope, id: string): Promise<GoalEntity> {
     if (!UUID.test(id)) throw new NotFoundError('No such goal.');
-    const where: Record<string, unknown> = { id, tenant: scope.tenant };
-    if (scope.workspace) where.workspace = scope.workspace;
-    const g = await this.ds.getRepository(GoalEntity).findOne({ where });
+    const g = await this.ds.getRepository(GoalEntity).findOne({ where: inScope(scope, { id }) });
     if (!g) throw new NotFoundError('No such goal.');
     return g;
   }
 
   private ownedWhere(p: Principal, id: string): Record<string, unknown> {
     if (!UUID.test(id)) throw new NotFoundError('No such goal.');
-    const where: Record<string, unknown> = { id, tenant: p.tenant, principal: p.principal };
-    if (p.workspace) where.workspace = p.workspace;
-    return where;
+    return inScope(p, { id, principal: p.principal });
   }
 
   private async findOwned(p: Principal, id: string): Promise<GoalEntity> {

@@ -34,6 +34,7 @@ import {
 } from './bundle-checks';
 import { portabilityConfig, PortabilityConfig } from './portability.config';
 import type { ImportingScope } from './kinds/artifact-backed-portable-kind';
+import { ExtensionFault, InvariantViolation } from '../../platform/errors/internal-fault';
 
 export const EXPORT_SCOPE = 'portability:export';
 /** Items per `planMany` call (a provider may read all of a kind once per call). */
@@ -200,14 +201,14 @@ export class PortabilityService implements OnApplicationBootstrap {
     // The host's own scan on every export: refuse to emit a leak rather than trust each provider.
     const leaks = findBundleCredentials(bundle);
     if (leaks.length) {
-      this.logger.error(`export refused: credential material in ${leaks.length} place(s): ${leaks.map((l) => l.keyPath).join(', ')}`);
+      this.logger.error({ msg: 'export refused: credential material in the bundle', places: leaks.length, keyPaths: leaks.map((l) => l.keyPath) });
       throw new UnprocessableError('export_credential_material', 'The estate holds a credential value where only references belong; nothing was exported.', {
         findings: leaks.slice(0, 50).map((l) => ({ ref: l.ref, kind: l.kind, path: l.path, reason: l.reason })),
       });
     }
-    if (duplicateKinds.size) throw new Error(`portable kind(s) ${[...duplicateKinds].join(', ')} exported duplicate refs`);
+    if (duplicateKinds.size) throw new ExtensionFault(`portable kind(s) ${[...duplicateKinds].join(', ')} exported duplicate refs`);
     const violations = SchemaRegistry.shared().validate('export-bundle', bundle);
-    if (violations.length) throw new Error(`export produced an invalid bundle: ${JSON.stringify(violations.slice(0, 5))}`);
+    if (violations.length) throw new InvariantViolation(`export produced an invalid bundle: ${JSON.stringify(violations.slice(0, 5))}`);
     return bundle;
   }
 
@@ -305,7 +306,7 @@ export class PortabilityService implements OnApplicationBootstrap {
         for (let start = 0; start < indexes.length; start += PLAN_BATCH) {
           const chunk = indexes.slice(start, start + PLAN_BATCH);
           const result = await provider.planMany(scope, chunk.map((i) => order[i]), tx);
-          if (result.length !== chunk.length) throw new Error(`portable kind "${kind}" planned ${result.length} of ${chunk.length} items`);
+          if (result.length !== chunk.length) throw new ExtensionFault(`portable kind "${kind}" planned ${result.length} of ${chunk.length} items`);
           chunk.forEach((i, k) => (plans[i] = result[k]));
           progressed(chunk.length);
         }
@@ -405,12 +406,12 @@ export class PortabilityService implements OnApplicationBootstrap {
       await m.query('SAVEPOINT "import_batch"');
       try {
         const results = await provider.applyMany(scope, items, m);
-        if (results.length !== items.length) throw new Error(`portable kind "${items[0].kind}" applied ${results.length} of ${items.length} items`);
+        if (results.length !== items.length) throw new ExtensionFault(`portable kind "${items[0].kind}" applied ${results.length} of ${items.length} items`);
         await m.query('RELEASE SAVEPOINT "import_batch"');
         return results;
       } catch (e) {
         await m.query('ROLLBACK TO SAVEPOINT "import_batch"');
-        this.logger.warn(`batch import of ${items.length} ${items[0].kind} item(s) failed (${(e as Error).message}); replaying it item by item`);
+        this.logger.warn({ msg: 'batch import failed; replaying it item by item', kind: items[0].kind, items: items.length, err: (e as Error).message });
       }
     }
     const out: PortableItemOutcome[] = [];
@@ -424,7 +425,7 @@ export class PortabilityService implements OnApplicationBootstrap {
       return await provider.apply(scope, item, m);
     } catch (e) {
       const cause = e instanceof DomainError ? { error: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) } : { error: 'internal_error' };
-      if (!(e instanceof DomainError)) this.logger.error(`import of item ${item.ref} (${item.kind}) failed: ${(e as Error).message}`);
+      if (!(e instanceof DomainError)) this.logger.error({ msg: 'import of an item failed', ref: item.ref, kind: item.kind, err: (e as Error).message });
       throw new UnprocessableError('bundle_item_failed', `Item "${item.ref}" (${item.kind}) could not be imported; nothing was imported.`, { ref: item.ref, kind: item.kind, cause });
     }
   }

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { WorkspaceKeyedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 /**
  * A reviewable-learning proposal (RFC 0096): an inert draft artifact. Nothing in this table is read
@@ -8,16 +9,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'proposal' })
 @Index('proposal_tenant_state_idx', ['tenant', 'workspaceKey', 'state', 'createdAt'])
 @Index('proposal_evidence_uq', ['tenant', 'workspaceKey', 'evidenceKey'], { unique: true })
-export class ProposalEntity {
+export class ProposalEntity extends WorkspaceKeyedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  /** '' when the proposal belongs to the whole tenant (non-null so the unique index holds). */
-  @Column({ name: 'workspace_key', type: 'text', default: '' })
-  workspaceKey: string;
 
   /** The principal that proposed it (a synthesizer's is `system`). */
   @Column({ type: 'text', nullable: true })

@@ -16,6 +16,7 @@ import { ProposalEntity } from './proposal.entity';
 import { ProposalState, ProposalView, toProposalView } from './proposal-view';
 import { PROPOSALS_SETTINGS, ProposalsSettings, REGISTRY_KIND } from './proposals.settings';
 import { UUID } from '../../platform/ids';
+import { scopedQuery } from '../../platform/tenancy/workspace-scope';
 
 export interface ProposalQuery extends PageRequest {
   state?: ProposalState;
@@ -79,8 +80,7 @@ export class ProposalsService implements OnModuleInit {
 
   /** A page of the caller's proposals, newest first. */
   async list(scope: TenantScope, q: ProposalQuery = {}): Promise<Page<ProposalView>> {
-    const qb = this.ds.getRepository(ProposalEntity).createQueryBuilder('p').where('p.tenant = :t', { t: scope.tenant });
-    if (scope.workspace) qb.andWhere('p.workspace_key = :w', { w: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(ProposalEntity).createQueryBuilder('p'), scope, 'workspace_key');
     if (q.state) qb.andWhere('p.state = :s', { s: q.state });
     if (q.kind) qb.andWhere('p.kind = :k', { k: q.kind });
     const page = await keysetPage(qb, q, {
@@ -348,8 +348,7 @@ export class ProposalsService implements OnModuleInit {
   private async find(m: EntityManager, scope: TenantScope, id: string, lock: boolean): Promise<ProposalEntity> {
     // Not a UUID, another tenant's or another workspace's: all the same 404.
     if (!UUID.test(id)) throw new NotFoundError('No such proposal.');
-    const qb = m.getRepository(ProposalEntity).createQueryBuilder('p').where('p.id = :id AND p.tenant = :t', { id, t: scope.tenant });
-    if (scope.workspace) qb.andWhere('p.workspace_key = :w', { w: scope.workspace });
+    const qb = scopedQuery(m.getRepository(ProposalEntity).createQueryBuilder('p').where('p.id = :id', { id }), scope, 'workspace_key');
     if (lock) qb.setLock('pessimistic_write');
     const row = await qb.getOne();
     if (!row) throw new NotFoundError('No such proposal.');

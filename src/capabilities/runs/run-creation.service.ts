@@ -20,6 +20,7 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { CHAIN_CATALOG_VERSION_SQL, WorkflowResolver } from './workflow-resolver.service';
+import { InvariantViolation } from '../../platform/errors/internal-fault';
 
 export interface CreateRunRequest {
   workflowId: string;
@@ -192,7 +193,7 @@ export class RunCreationService {
       if (!outcome.inserted && claim) this.engine.unreserve();
       if (!outcome.current) {
         this.resolver.forget(principal);
-        if (attempt >= 4) throw new Error('the installed chains kept changing while the run was created');
+        if (attempt >= 4) throw new InvariantViolation('the installed chains kept changing while the run was created');
         continue;
       }
       if (!outcome.inserted) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
@@ -287,7 +288,7 @@ export class RunCreationService {
         if (row.id) return { current: true, inserted: true };
         // Without a key nothing can conflict: the row was not written. Once more, then it is an error.
         if (v.idempotencyKey !== undefined) return { current: true, inserted: false };
-        if (attempt >= 1) throw new Error('the database wrote no row for the new run');
+        if (attempt >= 1) throw new InvariantViolation('the database wrote no row for the new run');
       } catch (e) {
         // Another enforced run of the scope became active in between: the index is the claim.
         const pgErr = e as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
@@ -395,7 +396,7 @@ export class RunCreationService {
     const first = await insert();
     if (first.length || idempotencyKey !== undefined) return first;
     const again = await insert();
-    if (!again.length) throw new Error('the database wrote no row for the new run');
+    if (!again.length) throw new InvariantViolation('the database wrote no row for the new run');
     return again;
   }
 

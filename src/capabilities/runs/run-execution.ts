@@ -8,10 +8,10 @@ import type { RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from './run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
-import { Breach, costBreach, durationBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, runBounds, RunBounds, StopReason } from './run-execution.types';
+import { Breach, costBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
 import { ReplaySource } from './run-replay';
 import { RunTrace } from './run-tracing';
-import { EngineWriteError, LeaseLost, RunWriter } from './run-writer';
+import { EngineWriteError, LeaseLost, nodeEmitter, RunWriter } from './run-writer';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
 
 /** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
@@ -28,7 +28,8 @@ export class RunExecution {
   private startedAtMs = Date.now();
   /** run.started is not written yet. */
   private firstStart: boolean;
-  private deadline?: NodeJS.Timeout;
+  /** Stops watching the RFC 0058 run duration. */
+  private unwatchDuration?: () => void;
   private breach?: Breach;
   private trace!: RunTrace;
   /** An operator's pause this execution honours: no new node starts; `immediate` also aborts the nodes in flight. */
@@ -101,7 +102,7 @@ export class RunExecution {
       // The lease is no longer kept: the last write released it (or it was lost). At shutdown the
       // keeper hands back the leases still held, after every execution has stopped.
       if (this.exec.reason !== 'shutdown') void lease?.drop();
-      clearTimeout(this.deadline);
+      this.unwatchDuration?.();
       this.d.finished(this.row.id);
       this.d.events.wake();
     }
@@ -152,7 +153,11 @@ export class RunExecution {
         if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
       }
     }
-    this.armDeadline();
+    this.unwatchDuration = watchRunDuration(this.bounds.runTimeoutMs, this.startedAtMs, (b) => {
+      if (this.breach || this.exec.reason) return;
+      this.breach = b;
+      this.stopNodes();
+    });
     if (row.cancel_requested) return this.finishCancelled();
     if (this.breach) return this.finishBreached();
 
@@ -310,17 +315,7 @@ export class RunExecution {
         attempt,
         principal: { tenant: this.principal.tenant, workspace: this.principal.workspace, principal: this.principal.principal, scopes: this.principal.scopes },
         signal,
-        emit: async (type, payload, opts) => {
-          await this.flush();
-          const v = await this.d.events
-            .append(this.scope, this.row.id, type, payload, { nodeId: n.id, correlationId: opts?.correlationId, causationId: opts?.causationId })
-            .catch((e: unknown) => Promise.reject(new EngineWriteError(e, isDatabaseUnavailable(e))));
-          // RFC 0026 provider.usage is the protocol's durable cost record (RFC 0084): count it now.
-          if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) {
-            this.addCost(payload.costEstimateUsd, n.id);
-          }
-          return { eventId: v.eventId };
-        },
+        emit: nodeEmitter(this.d.events, this.scope, this.row.id, n.id, { flush: () => this.flush(), addCost: (usd) => this.addCost(usd, n.id) }),
         awaitApproval: (req) => this.awaitApproval(n, req),
         // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
         effect: this.replay ? this.replay.effect(n.id) : effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
@@ -490,22 +485,5 @@ export class RunExecution {
       return;
     }
     this.requestStop('lease');
-  }
-
-  /** RFC 0058 run-duration: breached only once the elapsed time is strictly greater than the limit. */
-  private armDeadline(): void {
-    const limit = this.bounds.runTimeoutMs;
-    const check = () => {
-      const elapsed = Date.now() - this.startedAtMs;
-      if (elapsed <= limit) {
-        this.deadline = setTimeout(check, limit - elapsed + 1);
-        return;
-      }
-      if (!this.breach && !this.exec.reason) {
-        this.breach = durationBreach(limit, elapsed);
-        this.stopNodes();
-      }
-    };
-    check();
   }
 }

@@ -95,3 +95,21 @@ export interface Breach {
 export const loopBreach = (limit: number, observed: number, nodeId: string): Breach => ({ kind: 'loop-iterations', limit, observed, code: 'loop_limit', message: `The run would execute more than ${limit} nodes.`, nodeId });
 export const costBreach = (limit: number, observed: number, nodeId: string): Breach => ({ kind: 'budget-cost', limit, observed, code: 'cost_limit', message: `The run cost ${observed} USD, over its ${limit} USD bound.`, nodeId });
 export const durationBreach = (limit: number, observed: number): Breach => ({ kind: 'run-duration', limit, observed, code: 'run_timeout', message: `The run exceeded its ${limit} ms duration bound.` });
+
+/**
+ * RFC 0058 run-duration: `onBreach` once the time elapsed since `startedAtMs` is strictly greater
+ * than `limitMs` (checked when it can first be, not polled). Answers how to stop watching.
+ */
+export function watchRunDuration(limitMs: number, startedAtMs: number, onBreach: (b: Breach) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    const elapsed = Date.now() - startedAtMs;
+    if (elapsed <= limitMs) {
+      timer = setTimeout(check, limitMs - elapsed + 1);
+      return;
+    }
+    onBreach(durationBreach(limitMs, elapsed));
+  };
+  check();
+  return () => clearTimeout(timer);
+}

@@ -12,6 +12,7 @@ import { RunEngineService } from './run-engine.service';
 import { RunCreationService } from './run-creation.service';
 import type { RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
+import { inScope } from '../../platform/tenancy/workspace-scope';
 
 export const FORK_MODES = ['replay', 'branch'] as const;
 export type ForkMode = (typeof FORK_MODES)[number];
@@ -233,9 +234,7 @@ export class RunForkService {
   /** The caller's run (its tenant, and workspace when the caller has one); never another tenant's. */
   private async find(scope: TenantScope, runId: string): Promise<RunEntity | undefined> {
     if (!UUID.test(runId)) return undefined;
-    const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
-    if (scope.workspace) where.workspace = scope.workspace;
-    return (await this.ds.getRepository(RunEntity).findOne({ where })) ?? undefined;
+    return (await this.ds.getRepository(RunEntity).findOne({ where: inScope(scope, { id: runId }) })) ?? undefined;
   }
 }
 

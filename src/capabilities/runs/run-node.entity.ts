@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { TenantOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
@@ -8,15 +9,12 @@ export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'sk
  * that checks the run's lease fence: a node is never completed twice.
  */
 @Entity({ name: 'run_node' })
-export class RunNodeEntity {
+export class RunNodeEntity extends TenantOwnedEntity {
   @PrimaryColumn({ name: 'run_id', type: 'uuid', primaryKeyConstraintName: 'PK_run_node' })
   runId: string;
 
   @PrimaryColumn({ name: 'node_id', type: 'text', primaryKeyConstraintName: 'PK_run_node' })
   nodeId: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
 
   @Column({ name: 'type_id', type: 'text' })
   typeId: string;

@@ -7,6 +7,7 @@ import type { RunArtifactRef } from '@openwop-host/plugin-sdk';
 import type { RunArtifactsService } from './artifacts/run-artifacts.service';
 import type { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { RunNodeEntity } from './run-node.entity';
+import { inScope } from '../../platform/tenancy/workspace-scope';
 
 /**
  * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
@@ -59,9 +60,7 @@ export interface RunPage {
 /** The tenant's run (and workspace's, when the caller has one); never another tenant's. */
 export async function findRun(db: EntityManager, scope: TenantScope, runId: string): Promise<RunEntity | undefined> {
   if (!UUID.test(runId)) return undefined;
-  const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
-  if (scope.workspace) where.workspace = scope.workspace;
-  return (await db.getRepository(RunEntity).findOne({ where })) ?? undefined;
+  return (await db.getRepository(RunEntity).findOne({ where: inScope(scope, { id: runId }) })) ?? undefined;
 }
 
 /** The RunSnapshot of a run of the caller's scope (unknown and foreign ids are 404), with its nodes, its interrupt and (given the store) its artifacts. */

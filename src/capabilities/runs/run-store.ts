@@ -6,6 +6,7 @@ import { preparedStatement, runPrepared } from '../../platform/database/prepared
 import { FlushBatcher } from './run-flush-batcher';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
 import type { WorkflowDefinition } from './workflow-definition';
+import { InvariantViolation } from '../../platform/errors/internal-fault';
 
 /**
  * Every statement of the run engine, each a function of the connection it runs on (the data source,
@@ -307,10 +308,9 @@ export function flushValues(fs: FlushParams[]): unknown[] {
 }
 
 /** A node of a run in the statement was already completed: nothing of the statement was written. */
-export class NodeAlreadyCompleted extends Error {
+export class NodeAlreadyCompleted extends InvariantViolation {
   constructor() {
     super('a node of this run was already completed');
-    this.name = 'NodeAlreadyCompleted';
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
-import type { BatchEvent } from '../../platform/events/event-log.service';
+import type { NodeExecutionContext } from '@openwop-host/plugin-sdk';
+import type { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
 import type { FlushParams, FlushResult, NodeWrite, RunUpdate } from './run-store';
 
 /** The claim no longer holds the run's lease: this execution writes nothing more. */
@@ -143,4 +144,26 @@ export class RunWriter {
     if (!seen.fenced) throw new LeaseLost('the run lease was lost');
     this.hooks.committed(u, batch, writes, seen);
   }
+}
+
+/**
+ * A node's `ctx.emit`: what the execution has pending is written first (the event follows what
+ * caused it in the log), then the event; an RFC 0026 `provider.usage` in USD is the protocol's
+ * durable cost record (RFC 0084), counted at once. A write that fails is the engine's, not the node's.
+ */
+export function nodeEmitter(
+  events: Pick<EventLogService, 'append'>,
+  scope: { tenant: string; workspace?: string },
+  runId: string,
+  nodeId: string,
+  hooks: { flush(): Promise<void>; addCost(usd: number): void },
+): NodeExecutionContext['emit'] {
+  return async (type, payload, opts) => {
+    await hooks.flush();
+    const v = await events
+      .append(scope, runId, type, payload, { nodeId, correlationId: opts?.correlationId, causationId: opts?.causationId })
+      .catch((e: unknown) => Promise.reject(new EngineWriteError(e, isDatabaseUnavailable(e))));
+    if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) hooks.addCost(payload.costEstimateUsd);
+    return { eventId: v.eventId };
+  };
 }

@@ -21,6 +21,7 @@ import { InterruptsService } from './interrupts/interrupts.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { CreateRunRequest, HOST_KEY_PREFIX, RunCreationService } from './run-creation.service';
 import { findRun, readRunSnapshot, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
+import { scopeCondition, scopedQuery } from '../../platform/tenancy/workspace-scope';
 
 /** Most chains one run's authority is worked out over (a chain calling chains calling chains...). */
 const MAX_CHAINS = 100;
@@ -115,9 +116,8 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
 
   /** The run's id and status only (one indexed read; unknown and foreign ids are 404): what a stream needs to open. */
   async state(scope: TenantScope, runId: string): Promise<Pick<RunSnapshot, 'runId' | 'status'>> {
-    const rows = UUID.test(runId)
-      ? ((await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "id" = $1 AND "tenant" = $2 AND ($3::text IS NULL OR "workspace" = $3::text)`, [runId, scope.tenant, scope.workspace ?? null])) as Array<{ id: string; status: string }>)
-      : [];
+    const params: unknown[] = [runId];
+    const rows = UUID.test(runId) ? ((await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "id" = $1 AND ${scopeCondition(scope, params)}`, params)) as Array<{ id: string; status: string }>) : [];
     if (!rows.length) throw new NotFoundError('No such run.');
     return { runId: rows[0].id, status: rows[0].status };
   }
@@ -137,8 +137,7 @@ export class RunsService implements OnModuleInit, WorkflowRunLauncher {
 
   /** The caller's runs, newest first, a page at a time, optionally of one status. */
   async list(scope: TenantScope, q: PageRequest & { status?: string }): Promise<RunPage> {
-    const qb = this.ds.getRepository(RunEntity).createQueryBuilder('r').where('r.tenant = :tenant', { tenant: scope.tenant });
-    if (scope.workspace) qb.andWhere('r.workspace = :workspace', { workspace: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(RunEntity).createQueryBuilder('r'), scope);
     if (q.status) qb.andWhere('r.status = :status', { status: q.status });
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'r.created_at', type: 'timestamptz' }, { column: 'r.id', type: 'uuid' }],

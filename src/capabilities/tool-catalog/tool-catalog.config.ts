@@ -1,5 +1,6 @@
 import type { ToolApproval, ToolEgress, ToolReplayPolicy, ToolSafetyTier } from '@openwop-host/plugin-sdk';
 import type { HostConfig } from '../../platform/config/host-config';
+import { ConfigError } from '../../platform/config/config-error';
 
 /** How the operator classifies one MCP tool (server annotations are never trusted for this). */
 export interface McpToolClassification {
@@ -56,7 +57,7 @@ export function toolCatalogSettings(config: Pick<HostConfig, 'file' | 'toolSourc
   const mcpServers = servers.map((s): McpServerConfig => {
     const id = String(s.id);
     // The schema cannot express uniqueness of a property across items.
-    if (ids.has(id)) throw new Error(`OPENWOP_CONFIG tools.mcpServers: duplicate server id "${id}"`);
+    if (ids.has(id)) throw new ConfigError(`OPENWOP_CONFIG tools.mcpServers: duplicate server id "${id}"`);
     ids.add(id);
     const base = {
       id,

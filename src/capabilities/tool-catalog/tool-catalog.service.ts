@@ -17,6 +17,7 @@ import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { CompactToolDescriptor, toCompact } from './compact-descriptor';
 import { compareToolIds, descriptorProblems, visibleTo } from './descriptor-rules';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from './tool-catalog.config';
+import { ExtensionFault } from '../../platform/errors/internal-fault';
 
 /** The clock cache expiry is measured on (a seam for tests: TTL behaviour without waiting). */
 @Injectable()
@@ -342,7 +343,7 @@ export class ToolCatalogService implements OnApplicationBootstrap {
         Promise.resolve().then(() => source.provider.listTools({ tenant: scope.tenant, workspace: scope.workspace, signal: controller.signal })),
         deadline,
       ]);
-      if (!Array.isArray(listed)) throw new Error('listTools() did not return an array');
+      if (!Array.isArray(listed)) throw new ExtensionFault('listTools() did not return an array');
       const entries: CatalogEntry[] = [];
       for (const d of listed) {
         const known = d && typeof d === 'object' ? this.validated.get(d) : undefined;

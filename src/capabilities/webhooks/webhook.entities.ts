@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 /**
  * A webhook subscription (webhooks.md): a URL and an event filter, owned by the tenant (and the
@@ -7,16 +8,10 @@ import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, Primary
  */
 @Entity({ name: 'webhook_subscription' })
 @Index('webhook_subscription_tenant_idx', ['tenant', 'createdAt'])
-export class WebhookSubscriptionEntity {
+export class WebhookSubscriptionEntity extends WorkspaceOwnedEntity {
   /** `wh_<random>`: the protocol's `webhookId`. */
   @PrimaryColumn({ type: 'text' })
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   @Column({ type: 'text' })
   principal: string;
@@ -53,15 +48,9 @@ export class WebhookSubscriptionEntity {
 @Index('webhook_delivery_due_idx', ['nextAttemptAt'], { where: `"status" IN ('pending', 'delivering')` })
 @Index('webhook_delivery_history_idx', ['tenant', 'webhookId', 'createdAt'])
 @Index('webhook_delivery_event_uq', ['webhookId', 'eventId'], { unique: true })
-export class WebhookDeliveryEntity {
+export class WebhookDeliveryEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   @Column({ name: 'webhook_id', type: 'text' })
   webhookId: string;

@@ -11,6 +11,7 @@ import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { WebhookDeliveryEntity, WebhookSubscriptionEntity } from './webhook.entities';
 import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
 import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.errors';
+import { inScope, scopedQuery } from '../../platform/tenancy/workspace-scope';
 
 /** The one signature scheme (webhooks.md §"Signature algorithm versioning"). */
 export const SIGNATURE_ALGORITHM = 'v1';
@@ -168,10 +169,7 @@ export class WebhooksService {
   }
 
   private where(scope: TenantScope, id?: string): Record<string, unknown> {
-    const w: Record<string, unknown> = { tenant: scope.tenant };
-    if (scope.workspace) w.workspace = scope.workspace;
-    if (id !== undefined) w.id = id;
-    return w;
+    return inScope(scope, id !== undefined ? { id } : {});
   }
 
   /** Every subscription of the caller (the seam's `list`): a tenant holds at most MAX_SUBSCRIPTIONS_PER_TENANT. */
@@ -182,8 +180,7 @@ export class WebhooksService {
 
   /** The caller's subscriptions, oldest first, a page at a time (`GET /v1/webhooks`). */
   async page(scope: TenantScope, q: PageRequest): Promise<Page<WebhookView>> {
-    const qb = this.ds.getRepository(WebhookSubscriptionEntity).createQueryBuilder('w').where('w.tenant = :tenant', { tenant: scope.tenant });
-    if (scope.workspace) qb.andWhere('w.workspace = :workspace', { workspace: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(WebhookSubscriptionEntity).createQueryBuilder('w'), scope);
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'w.created_at', type: 'timestamptz' }, { column: 'w.id', type: 'text' }],
       direction: 'ASC',

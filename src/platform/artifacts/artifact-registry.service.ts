@@ -15,6 +15,7 @@ import { NotFoundError, UnprocessableError, ValidationError } from '../errors/do
 import { withVerbatimText } from '../http/json-text';
 import type { TenantScope } from '../identity/principal';
 import { InstalledArtifactEntity } from './installed-artifact.entity';
+import { InvariantViolation } from '../errors/internal-fault';
 
 /** RFC 8785 (JCS) canonical JSON text of a value. */
 export function canonicalJson(value: unknown): string {
@@ -27,7 +28,7 @@ export function canonicalJson(value: unknown): string {
     if (e instanceof RangeError) throw new ValidationError('The document nests too deeply to be canonicalized.');
     throw e;
   }
-  if (s === undefined) throw new Error('value cannot be canonicalized');
+  if (s === undefined) throw new InvariantViolation('value cannot be canonicalized');
   return s;
 }
 
@@ -179,7 +180,7 @@ export class ArtifactRegistryService implements OnApplicationBootstrap {
       const bytes = e.text ?? artifactText(e.content);
       prepared.push({ name, version: version ?? null, bytes, ref: textRef(bytes) });
     }
-    if (new Set(prepared.map((p) => p.name)).size !== prepared.length) throw new Error(`installMany: duplicate ${kind} names in one batch`);
+    if (new Set(prepared.map((p) => p.name)).size !== prepared.length) throw new InvariantViolation(`installMany: duplicate ${kind} names in one batch`);
     const workspaceKey = scope.workspace ?? '';
     const run = async (m: EntityManager): Promise<InstallResult[]> => {
       // The rows come back without their bytes: the content is the entry's own (same bytes, same

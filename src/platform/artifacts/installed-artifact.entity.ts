@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { WorkspaceKeyedEntity } from '../tenancy/tenant-owned.entity';
 
 /**
  * The host's pack registry: every artifact installed for a tenant (node packs, workflow-chain packs,
@@ -8,16 +9,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'installed_artifact' })
 @Index('installed_artifact_name_uq', ['tenant', 'workspaceKey', 'kind', 'name'], { unique: true })
 @Index('installed_artifact_kind_idx', ['tenant', 'kind'])
-export class InstalledArtifactEntity {
+export class InstalledArtifactEntity extends WorkspaceKeyedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  /** '' when the artifact belongs to the whole tenant (kept non-null so the unique index holds). */
-  @Column({ name: 'workspace_key', type: 'text', default: '' })
-  workspaceKey: string;
 
   @Column({ type: 'text' })
   kind: string;

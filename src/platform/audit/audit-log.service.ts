@@ -5,6 +5,7 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError } from '../errors/domain-error';
 import type { Principal } from '../identity/principal';
 import { auditEntryHash, merkleRoot } from './merkle';
+import { InvariantViolation } from '../errors/internal-fault';
 
 /** The security-relevant actions the host records (docs/security.md §"Audit log"). */
 export type AuditAction =
@@ -179,7 +180,7 @@ export class AuditLogService implements OnApplicationBootstrap {
     const details: Record<string, AuditDetail> = {};
     for (const [k, v] of Object.entries(rec.details ?? {})) {
       if (v === undefined) continue;
-      if (SECRET_NAME.test(k)) throw new Error(`audit detail "${k}" looks like a secret: audit entries never carry one`);
+      if (SECRET_NAME.test(k)) throw new InvariantViolation(`audit detail "${k}" looks like a secret: audit entries never carry one`);
       details[k] = v;
     }
     const [head] = rowsOf<{ head_seq: string; head_hash: string | null; last_checkpoint_seq: string }>(

@@ -21,7 +21,7 @@ export class AuditAdvertiser implements CapabilityAdvertiser {
     try {
       checkpointPublicKey = await this.audit.publicKeySpki();
     } catch (e) {
-      this.logger.warn({ err: e }, 'audit signing key unavailable: the audit-log-integrity claim is left out of discovery');
+      this.logger.warn({ msg: 'audit signing key unavailable: the audit-log-integrity claim is left out of discovery', err: e });
       return undefined;
     }
     return {

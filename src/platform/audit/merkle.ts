@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { InvariantViolation } from '../errors/internal-fault';
 
 const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
 /** The hash of an audit entry: lowercase-hex SHA-256 of its RFC 8785 (JCS) text, the value the next entry carries as `prevHash`. */
 export function auditEntryHash(entry: unknown): string {
   const text = canonicalize(entry);
-  if (text === undefined) throw new Error('audit entry cannot be canonicalized');
+  if (text === undefined) throw new InvariantViolation('audit entry cannot be canonicalized');
   return sha256Hex(text);
 }
 
@@ -16,7 +17,7 @@ export function auditEntryHash(entry: unknown): string {
  * the ASCII text `left ‖ right` (both lowercase hex); a last odd node is promoted unchanged.
  */
 export function merkleRoot(leaves: readonly string[]): string {
-  if (leaves.length === 0) throw new Error('a checkpoint anchors at least one entry');
+  if (leaves.length === 0) throw new InvariantViolation('a checkpoint anchors at least one entry');
   let level = leaves.slice();
   while (level.length > 1) {
     const next: string[] = [];

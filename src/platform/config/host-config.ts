@@ -454,13 +454,15 @@ function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
 /** An Ed25519 private key, PEM or base64 PKCS#8 DER; anything else stops the host at start. */
 function auditSigningKey(v: string | undefined): string | undefined {
   if (v === undefined) return undefined;
+  const refused = (reason: string) => new ConfigError(`OPENWOP_AUDIT_SIGNING_KEY must be an Ed25519 private key (PKCS#8, PEM or base64 DER): ${reason}`);
+  let type: string | undefined;
   try {
     const { createPrivateKey } = require('node:crypto') as typeof import('node:crypto');
-    const key = v.startsWith('-----BEGIN') ? createPrivateKey(v) : createPrivateKey({ key: Buffer.from(v, 'base64'), format: 'der', type: 'pkcs8' });
-    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a ${key.asymmetricKeyType} key`);
+    type = (v.startsWith('-----BEGIN') ? createPrivateKey(v) : createPrivateKey({ key: Buffer.from(v, 'base64'), format: 'der', type: 'pkcs8' })).asymmetricKeyType;
   } catch (e) {
-    throw new ConfigError(`OPENWOP_AUDIT_SIGNING_KEY must be an Ed25519 private key (PKCS#8, PEM or base64 DER): ${(e as Error).message}`);
+    throw refused((e as Error).message);
   }
+  if (type !== 'ed25519') throw refused(`a ${type} key`);
   return v;
 }
 

@@ -36,8 +36,8 @@ export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataD
 /** A line on stderr for a process without a structured logger (the CLI). */
 const stderrLog: EmbeddedLog = {
   info: () => undefined,
-  warn: (_d, msg) => process.stderr.write(`${msg}\n`),
-  error: (d, msg) => process.stderr.write(`${msg} ${JSON.stringify(d)}\n`),
+  warn: ({ msg }) => process.stderr.write(`${msg}\n`),
+  error: ({ msg, ...facts }) => process.stderr.write(`${msg} ${JSON.stringify(facts)}\n`),
 };
 
 /**

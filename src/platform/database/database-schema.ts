@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { MigrationClass } from './migration-runner';
+import { WiringFault } from '../errors/internal-fault';
 
 /** A class TypeORM maps to a table (decorated with `@Entity`). */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -31,6 +32,6 @@ export function declareSchema(ds: DataSource, schema: DatabaseSchema): void {
 /** The schema declared for this data source (by openDatabase or PlatformModule.forRoot). */
 export function schemaOf(ds: DataSource): DatabaseSchema {
   const schema = declared.get(ds);
-  if (!schema) throw new Error('no database schema was declared for this data source (openDatabase or PlatformModule.forRoot declares it)');
+  if (!schema) throw new WiringFault('no database schema was declared for this data source (openDatabase or PlatformModule.forRoot declares it)');
   return schema;
 }

@@ -29,7 +29,7 @@ export interface EmbeddedPostgres {
 }
 
 export interface EmbeddedLog extends WireServerLog {
-  info(data: Record<string, unknown>, msg: string): void;
+  info(line: { msg: string } & Record<string, unknown>): void;
 }
 
 export interface EmbeddedOptions {
@@ -188,7 +188,7 @@ function tryClaim(lock: string, log?: EmbeddedLog): { claimed: true } | { claime
       continue;
     }
     fs.rmSync(aside, { force: true });
-    log?.warn({ stalePid: owner?.pid }, 'embedded database: recovered the lock of a process that is gone');
+    log?.warn({ msg: 'embedded database: recovered the lock of a process that is gone', stalePid: owner?.pid });
   }
   // Contended: the caller tries again shortly.
   return { claimed: false, owner: readLock(lock)?.owner ?? { pid: 0 } };
@@ -214,7 +214,7 @@ async function initDataFolder(pgData: string, log?: EmbeddedLog): Promise<void> 
   if (fs.existsSync(path.join(pgData, 'PG_VERSION'))) return;
   const staging = `${pgData}.init-${process.pid}`;
   fs.rmSync(staging, { recursive: true, force: true });
-  log?.info({ folder: pgData }, 'embedded database: creating a new database (first start)');
+  log?.info({ msg: 'embedded database: creating a new database (first start)', folder: pgData });
   const entry = require.resolve('@electric-sql/pglite');
   const script = `const { PGlite } = require(${JSON.stringify(entry)});
 PGlite.create({ dataDir: ${JSON.stringify(staging)} }).then((db) => db.close()).then(() => process.exit(0), (e) => { process.stderr.write(String((e && e.message) || e)); process.exit(1); });`;
@@ -252,7 +252,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     if (options.join) {
       const running = await findRunningEmbedded(dataDir);
       if (running) {
-        log?.info({ socket: p.socket }, 'embedded database is served by another process; connecting through its socket');
+        log?.info({ msg: 'embedded database is served by another process; connecting through its socket', socket: p.socket });
         return running;
       }
     }
@@ -261,7 +261,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     if (Date.now() >= deadline) throw new EmbeddedBusyError(dataDir, claim.owner.pid);
     if (!told) {
       told = true;
-      log?.warn({ ownerPid: claim.owner.pid, waitMs }, options.join ? 'embedded database: waiting for its owner to serve it' : 'embedded database: waiting for the process that holds the data folder to exit');
+      log?.warn({ msg: options.join ? 'embedded database: waiting for its owner to serve it' : 'embedded database: waiting for the process that holds the data folder to exit', ownerPid: claim.owner.pid, waitMs });
     }
     await sleep(200);
   }
@@ -287,7 +287,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
     const settings = { ...EMBEDDED_PG_DEFAULTS, ...(options.settings ?? {}) };
     const startParams = [...PGliteCtor.defaultStartParams, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-    log?.info({ folder: p.pgData }, 'starting embedded PostgreSQL');
+    log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData });
     db = await PGliteCtor.create({ dataDir: p.pgData, startParams, pgliteWasmModule: await (compiled ?? compileEngine()) });
     const server = new EmbeddedWireServer(db, {
       listen: p.socket,

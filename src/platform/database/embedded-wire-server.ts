@@ -38,9 +38,10 @@ export interface WireServerOptions {
   log?: WireServerLog;
 }
 
+/** Where the server logs: one object, its `msg` the message and the facts beside it (the host's logging style). */
 export interface WireServerLog {
-  warn(data: Record<string, unknown>, msg: string): void;
-  error(data: Record<string, unknown>, msg: string): void;
+  warn(line: { msg: string } & Record<string, unknown>): void;
+  error(line: { msg: string } & Record<string, unknown>): void;
 }
 
 export interface WireServerStats {
@@ -78,7 +79,7 @@ export class EmbeddedWireServer {
       if (typeof this.options.listen === 'number') server.listen(this.options.listen, '127.0.0.1', done);
       else server.listen(this.options.listen, done);
     });
-    server.on('error', (e) => this.options.log?.error({ err: e.message }, 'embedded database: socket server error'));
+    server.on('error', (e) => this.options.log?.error({ msg: 'embedded database: socket server error', err: e.message }));
     this.sweeper = setInterval(() => this.sweep(), 1000);
     this.sweeper.unref();
   }
@@ -189,10 +190,7 @@ export class EmbeddedWireServer {
     const holder = this.holder;
     const idleLimit = this.options.idleInTransactionTimeoutMs ?? 0;
     if (holder && idleLimit > 0 && holder.idleInTransactionSince !== undefined && now - holder.idleInTransactionSince > idleLimit) {
-      this.options.log?.error(
-        { connection: holder.id, idleMs: now - holder.idleInTransactionSince, statement: holder.lastStatement, waiting: this.queue.length },
-        'embedded database: terminating a connection idle inside a transaction (its transaction is rolled back)',
-      );
+      this.options.log?.error({ msg: 'embedded database: terminating a connection idle inside a transaction (its transaction is rolled back)', connection: holder.id, idleMs: now - holder.idleInTransactionSince, statement: holder.lastStatement, waiting: this.queue.length });
       holder.terminate(errorResponse('FATAL', '25P03', 'terminating connection due to idle-in-transaction timeout'));
     }
     const warnMs = this.options.waitWarnMs ?? 5000;
@@ -201,22 +199,20 @@ export class EmbeddedWireServer {
       if (waited < warnMs || now < w.conn.nextWaitReport) continue;
       w.conn.nextWaitReport = now + 30_000;
       const h = this.holder;
-      this.options.log?.error(
-        {
-          connection: w.conn.id,
-          waitedMs: waited,
-          waiting: this.queue.length,
-          holder: h
-            ? {
-                connection: h.id,
-                heldMs: now - (h.heldSince ?? now),
-                state: h.executing ? 'executing' : h.idleInTransactionSince !== undefined ? (h.txStatus === 'I' ? 'inside a message group' : 'idle in transaction') : 'idle',
-                statement: h.lastStatement,
-              }
-            : undefined,
-        },
-        'embedded database: a connection is waiting long for the backend (is a transaction waiting for a query on another connection?)',
-      );
+      this.options.log?.error({
+        msg: 'embedded database: a connection is waiting long for the backend (is a transaction waiting for a query on another connection?)',
+        connection: w.conn.id,
+        waitedMs: waited,
+        waiting: this.queue.length,
+        holder: h
+          ? {
+              connection: h.id,
+              heldMs: now - (h.heldSince ?? now),
+              state: h.executing ? 'executing' : h.idleInTransactionSince !== undefined ? (h.txStatus === 'I' ? 'inside a message group' : 'idle in transaction') : 'idle',
+              statement: h.lastStatement,
+            }
+          : undefined,
+      });
     }
   }
 }

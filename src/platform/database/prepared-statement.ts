@@ -1,6 +1,7 @@
 import type * as pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from './database-driver';
+import { WiringFault } from '../errors/internal-fault';
 
 /**
  * A statement of fixed text that is sent as a named prepared statement: PostgreSQL parses and plans
@@ -21,7 +22,7 @@ const registered = new Map<string, string>();
 export function preparedStatement(name: string, text: string): PreparedStatement {
   const full = `openwop_${name}`;
   const prior = registered.get(full);
-  if (prior !== undefined && prior !== text) throw new Error(`prepared statement ${name} was declared with two texts`);
+  if (prior !== undefined && prior !== text) throw new WiringFault(`prepared statement ${name} was declared with two texts`);
   registered.set(full, text);
   return Object.freeze({ name: full, text });
 }
@@ -29,7 +30,7 @@ export function preparedStatement(name: string, text: string): PreparedStatement
 /** The pg pool behind a data source (the same connections, settings and deadline as its queries). */
 function poolOf(ds: DataSource): pg.Pool {
   const pool = (ds.driver as unknown as { master?: pg.Pool }).master;
-  if (!pool) throw new Error('the data source is not connected');
+  if (!pool) throw new WiringFault('the data source is not connected');
   return pool;
 }
 

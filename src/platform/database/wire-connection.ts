@@ -89,7 +89,7 @@ export class WireConnection {
         if (!batch) break;
       }
     } catch (e) {
-      if (!(e instanceof Closed)) this.server.options.log?.error({ connection: this.id, err: (e as Error).message }, 'embedded database: a connection failed');
+      if (!(e instanceof Closed)) this.server.options.log?.error({ msg: 'embedded database: a connection failed', connection: this.id, err: (e as Error).message });
       this.terminate(errorResponse('FATAL', 'XX000', `the embedded database failed: ${(e as Error).message}`));
     } finally {
       this.pumping = false;
@@ -273,7 +273,7 @@ export class WireConnection {
           if ((status && status !== 'I') || this.server.db.isInTransaction()) await this.server.execCollect(ROLLBACK_MESSAGE);
         }
       } catch (e) {
-        this.server.options.log?.error({ connection: this.id, err: (e as Error).message }, 'embedded database: could not roll back the transaction of a closed connection');
+        this.server.options.log?.error({ msg: 'embedded database: could not roll back the transaction of a closed connection', connection: this.id, err: (e as Error).message });
       } finally {
         this.releaseBackend();
         this.done();

@@ -82,7 +82,7 @@ export class DiscoveryDocumentService {
         if (part) deepMerge(doc, part);
         this.health.clear(`discovery:${name}`);
       } catch (e) {
-        this.logger.error({ advertiser: name, err: e }, 'capability advertiser failed');
+        this.logger.error({ msg: 'capability advertiser failed', advertiser: name, err: e });
         this.health.report(`discovery:${name}`, false, 'advertiser failed; its capability block is left out');
       }
     }

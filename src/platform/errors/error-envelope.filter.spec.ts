@@ -2,6 +2,7 @@ import { BadRequestException, NotFoundException } from '@nestjs/common';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { DomainError, UnprocessableError } from './domain-error';
 import { toEnvelope } from './error-envelope.filter';
+import { ExtensionFault, InternalFault, InvariantViolation, WiringFault } from './internal-fault';
 
 const valid = (body: unknown) => expect(SchemaRegistry.shared().validate('error-envelope', body)).toEqual([]);
 
@@ -12,6 +13,17 @@ describe('error envelope', () => {
     expect(body).toEqual({ error: 'internal_error', message: 'The host failed to handle the request.', details: { correlationId: 'req-1' } });
     expect(JSON.stringify(body)).not.toContain('hunter2');
     valid(body);
+  });
+
+  it('answers an internal fault exactly like any unexpected failure: its fault and message stay in the logs', () => {
+    const plain = toEnvelope(new Error('the invocation log lost a claimed effect'), 'req-2');
+    for (const fault of [new InternalFault('aborted', 'x'), new WiringFault('x'), new InvariantViolation('the invocation log lost a claimed effect'), new ExtensionFault('x')]) {
+      expect(fault).toBeInstanceOf(Error);
+      expect(toEnvelope(fault, 'req-2')).toEqual(plain);
+    }
+    // No `code`: the run engine and the activity ledger record any error's string `code` as the protocol's.
+    expect('code' in new InvariantViolation('x')).toBe(false);
+    expect(new InvariantViolation('x')).toMatchObject({ name: 'InvariantViolation', fault: 'invariant', message: 'x' });
   });
 
   it('writes domain errors with their code, status and details', () => {

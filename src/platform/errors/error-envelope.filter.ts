@@ -57,9 +57,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const request = ctx.getRequest<FastifyRequest>();
     const { status, body, headers } = toEnvelope(exception, String(request?.id ?? ''));
     if (status === 503 && body.error === 'service_unavailable') {
-      this.logger.warn({ reason: (exception as Error)?.message, correlationId: request?.id }, 'request failed: the database is unavailable');
+      this.logger.warn({ msg: 'request failed: the database is unavailable', reason: (exception as Error)?.message, correlationId: request?.id });
     } else if (status >= 500) {
-      this.logger.error({ err: exception, correlationId: request?.id }, 'request failed');
+      this.logger.error({ msg: 'request failed', err: exception, correlationId: request?.id });
     }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     void reply.status(status).type('application/json; charset=utf-8').send(body);

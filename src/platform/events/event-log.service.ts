@@ -6,6 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
+import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -166,13 +167,12 @@ export class EventLogService implements OnModuleInit {
       const rows = await runPrepared<EventRowRead>(this.ds, READ_STREAM, [scope.tenant, streamId, scope.workspace ?? null, String(q.afterSequence ?? 0), limit]);
       return rows.map(viewOfRow);
     }
-    const params: unknown[] = [scope.tenant, streamId];
-    const where = [`"tenant" = $1`, `"stream_id" = $2`];
+    const params: unknown[] = [streamId];
+    const where = [`"stream_id" = $1`, scopeCondition(scope, params)];
     const add = (column: string, v: unknown, cast = '') => {
       params.push(v);
       where.push(`"${column}" ${column === 'sequence' ? '>' : '='} $${params.length}${cast}`);
     };
-    if (scope.workspace) add('workspace', scope.workspace);
     if (q.afterSequence) add('sequence', String(q.afterSequence), '::bigint');
     if (q.type) add('type', q.type);
     if (q.correlationId) add('correlation_id', q.correlationId);

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { WorkspaceOwnedEntity } from '../tenancy/tenant-owned.entity';
 
 /**
  * A run owned by a tenant. Host-level streams (goal, proposal, import events) have no run row.
@@ -19,15 +20,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, PrimaryGenerate
   where: `"dedup_scope" IS NOT NULL AND "status" IN ('pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')`,
 })
 @Index('run_scope_idx', ['tenant', 'workspaceKey', 'scopeId'], { where: `"scope_id" IS NOT NULL` })
-export class RunEntity {
+export class RunEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   /** The workspace, '' for a tenant-level run: the scope of the run's idempotency key. */
   @Column({ name: 'workspace_key', type: 'text', default: '' })
@@ -153,15 +148,9 @@ export class EventStreamEntity {
 @Index('event_stream_seq_uq', ['tenant', 'streamId', 'sequence'], { unique: true })
 // Only tool calls are looked up by type (the proposal synthesis; migration 1764970000000).
 @Index('event_tool_call_idx', ['tenant', 'createdAt'], { where: `"type" = 'agent.toolCalled'` })
-export class EventEntity {
+export class EventEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   /** The run id, or HOST_STREAM for the tenant's host-level events. */
   @Column({ name: 'stream_id', type: 'text' })

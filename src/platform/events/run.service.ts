@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Principal, TenantScope } from '../identity/principal';
 import { RunEntity } from './event.entities';
+import { inScope } from '../tenancy/workspace-scope';
 
 export interface RunView {
   runId: string;
@@ -43,9 +44,7 @@ export class RunService {
   /** A run of the caller's tenant (and workspace), or undefined: never another tenant's. */
   async find(scope: TenantScope, runId: string): Promise<RunView | undefined> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(runId)) return undefined;
-    const where: Record<string, unknown> = { id: runId, tenant: scope.tenant };
-    if (scope.workspace) where.workspace = scope.workspace;
-    const run = await this.ds.getRepository(RunEntity).findOne({ where });
+    const run = await this.ds.getRepository(RunEntity).findOne({ where: inScope(scope, { id: runId }) });
     return run ? toView(run) : undefined;
   }
 }

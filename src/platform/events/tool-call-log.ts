@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { HOST_STREAM } from './event-log.service';
+import { scopeCondition } from '../tenancy/workspace-scope';
 
 /** One `agent.toolCalled` event of a run, as the event log recorded it. */
 export interface ToolCallEvent {
@@ -25,15 +26,13 @@ export async function tenantsWithRecentToolCalls(db: Db, lookbackHours: number):
  * ordered by workspace, run and sequence, at most `limit` of them.
  */
 export async function recentToolCalls(db: Db, q: { tenant: string; workspace?: string; lookbackHours: number; limit: number }): Promise<ToolCallEvent[]> {
-  const params: unknown[] = [q.tenant, q.lookbackHours, q.limit, HOST_STREAM];
-  if (q.workspace) params.push(q.workspace);
+  const params: unknown[] = [q.lookbackHours, q.limit, HOST_STREAM];
   const rows = (await db.query(
     `SELECT coalesce("workspace", '') AS "workspace", "stream_id", "sequence", "payload"->>'toolId' AS "tool_id", "created_at"
      FROM "event"
-     WHERE "tenant" = $1 AND "type" = 'agent.toolCalled' AND "stream_id" <> $4
-       AND "created_at" > now() - ($2::int * interval '1 hour') AND "payload" ? 'toolId'
-       ${q.workspace ? `AND "workspace" = $5` : ''}
-     ORDER BY "workspace", "stream_id", "sequence" LIMIT $3`,
+     WHERE ${scopeCondition(q, params)} AND "type" = 'agent.toolCalled' AND "stream_id" <> $3
+       AND "created_at" > now() - ($1::int * interval '1 hour') AND "payload" ? 'toolId'
+     ORDER BY "workspace", "stream_id", "sequence" LIMIT $2`,
     params,
   )) as Array<{ workspace: string; stream_id: string; sequence: string; tool_id: string; created_at: Date }>;
   return rows.map((r) => ({ workspace: r.workspace, runId: r.stream_id, sequence: Number(r.sequence), toolId: r.tool_id, createdAt: r.created_at }));

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { InvariantViolation } from '../errors/internal-fault';
 
 /** How long an invocation-log entry is kept (idempotency.md guarantee 4: recommended 14 days). */
 export const ACTIVITY_RETENTION_SEC = 14 * 24 * 3600;
@@ -42,8 +43,8 @@ export class ActivityFailedError extends Error {
  * concurrent executor re-running the node from its start) mints the same value.
  */
 export function logicalInvocationId(id: ActivityIdentity): string {
-  for (const f of [id.tenant, id.runId, id.nodeId, id.providerKey]) if (f.includes('\0')) throw new Error('an activity identity field contains NUL');
-  if (!Number.isInteger(id.ordinal) || id.ordinal < 0) throw new Error('an activity ordinal is a non-negative integer');
+  for (const f of [id.tenant, id.runId, id.nodeId, id.providerKey]) if (f.includes('\0')) throw new InvariantViolation('an activity identity field contains NUL');
+  if (!Number.isInteger(id.ordinal) || id.ordinal < 0) throw new InvariantViolation('an activity ordinal is a non-negative integer');
   return createHash('sha256').update(['openwop:activity:v2', id.tenant, id.runId, id.nodeId, String(id.ordinal), id.providerKey].join('\0')).digest('base64url');
 }
 
@@ -88,7 +89,7 @@ export class ActivityLedger {
     const until = Date.now() + WAIT_FOR_WINNER_MS;
     for (;;) {
       const [row] = (await this.ds.query(`SELECT "state", "result" FROM "activity_invocation" WHERE "logical_invocation_id" = $1 AND "tenant" = $2`, [id, tenant])) as Array<{ state: string; result: Record<string, unknown> | null }>;
-      if (!row) throw new Error('the invocation log lost a claimed effect');
+      if (!row) throw new InvariantViolation('the invocation log lost a claimed effect');
       if (row.state === 'completed') return (row.result ?? {}).value ?? null;
       if (row.state === 'failed') {
         const err = ((row.result ?? {}).error ?? {}) as { code?: string; message?: string };

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { TenantOwnedEntity } from '../tenancy/tenant-owned.entity';
 
 /**
  * A Layer-1 idempotency record (idempotency.md §"Record shape, digest, and lease") of a mutating
@@ -55,12 +56,9 @@ export class IdempotencyRecordEntity {
 @Entity({ name: 'activity_invocation' })
 @Index('activity_invocation_run_idx', ['tenant', 'runId'])
 @Index('activity_invocation_expiry_idx', ['expiresAt'])
-export class ActivityInvocationEntity {
+export class ActivityInvocationEntity extends TenantOwnedEntity {
   @PrimaryColumn({ name: 'logical_invocation_id', type: 'text', primaryKeyConstraintName: 'activity_invocation_pk' })
   logicalInvocationId: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
 
   @Column({ name: 'run_id', type: 'text' })
   runId: string;

@@ -1,8 +1,9 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { WorkspaceOwnedEntity } from '../tenancy/tenant-owned.entity';
 
 @Entity({ name: 'api_key' })
 @Index('api_key_tenant_idx', ['tenant', 'createdAt'])
-export class ApiKeyEntity {
+export class ApiKeyEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -13,12 +14,6 @@ export class ApiKeyEntity {
 
   @Column({ name: 'secret_hash', type: 'text' })
   secretHash: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   @Column({ type: 'text' })
   principal: string;

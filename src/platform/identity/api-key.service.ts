@@ -11,6 +11,7 @@ import { ApiKeyEntity } from './api-key.entity';
 import { UUID } from '../ids';
 import { IDENTIFIER as IDENT, Principal, TenantScope } from './principal';
 import { expandRoles, isValidScope, roleOf, ROLES } from './scopes';
+import { inScope, scopedQuery } from '../tenancy/workspace-scope';
 
 export interface CreateApiKeyInput {
   tenant: string;
@@ -138,8 +139,7 @@ export class ApiKeyService {
    * those of another workspace).
    */
   async page(scope: TenantScope, q: PageRequest, binding: CursorBinding): Promise<Page<ApiKeyView>> {
-    const qb = this.ds.getRepository(ApiKeyEntity).createQueryBuilder('k').where('k.tenant = :t', { t: scope.tenant });
-    if (scope.workspace) qb.andWhere('k.workspace = :w', { w: scope.workspace });
+    const qb = scopedQuery(this.ds.getRepository(ApiKeyEntity).createQueryBuilder('k'), scope);
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'k.created_at', type: 'timestamptz' }, { column: 'k.id', type: 'uuid' }],
       direction: 'ASC',
@@ -159,10 +159,7 @@ export class ApiKeyService {
     if (!UUID.test(id)) throw new NotFoundError('No such API key.');
     const key = await this.ds.transaction(async (m) => {
       const repo = m.getRepository(ApiKeyEntity);
-      const where: Record<string, unknown> = { id };
-      if (s) where.tenant = s.tenant;
-      if (s?.workspace) where.workspace = s.workspace;
-      const found = await repo.findOne({ where });
+      const found = await repo.findOne({ where: s ? inScope(s, { id }) : { id } });
       if (!found) throw new NotFoundError('No such API key.');
       if (!found.revokedAt) {
         const [rows] = (await m.query(`UPDATE "api_key" SET "revoked_at" = now() WHERE "id" = $1 AND "revoked_at" IS NULL RETURNING "revoked_at"`, [found.id])) as [Array<{ revoked_at: Date }>, number];

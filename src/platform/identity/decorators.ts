@@ -2,6 +2,7 @@ import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } 
 import { ApiBearerAuth, ApiExtension } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from './principal';
+import { InvariantViolation } from '../errors/internal-fault';
 
 export const SCOPES_KEY = 'openwop:scopes';
 export const SCOPES_ANY_KEY = 'openwop:scopes-any';
@@ -60,7 +61,7 @@ export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: Execution
   const req = ctx.switchToHttp().getRequest<PrincipalRequest>();
   if (!req.principal) {
     // A guard was skipped: refuse rather than run unscoped.
-    throw new Error('no principal on the request');
+    throw new InvariantViolation('no principal on the request');
   }
   return req.principal;
 });

@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { PUBLIC_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
+import { WiringFault } from '../errors/internal-fault';
 
 /** Refuses to start a host with a route that declares neither @Scopes nor @Public (fail closed). */
 @Injectable()
@@ -29,7 +30,7 @@ export class RouteAudit implements OnModuleInit {
       }
     }
     if (offenders.length) {
-      throw new Error(`routes without @Scopes() or @Public(): ${offenders.join(', ')}`);
+      throw new WiringFault(`routes without @Scopes() or @Public(): ${offenders.join(', ')}`);
     }
   }
 }

@@ -45,7 +45,7 @@ describe('LeaseKeeper', () => {
   let store: FakeStore<{ n: number }>;
   let warnings: Array<{ obj: object; msg: string }>;
   const keeper = (over: Partial<ConstructorParameters<typeof LeaseKeeper<string, { n: number }>>[0]> = {}) =>
-    new LeaseKeeper<string, { n: number }>({ owner: 'host-1:x', leaseMs: LEASE, store, log: { warn: (obj, msg) => warnings.push({ obj, msg }) }, ...over });
+    new LeaseKeeper<string, { n: number }>({ owner: 'host-1:x', leaseMs: LEASE, store, log: { warn: (obj) => warnings.push({ obj, msg: obj.msg }) }, ...over });
 
   beforeEach(() => {
     jest.useFakeTimers();

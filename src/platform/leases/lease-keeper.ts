@@ -1,3 +1,4 @@
+import { InvariantViolation, WiringFault } from '../errors/internal-fault';
 /**
  * Keeps the leases one owner holds in a shared store (rows with an owner and an expiry): renews them
  * together, and aborts the work of a lease as soon as it may no longer be held, so work never outlives
@@ -19,7 +20,7 @@ export interface LeaseKeeperOptions<K extends string, T> {
   /** Default: leaseMs / 3. */
   renewEveryMs?: number;
   store: LeaseStore<K, T>;
-  log?: { warn(obj: object, msg: string): void };
+  log?: { warn(obj: { msg: string } & Record<string, unknown>): void };
 }
 
 export interface HeldLease<T> {
@@ -118,7 +119,7 @@ export class LeaseKeeper<K extends string, T = void> {
   private readonly renewEveryMs: number;
   private readonly marginMs: number;
   private readonly store: LeaseStore<K, T>;
-  private readonly log?: { warn(obj: object, msg: string): void };
+  private readonly log?: { warn(obj: { msg: string } & Record<string, unknown>): void };
   private readonly held = new Map<K, Entry<K, T>>();
   private timer?: NodeJS.Timeout;
   private renewing = false;
@@ -132,9 +133,9 @@ export class LeaseKeeper<K extends string, T = void> {
     this.renewEveryMs = opts.renewEveryMs ?? opts.leaseMs / 3;
     this.store = opts.store;
     this.log = opts.log;
-    if (!(this.leaseMs > 0)) throw new Error(`leaseMs must be positive (got ${opts.leaseMs})`);
+    if (!(this.leaseMs > 0)) throw new WiringFault(`leaseMs must be positive (got ${opts.leaseMs})`);
     if (!(this.renewEveryMs > 0) || this.renewEveryMs >= this.leaseMs - this.marginMs) {
-      throw new Error(`renewEveryMs (${this.renewEveryMs}) must be positive and shorter than the lease less its safety margin (${this.leaseMs - this.marginMs} ms)`);
+      throw new WiringFault(`renewEveryMs (${this.renewEveryMs}) must be positive and shorter than the lease less its safety margin (${this.leaseMs - this.marginMs} ms)`);
     }
   }
 
@@ -151,7 +152,7 @@ export class LeaseKeeper<K extends string, T = void> {
       lease.end('shutdown');
       return lease;
     }
-    if (this.held.has(key)) throw new Error(`the lease on "${key}" is already held by ${this.owner}`);
+    if (this.held.has(key)) throw new InvariantViolation(`the lease on "${key}" is already held by ${this.owner}`);
     const age = Math.max(0, Date.now() - (opts.claimedAtMs ?? Date.now()));
     const entry: Entry<K, T> = { lease, renew: opts.renew !== false, deadline: monotonic() - age + this.leaseMs - this.marginMs, onRenewed: opts.onRenewed };
     this.held.set(key, entry);
@@ -205,7 +206,7 @@ export class LeaseKeeper<K extends string, T = void> {
       await this.store.release(this.owner, keys);
     } catch (e) {
       // Best effort: an unreleased lease simply expires.
-      this.log?.warn({ owner: this.owner, keys, err: (e as Error)?.message }, 'releasing leases failed; they expire instead');
+      this.log?.warn({ msg: 'releasing leases failed; they expire instead', owner: this.owner, keys, err: (e as Error)?.message });
     }
   }
 
@@ -259,7 +260,7 @@ export class LeaseKeeper<K extends string, T = void> {
     answer
       .then(
         (kept) => this.renewed(batch, kept, sentAt),
-        (e: unknown) => this.log?.warn({ owner: this.owner, keys: batch.length, err: (e as Error)?.message }, 'lease renewal failed; the leases are kept until they expire'),
+        (e: unknown) => this.log?.warn({ msg: 'lease renewal failed; the leases are kept until they expire', owner: this.owner, keys: batch.length, err: (e as Error)?.message }),
       )
       .finally(() => {
         this.renewing = false;
@@ -283,7 +284,7 @@ export class LeaseKeeper<K extends string, T = void> {
       try {
         e.onRenewed(kept.get(e.lease.key) as T);
       } catch (err) {
-        this.log?.warn({ owner: this.owner, key: e.lease.key, err: (err as Error)?.message }, 'a lease renewal callback failed');
+        this.log?.warn({ msg: 'a lease renewal callback failed', owner: this.owner, key: e.lease.key, err: (err as Error)?.message });
       }
     }
   }

@@ -1,4 +1,5 @@
 import type { LeaseStore } from './lease-keeper';
+import { WiringFault } from '../errors/internal-fault';
 
 /** What the store needs of a database handle (a TypeORM DataSource or EntityManager, a pg client wrapper). */
 export interface LeaseQueryable {
@@ -20,7 +21,7 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * conditional on the owner, so neither can touch a row another replica has claimed.
  */
 export function sqlLeaseStore(db: LeaseQueryable, t: SqlLeaseTable): LeaseStore<string> {
-  for (const name of [t.table, t.keyColumn]) if (!IDENTIFIER.test(name)) throw new Error(`not a plain SQL identifier: ${name}`);
+  for (const name of [t.table, t.keyColumn]) if (!IDENTIFIER.test(name)) throw new WiringFault(`not a plain SQL identifier: ${name}`);
   const renewSql = `UPDATE "${t.table}" SET "lease_expires_at" = now() + ($3::int * interval '1 millisecond')
     WHERE "${t.keyColumn}" = ANY($2) AND "lease_owner" = $1 RETURNING "${t.keyColumn}" AS "key"`;
   const releaseSql = `UPDATE "${t.table}" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "${t.keyColumn}" = ANY($2) AND "lease_owner" = $1`;

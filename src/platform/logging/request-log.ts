@@ -29,10 +29,10 @@ export function installRequestLog(fastify: FastifyInstance): void {
       credential: principal?.kind,
     };
     if (fields.route !== null && PROBE_ROUTES.has(fields.route)) {
-      if (status >= 500) request.log.warn(fields, 'request completed');
-      else request.log.debug(fields, 'request completed');
-    } else if (status >= 500) request.log.error(fields, 'request completed');
-    else request.log.info(fields, 'request completed');
+      if (status >= 500) request.log.warn({ msg: 'request completed', ...fields });
+      else request.log.debug({ msg: 'request completed', ...fields });
+    } else if (status >= 500) request.log.error({ msg: 'request completed', ...fields });
+    else request.log.info({ msg: 'request completed', ...fields });
     done();
   });
 }

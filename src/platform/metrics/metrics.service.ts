@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { WiringFault } from '../errors/internal-fault';
 
 /** Every metric the host and its capabilities expose starts with this prefix. */
 export const METRIC_PREFIX = 'openwop_';
@@ -131,7 +132,7 @@ export class MetricsService implements OnModuleInit {
 
   private adopt<M extends Metric>(metric: M): M {
     const name = (metric as unknown as { name: string }).name;
-    if (!name.startsWith(METRIC_PREFIX)) throw new Error(`metric "${name}" must start with "${METRIC_PREFIX}"`);
+    if (!name.startsWith(METRIC_PREFIX)) throw new WiringFault(`metric "${name}" must start with "${METRIC_PREFIX}"`);
     // Registering a name twice throws: two collectors never silently share one series.
     this.registry.registerMetric(metric);
     return metric;

@@ -1,3 +1,4 @@
+import { WiringFault } from '../errors/internal-fault';
 /**
  * Protocol shapes embedded in the OpenAPI document as components, from the official JSON Schemas
  * in schemas/openwop/ (component name → schema short name).
@@ -20,6 +21,6 @@ export const PROTOCOL_SCHEMAS: Record<string, string> = {
 };
 
 export function protocolSchemaRef(component: string): { $ref: string } {
-  if (!PROTOCOL_SCHEMAS[component]) throw new Error(`unknown protocol schema component "${component}"`);
+  if (!PROTOCOL_SCHEMAS[component]) throw new WiringFault(`unknown protocol schema component "${component}"`);
   return { $ref: `#/components/schemas/${component}` };
 }

@@ -64,9 +64,9 @@ function validKey(type: KeyType, v: unknown): boolean {
 
 /** The position a cursor encodes; 400 validation_error when it is malformed or bound to another list, caller or filter. */
 export function decodeCursor(token: string, binding: CursorBinding, types: readonly KeyType[]): string[] {
+  if (!/^[A-Za-z0-9_-]+$/.test(token)) invalid('malformed');
   let parsed: unknown;
   try {
-    if (!/^[A-Za-z0-9_-]+$/.test(token)) throw new Error('alphabet');
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
     invalid('malformed');

@@ -1,6 +1,7 @@
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { CursorBinding, decodeCursor, encodeCursor, KeyType } from './cursor';
 import { DEFAULT_PAGE_LIMIT, Page, PageRequest } from './page-query';
+import { WiringFault } from '../errors/internal-fault';
 
 /** One component of a list's sort key: a column expression of the query (`g.created_at`) and its type. */
 export interface KeysetColumn {
@@ -44,7 +45,7 @@ export async function keysetPage<T extends ObjectLiteral>(qb: SelectQueryBuilder
   });
   qb.limit(limit + 1);
   const { entities, raw } = await qb.getRawAndEntities();
-  if (entities.length !== raw.length) throw new Error('keysetPage: the query must return one row per entity (no joins)');
+  if (entities.length !== raw.length) throw new WiringFault('keysetPage: the query must return one row per entity (no joins)');
   const more = entities.length > limit;
   const items = entities.slice(0, limit);
   let nextCursor: string | null = null;

@@ -182,11 +182,11 @@ export function loadPlugins(
       const module: DynamicModule = { ...base, providers: [...(base.providers ?? []), { provide: PLUGIN_CONTEXT, useValue: ctx }] };
       ids.add(id);
       loaded.push({ id, version: candidate.version, specifier, module });
-      deps.logger.info({ plugin: id, version: candidate.version, specifier }, 'plugin loaded');
+      deps.logger.info({ msg: 'plugin loaded', plugin: id, version: candidate.version, specifier });
     } catch (e) {
       const reason = (e as Error).message;
       failed.push({ specifier, id, reason });
-      deps.logger.error({ plugin: id ?? specifier, reason }, 'plugin failed to load');
+      deps.logger.error({ msg: 'plugin failed to load', plugin: id ?? specifier, reason });
       if (config.pluginsStrict) throw new PluginLoadError(`plugin ${id ?? specifier} failed to load: ${reason}`);
     }
   }

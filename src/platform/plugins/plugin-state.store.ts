@@ -1,5 +1,6 @@
 import type { PluginKeyValueStore } from '@openwop-host/plugin-sdk';
 import type { DataSource } from 'typeorm';
+import { WiringFault } from '../errors/internal-fault';
 
 /** Backs every plugin's key-value store with the plugin_state table (bound once the database is open). */
 export class PluginStateStore {
@@ -10,7 +11,7 @@ export class PluginStateStore {
   }
 
   private db(): DataSource {
-    if (!this.ds) throw new Error('the plugin store is used before the database is open');
+    if (!this.ds) throw new WiringFault('the plugin store is used before the database is open');
     return this.ds;
   }
 

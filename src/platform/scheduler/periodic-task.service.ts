@@ -5,6 +5,7 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { LeaseKeeper, LeaseStore } from '../leases/lease-keeper';
 import { leaseOwnerId } from '../leases/lease-owner';
 import { sqlLeaseStore } from '../leases/sql-lease-store';
+import { WiringFault } from '../errors/internal-fault';
 
 export interface PeriodicTask {
   /** Unique, stable name (the lease row's key). */
@@ -53,7 +54,7 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
   }
 
   register(task: PeriodicTask): void {
-    if (this.tasks.has(task.name)) throw new Error(`periodic task "${task.name}" registered twice`);
+    if (this.tasks.has(task.name)) throw new WiringFault(`periodic task "${task.name}" registered twice`);
     this.tasks.set(task.name, task);
     this.keepers.set(task.name, new LeaseKeeper({ owner: this.owner, leaseMs: leaseMsOf(task), store: this.store, log: this.logger }));
   }
@@ -95,7 +96,7 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
       try {
         await this.runIfDue(task);
       } catch (e) {
-        this.logger.error({ task: task.name, err: e }, 'scheduler tick failed');
+        this.logger.error({ msg: 'scheduler tick failed', task: task.name, err: e });
       }
     }
   }
@@ -125,13 +126,13 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
       await task.run(lease.signal);
     } catch (e) {
       error = (e as Error).message ?? String(e);
-      if (!lease.reason) this.logger.error({ task: task.name, err: e }, 'periodic task failed');
+      if (!lease.reason) this.logger.error({ msg: 'periodic task failed', task: task.name, err: e });
     }
     const ended = lease.reason;
     await lease.drop();
     if (ended) {
       // Lost, expired or stopped mid-run: another replica may hold the slot, and this run may be cut short.
-      if (ended !== 'shutdown') this.logger.warn({ task: task.name, reason: ended }, 'periodic task lost its lease; its run is not recorded');
+      if (ended !== 'shutdown') this.logger.warn({ msg: 'periodic task lost its lease; its run is not recorded', task: task.name, reason: ended });
       return;
     }
     // The next slot follows the previous slot, but a backlog collapses into one catch-up run.

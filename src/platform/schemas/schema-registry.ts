@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { PROJECT_ROOT } from '../project-root';
+import { WiringFault } from '../errors/internal-fault';
 
 export interface SchemaViolation {
   /** JSON Pointer of the offending value ('' is the document itself). */
@@ -57,9 +58,9 @@ export class SchemaRegistry {
     let fn = this.compiled.get(name);
     if (!fn) {
       const id = this.ids.get(name);
-      if (!id) throw new Error(`unknown schema "${name}"`);
+      if (!id) throw new WiringFault(`unknown schema "${name}"`);
       fn = this.ajv.getSchema(id);
-      if (!fn) throw new Error(`schema "${name}" did not compile`);
+      if (!fn) throw new WiringFault(`schema "${name}" did not compile`);
       this.compiled.set(name, fn);
     }
     return fn;

@@ -1,5 +1,6 @@
 import { currentTraceContext, TraceContext, withTraceContext } from './trace-context';
 import type { TracingConfig } from './tracing-config';
+import { WiringFault } from '../errors/internal-fault';
 
 /**
  * The host's spans, behind a facade that loads nothing of OpenTelemetry while tracing is off: with no
@@ -58,7 +59,7 @@ export function tracingConfig(): TracingConfig | undefined {
  */
 export async function startTracing(cfg: TracingConfig, resource: { serviceVersion: string; instanceId: string }): Promise<{ forceFlush(): Promise<void>; shutdown(): Promise<void> } | undefined> {
   if (!cfg.enabled) return undefined;
-  if (backend) throw new Error('tracing is already started in this process');
+  if (backend) throw new WiringFault('tracing is already started in this process');
   const { createOtelBackend } = await import('./otel-sdk');
   const b = createOtelBackend(cfg, resource);
   backend = b;

@@ -23,6 +23,7 @@ import { ENGINE_METHODS, EngineCall, EngineMethod, EngineMethodHandler, EngineMe
 import { encodeRpcStatus, errorEnvelopeToStatus } from './error-status';
 import { GrpcMetrics } from './grpc.metrics';
 import { JsonObject, ProtoJsonCodec, ProtoJsonError } from './json-struct';
+import { InvariantViolation, WiringFault } from '../../platform/errors/internal-fault';
 
 /** An Engine method this host does not serve, because REST does not serve its operation either. */
 export class MethodNotServedError extends DomainError {
@@ -103,7 +104,7 @@ export class EngineServiceImplementation implements OnModuleInit {
       invalid: 'skip',
     });
     for (const { provider: handler, providerName } of methods) {
-      if (!(ENGINE_METHODS as readonly string[]).includes(handler.name)) throw new Error(`${providerName}: ${handler.name} is not a method of ${ENGINE_SERVICE}`);
+      if (!(ENGINE_METHODS as readonly string[]).includes(handler.name)) throw new WiringFault(`${providerName}: ${handler.name} is not a method of ${ENGINE_SERVICE}`);
       this.handlers.set(handler.name, { handler, operation: resolveOperation(handler) });
     }
   }
@@ -154,11 +155,11 @@ export class EngineServiceImplementation implements OnModuleInit {
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of ENGINE_METHODS) {
       const def = service[method];
-      if (!def) throw new Error(`the proto has no ${ENGINE_SERVICE}/${method}`);
+      if (!def) throw new WiringFault(`the proto has no ${ENGINE_SERVICE}/${method}`);
       // The message types by full name, from the proto itself: a method may answer a type of
       // another package (UnregisterWebhook's google.protobuf.Empty).
       const rpc = this.engineService.methods[method];
-      if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) throw new Error(`the proto has no message types for ${ENGINE_SERVICE}/${method}`);
+      if (!rpc?.resolvedRequestType || !rpc.resolvedResponseType) throw new WiringFault(`the proto has no message types for ${ENGINE_SERVICE}/${method}`);
       const requestType = rpc.resolvedRequestType.fullName.replace(/^\./, '');
       const responseType = rpc.resolvedResponseType.fullName.replace(/^\./, '');
       if (def.responseStream) {
@@ -276,7 +277,7 @@ export class EngineServiceImplementation implements OnModuleInit {
         return (await pipe.transform(value, { type: where, metatype: dto })) as T;
       },
       requirePrincipal(): Principal {
-        if (!state.principal) throw new Error(`${method}: no principal (the method's REST operation is public)`);
+        if (!state.principal) throw new InvariantViolation(`${method}: no principal (the method's REST operation is public)`);
         return state.principal;
       },
     };
@@ -337,7 +338,7 @@ export class EngineServiceImplementation implements OnModuleInit {
   private toServiceError(e: unknown, requestId: string, method: string): grpc.ServiceError {
     const { status, body, headers } = toEnvelope(e, requestId);
     if (status >= 500 && !(e instanceof MethodNotServedError) && !(e instanceof ListenerStoppingError)) {
-      this.log.error({ err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` }, 'grpc call failed');
+      this.log.error({ msg: 'grpc call failed', err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` });
     }
     const rpc = errorEnvelopeToStatus(body, { httpStatus: status });
     const metadata = new grpc.Metadata();
@@ -369,8 +370,8 @@ export class EngineServiceImplementation implements OnModuleInit {
       requestId: context.call.requestId,
       traceId: context.call.trace?.traceId,
     };
-    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error(fields, 'grpc call completed');
-    else this.log.log(fields, 'grpc call completed');
+    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error({ msg: 'grpc call completed', ...fields });
+    else this.log.log({ msg: 'grpc call completed', ...fields });
   }
 }
 
@@ -423,10 +424,10 @@ function prototypeKey(root: unknown): string | undefined {
 export function resolveOperation(handler: EngineMethodHandler): ResolvedOperation {
   const { controller, handler: name } = handler.rest;
   const fn = (controller.prototype as Record<string, unknown>)[name];
-  if (typeof fn !== 'function') throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
+  if (typeof fn !== 'function') throw new WiringFault(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
   const verb = Reflect.getMetadata(METHOD_METADATA, fn) as RequestMethod | undefined;
   const path = Reflect.getMetadata(PATH_METADATA, fn) as string | string[] | undefined;
-  if (verb === undefined || path === undefined) throw new Error(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
+  if (verb === undefined || path === undefined) throw new WiringFault(`${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name} is not a route handler`);
   // Read as the AuthGuard reads them (Reflector.getAllAndOverride): the handler's, else the controller's.
   const declaredOn = <T>(key: string): T | undefined => (Reflect.getMetadata(key, fn) ?? Reflect.getMetadata(key, controller)) as T | undefined;
   const where = `${ENGINE_SERVICE}/${handler.name}: ${controller.name}.${name}`;
@@ -434,15 +435,15 @@ export function resolveOperation(handler: EngineMethodHandler): ResolvedOperatio
   const anyOf = declaredOn<unknown>(SCOPES_ANY_KEY);
   const isPublic = declaredOn<unknown>(PUBLIC_KEY) === true;
   const isSeam = declaredOn<unknown>(SEAM_KEY) === true;
-  if (scopes === undefined && !isPublic && !isSeam) throw new Error(`${where} declares no scopes`);
-  if (scopes !== undefined && !isScopeList(scopes)) throw new Error(`${where} declares malformed scopes`);
+  if (scopes === undefined && !isPublic && !isSeam) throw new WiringFault(`${where} declares no scopes`);
+  if (scopes !== undefined && !isScopeList(scopes)) throw new WiringFault(`${where} declares malformed scopes`);
   // The guard checks @AnyScope after @Scopes, for an authenticated caller only. The twin's any-of
   // rule must hold over gRPC too, so a list the guard could not enforce stops the start (fail
   // closed): an empty or malformed list, or one on a public route (never checked there).
   if (anyOf !== undefined) {
-    if (!isScopeList(anyOf) || anyOf.length === 0) throw new Error(`${where} declares a malformed any-of scope list`);
-    if (isPublic && !isSeam) throw new Error(`${where} is public and declares any-of scopes, which the guard would not check`);
-    if (scopes === undefined) throw new Error(`${where} declares any-of scopes without @Scopes`);
+    if (!isScopeList(anyOf) || anyOf.length === 0) throw new WiringFault(`${where} declares a malformed any-of scope list`);
+    if (isPublic && !isSeam) throw new WiringFault(`${where} is public and declares any-of scopes, which the guard would not check`);
+    if (scopes === undefined) throw new WiringFault(`${where} declares any-of scopes without @Scopes`);
   }
   return {
     op: handler.rest,

@@ -79,12 +79,13 @@ function readPem(name: string, file: string): Buffer {
 function loadTlsFiles(certFile: string, keyFile: string): GrpcTlsFiles {
   const cert = readPem('OPENWOP_GRPC_TLS_CERT', certFile);
   const key = readPem('OPENWOP_GRPC_TLS_KEY', keyFile);
+  const notPem = (reason: string) => new ConfigError(`OPENWOP_GRPC_TLS_CERT: ${certFile} is not a PEM certificate (${reason})`);
+  if (!cert.toString('utf8').includes('-----BEGIN CERTIFICATE-----')) throw notPem('no PEM "BEGIN CERTIFICATE" block');
   let x509: X509Certificate;
   try {
-    if (!cert.toString('utf8').includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM "BEGIN CERTIFICATE" block');
     x509 = new X509Certificate(cert);
   } catch (e) {
-    throw new ConfigError(`OPENWOP_GRPC_TLS_CERT: ${certFile} is not a PEM certificate (${(e as Error).message})`);
+    throw notPem((e as Error).message);
   }
   let privateKey: KeyObject;
   try {

@@ -11,6 +11,7 @@ import { checkReadiness } from '../../platform/health/readiness';
 import { ENGINE_SERVICE, loadEnginePackageDefinition } from './engine-proto';
 import { EngineServiceImplementation } from './engine-service';
 import type { GrpcTlsMode } from './grpc-config';
+import { WiringFault } from '../../platform/errors/internal-fault';
 
 /** The `grpc` block of the discovery document (capabilities.schema.json `grpc`). */
 export interface GrpcAdvertisement {
@@ -74,7 +75,7 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
 
   /** Binds the port and starts serving. Throws with the socket error's code (EADDRINUSE, EACCES) when it cannot listen. */
   async start(): Promise<{ host: string; port: number; endpoint: string }> {
-    if (this.server) throw new Error('the gRPC listener was already started');
+    if (this.server) throw new WiringFault('the gRPC listener was already started');
     const cfg = this.config.grpc;
     const definition = loadEnginePackageDefinition();
     const server = new grpc.Server({
@@ -120,7 +121,7 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
       server.forceShutdown();
       throw e;
     }
-    listener.on('error', (e) => this.log.error({ err: e }, 'gRPC listener error'));
+    listener.on('error', (e) => this.log.error({ msg: 'gRPC listener error', err: e }));
     const addr = listener.address() as net.AddressInfo;
     this.server = server;
     this.listener = listener;

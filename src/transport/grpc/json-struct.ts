@@ -1,4 +1,5 @@
 import { Enum, Field, Root, Type } from 'protobufjs';
+import { WiringFault } from '../../platform/errors/internal-fault';
 
 /**
  * JSON ↔ protobuf for the gRPC transport: google.protobuf.Struct / Value / ListValue in the object
@@ -244,11 +245,11 @@ export class ProtoJsonCodec {
     const value = root.lookupType('google.protobuf.Value');
     const names = value.fieldsArray.map((f) => f.name);
     if (VALUE_KINDS.some((k) => !names.includes(k))) {
-      throw new Error(`google.protobuf.Value has fields ${names.join(', ')}; expected the bundled ones (${VALUE_KINDS.join(', ')})`);
+      throw new WiringFault(`google.protobuf.Value has fields ${names.join(', ')}; expected the bundled ones (${VALUE_KINDS.join(', ')})`);
     }
     for (const [typeName, fields] of Object.entries(options.required ?? {})) {
       const type = root.lookupType(typeName);
-      for (const f of fields) if (!hasOwn(type.fields, f)) throw new Error(`${typeName} has no field ${f} (listed as required)`);
+      for (const f of fields) if (!hasOwn(type.fields, f)) throw new WiringFault(`${typeName} has no field ${f} (listed as required)`);
     }
   }
 
@@ -271,7 +272,7 @@ export class ProtoJsonCodec {
     const required = new Set(this.options.required?.[key] ?? []);
     const plan: MessagePlan = { type, fields: [], byJsonName: new Map(), groups: new Set(type.oneofsArray.map((o) => o.name)) };
     for (const field of type.fieldsArray) {
-      if (field.map) throw new Error(`${key}.${field.name}: map fields are not supported`);
+      if (field.map) throw new WiringFault(`${key}.${field.name}: map fields are not supported`);
       const fp: FieldPlan = {
         name: field.name,
         jsonName: typeof field.options?.json_name === 'string' ? field.options.json_name : snakeToCamel(field.name),
@@ -281,11 +282,11 @@ export class ProtoJsonCodec {
         field,
       };
       if (field.name === ADDITIONAL_PROPERTIES_FIELD) {
-        if (fp.kind !== 'struct' || fp.repeated) throw new Error(`${key}.${ADDITIONAL_PROPERTIES_FIELD} must be a single google.protobuf.Struct`);
+        if (fp.kind !== 'struct' || fp.repeated) throw new WiringFault(`${key}.${ADDITIONAL_PROPERTIES_FIELD} must be a single google.protobuf.Struct`);
         plan.additional = fp;
         continue;
       }
-      if (plan.byJsonName.has(fp.jsonName)) throw new Error(`${key}: two fields have the JSON name ${fp.jsonName}`);
+      if (plan.byJsonName.has(fp.jsonName)) throw new WiringFault(`${key}: two fields have the JSON name ${fp.jsonName}`);
       plan.fields.push(fp);
       plan.byJsonName.set(fp.jsonName, fp);
     }
@@ -425,11 +426,11 @@ function kindOf(typeName: string, field: Field): Kind {
   if (resolved instanceof Type) {
     const wellKnown = WELL_KNOWN[resolved.fullName];
     if (wellKnown) return wellKnown;
-    if (resolved.fullName.startsWith('.google.protobuf.')) throw new Error(`${typeName}.${field.name}: ${resolved.fullName} has no JSON mapping here`);
+    if (resolved.fullName.startsWith('.google.protobuf.')) throw new WiringFault(`${typeName}.${field.name}: ${resolved.fullName} has no JSON mapping here`);
     return 'message';
   }
   const scalar = SCALARS[field.type];
-  if (!scalar) throw new Error(`${typeName}.${field.name}: fields of type ${field.type} are not supported`);
+  if (!scalar) throw new WiringFault(`${typeName}.${field.name}: fields of type ${field.type} are not supported`);
   return scalar;
 }
 

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { TenantOwnedEntity } from '../../../platform/tenancy/tenant-owned.entity';
 
 /**
  * A tenant's connection: a provider plus a reference to a credential in the credential store.
@@ -8,12 +9,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'connection' })
 @Index('connection_name_uq', ['tenant', 'name'], { unique: true })
 @Index('connection_provider_idx', ['tenant', 'providerId'])
-export class ConnectionEntity {
+export class ConnectionEntity extends TenantOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
 
   @Column({ type: 'text' })
   name: string;

@@ -48,7 +48,7 @@ export class ConfigCredentialKeyProvider implements CredentialKeyProviderContrac
     const { keys, source } = loadKeyring(config);
     this.keyring = new AesGcmKeyring(keys);
     if (source === 'none') this.logger.warn('No OPENWOP_CREDENTIAL_KEYS with DATABASE_URL: connections cannot store credentials until keys are configured.');
-    else this.logger.log(`credential keyring: ${keys.length} key(s) from ${source === 'env' ? 'OPENWOP_CREDENTIAL_KEYS' : 'the data folder'}, sealing with "${keys[0].id}"`);
+    else this.logger.log({ msg: 'credential keyring loaded', keys: keys.length, source: source === 'env' ? 'OPENWOP_CREDENTIAL_KEYS' : 'the data folder', sealingKeyId: keys[0].id });
   }
 
   isAvailable(): boolean {

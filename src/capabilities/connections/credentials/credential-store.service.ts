@@ -9,6 +9,7 @@ import { DomainError, NotFoundError } from '../../../platform/errors/domain-erro
 import { CredentialEntity } from './credential.entity';
 import { CONFIG_KEY_PROVIDER_ID } from './config-key-provider';
 import { connectionsSettings } from '../connections.settings';
+import { ConfigError } from '../../../platform/config/config-error';
 
 export class CredentialStoreUnavailableError extends DomainError {
   constructor() {
@@ -48,7 +49,7 @@ export class CredentialStoreService implements OnApplicationBootstrap {
     const wanted = connectionsSettings(this.config).keyProvider;
     const provider = this.providers.get(wanted);
     // A misconfigured key provider must stop the start, not silently fall back to another key.
-    if (!provider) throw new Error(`connections.keyProvider "${wanted}" is not a registered credential key provider (${[...this.providers.keys()].join(', ')})`);
+    if (!provider) throw new ConfigError(`connections.keyProvider "${wanted}" is not a registered credential key provider (${[...this.providers.keys()].join(', ')})`);
     this.selected = provider;
     this.selectedId = wanted;
   }
@@ -127,7 +128,7 @@ export class CredentialStoreService implements OnApplicationBootstrap {
           done++;
         } catch (e) {
           // The old key is gone: the credential stays as it is (and fails on use) until rotated by an admin.
-          this.logger.warn(`credential ${row.id} could not be re-sealed: ${(e as Error).message}`);
+          this.logger.warn({ msg: 'credential could not be re-sealed', credentialId: row.id, err: (e as Error).message });
         }
       }
       return done;

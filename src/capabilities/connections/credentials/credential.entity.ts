@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { TenantOwnedEntity } from '../../../platform/tenancy/tenant-owned.entity';
 
 /**
  * The credential store: sealed secrets only. `sealed` is opaque bytes from the key provider (for the
@@ -7,12 +8,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
  */
 @Entity({ name: 'credential' })
 @Index('credential_tenant_key_idx', ['tenant', 'keyId'])
-export class CredentialEntity {
+export class CredentialEntity extends TenantOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
 
   @Column({ name: 'key_provider', type: 'text' })
   keyProvider: string;

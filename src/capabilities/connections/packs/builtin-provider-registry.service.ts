@@ -44,7 +44,7 @@ export class BuiltinProviderRegistry implements OnApplicationBootstrap {
       for (const entry of contributed) problems.push(...this.add(meta.id, entry));
     }
     if (problems.length) {
-      for (const p of problems) this.logger.warn(`built-in connection provider left out: ${p}`);
+      for (const p of problems) this.logger.warn({ msg: 'built-in connection provider left out', problem: p });
       this.health.report('connections.builtin-providers', false, `${problems.length} built-in provider(s) left out`, { problems });
     }
   }

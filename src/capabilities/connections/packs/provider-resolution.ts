@@ -1,4 +1,5 @@
 import * as semver from 'semver';
+import { InvariantViolation } from '../../../platform/errors/internal-fault';
 
 export type ProviderSource = 'pack' | 'builtin';
 
@@ -17,7 +18,7 @@ export type ResolutionDecision =
 export function compareVersions(a: string, b: string): number {
   const pa = semver.parse(a, { loose: false });
   const pb = semver.parse(b, { loose: false });
-  if (!pa || !pb) throw new Error(`not a SemVer version: ${!pa ? a : b}`);
+  if (!pa || !pb) throw new InvariantViolation(`not a SemVer version: ${!pa ? a : b}`);
   return semver.compare(pa, pb);
 }
 

@@ -3,6 +3,7 @@ import { ConnectionProviderDefinition, ToolDescriptor, ToolListingContext, ToolL
 import { ConnectionChangeNotifier } from '../connection-change-notifier';
 import { ConnectionsService } from '../connections/connections.service';
 import { ConnectionPacksService } from '../packs/connection-packs.service';
+import { InternalFault } from '../../../platform/errors/internal-fault';
 
 /**
  * The actions a provider offers, as declared by its definition. A connection pack declares no
@@ -82,7 +83,7 @@ export class ConnectorToolSource implements ToolSourceProvider {
     const providerIds = [...new Set((await this.connections.list(scope)).filter((c) => c.credentialBound).map((c) => c.provider))].sort();
     const out: ToolDescriptor[] = [];
     for (const id of providerIds) {
-      if (ctx.signal.aborted) throw new Error('connector listing aborted');
+      if (ctx.signal.aborted) throw new InternalFault('aborted', 'connector listing aborted');
       const r = await this.packs.resolve(scope, id);
       if (r.resolved && r.provider) out.push(...connectorActions(r.provider));
     }

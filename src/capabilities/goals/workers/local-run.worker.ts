@@ -3,6 +3,7 @@ import { GoalRunOutcome, GoalWorker, GoalWorkerProvider, GoalWorkerStartContext,
 import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
 import { GoalDelegationService } from '../goal-delegation.service';
+import { InvariantViolation, WiringFault } from '../../../platform/errors/internal-fault';
 
 export const LOCAL_RUN_WORKER = 'local-run';
 
@@ -56,7 +57,7 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
 
   async start(goal: GoalWorkSubject, ctx: GoalWorkerStartContext): Promise<{ runId: string }> {
     const workflowId = workflowOf(goal);
-    if (!workflowId) throw new Error('the goal names no workflow to run');
+    if (!workflowId) throw new InvariantViolation('the goal names no workflow to run');
     const scopes = await this.delegation.scopesFor(goal.goalId, goal.tenant);
     return this.launcher().launch(
       ownerOf(goal, scopes),
@@ -79,7 +80,7 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
 
   private launcher(): WorkflowRunLauncher {
     const l = this.launchers.get();
-    if (!l) throw new Error('the run engine is not mounted');
+    if (!l) throw new WiringFault('the run engine is not mounted');
     return l;
   }
 }

@@ -96,7 +96,7 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
         );
         fired.push({ tenant: row.tenant, name: row.name, runId });
       }
-      if (fired.length) this.logger.log({ fired: fired.length }, 'automations fired');
+      if (fired.length) this.logger.log({ msg: 'automations fired', fired: fired.length });
       return fired;
     });
     // Runs created in the firing transaction start once it has committed.

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { WorkspaceKeyedEntity } from '../../../platform/tenancy/tenant-owned.entity';
 
 /**
  * The schedule of an installed automation (one row per installed `automation` artifact). Written only
@@ -8,15 +9,9 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Update
 @Entity({ name: 'automation_schedule' })
 @Index('automation_schedule_name_uq', ['tenant', 'workspaceKey', 'name'], { unique: true })
 @Index('automation_schedule_due_idx', ['tenant', 'nextRunAt'])
-export class AutomationScheduleEntity {
+export class AutomationScheduleEntity extends WorkspaceKeyedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ name: 'workspace_key', type: 'text', default: '' })
-  workspaceKey: string;
 
   @Column({ type: 'text' })
   name: string;

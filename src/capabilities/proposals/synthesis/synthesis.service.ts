@@ -95,7 +95,7 @@ export class SynthesisService implements OnApplicationBootstrap {
           const message = (e as Error).message ?? String(e);
           report.failures.push({ synthesizer: id, message });
           this.health.report(`proposal-synthesizer:${id}`, false, message);
-          this.logger.warn({ synthesizer: id, err: e }, 'proposal synthesizer failed');
+          this.logger.warn({ msg: 'proposal synthesizer failed', synthesizer: id, err: e });
           continue;
         }
         for (const draft of drafts) {

@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { WorkspaceOwnedEntity } from '../../../platform/tenancy/tenant-owned.entity';
 
 /**
  * A file a node of a run produced (`ctx.artifacts.put`). The row is the artifact's metadata and
@@ -8,15 +9,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity({ name: 'run_artifact' })
 @Index('IDX_run_artifact_run', ['tenant', 'runId', 'createdAt'])
-export class RunArtifactEntity {
+export class RunArtifactEntity extends WorkspaceOwnedEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_run_artifact' })
   id: string;
-
-  @Column({ type: 'text' })
-  tenant: string;
-
-  @Column({ type: 'text', nullable: true })
-  workspace: string | null;
 
   @Column({ name: 'run_id', type: 'uuid' })
   runId: string;

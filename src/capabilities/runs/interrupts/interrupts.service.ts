@@ -9,6 +9,7 @@ import { ApprovalsService, type ApprovalEntity, type ApprovalView } from '../../
 import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../run-engine.service';
 import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 import { InterruptTokenService } from './interrupt-tokens.service';
+import { scopeCondition } from '../../../platform/tenancy/workspace-scope';
 
 /** The `interrupt` of a suspended run's snapshot. */
 export interface InterruptView {
@@ -221,12 +222,8 @@ export class InterruptsService {
 
   private async runOf(scope: TenantScope, runId: string): Promise<boolean> {
     if (!UUID.test(runId)) return false;
-    const params: unknown[] = [runId, scope.tenant];
-    let sql = `SELECT 1 FROM "run" WHERE "id" = $1 AND "tenant" = $2 AND "kind" = 'workflow'`;
-    if (scope.workspace) {
-      params.push(scope.workspace);
-      sql += ` AND "workspace" = $3`;
-    }
+    const params: unknown[] = [runId];
+    const sql = `SELECT 1 FROM "run" WHERE "id" = $1 AND ${scopeCondition(scope, params)} AND "kind" = 'workflow'`;
     return ((await this.ds.query(sql, params)) as unknown[]).length > 0;
   }
 }

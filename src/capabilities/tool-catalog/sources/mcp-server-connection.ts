@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
+import { ExtensionFault } from '../../../platform/errors/internal-fault';
 
 /** What the host keeps of one MCP tool: the fields it projects. Annotations are read and ignored. */
 export interface McpListedTool {
@@ -66,7 +67,7 @@ export class McpServerConnection {
       const cursors = new Set<string>();
       let cursor: string | undefined;
       for (let page = 0; ; page++) {
-        if (page >= MAX_TOOL_LIST_PAGES) throw new Error(`tools/list returned more than ${MAX_TOOL_LIST_PAGES} pages`);
+        if (page >= MAX_TOOL_LIST_PAGES) throw new ExtensionFault(`tools/list returned more than ${MAX_TOOL_LIST_PAGES} pages`);
         const res = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs });
         for (const t of res.tools) {
           tools.push({
@@ -79,7 +80,7 @@ export class McpServerConnection {
         }
         cursor = res.nextCursor;
         if (cursor === undefined || cursor === '') break;
-        if (cursors.has(cursor)) throw new Error('tools/list repeated a cursor');
+        if (cursors.has(cursor)) throw new ExtensionFault('tools/list repeated a cursor');
         cursors.add(cursor);
       }
       return tools;
