@@ -329,7 +329,7 @@ class HostSide implements Side {
       await sleep(20);
     }
     await this.monitor.query(`DELETE FROM "run" WHERE "status" = 'pending' AND "lease_owner" IS NULL`);
-    while (this.engine.activeCount() > 0 || (await this.count(`"status" IN ('pending', 'running')`)) > 0) {
+    while (this.engine.activeCount() > 0 || (await this.count(`"kind" = 'workflow' AND "status" IN ('pending', 'running')`)) > 0) {
       if (Date.now() > until) throw new Error('host: runs still in flight 60 s after the phase');
       await sleep(20);
     }
@@ -355,7 +355,9 @@ class HostSide implements Side {
     const definition = this.definitions.get(steps)!;
     const add = (n: number) => insertPendingRuns(this.monitor, n, { definition, scopes: ['runs:create', 'runs:read'] });
     await add(BACKLOG);
-    const feed = feeder(() => this.count(`"status" = 'pending' AND "lease_owner" IS NULL`), add);
+    // Through the in-progress index (run_active_idx, workflow runs only): the feeder asks every 50 ms,
+    // and a scan of every run finished so far would load the machine the host is measured on.
+    const feed = feeder(() => this.count(`"kind" = 'workflow' AND "status" = 'pending' AND "lease_owner" IS NULL`), add);
     return {
       completed: () => this.count(`"status" = 'completed'`),
       stop: async () => {

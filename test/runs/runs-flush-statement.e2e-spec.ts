@@ -21,8 +21,10 @@ describe('runs: the multi-run flush statement', () => {
 
   async function pendingRuns(n: number): Promise<string[]> {
     const rows = (await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
-       SELECT 'acme', 'tester', 'workflow', 'pending', '{}'::jsonb, 'w', '{"nodes": [], "edges": []}'::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[] FROM generate_series(1, $1::int) RETURNING "id"`,
+      // One millisecond apart, in the order returned: the claim order is creation order.
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "created_at")
+       SELECT 'acme', 'tester', 'workflow', 'pending', '{}'::jsonb, 'w', '{"nodes": [], "edges": []}'::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[], now() + i * interval '1 millisecond'
+       FROM generate_series(1, $1::int) AS i ORDER BY i RETURNING "id"`,
       [n],
     )) as Array<{ id: string }>;
     return rows.map((r) => r.id);
@@ -66,7 +68,7 @@ describe('runs: the multi-run flush statement', () => {
     // The third run's lease was taken over meanwhile (another replica's claim bumped its fence).
     await t.ds.query(`UPDATE "run" SET "lease_owner" = 'replica-b', "fence" = "fence" + 1 WHERE "id" = $1`, [ids[2]]);
 
-    const results = await flushRuns(t.ds, ids.map((id) => completion(id, 'replica-a', fence.get(id)!)));
+    const { results } = await flushRuns(t.ds, ids.map((id) => completion(id, 'replica-a', fence.get(id)!)));
     expect(results.map((r) => r.fenced)).toEqual([true, true, false]);
 
     for (const id of ids.slice(0, 2)) {
@@ -95,7 +97,7 @@ describe('runs: the multi-run flush statement', () => {
     expect(first.run.status).toBe('pending');
     expect(first.events).toEqual([]);
     // On its own, the healthy run is written (the engine's batcher retries flush by flush).
-    expect((await flushRuns(t.ds, [completion(ids[0], 'replica-c', fence.get(ids[0])!)]))[0].fenced).toBe(true);
+    expect((await flushRuns(t.ds, [completion(ids[0], 'replica-c', fence.get(ids[0])!)])).results[0].fenced).toBe(true);
     expect((await state(ids[0])).run.status).toBe('completed');
   });
 
@@ -110,10 +112,35 @@ describe('runs: the multi-run flush statement', () => {
       const claimed = await claimRuns(t.ds, { owner: 'replica-d', leaseMs: 30_000, limit: 2 });
       expect(claimed.map((c) => c.id)).toEqual(ids);
       expect(Object.keys(claimed[0])).not.toContain('added_later');
-      const results = await flushRuns(t.ds, [completion(first.id, 'replica-d', first.fence), completion(ids[0], 'replica-d', claimed[0].fence)]);
+      const { results } = await flushRuns(t.ds, [completion(first.id, 'replica-d', first.fence), completion(ids[0], 'replica-d', claimed[0].fence)]);
       expect(results.map((r) => r.fenced)).toEqual([true, true]);
     } finally {
       await t.ds.query(`ALTER TABLE "run" DROP COLUMN "added_later"`);
     }
+  });
+
+  it('claims for the slots it frees in the same statement: the oldest claimable runs, never one it writes, at most its limit', async () => {
+    await t.ds.query(`UPDATE "run" SET "status" = 'cancelled', "lease_owner" = NULL WHERE "status" IN ('pending', 'running')`);
+    const ids = await pendingRuns(4);
+    const [written] = await claimRuns(t.ds, { owner: 'replica-e', leaseMs: 30_000, limit: 1 });
+    expect(written.id).toBe(ids[0]);
+    // Its lease has run out meanwhile: claimable, but it is the run being written, never claimed by its own write.
+    await t.ds.query(`UPDATE "run" SET "lease_expires_at" = now() - interval '1 second' WHERE "id" = $1`, [written.id]);
+    const out = await flushRuns(t.ds, [completion(written.id, 'replica-e', written.fence)], { owner: 'replica-e', leaseMs: 30_000, limit: 2 });
+    expect(out.results[0].fenced).toBe(true);
+    expect(out.claimed.map((c) => c.id)).toEqual(ids.slice(1, 3));
+    for (const c of out.claimed) {
+      expect(c).toMatchObject({ tenant: 'acme', status: 'pending', fence: 1, cancel_requested: false, definition: { nodes: [], edges: [] }, scopes: [] });
+      expect(c.started_at).toBeNull();
+    }
+    const leases = (await t.ds.query(`SELECT "id", "lease_owner", "status" FROM "run" WHERE "id" = ANY($1::uuid[]) ORDER BY "created_at", "id"`, [ids])) as Array<{ id: string; lease_owner: string | null; status: string }>;
+    const byId = new Map(leases.map((l) => [l.id, l]));
+    expect(byId.get(ids[0])).toMatchObject({ status: 'completed', lease_owner: null });
+    expect(byId.get(ids[1])!.lease_owner).toBe('replica-e');
+    expect(byId.get(ids[2])!.lease_owner).toBe('replica-e');
+    expect(byId.get(ids[3])!.lease_owner).toBeNull();
+    // With no limit nothing is claimed.
+    const none = await flushRuns(t.ds, [completion(ids[1], 'replica-e', 1)]);
+    expect(none.claimed).toEqual([]);
   });
 });

@@ -12,7 +12,8 @@ import { Execution, ExecutionDeps, RunLeaseInfo, StopReason } from './run-execut
 import { LeaseKeeper } from '../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
-import { ClaimedRow, claimRun, claimRuns, lockRun, releaseLease, releaseLeaseAndNotify, releaseLeases, PauseRequest, renewLeases, reopenRun, runStoreOn } from './run-store';
+import { ClaimedRow, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
+import { RunClaimer } from './run-claimer';
 import { LeaseLost } from './run-writer';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
@@ -47,20 +48,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   private readonly executions = new Map<string, Execution>();
   /** The leases of the runs executing here: renewed together (one statement per interval), each execution stopped when its own is lost. */
   private readonly leases: LeaseKeeper<string, RunLeaseInfo>;
+  /** Finds work: slots, claim passes, claims folded into writes, runs claimed at once. */
+  private readonly claimer: RunClaimer;
   private ticker?: NodeJS.Timeout;
-  private claiming?: Promise<void>;
   private stopped = false;
   private readonly deps: ExecutionDeps;
-  /** Slots promised to runs being created here, claimed by their own insert (see reserve). */
-  private reserved = 0;
-  /**
-   * Whether claimable runs may be waiting: a claim that filled its limit, a notification, a run left
-   * unclaimed here. A slot freed by a finished run claims only then, so an idle replica does not send
-   * a claim that finds nothing after every run (the ticker still claims every claimIntervalMs).
-   */
-  private mayHaveWork = true;
-  /** A wake-up arrived while a claim pass was out: another pass follows it. */
-  private claimAgain = false;
 
   constructor(
     private readonly ds: DataSource,
@@ -79,22 +71,24 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       owner: this.owner,
       leaseMs: settings.leaseMs,
       log: this.log,
-      store: {
-        renew: async (owner, keys, leaseMs) => {
-          const claims = keys.flatMap((runId) => {
-            const e = this.executions.get(runId);
-            return e ? [{ runId, fence: e.fence }] : [];
-          });
-          const held = claims.length ? await renewLeases(this.ds, { owner, claims, leaseMs }) : [];
-          return new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
-        },
-        // At shutdown: the runs still unfinished are handed back, and the other replicas woken.
-        release: (owner, runIds) => releaseLeases(this.ds, { owner, runIds }),
-      },
+      // Each claim renewed with its fence; at shutdown the unfinished runs are handed back (the other replicas woken).
+      store: runLeaseStore(ds, (runId) => this.executions.get(runId)?.fence),
     });
-    // What the executions of this replica use (their statements bound to its data source).
+    this.claimer = new RunClaimer({
+      ds,
+      owner: this.owner,
+      settings,
+      active: () => this.activeCount(),
+      stopped: () => this.stopped,
+      has: (runId) => this.executions.has(runId),
+      start: (row, sentAt) => this.start(row, sentAt),
+      health: (ok) => this.health.report('runs.engine', ok, ok ? undefined : 'a run claim pass failed'),
+      log: this.log,
+    });
+    // What the executions of this replica use (their statements bound to its data source). Their
+    // writes claim for the slots they free (one round trip for both).
     this.deps = {
-      store: runStoreOn(this.ds),
+      store: runStoreOn(this.ds, { maxInFlight: 2, maxBatch: 64, claims: this.claimer }),
       events: this.events,
       executors: this.executors,
       approvals: this.approvals,
@@ -132,7 +126,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
-    await this.claiming?.catch(() => undefined);
+    await this.claimer.settled();
     const running = [...this.executions.values()];
     for (const e of running) this.stop(e, 'shutdown');
     await Promise.all(running.map((e) => e.done.catch(() => undefined)));
@@ -151,13 +145,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
    * The caller hands the inserted row to `adopt`, or calls `unreserve` when nothing was inserted.
    */
   reserve(): boolean {
-    if (this.stopped || this.executions.size + this.reserved >= this.settings.maxActiveRuns) return false;
-    this.reserved++;
-    return true;
+    return this.claimer.reserve();
   }
 
   unreserve(): void {
-    this.reserved = Math.max(0, this.reserved - 1);
+    this.claimer.unreserve();
   }
 
   /** Starts a run its insert claimed for this replica (after `reserve`); `claimedAtMs`: when the insert was sent. */
@@ -173,25 +165,20 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
 
   /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
   noteClaimable(): void {
-    this.mayHaveWork = true;
-    if (this.settings.executing && !this.stopped) void this.claimAvailable();
+    this.claimer.noteClaimable();
   }
 
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
   kick(runId: string, attempts = 5): void {
-    if (this.stopped || this.executions.has(runId)) return;
-    void (async () => {
-      for (let i = 0; i < attempts && !this.stopped; i++) {
-        if (this.executions.size + this.reserved >= this.settings.maxActiveRuns) return;
-        const sentAt = Date.now();
-        const row = await claimRun(this.ds, { runId, owner: this.owner, leaseMs: this.settings.leaseMs });
-        if (row) return this.start(row, sentAt);
-        await new Promise((r) => setTimeout(r, 20 * (i + 1)));
-      }
-    })().catch((e: unknown) => this.log.error({ msg: 'could not claim a run', runId, err: (e as Error).message }));
+    this.claimer.kick(runId, attempts);
   }
 
-  /** Signals a local execution of the run to stop for cancellation (another replica's sees it at its next heartbeat). */
+  /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
+  claimAvailable(): Promise<void> {
+    return this.claimer.claimAvailable();
+  }
+
+  /** Signals a local execution of the run to stop for cancellation (another replica's sees it at its next lease renewal). */
   cancelLocal(runId: string): boolean {
     const e = this.executions.get(runId);
     if (!e) return false;
@@ -199,56 +186,12 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     return true;
   }
 
-  /** Asks a local execution of the run to pause (another replica's sees it at its next heartbeat or write). */
+  /** Asks a local execution of the run to pause (another replica's sees it at its next lease renewal or write). */
   pauseLocal(runId: string, request: PauseRequest): boolean {
     const e = this.executions.get(runId);
     if (!e?.pause) return false;
     e.pause(request);
     return true;
-  }
-
-  /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
-  claimAvailable(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    if (this.claiming) {
-      // Its claim may have been sent before what woke us committed: one more pass after it.
-      this.claimAgain = true;
-      return this.claiming;
-    }
-    const pass = (async () => {
-      try {
-        for (;;) {
-          const room = this.settings.maxActiveRuns - this.executions.size - this.reserved;
-          if (room <= 0 || this.stopped) break;
-          // Claimed in halves of the capacity: while one half's runs are written, the other's are
-          // claimed and executed, so the two overlap instead of moving in lockstep.
-          const limit = Math.min(room, 32, Math.ceil(this.settings.maxActiveRuns / 2));
-          // Cleared before the claim is sent: a wake-up during it sets it again.
-          this.mayHaveWork = false;
-          const sentAt = Date.now();
-          const rows = await claimRuns(this.ds, { owner: this.owner, leaseMs: this.settings.leaseMs, limit });
-          for (const r of rows) this.start(r, sentAt);
-          if (rows.length < limit) break;
-          this.mayHaveWork = true;
-        }
-        // A pass that worked: a failure reported earlier (the database was away) is over.
-        this.health.report('runs.engine', true);
-      } catch (e) {
-        this.mayHaveWork = true;
-        this.log.error({ msg: 'run claim pass failed', err: (e as Error).message });
-        this.health.report('runs.engine', false, 'a run claim pass failed');
-      }
-    })();
-    // Cleared in a later microtask, so a pass that ends synchronously cannot leave itself behind.
-    const claiming: Promise<void> = pass.finally(() => {
-      if (this.claiming === claiming) this.claiming = undefined;
-      if (this.claimAgain) {
-        this.claimAgain = false;
-        if (this.mayHaveWork && this.settings.executing) void this.claimAvailable();
-      }
-    });
-    this.claiming = claiming;
-    return claiming;
   }
 
   private stop(e: Execution, reason: StopReason): void {
@@ -270,8 +213,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       })
       .finally(() => {
         this.executions.delete(row.id);
-        // Work-conserving: a freed slot looks for more work at once, when there may be some.
-        if (this.settings.executing && !this.stopped && this.mayHaveWork) void this.claimAvailable();
+        this.claimer.freed();
       });
   }
 
@@ -300,12 +242,12 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     setTimeout(() => void attempt(), 1000).unref();
   }
 
+  private readonly runWaiters = new Map<string, Set<() => void>>();
+
   private finished(runId: string): void {
     this.runWaiters.get(runId)?.forEach((w) => w());
     this.runWaiters.delete(runId);
   }
-
-  private readonly runWaiters = new Map<string, Set<() => void>>();
 
   /** Resolves when a local execution of the run ends, or after `ms` (the caller re-reads the row). */
   waitLocal(runId: string, ms: number): Promise<void> {

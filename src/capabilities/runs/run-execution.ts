@@ -53,6 +53,8 @@ export class RunExecution {
       warn: (msg, err) => d.log.warn({ msg, runId: row.id, err }),
     });
     exec.pause = (request) => this.requestPause(request);
+    // The nodes' signal: aborted with the execution (cancel, pause, lease, shutdown) or alone (a failure, a breach).
+    exec.abort.signal.addEventListener('abort', () => this.nodeAbort.abort(), { once: true });
     exec.renewed = (info) => {
       if (info.cancelRequested) this.requestStop('cancel');
       else if (info.pause && !info.pause.pausedAt) this.requestPause(info.pause);
@@ -303,7 +305,7 @@ export class RunExecution {
       }
       const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
       const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
-      const signal = AbortSignal.any([this.signal, this.nodeAbort.signal]);
+      const signal = this.nodeAbort.signal;
       const started = Date.now();
       const ctx: NodeExecutionContext = {
         runId: this.row.id,
@@ -454,7 +456,11 @@ export class RunExecution {
   private committed(u: RunUpdate, batch: BatchEvent[], writes: NodeWrite[], seen?: FlushResult): void {
     if (u.status) this.trace.status(u.status, u.error);
     if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
-    if (batch.length) this.d.events.wake();
+    // The followers waiting here get what was written without reading it back.
+    if (batch.length) {
+      if (seen?.events) this.d.events.publish({ tenant: this.row.tenant, workspace: this.row.workspace }, this.row.id, seen.events);
+      else this.d.events.wake();
+    }
     if (seen?.cancel && !u.terminal) this.requestStop('cancel');
     else if (seen?.pause && !seen.pause.pausedAt && !u.terminal && !u.paused) this.requestPause(seen.pause);
     if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;

@@ -1,8 +1,10 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InterruptRequest } from '@openwop-host/plugin-sdk';
 import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows } from '../../platform/events/event-log.service';
+import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, toView } from '../../platform/events/event-log.service';
+import type { EventEntity } from '../../platform/events/event.entities';
 import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
+import type { LeaseStore } from '../../platform/leases/lease-keeper';
 import { FlushBatcher } from './run-flush-batcher';
 import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
 import type { WorkflowDefinition } from './workflow-definition';
@@ -105,11 +107,13 @@ const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => `${alias}"${c}"`
 /**
  * Claims the oldest claimable runs for owner $1, leased for $2 ms, at most $3 of them. Its order and
  * predicate are those of the partial index `run_claimable_idx`, so a claim reads the first entries of
- * that index instead of sorting the whole backlog.
+ * that index instead of sorting the whole backlog. The locked rows are updated by their tuple ids
+ * (a TID scan whatever the statistics say: a plan made while the table was empty would otherwise
+ * join them to a scan of the whole table for as long as the prepared statement lives).
  */
-export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "id" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
+export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "ctid" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
   UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
-  FROM c WHERE r."id" = c."id" RETURNING ${returning('r.')}`;
+  WHERE r."ctid" = ANY(ARRAY(SELECT "ctid" FROM c)) RETURNING ${returning('r.')}`;
 const CLAIM_RUNS = preparedStatement('run_claim_many', CLAIM_RUNS_SQL);
 
 export async function claimRuns(q: DataSource, p: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedRow[]> {
@@ -138,6 +142,25 @@ const RENEW_LEASES = preparedStatement('run_renew_leases', RENEW_LEASES_SQL);
 
 export async function renewLeases(q: DataSource, p: { owner: string; claims: Array<{ runId: string; fence: number }>; leaseMs: number }): Promise<Array<{ id: string; cancel_requested: boolean; pause: PauseRequest | null }>> {
   return runPrepared(q, RENEW_LEASES, [p.owner, p.claims.map((c) => c.runId), p.claims.map((c) => c.fence), p.leaseMs]);
+}
+
+/**
+ * The run engine's lease store for the platform's lease keeper: renewals of the claims the replica
+ * executes (each with the fence it claimed under, `fenceOf`), reading an operator's cancel or pause
+ * besides; release hands back the unfinished runs at shutdown.
+ */
+export function runLeaseStore(ds: DataSource, fenceOf: (runId: string) => number | undefined): LeaseStore<string, { cancelRequested: boolean; pause: PauseRequest | null }> {
+  return {
+    renew: async (owner, keys, leaseMs) => {
+      const claims = keys.flatMap((runId) => {
+        const fence = fenceOf(runId);
+        return fence === undefined ? [] : [{ runId, fence }];
+      });
+      const held = claims.length ? await renewLeases(ds, { owner, claims, leaseMs }) : [];
+      return new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
+    },
+    release: (owner, runIds) => releaseLeases(ds, { owner, runIds }),
+  };
 }
 
 /** Hands a claim's lease back quietly (a run adopted while stopping; its lease expires anyway). */
@@ -216,6 +239,11 @@ export interface FlushResult {
   fenced: boolean;
   cancel: boolean | null;
   pause: PauseRequest | null;
+  /**
+   * The run's events as written (their sequences and times), for followers waiting on this replica;
+   * built only when asked (absent when nothing was written, or for a write recognised after a lost answer).
+   */
+  events?: () => RunEventView[];
 }
 
 /**
@@ -225,6 +253,10 @@ export interface FlushResult {
  * log's insert) of a run are written only when its fence matched, and a node row already
  * `completed` aborts the whole statement (nothing is written). Parameters: $1 the runs' updates, $2
  * their node rows (the last write per node of a flush wins), $3..$6 the event insert's, $7 the runs' ids.
+ *
+ * The same statement claims up to $8 runs for owner $9 (lease $10 ms) as a claim pass would (the
+ * slots the written runs free, refilled in the same round trip), never one of the runs it writes;
+ * they come back as JSON in the `claimed` column of the first run's row.
  */
 export const FLUSH_SQL = flushSql();
 
@@ -262,9 +294,17 @@ function flushSql(): string {
   ),
   ${eventCtes.join(',\n  ')},
   -- A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
-  nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', f."id"::text) FROM f WHERE f."followed")
+  nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', f."id"::text) FROM f WHERE f."followed"),
+  claim_ids AS (SELECT "ctid" FROM "run" WHERE ${CLAIMABLE} AND "id" <> ALL($7::uuid[]) ORDER BY "created_at" LIMIT $8::int FOR UPDATE SKIP LOCKED),
+  claimed AS (
+    UPDATE "run" c SET "lease_owner" = $9::text, "lease_expires_at" = now() + ($10::int * interval '1 millisecond'), "fence" = c."fence" + 1
+    WHERE c."ctid" = ANY(ARRAY(SELECT "ctid" FROM claim_ids)) RETURNING ${returning('c.')}
+  )
   SELECT u."id"::text AS "id", f."id" IS NOT NULL AS "fenced", f."cancel_requested" AS "cancel", f."pause" AS "pause",
     (SELECT count(*) FROM nt) AS "notified", (SELECT count(*) FROM written) AS "events",
+    -- On the first run's row only (the rows are many, the claimed runs and the written events one list each).
+    CASE WHEN u."id" = ($7::uuid[])[1] THEN (SELECT coalesce(json_agg(claimed), '[]'::json) FROM claimed) END AS "claimed",
+    CASE WHEN u."id" = ($7::uuid[])[1] THEN (SELECT json_agg(json_build_array(w."id", w."sequence", floor(extract(epoch FROM w."created_at") * 1000)::bigint)) FROM written w) END AS "written",
     -- A node row that was already completed leaves \`nodes\` short: divide by zero to abort the statement.
     1 / (CASE WHEN (SELECT count(*) FROM nodes) = (SELECT coalesce(sum(f2."nodes"), 0) FROM f f2) THEN 1 ELSE 0 END) AS "guard"
   FROM u LEFT JOIN f ON f."id" = u."id"`;
@@ -272,11 +312,28 @@ function flushSql(): string {
 
 export const FLUSH_STATEMENT = preparedStatement('run_flush', FLUSH_SQL);
 
+/** What a flush statement claims besides (nothing with limit 0). */
+export interface FoldedClaim {
+  owner: string;
+  leaseMs: number;
+  limit: number;
+  /** The claimer's wake-up count when it was taken (see RunClaimer). */
+  epoch?: number;
+}
+
+const NO_CLAIM: FoldedClaim = { owner: '', leaseMs: 0, limit: 0 };
+
 /** The values of FLUSH_SQL for the flushes of distinct runs. */
-export function flushValues(fs: FlushParams[]): unknown[] {
+export function flushValues(fs: FlushParams[], claim: FoldedClaim = NO_CLAIM): unknown[] {
+  return flushStatementValues(fs, claim).values;
+}
+
+/** The values, and each run's event rows as the JSON they were sent as (what its followers are handed once written). */
+function flushStatementValues(fs: FlushParams[], claim: FoldedClaim): { values: unknown[]; eventJson: string[] } {
   const runs: unknown[] = [];
   const nodes: unknown[] = [];
   const events: EventRow[] = [];
+  const eventJson: string[] = [];
   for (const f of fs) {
     const u = f.update;
     const byNode = new Map<string, NodeWrite>();
@@ -302,9 +359,13 @@ export function flushValues(fs: FlushParams[]): unknown[] {
       nodes.push({ run_id: f.runId, node_id: w.nodeId, tenant: f.tenant, type_id: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null });
     }
     const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
-    events.push(...eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds));
+    const rows = eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds);
+    events.push(...rows);
+    eventJson.push(JSON.stringify(rows));
   }
-  return [JSON.stringify(runs), JSON.stringify(nodes), ...eventInsertValues(events), fs.map((f) => f.runId)];
+  // The statement's rows are the runs' rows, in order, as sent: one JSON text, each run's part kept.
+  const all = `[${eventJson.filter((j) => j !== '[]').map((j) => j.slice(1, -1)).join(',')}]`;
+  return { values: [JSON.stringify(runs), JSON.stringify(nodes), ...eventInsertValues(events, all), fs.map((f) => f.runId), claim.limit, claim.owner, claim.leaseMs], eventJson };
 }
 
 /** A node of a run in the statement was already completed: nothing of the statement was written. */
@@ -314,24 +375,43 @@ export class NodeAlreadyCompleted extends InvariantViolation {
   }
 }
 
-/** Writes the flushes of distinct runs in one statement; the results in their order. */
-export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[]): Promise<FlushResult[]> {
-  let rows: Array<{ id: string; fenced: boolean; cancel: boolean | null; pause: PauseRequest | null }>;
+/** Writes the flushes of distinct runs in one statement (claiming up to `claim.limit` runs besides): the results in their order. */
+export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[], claim: FoldedClaim = NO_CLAIM): Promise<{ results: FlushResult[]; claimed: ClaimedRow[] }> {
+  let rows: Array<{ id: string; fenced: boolean; cancel: boolean | null; pause: PauseRequest | null; claimed: ClaimedRow[] | null; written: Array<[string, string, string]> | null }>;
+  const sent = flushStatementValues(fs, claim);
   try {
-    rows = await runPrepared(q, FLUSH_STATEMENT, flushValues(fs));
+    rows = await runPrepared(q, FLUSH_STATEMENT, sent.values);
   } catch (e) {
     if (/division by zero/.test((e as Error).message)) throw new NodeAlreadyCompleted();
     throw e;
   }
   const byId = new Map(rows.map((r) => [r.id, r]));
-  return fs.map((f) => {
-    const r = byId.get(f.runId);
-    return { fenced: !!r?.fenced, cancel: r?.cancel ?? null, pause: r?.pause ?? null };
+  // JSON carries the claimed rows' timestamps as text.
+  const claimed = (rows.find((r) => r.claimed)?.claimed ?? []).map((c) => ({ ...c, started_at: c.started_at === null ? null : new Date(c.started_at) }));
+  // Each event written: [id, sequence, milliseconds since the epoch] (the time as the log answers it, to the millisecond).
+  const written = new Map((rows.find((r) => r.written)?.written ?? []).map(([id, seq, ms]) => [id, { sequence: Number(seq), at: Number(ms) }]));
+  return {
+    results: fs.map((f, i) => {
+      const r = byId.get(f.runId);
+      const result: FlushResult = { fenced: !!r?.fenced, cancel: r?.cancel ?? null, pause: r?.pause ?? null };
+      if (r?.fenced && f.events.length) result.events = () => writtenViews(sent.eventJson[i], written);
+      return result;
+    }),
+    claimed,
+  };
+}
+
+/** A run's events as a read of the log would answer them: the rows as sent, with their sequences and times as written. */
+function writtenViews(json: string, written: Map<string, { sequence: number; at: number }>): RunEventView[] {
+  return (JSON.parse(json) as EventRow[]).map((r) => {
+    const w = written.get(r.id);
+    if (!w) throw new InvariantViolation(`event ${r.id} was not written by the statement that wrote its run`);
+    return toView({ id: r.id, streamId: r.stream_id, type: r.type, payload: r.payload, createdAt: new Date(w.at), sequence: String(w.sequence), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id } as EventEntity);
   });
 }
 
 export async function flushRun(q: DataSource | EntityManager, f: FlushParams): Promise<FlushResult> {
-  return (await flushRuns(q, [f]))[0];
+  return (await flushRuns(q, [f])).results[0];
 }
 
 /** A transaction of an execution (a suspension: the run row, its gates, one flush). */
@@ -350,10 +430,32 @@ export interface RunStore {
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;
 }
 
-export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch: number } = { maxInFlight: 2, maxBatch: 64 }): RunStore {
+/**
+ * How the engine folds its claims into its writes: `take` answers how many runs a statement of
+ * these flushes may claim (0: none), `give` receives what it claimed (after it committed, before the
+ * flushes' results are handed back), or nothing (`failed`) when the statement failed.
+ */
+export interface FoldedClaims {
+  take(batch: FlushParams[]): FoldedClaim;
+  give(claimed: ClaimedRow[], claim: FoldedClaim, sentAt: number, failed?: boolean): void;
+}
+
+export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch: number; claims?: FoldedClaims } = { maxInFlight: 2, maxBatch: 64 }): RunStore {
   const tx = (m: EntityManager): RunStoreTx => ({ manager: m, lockRun: (p) => lockRun(m, p), flush: (f) => flushRun(m, f) });
-  // Flushes of concurrent runs leave as one statement (group commit).
-  const batcher = new FlushBatcher((fs) => flushRuns(ds, fs), opts);
+  // Flushes of concurrent runs leave as one statement (group commit), claiming for the slots they free.
+  const batcher = new FlushBatcher(async (fs, retry) => {
+    const claim = !retry && opts.claims ? opts.claims.take(fs) : NO_CLAIM;
+    const sentAt = Date.now();
+    let out: { results: FlushResult[]; claimed: ClaimedRow[] };
+    try {
+      out = await flushRuns(ds, fs, claim);
+    } catch (e) {
+      if (claim.limit) opts.claims?.give([], claim, sentAt, true);
+      throw e;
+    }
+    if (claim.limit) opts.claims?.give(out.claimed, claim, sentAt);
+    return out.results;
+  }, opts);
   return {
     flush: (f) => batcher.flush(f),
     eventExists: (p) => eventExists(ds, p),

@@ -1,4 +1,4 @@
-import { DeadlineClient, isDatabaseUnavailable } from './database-driver';
+import { DeadlineClient, isDatabaseUnavailable, REPLAN_AFTER_EXECUTIONS } from './database-driver';
 
 /** A Node system error as net sockets raise it (code, errno, syscall). */
 function systemError(code: string, syscall: string): Error {
@@ -53,6 +53,29 @@ describe('DeadlineClient and prepared statements', () => {
       expect(await prepared(off)).toEqual([]);
     } finally {
       await Promise.all([on.end(), off.end()]);
+    }
+  });
+
+  (embedded ? it.skip : it)('prepares a statement again after REPLAN_AFTER_EXECUTIONS runs on its plan, never inside a transaction', async () => {
+    const client = new DeadlineClient({ connectionString: url });
+    await client.connect();
+    const q = { name: 'openwop_driver_spec_replan', text: 'SELECT $1::int AS "n"', values: [1] };
+    const preparedAt = async () => ((await client.query(`SELECT "prepare_time" FROM pg_prepared_statements WHERE "name" = $1`, [q.name])) as { rows: Array<{ prepare_time: Date }> }).rows[0]?.prepare_time.getTime();
+    try {
+      for (let i = 0; i < REPLAN_AFTER_EXECUTIONS; i++) await client.query(q);
+      const first = await preparedAt();
+      expect(first).toBeDefined();
+      await new Promise((r) => setTimeout(r, 5));
+      // One more, inside a transaction: the plan is kept until the transaction ends.
+      await client.query('BEGIN');
+      await client.query(q);
+      expect(await preparedAt()).toBe(first);
+      await client.query('COMMIT');
+      await client.query(q);
+      expect(await preparedAt()).toBeGreaterThan(first!);
+      expect((await client.query(q)).rows).toEqual([{ n: 1 }]);
+    } finally {
+      await client.end();
     }
   });
 

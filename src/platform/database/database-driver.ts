@@ -63,6 +63,17 @@ export interface ClientDeadline {
 const STALE_PLAN = /cached plan must not change result type/;
 
 /**
+ * How many times a connection runs a prepared statement on one plan. The plan is generic (one for
+ * every value) and made with the table sizes of its first execution: made while a table was nearly
+ * empty (a fresh database, a truncated table) it may scan that table whole, for as long as the
+ * statement lives or until an ANALYZE of the table invalidates it (autovacuum's, a minute or more
+ * later), and a busy engine fills a table fast. Prepared again after this many executions (outside a
+ * transaction), it follows the table as it grows, at the price of one plan per that many executions:
+ * a stale plan costs in proportion to its use, and so does this.
+ */
+export const REPLAN_AFTER_EXECUTIONS = 250;
+
+/**
  * pg's Client with a client-side query deadline that ends the connection: a server that stopped
  * answering (hung, partitioned) would otherwise keep the query, and every query queued behind it on
  * that connection (a transaction's ROLLBACK), waiting for as long as the TCP connection lives.
@@ -71,6 +82,8 @@ const STALE_PLAN = /cached plan must not change result type/;
 export class DeadlineClient extends pg.Client {
   queryDeadlineMs: number;
   preparedStatements: boolean;
+  /** How many times each named statement ran since it was (last) prepared on this connection. */
+  readonly executions = new Map<string, number>();
 
   constructor(config?: pg.ClientConfig & ClientDeadline) {
     super(config);
@@ -87,6 +100,7 @@ type Query = typeof pg.Client.prototype.query;
 DeadlineClient.prototype.query = function deadlineQuery(this: DeadlineClient, ...args: unknown[]): unknown {
   const named = args[0] && typeof args[0] === 'object' && typeof (args[0] as { name?: unknown }).name === 'string' ? (args[0] as { name: string }).name : undefined;
   if (named && !this.preparedStatements) args[0] = { ...(args[0] as object), name: undefined };
+  else if (named) replanWhenOld(this, named);
   let result = (pg.Client.prototype.query as (...a: unknown[]) => unknown).apply(this, args);
   if (named && this.preparedStatements && result instanceof Promise) result = result.catch((e: unknown) => forgetStale(this, named, e));
   const ms = this.queryDeadlineMs;
@@ -101,6 +115,24 @@ DeadlineClient.prototype.query = function deadlineQuery(this: DeadlineClient, ..
     result.then(resolve, reject);
   }).finally(() => clearTimeout(timer));
 } as Query;
+
+/** Forgets a statement run REPLAN_AFTER_EXECUTIONS times on its plan (outside a transaction), so this use prepares it again. */
+function replanWhenOld(client: DeadlineClient, name: string): void {
+  const internals = client as unknown as { connection?: { parsedStatements?: Record<string, string> }; _txStatus?: string | null };
+  const runs = (client.executions.get(name) ?? 0) + 1;
+  if (!internals.connection?.parsedStatements?.[name]) {
+    client.executions.set(name, 1);
+    return;
+  }
+  if (runs <= REPLAN_AFTER_EXECUTIONS || internals._txStatus !== 'I') {
+    client.executions.set(name, runs);
+    return;
+  }
+  delete internals.connection.parsedStatements[name];
+  client.executions.set(name, 1);
+  // Queued before the statement itself: it is parsed again right after.
+  (pg.Client.prototype.query as (text: string) => Promise<unknown>).call(client, `DEALLOCATE "${name.replace(/"/g, '""')}"`).catch(() => undefined);
+}
 
 /**
  * A prepared statement whose result columns changed (another replica migrated the table) fails

@@ -10,6 +10,9 @@ import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A poller's offer: it takes the events when they follow on from what it has and its caller may see them. */
+type Offer = (tenant: string, workspace: string | null, events: RunEventView[]) => void;
+
 /** The stream id of a tenant's host-level events (goal, proposal, import...): they belong to no run. */
 export const HOST_STREAM = 'host';
 
@@ -74,6 +77,8 @@ export interface EventQuery {
 @Injectable()
 export class EventLogService implements OnModuleInit {
   private readonly waiters = new Set<() => void>();
+  /** Pollers waiting on a stream, offered what this replica's engine writes to it (see publish). */
+  private readonly offers = new Map<string, Set<Offer>>();
   /** Runs this process follows for a replica that executes them elsewhere: until when `followed_until` was set. */
   private readonly followed = new Map<string, number>();
   /** Whether a stream is a run this replica executes (its writes wake the followers here without a notification). */
@@ -209,17 +214,43 @@ export class EventLogService implements OnModuleInit {
       // A run another replica executes: ask its writes to notify this one; read once more after
       // asking (a write committed just before it did not notify).
       if (await this.follow(scope, streamId)) continue;
-      // Woken early by a local append or a notification; else another replica's append is seen at the next check.
-      await new Promise<void>((resolve) => {
-        const wake = () => {
+      // Woken early by a local append or a notification; else another replica's append is seen at the
+      // next check. The run engine of this replica hands over what it wrote (publish): no read then.
+      const handed = await new Promise<RunEventView[] | undefined>((resolve) => {
+        const offers = this.offers.get(streamId) ?? new Set<Offer>();
+        const done = (events?: RunEventView[]) => {
           clearTimeout(timer);
           this.waiters.delete(wake);
-          resolve();
+          offers.delete(offer);
+          if (!offers.size && this.offers.get(streamId) === offers) this.offers.delete(streamId);
+          resolve(events);
         };
+        const wake = () => done();
+        // Taken only when it follows on from what this poller has (the log has no gap), and only if the caller may see it.
+        const offer: Offer = (tenant, workspace, views) => {
+          if (tenant !== scope.tenant || (scope.workspace !== undefined && scope.workspace !== workspace)) return;
+          const next = views.filter((v) => v.sequence > afterSequence);
+          if (next.length && next[0].sequence === afterSequence + 1) done(next.slice(0, 1000));
+        };
+        this.offers.set(streamId, offers.add(offer));
         const timer = setTimeout(wake, Math.min(left, 500));
         this.waiters.add(wake);
       });
+      if (handed) return handed;
     }
+  }
+
+  /**
+   * What the run engine of this replica wrote to a stream, once committed: handed to the pollers
+   * waiting on it (built only if there are any), then every waiter is woken as by any append.
+   */
+  publish(scope: { tenant: string; workspace: string | null }, streamId: string, events: () => RunEventView[]): void {
+    const offers = this.offers.get(streamId);
+    if (offers?.size) {
+      const views = events();
+      for (const offer of [...offers]) offer(scope.tenant, scope.workspace, views);
+    }
+    this.notify();
   }
 
   /**
@@ -332,7 +363,7 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
  * count (streams in (tenant, stream) order: two batches lock shared counters in the same order),
  * then the rows as JSON. Nothing of the statement's text depends on them.
  */
-export function eventInsertValues(rows: EventRow[]): [string[], string[], number[], string] {
+export function eventInsertValues(rows: EventRow[], json = JSON.stringify(rows)): [string[], string[], number[], string] {
   const streams = new Map<string, { tenant: string; streamId: string; n: number }>();
   for (const r of rows) {
     const k = JSON.stringify([r.tenant, r.stream_id]);
@@ -341,7 +372,7 @@ export function eventInsertValues(rows: EventRow[]): [string[], string[], number
     streams.set(k, s);
   }
   const counts = [...streams.values()].sort((a, b) => (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
-  return [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), JSON.stringify(rows)];
+  return [counts.map((c) => c.tenant), counts.map((c) => c.streamId), counts.map((c) => c.n), json];
 }
 
 /** An event row as the follower reads return it. */

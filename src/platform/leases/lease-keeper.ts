@@ -41,13 +41,23 @@ export interface HoldOptions<T> {
   renew?: boolean;
 }
 
-/** The abort reason of a lease's signal, so work that rethrows `signal.reason` says which lease ended and why. */
+/**
+ * The abort reason of a lease's signal, so work that rethrows `signal.reason` says which lease ended
+ * and why. It carries no stack: it is made for every lease that ends (each run's, when it finishes),
+ * and where the keeper noticed it says nothing about the work.
+ */
 export class LeaseEndedError extends Error {
   constructor(
     readonly key: string,
     readonly reason: LeaseEndReason,
   ) {
-    super(`the lease on "${key}" ended: ${reason}`);
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(`the lease on "${key}" ended: ${reason}`);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.name = 'LeaseEndedError';
   }
 }

@@ -1,0 +1,112 @@
+import type { DataSource } from 'typeorm';
+import { ClaimerHost, RunClaimer } from './run-claimer';
+import type { ClaimedRow, FlushParams } from './run-store';
+
+const flush = (runId: string, update: FlushParams['update'] = {}): FlushParams => ({ runId, owner: 'o', fence: 1, tenant: 't', workspace: null, leaseMs: 1000, nodeExecutions: 0, costUsd: 0, update, writes: [], events: [], eventIds: [] });
+const row = (id: string): ClaimedRow => ({ id, tenant: 't', workspace: null, principal: 'p', status: 'pending', workflow_id: 'w', definition: { workflowId: 'w', nodes: [], edges: [] }, inputs: {}, configurable: {}, scopes: [], fence: 1, cancel_requested: false, node_executions: 0, cost_usd: 0, started_at: null });
+
+function host(over: Partial<ClaimerHost> = {}) {
+  const started: string[] = [];
+  let active = 0;
+  const h: ClaimerHost = {
+    ds: {} as DataSource,
+    owner: 'replica:1',
+    settings: { maxActiveRuns: 4, leaseMs: 1000, executing: true },
+    active: () => active,
+    stopped: () => false,
+    has: () => false,
+    start: (r) => {
+      started.push(r.id);
+      active++;
+    },
+    health: () => undefined,
+    log: { error: () => undefined },
+    ...over,
+  };
+  return { h, started, setActive: (n: number) => (active = n) };
+}
+
+describe('RunClaimer (slots, and claims folded into writes)', () => {
+  it('a write claims for the slots its finishing runs free plus those free now, and promises them until it answers', () => {
+    const { h, started, setActive } = host();
+    const c = new RunClaimer(h);
+    setActive(4);
+    // Two of the four runs finish in this write, one only progresses: two slots to refill.
+    const claim = c.take([flush('a', { status: 'completed', terminal: true }), flush('b', { status: 'waiting-approval', release: true }), flush('c')]);
+    expect(claim).toMatchObject({ owner: 'replica:1', leaseMs: 1000, limit: 2 });
+    // Promised: nothing else claims those slots meanwhile.
+    setActive(2);
+    expect(c.room()).toBe(0);
+    expect(c.reserve()).toBe(false);
+    c.give([row('x'), row('y')], claim, Date.now());
+    expect(started).toEqual(['x', 'y']);
+    expect(c.room()).toBe(0);
+  });
+
+  it('claims nothing while no run may be waiting: a claim that came back short says the backlog is empty', () => {
+    const { h, setActive } = host();
+    const c = new RunClaimer(h);
+    setActive(1);
+    const first = c.take([flush('a', { status: 'completed', terminal: true })]);
+    expect(first.limit).toBe(4);
+    setActive(0);
+    c.give([row('x')], first, Date.now());
+    expect(c.take([flush('b', { status: 'completed', terminal: true })]).limit).toBe(0);
+    // A notification (or a run created here without a slot) says there may be work again.
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => undefined;
+    c.noteClaimable();
+    expect(c.take([flush('b', { status: 'completed', terminal: true })]).limit).toBeGreaterThan(0);
+  });
+
+  it('a claim that came back short while a wake-up arrived does not conclude that nothing waits', () => {
+    const { h, setActive } = host();
+    const c = new RunClaimer(h);
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => undefined;
+    setActive(1);
+    const claim = c.take([flush('a', { status: 'completed', terminal: true })]);
+    // A run was announced while the write was out: its claim may have been sent too early to see it.
+    c.noteClaimable();
+    setActive(0);
+    c.give([], claim, Date.now());
+    expect(c.take([]).limit).toBe(4);
+  });
+
+  it('a write that failed claimed nothing: its promised slots are free again and runs may still be waiting', () => {
+    const { h, started, setActive } = host();
+    const c = new RunClaimer(h);
+    setActive(1);
+    const claim = c.take([flush('a', { status: 'completed', terminal: true })]);
+    expect(claim.limit).toBe(4);
+    expect(c.room()).toBe(-1);
+    setActive(0);
+    c.give([], claim, Date.now(), true);
+    expect(c.room()).toBe(4);
+    expect(started).toEqual([]);
+    expect(c.take([]).limit).toBe(4);
+  });
+
+  it('claims nothing for an engine that does not claim on its own, or that is stopping (and hands back what a write claimed then)', async () => {
+    expect(new RunClaimer(host({ settings: { maxActiveRuns: 4, leaseMs: 1000, executing: false } }).h).take([flush('a', { terminal: true })]).limit).toBe(0);
+    let stopping = false;
+    const { h, started } = host({ stopped: () => stopping });
+    const c = new RunClaimer(h);
+    const claim = c.take([]);
+    stopping = true;
+    expect(c.take([]).limit).toBe(0);
+    const released: unknown[] = [];
+    (h as { ds: unknown }).ds = { query: async (...a: unknown[]) => released.push(a) };
+    c.give([row('x')], claim, Date.now());
+    expect(started).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(released).toHaveLength(1);
+  });
+
+  it('reserves slots for runs created here and frees them when nothing was inserted', () => {
+    const { h } = host();
+    const c = new RunClaimer(h);
+    for (let i = 0; i < 4; i++) expect(c.reserve()).toBe(true);
+    expect(c.reserve()).toBe(false);
+    c.unreserve();
+    expect(c.reserve()).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * A follower waiting on a run this replica executes is handed the events the engine wrote, once
+ * committed, without reading them back: exactly what a read of the log answers, in order, only what
+ * follows on from what the follower has, and never to a caller who may not see the run.
+ */
+import { EventLogService } from '../../src/platform/events/event-log.service';
+import { createTestApp, TestApp } from '../support/test-app';
+import { installChains, runEvents, waitForStatus } from './run-kit';
+
+describe('runs: events handed to local followers', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    key = await t.key({ scopes: ['runs:create', 'runs:read'] });
+    await installChains(t, 'default', 'vendor.test.published', {
+      'vendor.test.later': {
+        nodes: [
+          { id: 'wait', typeId: 'core.delay', config: { ms: 600 } },
+          { id: 'done', typeId: 'core.noop', config: { note: 'a "quoted" value', n: 1.5, list: [3, 1, 2], nested: { z: 1, a: [] } } },
+        ],
+        edges: [{ from: 'wait', to: 'done' }],
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('hands the written events to a waiting poller, equal to what the log answers, without a read', async () => {
+    const events = t.app.get(EventLogService);
+    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
+    expect(created.status).toBe(201);
+    const runId = created.body.runId as string;
+    // Wait for the first write (run.started, node.started), then follow from its last sequence.
+    let first = await runEvents(t, key, runId);
+    for (let i = 0; first.length < 2 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      first = await runEvents(t, key, runId);
+    }
+    const after = first[first.length - 1].sequence;
+    const read = jest.spyOn(events, 'read');
+    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000);
+    // One read when the poll started (nothing yet), none when the events came.
+    expect(read).toHaveBeenCalledTimes(1);
+    read.mockRestore();
+    expect(handed.length).toBeGreaterThan(0);
+    expect(handed[0].sequence).toBe(after + 1);
+    expect(handed.map((e) => e.sequence)).toEqual(handed.map((_, i) => after + 1 + i));
+    const fromLog = await events.read({ tenant: 'default' }, runId, { afterSequence: after, limit: handed.length });
+    expect(JSON.parse(JSON.stringify(handed))).toEqual(JSON.parse(JSON.stringify(fromLog)));
+    await waitForStatus(t, key, runId, ['completed']);
+  });
+
+  it('never hands them to a caller of another tenant or workspace', async () => {
+    const events = t.app.get(EventLogService);
+    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
+    const runId = created.body.runId as string;
+    const [otherTenant, otherWorkspace] = await Promise.all([events.poll({ tenant: 'someone-else' }, runId, 0, 1500), events.poll({ tenant: 'default', workspace: 'ws-other' }, runId, 0, 1500)]);
+    expect(otherTenant).toEqual([]);
+    expect(otherWorkspace).toEqual([]);
+    await waitForStatus(t, key, runId, ['completed']);
+  });
+});
