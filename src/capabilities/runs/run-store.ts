@@ -107,9 +107,9 @@ const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => `${alias}"${c}"`
 /**
  * Claims the oldest claimable runs for owner $1, leased for $2 ms, at most $3 of them. Its order and
  * predicate are those of the partial index `run_claimable_idx`, so a claim reads the first entries of
- * that index instead of sorting the whole backlog. The locked rows are updated by their tuple ids
- * (a TID scan whatever the statistics say: a plan made while the table was empty would otherwise
- * join them to a scan of the whole table for as long as the prepared statement lives).
+ * that index instead of sorting the whole backlog. The locked rows are updated by the tuple ids the
+ * claim locked (a TID scan: no join to the table, which a plan made while it was small turned into a
+ * scan of all of it; prepared statements are also planned again as the table grows).
  */
 export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "ctid" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
   UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
