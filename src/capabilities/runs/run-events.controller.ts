@@ -6,7 +6,7 @@ import { EventLogService, RunEventView } from '../../platform/events/event-log.s
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { followRunEvents } from './run-event-follower';
+import { followRunEvents, TERMINAL_RUN_EVENTS } from './run-event-follower';
 import { RunEventsQuery } from './runs.dto';
 import { header } from './runs.http';
 import { RunsService } from './runs.service';
@@ -73,7 +73,8 @@ export class RunEventsController {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    raw.flushHeaders();
+    // With events to send at once, the headers leave with them (one packet); else the stream opens now.
+    if (!opened.events.length || values) raw.flushHeaders();
     let closed = false;
     req.raw.on('close', () => (closed = true));
     raw.on('close', () => (closed = true));
@@ -109,6 +110,7 @@ export class RunEventsController {
       if (!timer) timer = setTimeout(() => void flush().catch(() => undefined), bufferMs);
     };
     let lastBeat = Date.now();
+    let ended = false;
     try {
       // Resuming a `values` stream starts from a baseline snapshot.
       if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
@@ -117,16 +119,20 @@ export class RunEventsController {
           // One snapshot after the transitions of each batch, read once they are in the log.
           if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));
         } else if (!bufferMs) {
-          // The frames of one batch leave in one write (one packet, not one per event).
+          // The frames of one batch leave in one write (one packet, not one per event); the last batch
+          // ends the stream in the same write.
           const frames = batch.filter((e) => admits(modes, e.type)).map((e) => frame(e.sequence, e.type, e));
-          if (frames.length) await send(frames.join(''));
+          if (batch.some((e) => TERMINAL_RUN_EVENTS.has(e.type)) && !closed) {
+            ended = true;
+            raw.end(frames.join(''));
+          } else if (frames.length) await send(frames.join(''));
         } else {
           for (const e of batch) {
             if (closed) break;
             if (admits(modes, e.type)) await deliver(e);
           }
         }
-        if (Date.now() - lastBeat > 15_000) {
+        if (!ended && Date.now() - lastBeat > 15_000) {
           raw.write(': keep-alive\n\n');
           lastBeat = Date.now();
         }
@@ -137,7 +143,7 @@ export class RunEventsController {
       this.log.warn({ msg: 'run event stream ended early', runId: snap.runId, err: (e as Error).message });
     } finally {
       clearTimeout(timer);
-      raw.end();
+      if (!ended) raw.end();
     }
   }
 }

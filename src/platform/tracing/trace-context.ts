@@ -52,6 +52,10 @@ const storage = new AsyncLocalStorage<TraceContext | undefined>();
 
 /** Runs `fn` with `ctx` as the current trace context (undefined: none, even inside another one). */
 export function withTraceContext<T>(ctx: TraceContext | undefined, fn: () => T): T {
+  // No context to set and none to hide: nothing to do. The storage is entered only when there is
+  // one (a traceparent, tracing on): entering it turns on Node's async-context tracking for every
+  // promise of the process from then on, a cost the host does not pay when nobody traces.
+  if (ctx === undefined && storage.getStore() === undefined) return fn();
   return storage.run(ctx, fn);
 }
 
