@@ -21,7 +21,8 @@ import { loadHostConfig } from '../src/platform/config/host-config';
 import { systemPrincipal } from '../src/platform/identity/principal';
 import { createBenchDatabase } from './harness';
 
-const SCOPES = ['portability:export', 'portability:import'];
+// An import acts with the scopes of what it installs (prompt templates: packs:publish), as a real importer would need.
+const SCOPES = ['portability:export', 'portability:import', 'packs:publish'];
 
 function template(i: number): Record<string, unknown> {
   return { templateId: `bench.template-${i}`, version: '1.0.0', kind: 'system', text: `You are assistant number ${i}. Answer briefly.`, tags: ['bench'] };

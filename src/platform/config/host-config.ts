@@ -204,7 +204,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_RATE_LIMIT_PUBLIC', default: '1200/60s', description: 'Budget of each client address on routes that need no credential (discovery, OpenAPI, health, public metrics).' },
   { name: 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', default: '5000', description: 'Deadline for one tool source to list its tools; a slower source is left out and reported.' },
   { name: 'OPENWOP_CONSOLE', default: 'true', description: 'Serve the operator console (a static web page) at /console.' },
-  { name: 'OPENWOP_DB_POOL_SIZE', default: '10', description: 'Database connections of this process (the pool).' },
+  { name: 'OPENWOP_DB_POOL_SIZE', default: '10', description: 'Database connections of this process (the pool); on a PostgreSQL server with prepared statements on, a second pool of half as many (at least 2) runs the prepared statements of the run engine.' },
   { name: 'OPENWOP_DB_CONNECT_TIMEOUT_MS', default: '5000', description: 'Longest wait for a database connection (connecting, or a free one from the pool); past it the request answers 503 `service_unavailable`.' },
   { name: 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', default: '15000', description: "Longest a statement may run (PostgreSQL `statement_timeout`, and the client's own deadline for a server that stopped answering); past it the request answers 503. 0: no limit. Migrations are exempt." },
   { name: 'OPENWOP_DB_LOCK_TIMEOUT_MS', default: '10000', description: 'Longest a statement waits for a row or table lock (PostgreSQL `lock_timeout`); past it the request answers 503. 0: no limit.' },

@@ -1,7 +1,9 @@
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig, EmbeddedConfig, HostConfig } from '../config/host-config';
 import { DatabaseSchema, declareSchema } from './database-schema';
+import type * as pg from 'pg';
 import { pgDriver } from './database-driver';
+import { usePreparedPool } from './prepared-statement';
 import { EmbeddedLog, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 
 export interface DatabaseHandle {
@@ -31,6 +33,34 @@ export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataD
   } catch {
     return '(unparseable DATABASE_URL)';
   }
+}
+
+/**
+ * The connections of the hot prepared statements (the engine's writes, claims and renewals, run
+ * creation's insert, the event followers' reads; see prepared-statement.ts): written for one generic
+ * plan whatever their values, they run on sessions that plan every prepared statement generically
+ * (PostgreSQL would otherwise plan the engine's write again at every call, half of its database
+ * time, having found per-call plans no worse). That setting also governs the unnamed statements of
+ * a session, which need per-call plans (the goal scheduler's claim lost a quarter of its rate under
+ * generic ones), hence sessions of their own: half as many as the general pool, at least two. A
+ * `options` in DATABASE_URL takes precedence.
+ */
+function openPreparedPool(url: string, db: DatabaseConfig, poolSize: number, extra: Record<string, unknown>): pg.Pool {
+  const pool = new pgDriver.Pool({
+    connectionString: url,
+    max: Math.max(2, Math.ceil(poolSize / 2)),
+    connectionTimeoutMillis: db.connectTimeoutMs,
+    Client: pgDriver.Client,
+    queryDeadlineMs: extra.queryDeadlineMs,
+    preparedStatements: true,
+    statement_timeout: extra.statement_timeout,
+    lock_timeout: extra.lock_timeout,
+    idle_in_transaction_session_timeout: extra.idle_in_transaction_session_timeout,
+    options: '-c plan_cache_mode=force_generic_plan',
+  } as pg.PoolConfig);
+  // An idle connection that breaks is dropped by the pool; the next statement opens another.
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 /** A line on stderr for a process without a structured logger (the CLI). */
@@ -72,11 +102,6 @@ export async function openDatabase(
     if (db.statementTimeoutMs) extra.statement_timeout = db.statementTimeoutMs;
     if (db.lockTimeoutMs) extra.lock_timeout = db.lockTimeoutMs;
     if (db.idleInTransactionTimeoutMs) extra.idle_in_transaction_session_timeout = db.idleInTransactionTimeoutMs;
-    // The prepared statements (the only named ones; every other statement is planned as it comes)
-    // are written for one generic plan, whatever their values: PostgreSQL would otherwise plan the
-    // engine's write again at every call (half of its database time), having found the custom plans
-    // no worse than the generic one. A `options` in DATABASE_URL takes precedence.
-    if (extra.preparedStatements) extra.options = '-c plan_cache_mode=force_generic_plan';
   } else {
     embedded = await startEmbeddedPostgres(config.dataDir, {
       log: options.log ?? stderrLog,
@@ -112,11 +137,14 @@ export async function openDatabase(
     await embedded?.close();
     throw e;
   }
+  const preparedPool = config.databaseUrl && extra.preparedStatements ? openPreparedPool(config.databaseUrl, db, poolSize, extra) : undefined;
+  if (preparedPool) usePreparedPool(dataSource, preparedPool);
   return {
     dataSource,
     embedded,
     describe: describeDatabase(config),
     async close() {
+      await preparedPool?.end().catch(() => undefined);
       if (dataSource.isInitialized) await dataSource.destroy();
       await embedded?.close();
     },

@@ -27,9 +27,16 @@ export function preparedStatement(name: string, text: string): PreparedStatement
   return Object.freeze({ name: full, text });
 }
 
-/** The pg pool behind a data source (the same connections, settings and deadline as its queries). */
+const preparedPools = new WeakMap<DataSource, pg.Pool>();
+
+/** The pool whose sessions plan prepared statements generically (see openPreparedPool), for this data source. */
+export function usePreparedPool(ds: DataSource, pool: pg.Pool): void {
+  preparedPools.set(ds, pool);
+}
+
+/** The pool the prepared statements of a data source run on: its own, else the data source's (the same settings and deadline). */
 function poolOf(ds: DataSource): pg.Pool {
-  const pool = (ds.driver as unknown as { master?: pg.Pool }).master;
+  const pool = preparedPools.get(ds) ?? (ds.driver as unknown as { master?: pg.Pool }).master;
   if (!pool) throw new WiringFault('the data source is not connected');
   return pool;
 }
