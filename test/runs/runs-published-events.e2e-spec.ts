@@ -54,6 +54,43 @@ describe('runs: events handed to local followers', () => {
     await waitForStatus(t, key, runId, ['completed']);
   });
 
+  it('a follower opened mid-run takes its opening read as the poll\'s own: the rest is handed over with no read', async () => {
+    const events = t.app.get(EventLogService);
+    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
+    const runId = created.body.runId as string;
+    let opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    for (let i = 0; (opened?.events.length ?? 0) < 2 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    }
+    // Opened again while the run waits in its delay: a read that overlapped the first write's
+    // publication is (rightly) not taken as current, so the follower here opens after it.
+    opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    expect(opened!.status).toBe('running');
+    expect(opened!.events).toHaveLength(2);
+    const after = opened!.events[opened!.events.length - 1].sequence;
+    const read = jest.spyOn(events, 'read');
+    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened!.readAt);
+    expect(read).not.toHaveBeenCalled();
+    read.mockRestore();
+    expect(handed[0].sequence).toBe(after + 1);
+    await waitForStatus(t, key, runId, ['completed']);
+  });
+
+  it('an append after the opening read is not missed: the poll reads when the log moved since', async () => {
+    const events = t.app.get(EventLogService);
+    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
+    const runId = created.body.runId as string;
+    const opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    // The run completes after this read and before the poll starts (its later events already written).
+    await waitForStatus(t, key, runId, ['completed']);
+    const after = opened!.events.length ? opened!.events[opened!.events.length - 1].sequence : 0;
+    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened!.readAt);
+    expect(handed.length).toBeGreaterThan(0);
+    expect(handed[0].sequence).toBe(after + 1);
+    expect(handed[handed.length - 1].type).toBe('run.completed');
+  });
+
   it('never hands them to a caller of another tenant or workspace', async () => {
     const events = t.app.get(EventLogService);
     const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });

@@ -13,18 +13,20 @@ const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', '
  * batch holding the terminal run event, or, for a run that had already finished when the stream
  * opened, once the log has nothing more. `closed` is checked between polls: a client that went away
  * only ends its stream; it never touches the run. `first`: the events already read when the stream
- * opened, with the run's status.
+ * opened, with the run's status; `readAt`: when they were read (OpenedRun.readAt).
  */
 export async function* followRunEvents(
   events: EventLogService,
   scope: TenantScope,
   snapshot: Pick<RunSnapshot, 'runId' | 'status'>,
   after: number,
-  opts: { waitMs: number; closed: () => boolean; first?: RunEventView[] },
+  opts: { waitMs: number; closed: () => boolean; first?: RunEventView[]; readAt?: number },
 ): AsyncGenerator<RunEventView[]> {
   let ended = TERMINAL_STATUSES.has(snapshot.status);
   // The events read with the run's status when the stream opened (EventLogService.openRun) come first.
   let first = opts.first;
+  // The first poll after them may take that read as its own (see EventLogService.poll).
+  let readAt = first ? opts.readAt : undefined;
   while (!opts.closed()) {
     let batch: RunEventView[];
     if (first) {
@@ -35,7 +37,10 @@ export async function* followRunEvents(
         if (ended) return;
         continue;
       }
-    } else batch = await events.poll(scope, snapshot.runId, after, ended ? 0 : opts.waitMs);
+    } else {
+      batch = await events.poll(scope, snapshot.runId, after, ended ? 0 : opts.waitMs, readAt);
+      readAt = undefined;
+    }
     if (!batch.length && ended) return;
     let terminal = false;
     for (const e of batch) {

@@ -114,7 +114,7 @@ export class RunEventsController {
     try {
       // Resuming a `values` stream starts from a baseline snapshot.
       if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
-      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed, first: opened.events })) {
+      for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed, first: opened.events, readAt: opened.readAt })) {
         if (values) {
           // One snapshot after the transitions of each batch, read once they are in the log.
           if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));

@@ -10,6 +10,14 @@ import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A run opened for following (EventLogService.openRun): its status and first events, and the append counter when they were read. */
+export interface OpenedRun {
+  runId: string;
+  status: string;
+  events: RunEventView[];
+  readAt: number;
+}
+
 /** A poller's offer: it takes the events when they follow on from what it has and its caller may see them. */
 type Offer = (tenant: string, workspace: string | null, events: RunEventView[]) => void;
 
@@ -193,21 +201,29 @@ export class EventLogService implements OnModuleInit {
    * `afterSequence`, in one statement; undefined when the caller may not see the run (another tenant
    * or workspace, or none).
    */
-  async openRun(scope: TenantScope, runId: string, afterSequence: number): Promise<{ runId: string; status: string; events: RunEventView[] } | undefined> {
+  async openRun(scope: TenantScope, runId: string, afterSequence: number): Promise<OpenedRun | undefined> {
     if (!UUID_TEXT.test(runId)) return undefined;
+    const readAt = this.appends;
     const rows = await runPrepared<EventRowRead & { run_id: string; run_status: string }>(this.ds, OPEN_RUN, [runId, scope.tenant, scope.workspace ?? null, String(afterSequence), 1000]);
     if (!rows.length) return undefined;
-    return { runId: rows[0].run_id, status: rows[0].run_status, events: rows.filter((r) => r.id !== null).map(viewOfRow) };
+    return { runId: rows[0].run_id, status: rows[0].run_status, events: rows.filter((r) => r.id !== null).map(viewOfRow), readAt };
   }
 
-  /** Long-poll: events after `afterSequence`, waiting up to `timeoutMs` for the first one. */
-  async poll(scope: TenantScope, streamId: string, afterSequence: number, timeoutMs: number): Promise<RunEventView[]> {
+  /**
+   * Long-poll: events after `afterSequence`, waiting up to `timeoutMs` for the first one. `readAt`:
+   * the caller's own read of the stream up to `afterSequence` (OpenedRun.readAt): when this
+   * replica's engine writes the stream and has written nothing since, that read stands for the
+   * first one here (what comes next is handed over or wakes the poller).
+   */
+  async poll(scope: TenantScope, streamId: string, afterSequence: number, timeoutMs: number, readAt?: number): Promise<RunEventView[]> {
     const deadline = Date.now() + timeoutMs;
+    let skipRead = readAt !== undefined && readAt === this.appends && timeoutMs > 0 && this.localStream(streamId);
     for (;;) {
       // Noted before the read: an append that commits while the read runs may be missed by it, and
       // its wake would find no waiter yet; seeing the counter move, the poller reads again at once.
-      const seen = this.appends;
-      const events = await this.read(scope, streamId, { afterSequence });
+      const seen = skipRead ? (readAt as number) : this.appends;
+      const events = skipRead ? [] : await this.read(scope, streamId, { afterSequence });
+      skipRead = false;
       const left = deadline - Date.now();
       if (events.length || left <= 0) return events;
       if (this.appends !== seen) continue;

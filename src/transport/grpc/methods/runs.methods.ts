@@ -227,7 +227,7 @@ export class StreamRunEventsMethod implements StreamingEngineMethod {
     const opened = await this.events.openRun(p, runId, after);
     if (!opened) throw new NotFoundError('No such run.');
     const closed = () => call.signal.aborted;
-    for await (const batch of followRunEvents(this.events, p, { runId: opened.runId, status: opened.status }, after, { waitMs: StreamRunEventsMethod.WAIT_MS, closed, first: opened.events })) {
+    for await (const batch of followRunEvents(this.events, p, { runId: opened.runId, status: opened.status }, after, { waitMs: StreamRunEventsMethod.WAIT_MS, closed, first: opened.events, readAt: opened.readAt })) {
       for (const e of batch) if (admits(modes, e.type)) await send(e);
     }
   }
