@@ -57,6 +57,10 @@ describe('operator console: approvals', () => {
     });
   }, 120_000);
 
+  afterEach(async () => {
+    await driver?.closePages();
+  });
+
   afterAll(async () => {
     await driver?.close();
     await chrome?.close();

@@ -100,6 +100,10 @@ describe('operator console in a browser', () => {
     await waitForStatus(t, adminB, runB, ['completed']);
   }, 120_000);
 
+  afterEach(async () => {
+    await driver?.closePages();
+  });
+
   afterAll(async () => {
     await driver?.close();
     await chrome?.close();

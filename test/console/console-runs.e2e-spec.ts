@@ -84,6 +84,10 @@ describe('operator console: runs', () => {
     await waitForStatus(t, adminA, diamondRun, ['completed']);
   }, 120_000);
 
+  afterEach(async () => {
+    await driver?.closePages();
+  });
+
   afterAll(async () => {
     await driver?.close();
     await chrome?.close();
@@ -298,10 +302,12 @@ describe('operator console: runs', () => {
   });
 
   it('pauses a run between its nodes, resumes it, and replays it once it completed (the fork opens on its own page)', async () => {
+    // Signed in before the run starts: on a loaded machine a sign-in can outlast the run's first step.
+    const page = await driver.signIn(adminA, 'Runs');
     const started = await t.http('POST', '/v1/runs', { token: adminA, body: { workflowId: 'acme.steps' } });
     expect(started.status).toBe(201);
     const runId = started.body.runId as string;
-    const page = await driver.signIn(adminA, undefined, `runs/${runId}`);
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/runs/${runId}`)}`);
     await page.getByRole('list', { name: 'Run events' }).getByText('node.started [first]').waitFor();
     await page.getByRole('button', { name: 'Pause', exact: true }).click();
     // drain-current-node: the step in flight finishes, nothing new starts, the run is paused before its last node.
@@ -385,6 +391,7 @@ describe('operator console: runs', () => {
         expect(await page.getByRole('button', { name: 'Start run' }).count()).toBe(mayStart ? 1 : 0);
         expect(await page.getByRole('button', { name: 'Cancel run', exact: true }).count()).toBe(mayCancel ? 1 : 0);
         if (token === viewerA) await shot(page, '08-viewer-runs');
+        await page.context().close();
       }
     } finally {
       await t.http('POST', `/v1/runs/${runId}/cancel`, { token: adminA, body: {} });
