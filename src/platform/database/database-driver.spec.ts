@@ -1,4 +1,5 @@
 import { DeadlineClient, isDatabaseUnavailable, REPLAN_AFTER_EXECUTIONS } from './database-driver';
+import { announceEmbedded, EMBEDDED_PARAMETER, EMBEDDED_STATUS, lastReadyStatus, message, readyForQuery } from './wire-protocol';
 
 /** A Node system error as net sockets raise it (code, errno, syscall). */
 function systemError(code: string, syscall: string): Error {
@@ -30,6 +31,24 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(new Error('duplicate key'), { severity: 'ERROR', code: '23505' }))).toBe(false);
     expect(isDatabaseUnavailable(new Error('something else'))).toBe(false);
+  });
+});
+
+describe('DeadlineClient on the embedded engine reached by address', () => {
+  it("the wire server's startup answer says so, before its ReadyForQuery", () => {
+    const auth = message(0x52, Buffer.from([0, 0, 0, 0]));
+    const answer = announceEmbedded(Buffer.concat([auth, readyForQuery('I')]));
+    expect(answer).toEqual(Buffer.concat([auth, EMBEDDED_STATUS, readyForQuery('I')]));
+    expect(lastReadyStatus(answer)).toBe('I');
+  });
+
+  it('a client that hears it names no statement (the connections share one session, where names collide)', () => {
+    const client = new DeadlineClient({ connectionString: 'postgres://postgres@localhost/postgres' });
+    const connection = (client as unknown as { connection: { emit(event: string, m: unknown): void } }).connection;
+    connection.emit('parameterStatus', { parameterName: 'application_name', parameterValue: 'on' });
+    expect(client.preparedStatements).toBe(true);
+    connection.emit('parameterStatus', { parameterName: EMBEDDED_PARAMETER, parameterValue: 'on' });
+    expect(client.preparedStatements).toBe(false);
   });
 });
 

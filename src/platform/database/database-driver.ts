@@ -1,4 +1,5 @@
 import * as pg from 'pg';
+import { EMBEDDED_PARAMETER } from './wire-protocol';
 
 /** Marks an error that says the database cannot be reached right now (not that a statement is wrong). */
 export const DATABASE_UNAVAILABLE = Symbol.for('openwop-host.database-unavailable');
@@ -91,6 +92,12 @@ export class DeadlineClient extends pg.Client {
     this.preparedStatements = config?.preparedStatements ?? true;
     // The pool and TypeORM listen too; this only keeps an error nobody else hears from being fatal.
     this.on('error', () => undefined);
+    // The embedded engine, reached through DATABASE_URL, says so at startup (before any statement):
+    // its connections share one session, where named statements would collide.
+    const connection = (this as unknown as { connection: { on(event: string, fn: (m: { parameterName: string; parameterValue: string }) => void): void } }).connection;
+    connection.on('parameterStatus', (m) => {
+      if (m.parameterName === EMBEDDED_PARAMETER && m.parameterValue === 'on') this.preparedStatements = false;
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import type { EmbeddedWireServer } from './embedded-wire-server';
 import type { WireSocket } from './in-process-stream';
-import { BACKEND_KEY, CANCEL_REQUEST, errorResponse, GSSENC_REQUEST, lastReadyStatus, PROTOCOL_3_0, QUERY, READY, readyForQuery, ROLLBACK_MESSAGE, SSL_REQUEST, statementOf, SYNC, SYNC_MESSAGE, TERMINATE } from './wire-protocol';
+import { announceEmbedded, BACKEND_KEY, CANCEL_REQUEST, errorResponse, GSSENC_REQUEST, lastReadyStatus, PROTOCOL_3_0, QUERY, READY, readyForQuery, ROLLBACK_MESSAGE, SSL_REQUEST, statementOf, SYNC, SYNC_MESSAGE, TERMINATE } from './wire-protocol';
 
 /** A statement cancelled (CancelRequest) while it waited for the backend. */
 export class Cancelled extends Error {}
@@ -140,7 +140,7 @@ export class WireConnection {
         }
         i += 1 + mlen;
       }
-      this.write(out);
+      this.write(announceEmbedded(out));
       this.started = true;
       const status = lastReadyStatus(out);
       if (status === 'I' || status === undefined) this.releaseBackend();

@@ -33,6 +33,21 @@ export function readyForQuery(status: 'I' | 'T' | 'E'): Buffer {
   return message(READY, Buffer.from(status));
 }
 
+/**
+ * The ParameterStatus the wire server adds to every startup answer: its connections share one
+ * backend session, where a statement name prepared by one connection collides with the next, so a
+ * client that hears it sends no named statements (see DeadlineClient).
+ */
+export const EMBEDDED_PARAMETER = 'openwop.embedded';
+export const EMBEDDED_STATUS = message(0x53, Buffer.from(`${EMBEDDED_PARAMETER}\0on\0`));
+
+/** A startup answer with the wire server's ParameterStatus before its last ReadyForQuery. */
+export function announceEmbedded(out: Buffer): Buffer {
+  let last = -1;
+  for (let i = 0; i + 5 <= out.length; i += 1 + out.readInt32BE(i + 1)) if (out[i] === READY) last = i;
+  return last < 0 ? out : Buffer.concat([out.subarray(0, last), EMBEDDED_STATUS, out.subarray(last)]);
+}
+
 export const SYNC_MESSAGE = message(SYNC, Buffer.alloc(0));
 export const ROLLBACK_MESSAGE = message(QUERY, Buffer.from('ROLLBACK\0'));
 
