@@ -3,7 +3,7 @@
  * committed, without reading them back: exactly what a read of the log answers, in order, only what
  * follows on from what the follower has, and never to a caller who may not see the run.
  */
-import { EventLogService } from '../../src/platform/events/event-log.service';
+import { EventLogService, OpenedRun } from '../../src/platform/events/event-log.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, runEvents, waitForStatus } from './run-kit';
 
@@ -28,6 +28,25 @@ describe('runs: events handed to local followers', () => {
   afterAll(async () => {
     await t?.close();
   });
+
+  /**
+   * Starts a run of vendor.test.later and opens a follower of it once its first write (run.started,
+   * node.started) is in, opened again while the run waits in its delay: a read that overlapped that
+   * write's publication is (rightly) not taken as current.
+   */
+  async function openMidRun(events: EventLogService): Promise<{ runId: string; opened: OpenedRun }> {
+    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
+    const runId = created.body.runId as string;
+    let opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    for (let i = 0; (opened?.events.length ?? 0) < 2 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    }
+    opened = await events.openRun({ tenant: 'default' }, runId, 0);
+    expect(opened!.status).toBe('running');
+    expect(opened!.events).toHaveLength(2);
+    return { runId, opened: opened! };
+  }
 
   it('hands the written events to a waiting poller, equal to what the log answers, without a read', async () => {
     const events = t.app.get(EventLogService);
@@ -56,21 +75,10 @@ describe('runs: events handed to local followers', () => {
 
   it('a follower opened mid-run takes its opening read as the poll\'s own: the rest is handed over with no read', async () => {
     const events = t.app.get(EventLogService);
-    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
-    const runId = created.body.runId as string;
-    let opened = await events.openRun({ tenant: 'default' }, runId, 0);
-    for (let i = 0; (opened?.events.length ?? 0) < 2 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      opened = await events.openRun({ tenant: 'default' }, runId, 0);
-    }
-    // Opened again while the run waits in its delay: a read that overlapped the first write's
-    // publication is (rightly) not taken as current, so the follower here opens after it.
-    opened = await events.openRun({ tenant: 'default' }, runId, 0);
-    expect(opened!.status).toBe('running');
-    expect(opened!.events).toHaveLength(2);
-    const after = opened!.events[opened!.events.length - 1].sequence;
+    const { runId, opened } = await openMidRun(events);
+    const after = opened.events[opened.events.length - 1].sequence;
     const read = jest.spyOn(events, 'read');
-    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened!.readAt);
+    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened.readAt);
     expect(read).not.toHaveBeenCalled();
     read.mockRestore();
     expect(handed[0].sequence).toBe(after + 1);
@@ -79,19 +87,12 @@ describe('runs: events handed to local followers', () => {
 
   it('an append after the opening read is not missed: the poll reads when the log moved since', async () => {
     const events = t.app.get(EventLogService);
-    const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.later' } });
-    const runId = created.body.runId as string;
-    let opened = await events.openRun({ tenant: 'default' }, runId, 0);
-    for (let i = 0; (opened?.events.length ?? 0) < 2 && i < 100; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      opened = await events.openRun({ tenant: 'default' }, runId, 0);
-    }
-    expect(opened!.status).toBe('running');
+    const { runId, opened } = await openMidRun(events);
     // Another write of this replica commits after the opening read (any stream moves the counter).
     events.publish({ tenant: 'default', workspace: null }, 'another-stream', () => []);
-    const after = opened!.events[opened!.events.length - 1].sequence;
+    const after = opened.events[opened.events.length - 1].sequence;
     const read = jest.spyOn(events, 'read');
-    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened!.readAt);
+    const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened.readAt);
     expect(read).toHaveBeenCalled();
     read.mockRestore();
     expect(handed[0].sequence).toBe(after + 1);

@@ -45,19 +45,9 @@ export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataD
  * generic ones), hence sessions of their own: half as many as the general pool, at least two. A
  * `options` in DATABASE_URL takes precedence.
  */
-function openPreparedPool(url: string, db: DatabaseConfig, poolSize: number, extra: Record<string, unknown>): pg.Pool {
-  const pool = new pgDriver.Pool({
-    connectionString: url,
-    max: Math.max(2, Math.ceil(poolSize / 2)),
-    connectionTimeoutMillis: db.connectTimeoutMs,
-    Client: pgDriver.Client,
-    queryDeadlineMs: extra.queryDeadlineMs,
-    preparedStatements: true,
-    statement_timeout: extra.statement_timeout,
-    lock_timeout: extra.lock_timeout,
-    idle_in_transaction_session_timeout: extra.idle_in_transaction_session_timeout,
-    options: '-c plan_cache_mode=force_generic_plan',
-  } as pg.PoolConfig);
+function openPreparedPool(url: string, poolSize: number, extra: Record<string, unknown>): pg.Pool {
+  // The general pool's settings (timeouts, deadline, client), with fewer connections and generic plans.
+  const pool = new pgDriver.Pool({ ...extra, connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: '-c plan_cache_mode=force_generic_plan' } as pg.PoolConfig);
   // An idle connection that breaks is dropped by the pool; the next statement opens another.
   pool.on('error', () => undefined);
   return pool;
@@ -137,7 +127,7 @@ export async function openDatabase(
     await embedded?.close();
     throw e;
   }
-  const preparedPool = config.databaseUrl && extra.preparedStatements ? openPreparedPool(config.databaseUrl, db, poolSize, extra) : undefined;
+  const preparedPool = config.databaseUrl && extra.preparedStatements ? openPreparedPool(config.databaseUrl, poolSize, extra) : undefined;
   if (preparedPool) usePreparedPool(dataSource, preparedPool);
   return {
     dataSource,

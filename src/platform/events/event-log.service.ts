@@ -217,7 +217,8 @@ export class EventLogService implements OnModuleInit {
    */
   async poll(scope: TenantScope, streamId: string, afterSequence: number, timeoutMs: number, readAt?: number): Promise<RunEventView[]> {
     const deadline = Date.now() + timeoutMs;
-    let skipRead = readAt !== undefined && readAt === this.appends && timeoutMs > 0 && this.localStream(streamId);
+    // The caller's read stands for the first one; an append since it moved the counter, and is read below.
+    let skipRead = readAt !== undefined && timeoutMs > 0 && this.localStream(streamId);
     for (;;) {
       // Noted before the read: an append that commits while the read runs may be missed by it, and
       // its wake would find no waiter yet; seeing the counter move, the poller reads again at once.
