@@ -36,7 +36,7 @@ export async function measure(
   opts: { connections?: number; durationSec?: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string } = {},
 ): Promise<Measurement> {
   const start = process.hrtime.bigint();
-  const result = await autocannon({ url, connections: opts.connections ?? 50, duration: opts.durationSec ?? 5, headers: opts.headers, method: opts.method, body: opts.body });
+  const result = await autocannon({ url, connections: opts.connections ?? 50, duration: opts.durationSec ?? 5, headers: opts.headers, method: opts.method ?? 'GET', body: opts.body });
   return {
     label,
     requestsPerSec: result.requests.average,
@@ -265,9 +265,22 @@ export function toleratePoolTeardown(): void {
 /** What a statement was sent for, as the benchmark labels the work it drives (`submit`, `execute`...). */
 const queryRole = new AsyncLocalStorage<string>();
 
-/** Runs `fn` (and everything it starts) with its statements counted under `role`. */
+let labelling = true;
+
+/**
+ * Turns the role labels on or off. They ride on an AsyncLocalStorage, which turns on Node's
+ * async-context tracking for every promise of the process (the host itself enters it only while
+ * tracing): a phase that does not report by role runs without it, so the labels do not slow what
+ * it measures. Off, statements count as `background`.
+ */
+export function labelRoles(on: boolean): void {
+  labelling = on;
+  if (!on) queryRole.disable();
+}
+
+/** Runs `fn` (and everything it starts) with its statements counted under `role` (while labels are on). */
 export function withRole<T>(role: string, fn: () => T): T {
-  return queryRole.run(role, fn);
+  return labelling ? queryRole.run(role, fn) : fn();
 }
 
 /** The statements sent per database and role; `bench` holds the benchmark's own. */
@@ -301,7 +314,8 @@ export function countDriverQueries(opts: { trace?: boolean } = {}): void {
   pool.connect = function (this: unknown, cb?: unknown) {
     if (typeof cb !== 'function') return connect.call(this, cb);
     const role = queryRole.getStore();
-    return connect.call(this, (...args: unknown[]) => queryRole.run(role as string, () => (cb as (...a: unknown[]) => unknown)(...args)));
+    if (role === undefined) return connect.call(this, cb);
+    return connect.call(this, (...args: unknown[]) => queryRole.run(role, () => (cb as (...a: unknown[]) => unknown)(...args)));
   };
   proto.query = function (this: pg.Client & { database?: string }, ...args: unknown[]) {
     const role = benchClients.has(this) ? 'bench' : (queryRole.getStore() ?? 'background');

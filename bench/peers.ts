@@ -21,7 +21,8 @@
  * Per phase: items/s, PostgreSQL CPU per item (the side's database backends, from /proc), rows
  * written and transactions per item (pg_stat_database of its database), and statements per item
  * (round trips, counted in the `pg` driver every side uses; for submissions also those sent while
- * handling the submission itself).
+ * handling the submission itself: only that phase labels statements by role, since the labels turn
+ * on Node's async-context tracking for the whole process, a cost the host does not pay as deployed).
  *
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) to create and drop the
  * databases. `--short` is a smoke test (one round of sub-second windows): its figures mean nothing.
@@ -50,6 +51,7 @@ import {
   createBenchDatabase,
   dbActivityMeter,
   insertPendingRuns,
+  labelRoles,
   measure,
   runBenchmark,
   withRole,
@@ -995,6 +997,8 @@ async function main(): Promise<void> {
         for (const side of order.filter((s) => s.shapes.includes(shape.key))) {
           const t = now();
           const phase = shape.key === 'submit' ? submitPhase : shape.key.startsWith('latency') ? latencyPhase : backlogPhase;
+          // Only the submission reports by role (statements of the submission itself); --trace reads them everywhere.
+          labelRoles(TRACE || shape.key === 'submit');
           const figures = await phase(admin, side, shape, round);
           const problems = side.problems();
           if (problems.length) {
