@@ -89,7 +89,7 @@ describe('runs: events handed to local followers', () => {
     const events = t.app.get(EventLogService);
     const { runId, opened } = await openMidRun(events);
     // Another write of this replica commits after the opening read (any stream moves the counter).
-    events.publish({ tenant: 'default', workspace: null }, 'another-stream', () => []);
+    events.publish({ tenant: 'default', workspace: null }, 'another-stream', () => [], 0);
     const after = opened.events[opened.events.length - 1].sequence;
     const read = jest.spyOn(events, 'read');
     const handed = await events.poll({ tenant: 'default' }, runId, after, 5000, opened.readAt);

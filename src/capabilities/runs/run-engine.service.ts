@@ -160,6 +160,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       void releaseLease(this.ds, { runId: row.id, owner: this.owner, fence: row.fence }).catch(() => undefined);
       return;
     }
+    // Its stream is empty and this engine its only writer: followers opening it are answered from what it writes.
+    this.events.openLocalStream({ tenant: row.tenant, workspace: row.workspace }, row.id);
     this.start(row, claimedAtMs);
   }
 
@@ -213,6 +215,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       })
       .finally(() => {
         this.executions.delete(row.id);
+        // Not closed with a final status: the stream may be written elsewhere from now on.
+        this.events.closeLocalStream(row.id);
         this.claimer.freed();
       });
   }

@@ -455,12 +455,16 @@ export class RunExecution {
   /** After a committed write: react to what the fence saw, count a finished run, wake the event readers, note the node rows. */
   private committed(u: RunUpdate, batch: BatchEvent[], writes: NodeWrite[], seen?: FlushResult): void {
     if (u.status) this.trace.status(u.status, u.error);
-    if (u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled')) this.d.metrics.runFinished(u.status);
-    // The followers waiting here get what was written without reading it back.
-    if (batch.length) {
-      if (seen?.events) this.d.events.publish({ tenant: this.row.tenant, workspace: this.row.workspace }, this.row.id, seen.events);
-      else this.d.events.wake();
+    const final = u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled') ? u.status : undefined;
+    if (final) this.d.metrics.runFinished(final);
+    // The followers waiting here get what was written without reading it back; fenced out, they read the log.
+    if (batch.length && seen?.events) this.d.events.publish({ tenant: this.row.tenant, workspace: this.row.workspace }, this.row.id, seen.events, batch.length);
+    else if (batch.length) {
+      this.d.events.closeLocalStream(this.row.id);
+      this.d.events.wake();
     }
+    // The run's last write: its stream stays answerable as written, with its final status.
+    if (final && seen?.events) this.d.events.closeLocalStream(this.row.id, final);
     if (seen?.cancel && !u.terminal) this.requestStop('cancel');
     else if (seen?.pause && !seen.pause.pausedAt && !u.terminal && !u.paused) this.requestPause(seen.pause);
     if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;

@@ -6,6 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
+import { LocalTails } from './local-tails';
 import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -93,6 +94,8 @@ export class EventLogService implements OnModuleInit {
   localStream: (streamId: string) => boolean = () => false;
   /** Counts notifications, so a poller can tell whether one came while it was reading. */
   private appends = 0;
+  /** The streams this replica's engine writes from their first event: followers opening them are answered without a read. */
+  private readonly tails = new LocalTails();
 
   constructor(
     private readonly ds: DataSource,
@@ -120,6 +123,8 @@ export class EventLogService implements OnModuleInit {
    */
   async appendMany(entries: AppendEntry[], opts: { manager?: EntityManager } = {}): Promise<RunEventView[]> {
     if (!entries.length) return [];
+    // Written past the engine: those streams are no longer known whole here.
+    for (const e of entries) this.tails.forget(e.streamId);
     const rows = eventRows(entries);
     const params: unknown[] = [];
     const p = (v: unknown) => {
@@ -153,6 +158,20 @@ export class EventLogService implements OnModuleInit {
     });
     this.notify();
     return views;
+  }
+
+  /**
+   * The run engine of this replica starts writing a stream that has no event yet (a run it created):
+   * until it closes it, it is the stream's only writer, and followers opening it are answered from
+   * what it published (see LocalTails).
+   */
+  openLocalStream(scope: { tenant: string; workspace: string | null }, streamId: string): void {
+    this.tails.open(scope, streamId);
+  }
+
+  /** The engine stops writing the stream: `status` is the run's final one (kept a while), none drops it. */
+  closeLocalStream(streamId: string, status?: string): void {
+    this.tails.close(streamId, status);
   }
 
   /** Wakes local long-pollers (after a commit that appended events through a caller's transaction). */
@@ -198,12 +217,18 @@ export class EventLogService implements OnModuleInit {
 
   /**
    * Opens a follower of a run: the run's id as stored, its status and its first events after
-   * `afterSequence`, in one statement; undefined when the caller may not see the run (another tenant
-   * or workspace, or none).
+   * `afterSequence`, in one statement (none for a run this replica's engine writes from its first
+   * event: see openLocalStream); undefined when the caller may not see the run (another tenant or
+   * workspace, or none).
    */
   async openRun(scope: TenantScope, runId: string, afterSequence: number): Promise<OpenedRun | undefined> {
     if (!UUID_TEXT.test(runId)) return undefined;
     const readAt = this.appends;
+    // A run this replica's engine writes from its first event on: as written, no read (the status
+    // stays `running` until the engine closes the stream with the final one).
+    const id = runId.toLowerCase();
+    const known = this.tails.read(scope, id, afterSequence, 1000, 'running');
+    if (known) return { runId: id, status: known.status, events: known.events, readAt };
     const rows = await runPrepared<EventRowRead & { run_id: string; run_status: string }>(this.ds, OPEN_RUN, [runId, scope.tenant, scope.workspace ?? null, String(afterSequence), 1000]);
     if (!rows.length) return undefined;
     return { runId: rows[0].run_id, status: rows[0].run_status, events: rows.filter((r) => r.id !== null).map(viewOfRow), readAt };
@@ -258,10 +283,12 @@ export class EventLogService implements OnModuleInit {
   }
 
   /**
-   * What the run engine of this replica wrote to a stream, once committed: handed to the pollers
-   * waiting on it (built only if there are any), then every waiter is woken as by any append.
+   * What the run engine of this replica wrote to a stream (`count` events), once committed: kept for
+   * the followers that open the stream later when it is a local stream (openLocalStream), handed to
+   * the pollers waiting on it (built only if there are any), then every waiter is woken as by any append.
    */
-  publish(scope: { tenant: string; workspace: string | null }, streamId: string, events: () => RunEventView[]): void {
+  publish(scope: { tenant: string; workspace: string | null }, streamId: string, events: () => RunEventView[], count: number): void {
+    this.tails.written(streamId, events, count);
     const offers = this.offers.get(streamId);
     if (offers?.size) {
       const views = events();
@@ -292,6 +319,7 @@ export class EventLogService implements OnModuleInit {
 
   /** Removes every event and stream of a tenant (the test-seam reset). */
   async purgeTenant(tenant: string): Promise<void> {
+    this.tails.forgetTenant(tenant);
     await this.ds.transaction(async (m) => {
       await m.query('DELETE FROM "event" WHERE "tenant" = $1', [tenant]);
       await m.query('DELETE FROM "event_stream" WHERE "tenant" = $1', [tenant]);
