@@ -26,6 +26,7 @@ describe('runs: followers of a run created here', () => {
         edges: [{ from: 'a', to: 'b' }],
       },
       'vendor.test.local-slow': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 400 } }], edges: [] },
+      'vendor.test.local-gate': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Ship?' } }], edges: [] },
     });
     events = t.app.get(EventLogService);
   });
@@ -90,6 +91,15 @@ describe('runs: followers of a run created here', () => {
     expect(await events.openRun({ tenant: 'default', workspace: 'elsewhere' }, runId, 0)).toBeUndefined();
     const foreign = await t.key({ tenant: 'other', scopes: ['runs:read'] });
     expect((await t.http('GET', `/v1/runs/${runId}/events`, { token: foreign })).status).toBe(404);
+  });
+
+  it('a run that suspends is followed from the log: its gate is written in a transaction, not published', async () => {
+    const runId = await create('vendor.test.local-gate');
+    await waitForStatus(t, key, runId, ['waiting-approval']);
+    const { value: opened, reads } = await countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+    expect(reads).toBe(1);
+    expect(opened!.status).toBe('waiting-approval');
+    expect(opened!.events.map((e) => e.type)).toContain('node.suspended');
   });
 
   it('a write that did not come from the engine sends followers back to the log', async () => {

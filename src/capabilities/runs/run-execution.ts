@@ -382,6 +382,7 @@ export class RunExecution {
   private async suspend(nodes: NodeOutcome[]): Promise<void> {
     await this.flush();
     const status = WAITING_STATUS[nodes[0].suspend?.kind ?? 'approval'] ?? 'waiting-approval';
+    this.d.events.closeLocalStream(this.row.id); // written by a transaction, not published: followers read the log now
     await this.d.store.transaction(async (tx) => {
       await tx.lockRun({ runId: this.row.id });
       const gates = nodes.map((o) => ({ node: o.node, attempt: o.attempt, suspend: o.suspend, gateId: this.state.get(o.node.id)?.gateId ?? null }));
