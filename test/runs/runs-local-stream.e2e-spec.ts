@@ -40,7 +40,9 @@ describe('runs: followers of a run created here', () => {
     const spy = jest.spyOn(pg.Client.prototype, 'query');
     try {
       const value = await fn();
-      const reads = spy.mock.calls.filter(([q]) => typeof q === 'object' && q !== null && (q as { name?: string }).name === 'openwop_event_open_run').length;
+      // By its text: named where the connection prepares statements, unnamed on the embedded engine.
+      const text = (q: unknown) => (typeof q === 'string' ? q : ((q as { text?: string } | null)?.text ?? ''));
+      const reads = spy.mock.calls.filter(([q]) => text(q).includes('AS "run_status"')).length;
       return { value, reads };
     } finally {
       spy.mockRestore();
