@@ -49,16 +49,21 @@ describe('runs: followers of a run created here', () => {
     }
   }
 
-  async function create(workflowId: string): Promise<string> {
+  /** Starts a run of `workflowId` here, and waits for one of `statuses` when given. */
+  async function create(workflowId: string, statuses?: string[]): Promise<string> {
     const created = await t.http('POST', '/v1/runs', { token: key, body: { workflowId } });
     expect(created.status).toBe(201);
-    return created.body.runId as string;
+    const runId = created.body.runId as string;
+    if (statuses) await waitForStatus(t, key, runId, statuses);
+    return runId;
   }
 
+  /** Opens a follower of the run from its start, as the default tenant, counting the log reads it sent. */
+  const openCounting = (runId: string) => countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+
   it('answers a finished run with its final status and every event, as the log holds them, without reading it', async () => {
-    const runId = await create('vendor.test.local-two');
-    await waitForStatus(t, key, runId, ['completed']);
-    const { value: opened, reads } = await countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+    const runId = await create('vendor.test.local-two', ['completed']);
+    const { value: opened, reads } = await openCounting(runId);
     expect(reads).toBe(0);
     expect(opened!.status).toBe('completed');
     expect(opened!.runId).toBe(runId);
@@ -75,7 +80,7 @@ describe('runs: followers of a run created here', () => {
 
   it('answers a run still executing with what is written so far and hands the rest over', async () => {
     const runId = await create('vendor.test.local-slow');
-    const { value: opened, reads } = await countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+    const { value: opened, reads } = await openCounting(runId);
     expect(reads).toBe(0);
     expect(opened!.status).toBe('running');
     const after = opened!.events.length ? opened!.events[opened!.events.length - 1].sequence : 0;
@@ -87,8 +92,7 @@ describe('runs: followers of a run created here', () => {
   });
 
   it('never answers another tenant or another workspace: the log is read, and it refuses them (404)', async () => {
-    const runId = await create('vendor.test.local-two');
-    await waitForStatus(t, key, runId, ['completed']);
+    const runId = await create('vendor.test.local-two', ['completed']);
     expect(await events.openRun({ tenant: 'other' }, runId, 0)).toBeUndefined();
     expect(await events.openRun({ tenant: 'default', workspace: 'elsewhere' }, runId, 0)).toBeUndefined();
     const foreign = await t.key({ tenant: 'other', scopes: ['runs:read'] });
@@ -96,19 +100,17 @@ describe('runs: followers of a run created here', () => {
   });
 
   it('a run that suspends is followed from the log: its gate is written in a transaction, not published', async () => {
-    const runId = await create('vendor.test.local-gate');
-    await waitForStatus(t, key, runId, ['waiting-approval']);
-    const { value: opened, reads } = await countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+    const runId = await create('vendor.test.local-gate', ['waiting-approval']);
+    const { value: opened, reads } = await openCounting(runId);
     expect(reads).toBe(1);
     expect(opened!.status).toBe('waiting-approval');
     expect(opened!.events.map((e) => e.type)).toContain('node.suspended');
   });
 
   it('a write that did not come from the engine sends followers back to the log', async () => {
-    const runId = await create('vendor.test.local-two');
-    await waitForStatus(t, key, runId, ['completed']);
+    const runId = await create('vendor.test.local-two', ['completed']);
     await events.append({ tenant: 'default' }, runId, 'run.annotated', { note: 'written past the engine' });
-    const { value: opened, reads } = await countingOpenReads(() => events.openRun({ tenant: 'default' }, runId, 0));
+    const { value: opened, reads } = await openCounting(runId);
     expect(reads).toBe(1);
     expect(opened!.events.map((e) => e.type)).toEqual(['run.started', 'node.started', 'node.completed', 'node.started', 'node.completed', 'run.completed', 'run.annotated']);
   });
