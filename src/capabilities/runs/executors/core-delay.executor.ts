@@ -27,17 +27,28 @@ export class CoreDelayExecutor implements NodeExecutorProvider {
 
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
     const ms = resolveDelay(ctx.config);
+    const until = Date.now() + ms;
     await new Promise<void>((resolve, reject) => {
       if (ctx.signal.aborted) return reject(new NodeExecutionError('aborted', 'the node was aborted'));
-      const timer = setTimeout(() => {
+      let timer: NodeJS.Timeout;
+      // A timer is due on the event loop's clock, cached at the start of the loop's turn, so it can fire a
+      // millisecond or two before the wall clock says the delay has passed: wait out the rest, so the node's
+      // measured duration is never shorter than the delay it was given.
+      const arm = () => {
+        const left = until - Date.now();
+        if (left > 0) {
+          timer = setTimeout(arm, left);
+          return;
+        }
         ctx.signal.removeEventListener('abort', onAbort);
         resolve();
-      }, ms as number);
+      };
       const onAbort = () => {
         clearTimeout(timer);
         reject(new NodeExecutionError('aborted', 'the node was aborted'));
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
+      arm();
     });
     return { outputs: { delayedMs: ms } };
   }
