@@ -229,6 +229,13 @@ describe('proposals (approval-gate activation, quorum 2, role viewer)', () => {
     const released = await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver2, body: {} });
     expect([released.status, released.body.error, released.body.details?.problems?.map((p: { code: string }) => p.code)]).toEqual([422, 'workflow_invalid', ['unknown_tool']]);
     expect(await registry.get({ tenant: 'acme' }, 'workflow-chain-pack', 'vendor.gate.caller')).toBeUndefined();
+    // The refused vote recorded nothing: the gate still waits, and the same approver releases it once the pack is back.
+    expect((await t.http('GET', `/v1/approvals/${gate}`, { token: approver2 })).body).toMatchObject({ state: 'pending' });
+    await registry.install('workflow-chain-pack', chainPack('vendor.gate.helper'), { tenant: 'acme', principal: 'pub' }, 'test');
+    const retried = await t.http('POST', `/v1/approvals/${gate}/grant`, { token: approver2, body: {} });
+    expect([retried.status, retried.body.state]).toEqual([200, 'granted']);
+    expect((await t.http('GET', `/v1/proposals/${caller.body.id}`, { token: publisher })).body).toMatchObject({ state: 'applied' });
+    expect(await registry.get({ tenant: 'acme' }, 'workflow-chain-pack', 'vendor.gate.caller')).toBeDefined();
   });
 
 });

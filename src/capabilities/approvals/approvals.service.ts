@@ -59,8 +59,18 @@ export interface GateSubject {
    * starting runs); asked before the deciding transaction. A granting approver must hold them all.
    */
   requiredScopes?(approval: ApprovalEntity): Promise<string[]>;
-  /** `needed`: what `requiredScopes` answered, which the approver holds (to record as the delegation). */
-  release(m: EntityManager, approval: ApprovalEntity, principal: Principal, needed: readonly string[]): Promise<void>;
+  /**
+   * Checks of the released subject that must not run inside a transaction (they read on connections of their
+   * own, such as the tool catalog's sources: on the embedded engine, whose connections share one session, such a
+   * read would wait behind the deciding transaction). Asked before it when this grant is expected to complete the
+   * quorum; throwing refuses the decision, which records nothing.
+   */
+  beforeRelease?(approval: ApprovalEntity, principal: Principal): Promise<void>;
+  /**
+   * `needed`: what `requiredScopes` answered, which the approver holds (to record as the delegation).
+   * `checked`: whether `beforeRelease` ran for this decision (not when another vote completed the quorum meanwhile).
+   */
+  release(m: EntityManager, approval: ApprovalEntity, principal: Principal, needed: readonly string[], checked: boolean): Promise<void>;
   closed(m: EntityManager, approval: ApprovalEntity): Promise<void>;
   /**
    * Locks the subject before its gate is locked, inside the deciding transaction, so deciding and
@@ -254,6 +264,19 @@ export class ApprovalsService implements OnApplicationBootstrap {
     // A grant may release work that acts for the approver: what it needs is read before the lock.
     const peek = await this.find(this.ds.manager, principal, id, false);
     const needed: string[] = decision === 'granted' ? ((await this.subjects.get(peek.subjectKind)?.requiredScopes?.(peek)) ?? []) : [];
+    // A grant that completes the quorum releases the subject: what it checks outside a transaction, now.
+    const beforeRelease = this.subjects.get(peek.subjectKind)?.beforeRelease;
+    let checked = false;
+    // (Not for a decision the transaction refuses anyway: its 403 or 409 comes first.)
+    if (decision === 'granted' && beforeRelease && peek.state === 'pending' && (opts.viaToken || this.mayDecide(principal, peek))) {
+      const voter = opts.voter ?? principal.principal;
+      const votes = await this.ds.getRepository(ApprovalDecisionEntity).findBy({ tenant: peek.tenant, approvalId: peek.id });
+      const granted = votes.filter((v) => v.decision === 'granted').length;
+      if (!votes.some((v) => v.principal === voter) && granted + 1 >= peek.quorum) {
+        await beforeRelease(peek, principal);
+        checked = true;
+      }
+    }
     const outcome = await this.ds.transaction(async (m) => {
       // The subject first, then the gate: the order every writer of both follows.
       await this.subjects.get(peek.subjectKind)?.lock?.(m, peek);
@@ -326,7 +349,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         const subject = this.subjects.get(gate.subjectKind);
         if (!subject) throw new WiringFault(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
-        await subject.release(m, gate, principal, needed);
+        await subject.release(m, gate, principal, needed, checked);
       }
       await audited(granted >= gate.quorum ? 'granted' : 'pending');
       return { closed: undefined };

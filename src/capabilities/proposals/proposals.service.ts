@@ -66,7 +66,8 @@ export class ProposalsService implements OnModuleInit {
   onModuleInit(): void {
     this.approvals.registerSubject('proposal', {
       requiredScopes: (gate) => this.gateAuthority(gate),
-      release: (m, gate, principal, needed) => this.release(m, gate, principal, needed),
+      beforeRelease: (gate, principal) => this.beforeRelease(gate, principal),
+      release: (m, gate, principal, needed, checked) => this.release(m, gate, principal, needed, checked),
       closed: async (m, gate) => {
         await m.getRepository(ProposalEntity).update({ id: gate.subjectId, pendingApprovalId: gate.id }, { pendingApprovalId: null });
       },
@@ -183,6 +184,11 @@ export class ProposalsService implements OnModuleInit {
     const peek = await this.find(this.ds.manager, principal, id, false);
     const needed = OPEN.includes(peek.state) ? await this.authorityOf(peek) : [];
     if (this.settings.activation === 'direct-rbac') requireDelegable(principal, needed, `This ${peek.kind}`);
+    // What this host could not run is refused before it is installed or put before approvers. Checked before
+    // the transaction (which then requires the very bytes checked): the checks read the tool catalog, whose
+    // sources read on connections of their own, and on the embedded engine, whose connections share one
+    // session, such a read would wait behind the open transaction.
+    if (OPEN.includes(peek.state)) await this.assertInstallable(peek, principal);
     return this.ds.transaction(async (m): Promise<ApplyResult> => {
       const row = await this.find(m, principal, id, true);
       if (OPEN.includes(row.state) && row.artifactRef !== peek.artifactRef) {
@@ -196,16 +202,6 @@ export class ProposalsService implements OnModuleInit {
         throw new ConflictError('invalid_proposal_state', `A ${row.state} proposal cannot be applied.`, { state: row.state });
       }
       const artifact = JSON.parse(row.artifactBytes) as Record<string, unknown>;
-      const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
-      if (!this.registry.hasKind(registryKind)) {
-        throw new UnprocessableError('validation_error', `This host cannot install "${row.kind}" artifacts.`, { kind: row.kind });
-      }
-      const violations = await this.registry.validate(registryKind, artifact);
-      if (violations.length) {
-        throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
-      }
-      // What this host could not run is refused before it is installed or put before approvers.
-      await this.checks.assertInstallable(registryKind, artifact, installerOf(row, principal), m);
       if (this.settings.activation === 'direct-rbac') {
         await this.install(m, row, artifact, principal, null, needed);
         return { status: 'applied', installedArtifactRef: row.installedArtifactRef as string, approvalId: null, proposal: toProposalView(row) };
@@ -257,6 +253,24 @@ export class ProposalsService implements OnModuleInit {
     });
   }
 
+  /**
+   * Refuses a proposal's artifact that this host cannot install (422 `validation_error`: no installer, or malformed)
+   * or could not run (422 `workflow_invalid`: unknown node types, tools its catalog lacks, a broken DAG).
+   * Never inside a transaction: the run checks read the tool catalog on connections of their own.
+   */
+  private async assertInstallable(row: ProposalEntity, principal: Principal): Promise<void> {
+    const artifact = JSON.parse(row.artifactBytes) as Record<string, unknown>;
+    const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
+    if (!this.registry.hasKind(registryKind)) {
+      throw new UnprocessableError('validation_error', `This host cannot install "${row.kind}" artifacts.`, { kind: row.kind });
+    }
+    const violations = await this.registry.validate(registryKind, artifact);
+    if (violations.length) {
+      throw new UnprocessableError('validation_error', `The artifact is malformed for kind "${row.kind}".`, { kind: row.kind, violations });
+    }
+    await this.checks.assertInstallable(registryKind, artifact, installerOf(row, principal));
+  }
+
   /** The scopes a proposal's artifact will act with once installed (none for kinds that never act). */
   private async authorityOf(row: ProposalEntity): Promise<string[]> {
     const registryKind = REGISTRY_KIND[row.kind as ProposalKind];
@@ -271,8 +285,18 @@ export class ProposalsService implements OnModuleInit {
     return row ? this.authorityOf(row) : [];
   }
 
+  /**
+   * Checked again as the approver releases it, before the deciding transaction: the host (its executors, the
+   * catalog) may have changed since the proposal was applied. A proposal no longer waiting for this gate is left
+   * to `release`, which refuses it.
+   */
+  private async beforeRelease(gate: ApprovalEntity, principal: Principal): Promise<void> {
+    const row = await this.ds.getRepository(ProposalEntity).findOneBy({ id: gate.subjectId, tenant: gate.tenant });
+    if (row && OPEN.includes(row.state) && row.pendingApprovalId === gate.id && row.artifactRef === gate.artifactRef) await this.assertInstallable(row, principal);
+  }
+
   /** Called when an approval gate for a proposal is granted (inside the deciding transaction). */
-  private async release(m: EntityManager, gate: ApprovalEntity, principal: Principal, needed: readonly string[]): Promise<void> {
+  private async release(m: EntityManager, gate: ApprovalEntity, principal: Principal, needed: readonly string[], checked: boolean): Promise<void> {
     const row = await m.getRepository(ProposalEntity).createQueryBuilder('p').setLock('pessimistic_write').where('p.id = :id AND p.tenant = :t', { id: gate.subjectId, t: gate.tenant }).getOne();
     if (!row || !OPEN.includes(row.state) || row.pendingApprovalId !== gate.id) {
       throw new ConflictError('approval_subject_changed', 'The proposal is no longer waiting for this approval.');
@@ -281,8 +305,9 @@ export class ProposalsService implements OnModuleInit {
       throw new ConflictError('approval_subject_changed', 'The proposal was revised after this approval was requested.');
     }
     const artifact = JSON.parse(row.artifactBytes) as Record<string, unknown>;
-    // Checked again as the approver installs it: the host (its executors, the catalog) may have changed meanwhile.
-    await this.checks.assertInstallable(REGISTRY_KIND[row.kind as ProposalKind], artifact, installerOf(row, principal), m);
+    // Checked by `beforeRelease` unless another approver's vote completed the quorum meanwhile: then here (the
+    // gate pins the bytes, so what was checked is what is installed).
+    if (!checked) await this.checks.assertInstallable(REGISTRY_KIND[row.kind as ProposalKind], artifact, installerOf(row, principal), m);
     await this.install(m, row, artifact, principal, gate.id, needed);
   }
 
