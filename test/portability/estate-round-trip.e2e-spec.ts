@@ -113,6 +113,27 @@ describe('portability: estate round trip (built-in kinds)', () => {
     expect((await registry.get(B, 'automation', 'nightly-digest'))?.content.enabled).toBe(true);
   });
 
+  it('imports a chain calling a chain another pack provides, right after that pack was installed', async () => {
+    const C = { tenant: 'estate-c', principal: 'carol' };
+    const keyC = await t.key({ ...C, scopes: IMPORTER });
+    const chainsOf = (name: string, dag: Record<string, unknown>) => ({ ...CHAIN_PACK, name, chains: [{ ...CHAIN_PACK.chains[0], chainId: `${name}.run`, parameters: { type: 'object' }, dag }] });
+    // The install changes the tenant's tool catalog: the import's checks find it to be read afresh.
+    await registry.install('workflow-chain-pack', chainsOf('vendor.acme.helper', { nodes: [{ id: 'h', typeId: 'core.noop' }] }), C, 'api');
+    const caller = chainsOf('vendor.acme.caller', { nodes: [{ id: 'c', typeId: 'core.tool', config: { toolId: 'workflow:vendor.acme.helper.run' } }] });
+    const res = await t.http('POST', '/v1/import', { token: keyC, body: { bundleVersion: '1', source: { origin: 'adapter:test' }, items: [{ kind: 'pack', ref: 'caller', payload: caller }] } });
+    expect([res.status, res.body.counts]).toEqual([200, { created: 1, updated: 0, skipped: 0, failed: 0 }]);
+    expect((await registry.get(C, 'workflow-chain-pack', 'vendor.acme.caller'))?.content).toEqual(caller);
+    // Without the chain it calls, the same pack is refused (the check is real).
+    const lone = chainsOf('vendor.acme.lone', { nodes: [{ id: 'c', typeId: 'core.tool', config: { toolId: 'workflow:vendor.acme.nobody.run' } }] });
+    const refused = await t.http('POST', '/v1/import', { token: keyC, body: { bundleVersion: '1', source: { origin: 'adapter:test' }, items: [{ kind: 'pack', ref: 'lone', payload: lone }] } });
+    expect([refused.status, refused.body.error, refused.body.details.problems]).toEqual([
+      422,
+      'bundle_item_invalid',
+      [expect.objectContaining({ path: '/items/0/payload/chains/0/dag/nodes/0/config/toolId', code: 'unknown_tool' })],
+    ]);
+    expect(await registry.get(C, 'workflow-chain-pack', 'vendor.acme.lone')).toBeUndefined();
+  });
+
   it('a malformed pack refuses the whole bundle before anything is written', async () => {
     const bundle = {
       bundleVersion: '1',

@@ -126,6 +126,13 @@ export interface PortableKindProvider {
   requiredScopes?(scope: PortabilityScope, item: BundleItem): Promise<PortableItemRequirements>;
   /** The scope's entities of this kind as bundle items (refs only: no credential values). */
   export(scope: PortabilityScope): Promise<BundleItem[]>;
+  /**
+   * Optional (since 1.6): loads, before the import's transaction opens, what planning `items` reads outside
+   * that transaction (on connections of its own: another service's cache, a remote listing), so `plan`
+   * inside the transaction finds it loaded. On a database whose connections share one session (the
+   * embedded engine) such a read made inside the transaction would wait behind it.
+   */
+  prepare?(scope: PortabilityScope, items: BundleItem[]): Promise<void>;
   /** What importing `item` into `scope` would do. Read-only. */
   plan(scope: PortabilityScope, item: BundleItem, tx?: unknown): Promise<PortableItemPlan>;
   /**

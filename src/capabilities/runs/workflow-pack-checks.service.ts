@@ -25,6 +25,11 @@ export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
     this.checks.register(WORKFLOW_CHAIN_PACK, this);
   }
 
+  /** The catalog of the installer's scope, loaded (it is read through sources on connections of their own). */
+  async prepare(installer: Installer): Promise<void> {
+    await this.catalog.load({ tenant: installer.tenant, workspace: installer.workspace });
+  }
+
   async check(content: Record<string, unknown>, installer: Installer): Promise<InstallProblem[]> {
     const scope = { tenant: installer.tenant, workspace: installer.workspace };
     return chainPackProblems(content, {

@@ -217,6 +217,11 @@ export class ToolCatalogService implements OnApplicationBootstrap {
     return e;
   }
 
+  /** Loads the scope's catalog (its sources' listings) unless it is loaded and current. */
+  async load(scope: TenantScope): Promise<void> {
+    await this.snapshot(scope);
+  }
+
   /**
    * The descriptor of a tool of a scope whether or not a given principal may see it: only for
    * working out which scopes delegated work needs (never served to a caller).

@@ -24,6 +24,13 @@ export interface Installer {
  */
 export interface ArtifactInstallCheck {
   check(content: Record<string, unknown>, installer: Installer, manager?: EntityManager): Promise<InstallProblem[]>;
+  /**
+   * Loads what `check` reads on connections of its own (not the caller's `manager`), such as the tool
+   * catalog of the installer's scope. Install paths that check inside a transaction call it first, outside
+   * the transaction: on the embedded engine, whose connections share one session, such a read made inside
+   * the transaction would wait behind it.
+   */
+  prepare?(installer: Installer): Promise<void>;
 }
 
 /** The 422 code of an artifact whose content cannot be executed here (the code `POST /v1/runs` uses for a broken chain). */
@@ -49,6 +56,11 @@ export class InstallChecks {
     const out: InstallProblem[] = [];
     for (const c of this.checks.get(kind) ?? []) out.push(...(await c.check(content, installer, manager)));
     return out;
+  }
+
+  /** Loads, outside any transaction, what the checks of `kind` read on connections of their own (see ArtifactInstallCheck.prepare). */
+  async prepare(kind: string, installer: Installer): Promise<void> {
+    for (const c of this.checks.get(kind) ?? []) await c.prepare?.(installer);
   }
 
   /** Throws 422 `workflow_invalid` listing every problem (`details.problems`) unless `content` is installable. */

@@ -92,6 +92,18 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
     return [...chosen.values()].map((a) => ({ kind: this.bundleKind, ref: `${a.kind}:${a.name}`, dependsOn: [], payload: a.content }));
   }
 
+  /** What the install checks of the items' registry kinds read outside the import's transaction (the tool catalog), loaded. */
+  async prepare(scope: PortabilityScope, items: BundleItem[]): Promise<void> {
+    const installer = (scope as ImportingScope).installerScopes;
+    if (!installer || !this.checks) return;
+    const kinds = new Set(items.map((item) => this.registryKindOf(item.payload)));
+    for (const kind of kinds) {
+      if (!this.registry.hasKind(kind)) continue;
+      const target = this.scopeFor(kind, scope);
+      await this.checks.prepare(kind, { tenant: target.tenant, workspace: target.workspace, principal: scope.principal, scopes: installer });
+    }
+  }
+
   async plan(scope: PortabilityScope, item: BundleItem, tx?: unknown): Promise<PortableItemPlan> {
     return (await this.planMany(scope, [item], tx))[0];
   }
