@@ -33,6 +33,7 @@ import {
   topologicalOrder,
 } from './bundle-checks';
 import { portabilityConfig, PortabilityConfig } from './portability.config';
+import { prepareKinds } from './prepare-kinds';
 import type { ImportingScope } from './kinds/artifact-backed-portable-kind';
 import { ExtensionFault, InvariantViolation } from '../../platform/errors/internal-fault';
 
@@ -321,14 +322,7 @@ export class PortabilityService implements OnApplicationBootstrap {
   }
 
   private async applyAll(scope: PortabilityScope, bundle: ExportBundle, order: BundleItem[], onProgress: ImportOptions['onProgress'] | undefined, actor: AuditRecord['actor']): Promise<ImportResult> {
-    // What planning reads outside the transaction (the tool catalog the install checks consult), loaded
-    // before it opens: on the embedded engine such a read inside it would wait behind it.
-    const byKind = new Map<BundleItemKind, BundleItem[]>();
-    for (const item of order) pushTo(byKind, item.kind, item);
-    for (const [kind, items] of byKind) {
-      const provider = this.providers.get(kind);
-      if (provider?.prepare && (provider.available?.() ?? true)) await provider.prepare(scope, items);
-    }
+    await prepareKinds(this.providers, scope, order);
     return this.ds.transaction(async (m) => {
       // The plan is made inside the transaction, once: every item is checked before the first
       // write, and an item already present byte-for-byte is reported skipped without touching it
