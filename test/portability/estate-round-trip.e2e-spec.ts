@@ -3,6 +3,7 @@
  * automations (plus a connection reference) are exported, imported into tenant B through the same
  * artifact installers proposals use, and show up there (tools in B's catalog, schedules disabled).
  */
+import { ToolCatalogService } from '../../src/capabilities/tool-catalog';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -132,6 +133,12 @@ describe('portability: estate round trip (built-in kinds)', () => {
       [expect.objectContaining({ path: '/items/0/payload/chains/0/dag/nodes/0/config/toolId', code: 'unknown_tool' })],
     ]);
     expect(await registry.get(C, 'workflow-chain-pack', 'vendor.acme.lone')).toBeUndefined();
+    // Another tenant's chain does not count: estate-a's summarize chain is in its catalog, not in estate-c's.
+    expect(await t.moduleRef.get(ToolCatalogService).descriptorOf({ tenant: 'estate-a' }, 'workflow:vendor.acme.summarize')).toBeDefined();
+    const borrowed = chainsOf('vendor.acme.borrower', { nodes: [{ id: 'c', typeId: 'core.tool', config: { toolId: 'workflow:vendor.acme.summarize' } }] });
+    const other = await t.http('POST', '/v1/import', { token: keyC, body: { bundleVersion: '1', source: { origin: 'adapter:test' }, items: [{ kind: 'pack', ref: 'borrower', payload: borrowed }] } });
+    expect([other.status, other.body.details?.problems?.map((p: { code: string }) => p.code)]).toEqual([422, ['unknown_tool']]);
+    expect(await registry.get(C, 'workflow-chain-pack', 'vendor.acme.borrower')).toBeUndefined();
   });
 
   it('a malformed pack refuses the whole bundle before anything is written', async () => {
