@@ -44,10 +44,15 @@ export function describeDatabase(config: Pick<HostConfig, 'databaseUrl' | 'dataD
  * a session, which need per-call plans (the goal scheduler's claim lost a quarter of its rate under
  * generic ones), hence sessions of their own: half as many as the general pool, at least two. A
  * `options` in DATABASE_URL takes precedence.
+ *
+ * These sessions also plan without sequential scans: a generic plan lives as long as its session
+ * until the table's statistics change, and one made while a table was nearly empty (a fresh
+ * install, a truncate) scanned the whole run table at every engine write and claim for as long as
+ * it lived, where every one of these statements reaches its rows through an index.
  */
 function openPreparedPool(url: string, poolSize: number, extra: Record<string, unknown>): pg.Pool {
   // The general pool's settings (timeouts, deadline, client), with fewer connections and generic plans.
-  const pool = new pgDriver.Pool({ ...extra, connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: '-c plan_cache_mode=force_generic_plan' } as pg.PoolConfig);
+  const pool = new pgDriver.Pool({ ...extra, connectionString: url, max: Math.max(2, Math.ceil(poolSize / 2)), options: '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off' } as pg.PoolConfig);
   // An idle connection that breaks is dropped by the pool; the next statement opens another.
   pool.on('error', () => undefined);
   return pool;
