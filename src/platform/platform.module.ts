@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Module, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
+import { DynamicModule, Global, Module, ValidationPipeOptions } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
@@ -9,6 +9,7 @@ import { AuditLogService } from './audit/audit-log.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
+import { RequestValidationPipe } from './http/request-validation.pipe';
 import { DatabaseSchema, declareSchema } from './database/database-schema';
 import { DatabaseNotifications } from './database/database-notifications';
 import { DiscoveryController } from './discovery/discovery.controller';
@@ -100,7 +101,7 @@ export class PlatformModule {
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {
           provide: APP_PIPE,
-          useValue: new ValidationPipe(REQUEST_VALIDATION),
+          useValue: new RequestValidationPipe(REQUEST_VALIDATION),
         },
       ],
       exports: [HOST_CONFIG, DataSource, SchemaRegistry, PluginStateStore, OpenApiHolder, DiscoveryModule, ...services],

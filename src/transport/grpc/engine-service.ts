@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
-import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type, ValidationPipe } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
@@ -16,6 +16,7 @@ import { AuthGuard } from '../../platform/identity/auth.guard';
 import { PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { REQUEST_VALIDATION } from '../../platform/platform.module';
+import { RequestValidationPipe } from '../../platform/http/request-validation.pipe';
 import { parseTraceContext, withTraceContext } from '../../platform/tracing/trace-context';
 import { SpanHandle, startSpan } from '../../platform/tracing/tracing';
 import { ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto';
@@ -79,7 +80,7 @@ export class EngineServiceImplementation implements OnModuleInit {
   private readonly codec: ProtoJsonCodec = engineJsonCodec();
   private readonly statusRoot: Root = loadEngineRoot();
   private readonly engineService: Service = this.statusRoot.lookupService(ENGINE_SERVICE);
-  private readonly pipe = new ValidationPipe(REQUEST_VALIDATION);
+  private readonly pipe = new RequestValidationPipe(REQUEST_VALIDATION);
   private readonly handlers = new Map<EngineMethodName, { handler: EngineMethodHandler; operation: ResolvedOperation }>();
   /** Aborted once, when the listener stops; every call in flight listens to it (no listener limit). */
   private readonly stopping = (() => {
