@@ -232,11 +232,11 @@ let executionsLabelled = false;
 /** Statements of run executions count as `execute`, not as the request that started them (POST /v1/runs claims its run at once). */
 function labelExecutions(): void {
   if (executionsLabelled) return;
-  const proto = RunEngineService.prototype as unknown as { start?: (row: unknown) => void };
+  const proto = RunEngineService.prototype as unknown as { start?: (...args: unknown[]) => void };
   const start = proto.start;
   if (typeof start !== 'function') throw new Error('RunEngineService.start(row) is gone: the benchmark can no longer tell execution statements from submission ones');
-  proto.start = function (this: unknown, row: unknown) {
-    return withRole('execute', () => start.call(this, row));
+  proto.start = function (this: unknown, ...args: unknown[]) {
+    return withRole('execute', () => start.apply(this, args));
   };
   executionsLabelled = true;
 }
