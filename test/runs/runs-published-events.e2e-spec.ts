@@ -3,6 +3,7 @@
  * committed, without reading them back: exactly what a read of the log answers, in order, only what
  * follows on from what the follower has, and never to a caller who may not see the run.
  */
+import { DatabaseNotifications } from '../../src/platform/database/database-notifications';
 import { EventLogService, OpenedRun } from '../../src/platform/events/event-log.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, runEvents, waitForStatus } from './run-kit';
@@ -14,10 +15,15 @@ describe('runs: events handed to local followers', () => {
   beforeAll(async () => {
     t = await createTestApp();
     key = await t.key({ scopes: ['runs:create', 'runs:read'] });
+    // The listener's coming up wakes every waiter once (what was notified before it was not heard):
+    // counted reads start after it. The embedded engine has no listener.
+    const notifications = t.app.get(DatabaseNotifications);
+    for (const until = Date.now() + 5000; process.env.OPENWOP_TEST_DB_MODE !== 'embedded' && !notifications.live && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     await installChains(t, 'default', 'vendor.test.published', {
       'vendor.test.later': {
         nodes: [
-          { id: 'wait', typeId: 'core.delay', config: { ms: 600 } },
+          // Shorter than a poller's wait between two checks (500 ms): the events it waits for are handed over, not read.
+          { id: 'wait', typeId: 'core.delay', config: { ms: 400 } },
           { id: 'done', typeId: 'core.noop', config: { note: 'a "quoted" value', n: 1.5, list: [3, 1, 2], nested: { z: 1, a: [] } } },
         ],
         edges: [{ from: 'wait', to: 'done' }],

@@ -19,7 +19,10 @@ import type { ToolReplayPolicy } from './tool-source';
  * - `replayPolicy` says whether the host may execute a node again after a replica died while the node
  *   was in flight: `deterministic` and `idempotent` nodes are re-executed; a `non-deterministic` one
  *   is failed with `node_interrupted` rather than silently repeated. Deterministic nodes are also the
- *   ones whose completions the host may batch.
+ *   ones whose completions the host may batch, and a run made only of them may start before its run
+ *   is written (its insert then carries the run's first progress): declare `deterministic` only for
+ *   work without effects of its own. What a node does through the context (`emit`, `effect`,
+ *   `artifacts`, gates) always happens after its run is written.
  */
 export interface NodeExecutionContext {
   runId: string;

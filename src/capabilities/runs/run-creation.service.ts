@@ -2,8 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
-import { RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
@@ -19,7 +17,10 @@ import { createdSnapshot, readRunSnapshot, RunSnapshot } from './run-snapshot';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
-import { CHAIN_CATALOG_VERSION_SQL, WorkflowResolver } from './workflow-resolver.service';
+import { WorkflowResolver } from './workflow-resolver.service';
+import { EagerStartAbandoned } from './run-eager-start';
+import { insertPendingRun, insertWrittenRun, RunInsertValues } from './run-insert';
+import type { ClaimedRow } from './run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
 
 export interface CreateRunRequest {
@@ -57,26 +58,6 @@ export const HOST_KEY_PREFIX = 'host ';
 
 /** The statuses a run of a scope is active in (the `X-Dedup` claim holds while the run is in one). */
 const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling'];
-
-/**
- * A run's insert: the row (claimed for this replica when $19 names it: lease on the database clock,
- * fence 1), written only while the tenant's catalog version is $16; without a claim the other
- * replicas are told (`announced`). `current` false: the chains moved, nothing was inserted; `id`
- * null with `current`: the Idempotency-Key is taken.
- */
-function insertRunSql(announce: boolean): string {
-  return `WITH v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current"),
-         ins AS (
-           INSERT INTO "run" ("id", "tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response", "lease_owner", "lease_expires_at", "fence")
-           SELECT $17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', 'pending', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb,
-             $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
-           FROM v WHERE v."current"
-           ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"
-         )${announce ? `, n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') FROM ins)` : ''}
-         SELECT v."current", (SELECT "id" FROM ins) AS "id"${announce ? ', (SELECT count(*) FROM n) AS "notified"' : ''} FROM v`;
-}
-const INSERT_CLAIMED = preparedStatement('run_insert_claimed', insertRunSql(false));
-const INSERT_ANNOUNCED = preparedStatement('run_insert_announced', insertRunSql(true));
 
 /**
  * Creating a run (`POST /v1/runs`, host launches, child runs): idempotent, planned against the
@@ -167,60 +148,82 @@ export class RunCreationService {
       // Outside a caller's transaction the insert also claims the run for this replica when it has
       // room (lease on the database clock, fence 1), so it starts without a claim statement of its
       // own; a run left unclaimed is announced to the other replicas (and found by claim passes).
-      const claim = !manager && this.engine.reserve();
-      const values = {
-        runId,
+      let claim = !manager && this.engine.reserve();
+      const values: RunInsertValues = {
+        tenant: principal.tenant,
+        workspace: principal.workspace ?? null,
+        principal: principal.principal,
         metadata,
+        workflowId: req.workflowId,
         definitionText,
         inputs,
         configurable,
-        idempotencyKey,
+        scopes: [...principal.scopes],
+        idempotencyKey: idempotencyKey ?? null,
         requestHash,
-        trace,
-        version: planned.version,
+        scopeId: req.scopeId ?? null,
+        dedupScope: opts.dedup ? req.scopeId! : null,
+        // The creating request's trace (its span, while tracing is on): the run's spans join it.
+        traceParent: trace ? formatTraceparent(trace) : null,
+        traceState: trace?.tracestate ?? null,
+        catalogVersion: planned.version,
+        runId,
         createResponse: idempotencyKey !== undefined ? JSON.stringify(snapshot) : null,
-        claim,
-        dedup: !!opts.dedup,
       };
-      let outcome: { current: boolean; inserted: boolean };
-      const sentAt = Date.now();
-      try {
-        outcome = await this.insertCreated(principal, req, values, db, !!manager);
-      } catch (e) {
-        if (claim) this.engine.unreserve();
-        throw e;
+      // Copies, as the engine would have read them: nothing it does reaches the cached chain or the request.
+      const claimed = (): ClaimedRow => ({
+        id: runId,
+        tenant: principal.tenant,
+        workspace: principal.workspace ?? null,
+        principal: principal.principal,
+        status: 'pending',
+        workflow_id: req.workflowId,
+        definition: JSON.parse(definitionText) as WorkflowDefinition,
+        inputs: JSON.parse(JSON.stringify(inputs)) as Record<string, unknown>,
+        configurable: JSON.parse(JSON.stringify(configurable)) as Record<string, unknown>,
+        scopes: [...principal.scopes],
+        fence: 1,
+        cancel_requested: false,
+        node_executions: 0,
+        cost_usd: 0,
+        started_at: null,
+        trace_parent: values.traceParent,
+        trace_state: values.traceState,
+      });
+      let outcome: { current: boolean; inserted: boolean } | undefined;
+      let firstAttempt = 0;
+      // A run of deterministic nodes starts before its insert, which then carries its first write
+      // (a run whose nodes complete at once is inserted finished). Not with X-Dedup: its claim is
+      // the row of an active run.
+      if (claim && !opts.dedup && this.startsEagerly(planned.definition)) {
+        const started = await this.insertStarted(values, claimed());
+        if (typeof started === 'object') outcome = started;
+        else {
+          // Inserted the usual way: claimed if there is room again (none while the replica stops),
+          // and a row the database did not write counts as the insert's first attempt.
+          claim = this.engine.reserve();
+          if (started === 'lost') firstAttempt = 1;
+        }
       }
-      if (!outcome.inserted && claim) this.engine.unreserve();
+      if (!outcome) {
+        const sentAt = Date.now();
+        try {
+          outcome = await this.insertCreated(principal, req, values, claim, db, !!manager, firstAttempt);
+        } catch (e) {
+          if (claim) this.engine.unreserve();
+          throw e;
+        }
+        if (!outcome.inserted && claim) this.engine.unreserve();
+        // Left unclaimed (no free slot here): claimed when one frees, here or on the replica its notification wakes.
+        if (outcome.inserted && !claim && !manager) this.engine.noteClaimable();
+        if (outcome.inserted && claim) this.engine.adopt(claimed(), sentAt);
+      }
       if (!outcome.current) {
         this.resolver.forget(principal);
         if (attempt >= 4) throw new InvariantViolation('the installed chains kept changing while the run was created');
         continue;
       }
       if (!outcome.inserted) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);
-      // Left unclaimed (no free slot here): claimed when one frees, here or on the replica its notification wakes.
-      if (!claim && !manager) this.engine.noteClaimable();
-      if (claim) {
-        this.engine.adopt({
-          id: runId,
-          tenant: principal.tenant,
-          workspace: principal.workspace ?? null,
-          principal: principal.principal,
-          status: 'pending',
-          workflow_id: req.workflowId,
-          // Copies, as the engine would have read them: nothing it does reaches the cached chain or the request.
-          definition: JSON.parse(definitionText) as WorkflowDefinition,
-          inputs: JSON.parse(JSON.stringify(inputs)) as Record<string, unknown>,
-          configurable: JSON.parse(JSON.stringify(configurable)) as Record<string, unknown>,
-          scopes: [...principal.scopes],
-          fence: 1,
-          cancel_requested: false,
-          node_executions: 0,
-          cost_usd: 0,
-          started_at: null,
-          trace_parent: trace ? formatTraceparent(trace) : null,
-          trace_state: trace?.tracestate ?? null,
-        }, sentAt);
-      }
       // Inside a caller's transaction the caller starts it after its commit (RunLauncher.start).
       return { snapshot, replayed: false };
     }
@@ -228,66 +231,19 @@ export class RunCreationService {
 
   /**
    * The run's insert, one statement: the row (claimed for this replica when `claim`), only while the
-   * tenant's catalog version is `version`; a notification for the other replicas when it is left
-   * unclaimed. `current` false: the chains moved, nothing was inserted. `inserted` false with
+   * tenant's catalog version is the planned one; a notification for the other replicas when it is
+   * left unclaimed. `current` false: the chains moved, nothing was inserted. `inserted` false with
    * `current`: the Idempotency-Key is taken (a replay).
    */
-  private async insertCreated(
-    principal: Principal,
-    req: CreateRunRequest,
-    v: {
-      runId: string;
-      metadata: Record<string, unknown>;
-      definitionText: string;
-      inputs: Record<string, unknown>;
-      configurable: Record<string, unknown>;
-      idempotencyKey?: string;
-      requestHash: string;
-      trace: ReturnType<typeof currentTraceContext>;
-      version: string;
-      createResponse: string | null;
-      claim: boolean;
-      dedup: boolean;
-    },
-    db: EntityManager,
-    inTransaction: boolean,
-  ): Promise<{ current: boolean; inserted: boolean }> {
-    const insert = async () =>
-      runPrepared<{ current: boolean; id: string | null }>(
-        // Outside a transaction on the pool, prepared (one of two texts); inside, on the caller's connection.
-        inTransaction ? db : this.ds,
-        v.claim ? INSERT_CLAIMED : INSERT_ANNOUNCED,
-        [
-          principal.tenant,
-          principal.workspace ?? null,
-          principal.principal,
-          JSON.stringify(v.metadata),
-          req.workflowId,
-          v.definitionText,
-          JSON.stringify(v.inputs),
-          JSON.stringify(v.configurable),
-          [...principal.scopes],
-          v.idempotencyKey ?? null,
-          v.requestHash,
-          req.scopeId ?? null,
-          v.dedup ? req.scopeId! : null,
-          // The creating request's trace (its span, while tracing is on): the run's spans join it.
-          v.trace ? formatTraceparent(v.trace) : null,
-          v.trace?.tracestate ?? null,
-          v.version,
-          v.runId,
-          v.createResponse,
-          v.claim ? this.engine.owner : null,
-          this.settings.leaseMs,
-        ],
-      );
-    for (let attempt = 0; ; attempt++) {
+  private async insertCreated(principal: Principal, req: CreateRunRequest, v: RunInsertValues, claim: boolean, db: EntityManager, inTransaction: boolean, firstAttempt = 0): Promise<{ current: boolean; inserted: boolean }> {
+    for (let attempt = firstAttempt; ; attempt++) {
       try {
-        const [row] = await insert();
+        // Outside a transaction on the pool, prepared; inside, on the caller's connection.
+        const row = await insertPendingRun(inTransaction ? db : this.ds, v, claim ? { owner: this.engine.owner, leaseMs: this.settings.leaseMs } : null);
         if (!row.current) return { current: false, inserted: false };
         if (row.id) return { current: true, inserted: true };
         // Without a key nothing can conflict: the row was not written. Once more, then it is an error.
-        if (v.idempotencyKey !== undefined) return { current: true, inserted: false };
+        if (v.idempotencyKey !== null) return { current: true, inserted: false };
         if (attempt >= 1) throw new InvariantViolation('the database wrote no row for the new run');
       } catch (e) {
         // Another enforced run of the scope became active in between: the index is the claim.
@@ -298,6 +254,36 @@ export class RunCreationService {
         if (attempt >= 2) throw e;
       }
     }
+  }
+
+  /**
+   * A run started on this replica before its insert (its slot reserved): the insert goes with the
+   * execution's first write. Answers the insert's outcome; `abandoned` when the execution could not
+   * start or ended without writing (the replica is stopping), `lost` when the database wrote no row
+   * for a run without an Idempotency-Key: the caller then inserts it the usual way.
+   */
+  private async insertStarted(v: RunInsertValues, row: ClaimedRow): Promise<{ current: boolean; inserted: boolean } | 'abandoned' | 'lost'> {
+    const started = this.engine.startEager(row, (f) => insertWrittenRun(this.ds, v, f));
+    if (!started) return 'abandoned';
+    try {
+      const outcome = await started.inserted;
+      // Without a key nothing can conflict: an empty answer is a row not written, not a replay.
+      if (!(outcome.current && !outcome.inserted && v.idempotencyKey === null)) return outcome;
+    } catch (e) {
+      if (!(e instanceof EagerStartAbandoned)) throw e;
+      return 'abandoned';
+    }
+    // Inserted again under the same id: once the engine has let go of the execution that was refused.
+    await started.over;
+    return 'lost';
+  }
+
+  /** Whether a run of `definition` starts before its insert: every node's executor is `deterministic`, whatever its config. */
+  private startsEagerly(definition: WorkflowDefinition): boolean {
+    return definition.nodes.every((n) => {
+      const ex = this.executors.get(n.typeId);
+      return ex?.replayPolicy === 'deterministic' && !ex.provider.replayPolicyOf;
+    });
   }
 
   /**

@@ -12,7 +12,8 @@ import { Execution, ExecutionDeps, RunLeaseInfo, StopReason } from './run-execut
 import { LeaseKeeper } from '../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
-import { ClaimedRow, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
+import { EagerInsertOutcome, EagerStart } from './run-eager-start';
+import { ClaimedRow, FlushParams, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
 import { RunClaimer } from './run-claimer';
 import { LeaseLost } from './run-writer';
 import { RunMetrics } from './runs.metrics';
@@ -72,7 +73,11 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       leaseMs: settings.leaseMs,
       log: this.log,
       // Each claim renewed with its fence; at shutdown the unfinished runs are handed back (the other replicas woken).
-      store: runLeaseStore(ds, (runId) => this.executions.get(runId)?.fence),
+      store: runLeaseStore(ds, (runId) => {
+        const e = this.executions.get(runId);
+        // A run not inserted yet holds no lease row: its insert writes the lease.
+        return e?.eager && !e.eager.written ? null : e?.fence;
+      }),
     });
     this.claimer = new RunClaimer({
       ds,
@@ -165,6 +170,27 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     this.start(row, claimedAtMs);
   }
 
+  /**
+   * Starts a run before its insert (after `reserve`): the run's first write is its insert (`insert`:
+   * the row, its node rows and its events in one statement), sent as soon as the execution writes,
+   * or after one turn of the event loop with what it has by then (a node waiting on a timer or on
+   * I/O). A run whose nodes complete at once is thus inserted already finished, in one round trip.
+   * Only for runs whose every node is `deterministic` (nothing they do reaches the database or the
+   * outside before the insert). Answers the start, whose `inserted` settles with the insert's
+   * answer; undefined when the replica is stopping (the caller inserts the run the usual way).
+   */
+  startEager(row: ClaimedRow, insert: (f: FlushParams) => Promise<EagerInsertOutcome>): EagerStart | undefined {
+    this.unreserve();
+    if (this.stopped) return undefined;
+    const eager = new EagerStart(this.deps.store, insert);
+    this.events.openLocalStream({ tenant: row.tenant, workspace: row.workspace }, row.id);
+    this.start(row, Date.now(), eager);
+    setImmediate(() => {
+      if (!eager.sent) this.executions.get(row.id)?.writeNow?.();
+    });
+    return eager;
+  }
+
   /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
   noteClaimable(): void {
     this.claimer.noteClaimable();
@@ -202,18 +228,20 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     e.abort.abort();
   }
 
-  private start(row: ClaimedRow, claimedAtMs: number): void {
+  private start(row: ClaimedRow, claimedAtMs: number, eager?: EagerStart): void {
     if (this.executions.has(row.id)) return;
-    const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve() };
+    const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve(), eager };
     this.executions.set(row.id, exec);
     exec.lease = this.leases.hold(row.id, { claimedAtMs, onRenewed: (info) => exec.renewed?.(info) });
-    exec.done = new RunExecution(this.deps, row, exec)
+    exec.done = new RunExecution(eager ? { ...this.deps, store: eager } : this.deps, row, exec)
       .run()
       .catch((e: unknown) => {
         // A claim that lost its lease stops quietly: the run goes on under the claim that took it.
         if (!(e instanceof LeaseLost) && exec.reason !== 'lease') this.log.error({ msg: 'run execution failed', runId: row.id, err: (e as Error).message, stack: (e as Error).stack });
       })
       .finally(() => {
+        // Ended without writing (stopping): never inserted, the creation inserts it the usual way.
+        eager?.ended();
         this.executions.delete(row.id);
         // Not closed with a final status: the stream may be written elsewhere from now on.
         this.events.closeLocalStream(row.id);

@@ -8,7 +8,8 @@ import type { RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from './run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
-import { Breach, costBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
+import { Breach, costBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
+import { afterInsert } from './run-eager-start';
 import { ReplaySource } from './run-replay';
 import { RunTrace } from './run-tracing';
 import { EngineWriteError, LeaseLost, nodeEmitter, RunWriter } from './run-writer';
@@ -36,6 +37,8 @@ export class RunExecution {
   private pausing?: PauseRequest;
   /** The source of a `replay` fork (see ReplaySource). */
   private readonly replay?: ReplaySource;
+  /** What a node stores or performs through the host waits for the run's insert (see afterInsert). */
+  private readonly inserted: ReturnType<typeof afterInsert>;
 
   constructor(
     private readonly d: ExecutionDeps,
@@ -53,12 +56,11 @@ export class RunExecution {
       warn: (msg, err) => d.log.warn({ msg, runId: row.id, err }),
     });
     exec.pause = (request) => this.requestPause(request);
+    exec.writeNow = () => void this.flush().catch(() => undefined);
+    this.inserted = afterInsert(exec, () => this.flush());
     // The nodes' signal: aborted with the execution (cancel, pause, lease, shutdown) or alone (a failure, a breach).
     exec.abort.signal.addEventListener('abort', () => this.nodeAbort.abort(), { once: true });
-    exec.renewed = (info) => {
-      if (info.cancelRequested) this.requestStop('cancel');
-      else if (info.pause && !info.pause.pausedAt) this.requestPause(info.pause);
-    };
+    exec.renewed = (info) => (info.cancelRequested ? this.requestStop('cancel') : info.pause && !info.pause.pausedAt && this.requestPause(info.pause));
     this.def = row.definition;
     this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
     this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
@@ -275,11 +277,8 @@ export class RunExecution {
     this.nodeAbort.abort();
   }
 
-  private async replayPolicy(n: DagNode): Promise<ToolReplayPolicy> {
-    const ex = this.d.executors.get(n.typeId);
-    if (!ex) return 'non-deterministic';
-    if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, this.principal);
-    return ex.replayPolicy;
+  private replayPolicy(n: DagNode): Promise<ToolReplayPolicy> {
+    return nodeReplayPolicy(this.d.executors, n, this.principal);
   }
 
   private async launch(n: DagNode): Promise<NodeOutcome> {
@@ -320,10 +319,10 @@ export class RunExecution {
         emit: nodeEmitter(this.d.events, this.scope, this.row.id, n.id, { flush: () => this.flush(), addCost: (usd) => this.addCost(usd, n.id) }),
         awaitApproval: (req) => this.awaitApproval(n, req),
         // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
-        effect: this.replay ? this.replay.effect(n.id) : effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal),
+        effect: this.replay ? this.replay.effect(n.id) : this.inserted.effect(effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal)),
         interrupt: (req) => this.interrupt(n, req),
       };
-      ctx.artifacts = this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload));
+      ctx.artifacts = this.inserted.artifacts(this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload)));
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
       const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;

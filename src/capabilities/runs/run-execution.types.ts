@@ -1,3 +1,4 @@
+import type { NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import type { EventLogService } from '../../platform/events/event-log.service';
 import type { HeldLease } from '../../platform/leases/lease-keeper';
 import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
@@ -34,6 +35,10 @@ export interface Execution {
   pause?: (request: PauseRequest) => void;
   /** Set by the execution: what a renewal of its lease read (an operator's cancel or pause). */
   renewed?: (info: RunLeaseInfo) => void;
+  /** A run started before its insert (see EagerStart): `written` once its first write inserted it. */
+  eager?: { readonly written: boolean };
+  /** Set by the execution: writes what it has pending now (a run started before its insert: the insert). */
+  writeNow?: () => void;
 }
 
 /** What a renewal of a run's lease reads besides the lease: what an operator asked for meanwhile. */
@@ -112,4 +117,12 @@ export function watchRunDuration(limitMs: number, startedAtMs: number, onBreach:
   };
   check();
   return () => clearTimeout(timer);
+}
+
+/** A node's replay policy: its executor's for its config (core.tool: the tool's), `non-deterministic` when nothing serves it. */
+export async function nodeReplayPolicy(executors: Pick<NodeExecutorRegistry, 'get'>, n: DagNode, principal: NodeExecutionContext['principal']): Promise<ToolReplayPolicy> {
+  const ex = executors.get(n.typeId);
+  if (!ex) return 'non-deterministic';
+  if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, principal);
+  return ex.replayPolicy;
 }

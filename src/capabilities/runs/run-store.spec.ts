@@ -1,5 +1,6 @@
 import * as store from './run-store';
 import { FlushParams, flushValues } from './run-store';
+import { insertRunSql, INSERT_WRITTEN_SQL } from './run-insert';
 
 /**
  * The engine's SQL, compared with the committed snapshot (__snapshots__/run-store.spec.ts.snap):
@@ -27,6 +28,10 @@ describe('run-store SQL', () => {
       'REOPEN_RUN_SQL',
     ]);
     for (const [name, sql] of Object.entries(fixed)) expect(sql).toMatchSnapshot(name);
+  });
+
+  it('the run inserts (pending; with its first write)', () => {
+    expect({ claimed: insertRunSql(false), announced: insertRunSql(true), written: INSERT_WRITTEN_SQL }).toMatchSnapshot();
   });
 
   const claim: Omit<FlushParams, 'update' | 'writes' | 'events' | 'eventIds'> = {

@@ -149,15 +149,19 @@ export async function renewLeases(q: DataSource, p: { owner: string; claims: Arr
  * executes (each with the fence it claimed under, `fenceOf`), reading an operator's cancel or pause
  * besides; release hands back the unfinished runs at shutdown.
  */
-export function runLeaseStore(ds: DataSource, fenceOf: (runId: string) => number | undefined): LeaseStore<string, { cancelRequested: boolean; pause: PauseRequest | null }> {
+export function runLeaseStore(ds: DataSource, fenceOf: (runId: string) => number | null | undefined): LeaseStore<string, { cancelRequested: boolean; pause: PauseRequest | null }> {
   return {
     renew: async (owner, keys, leaseMs) => {
+      // null: a run not inserted yet (its insert writes its lease), held as it is.
+      const unwritten = keys.filter((runId) => fenceOf(runId) === null);
       const claims = keys.flatMap((runId) => {
         const fence = fenceOf(runId);
-        return fence === undefined ? [] : [{ runId, fence }];
+        return fence === undefined || fence === null ? [] : [{ runId, fence }];
       });
       const held = claims.length ? await renewLeases(ds, { owner, claims, leaseMs }) : [];
-      return new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
+      const out = new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
+      for (const runId of unwritten) out.set(runId, { cancelRequested: false, pause: null });
+      return out;
     },
     release: (owner, runIds) => releaseLeases(ds, { owner, runIds }),
   };
@@ -328,6 +332,34 @@ export function flushValues(fs: FlushParams[], claim: FoldedClaim = NO_CLAIM): u
   return flushStatementValues(fs, claim).values;
 }
 
+/** One flush's rows as a statement sends them: its run's update, its node rows (the last write per node wins), its event rows and their JSON. */
+export function flushRows(f: FlushParams): { run: Record<string, unknown>; nodes: Array<Record<string, unknown>>; events: EventRow[]; eventJson: string } {
+  const u = f.update;
+  const byNode = new Map<string, NodeWrite>();
+  for (const w of f.writes) byNode.set(w.nodeId, w);
+  const run = {
+    id: f.runId,
+    owner: f.owner,
+    fence: f.fence,
+    node_executions: f.nodeExecutions,
+    cost_usd: f.costUsd,
+    lease_ms: f.leaseMs,
+    release: !!(u.terminal || u.release),
+    status: u.status ?? null,
+    paused: !!u.paused,
+    set_current: u.current !== undefined,
+    current: u.current ?? null,
+    outputs: u.outputs ?? null,
+    error: u.error ?? null,
+    terminal: !!u.terminal,
+    nodes: byNode.size,
+  };
+  const nodes = [...byNode.values()].map((w) => ({ run_id: f.runId, node_id: w.nodeId, tenant: f.tenant, type_id: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null }));
+  const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
+  const events = eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds);
+  return { run, nodes, events, eventJson: JSON.stringify(events) };
+}
+
 /** The values, and each run's event rows as the JSON they were sent as (what its followers are handed once written). */
 function flushStatementValues(fs: FlushParams[], claim: FoldedClaim): { values: unknown[]; eventJson: string[] } {
   const runs: unknown[] = [];
@@ -335,33 +367,11 @@ function flushStatementValues(fs: FlushParams[], claim: FoldedClaim): { values: 
   const events: EventRow[] = [];
   const eventJson: string[] = [];
   for (const f of fs) {
-    const u = f.update;
-    const byNode = new Map<string, NodeWrite>();
-    for (const w of f.writes) byNode.set(w.nodeId, w);
-    runs.push({
-      id: f.runId,
-      owner: f.owner,
-      fence: f.fence,
-      node_executions: f.nodeExecutions,
-      cost_usd: f.costUsd,
-      lease_ms: f.leaseMs,
-      release: !!(u.terminal || u.release),
-      status: u.status ?? null,
-      paused: !!u.paused,
-      set_current: u.current !== undefined,
-      current: u.current ?? null,
-      outputs: u.outputs ?? null,
-      error: u.error ?? null,
-      terminal: !!u.terminal,
-      nodes: byNode.size,
-    });
-    for (const w of byNode.values()) {
-      nodes.push({ run_id: f.runId, node_id: w.nodeId, tenant: f.tenant, type_id: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null });
-    }
-    const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
-    const rows = eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds);
-    events.push(...rows);
-    eventJson.push(JSON.stringify(rows));
+    const rows = flushRows(f);
+    runs.push(rows.run);
+    nodes.push(...rows.nodes);
+    events.push(...rows.events);
+    eventJson.push(rows.eventJson);
   }
   // The statement's rows are the runs' rows, in order, as sent: one JSON text, each run's part kept.
   const all = `[${eventJson.filter((j) => j !== '[]').map((j) => j.slice(1, -1)).join(',')}]`;
@@ -402,7 +412,7 @@ export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[]
 }
 
 /** A run's events as a read of the log would answer them: the rows as sent, with their sequences and times as written. */
-function writtenViews(json: string, written: Map<string, { sequence: number; at: number }>): RunEventView[] {
+export function writtenViews(json: string, written: Map<string, { sequence: number; at: number }>): RunEventView[] {
   return (JSON.parse(json) as EventRow[]).map((r) => {
     const w = written.get(r.id);
     if (!w) throw new InvariantViolation(`event ${r.id} was not written by the statement that wrote its run`);
