@@ -24,6 +24,7 @@ describe('runs: a run of deterministic nodes starts before its insert', () => {
       'vendor.test.gated': { nodes: [{ id: 'first', typeId: 'core.noop' }, { id: 'ask', typeId: 'core.approval', config: { title: 'go?' } }], edges: [{ from: 'first', to: 'ask' }] },
       'vendor.test.fails': { nodes: [{ id: 'boom', typeId: 'core.fail', config: { code: 'planned_failure', message: 'as planned' } }, { id: 'never', typeId: 'core.noop' }], edges: [{ from: 'boom', to: 'never' }] },
       'vendor.test.records': { nodes: [{ id: 'rec', typeId: 'vendor.test.recorder' }] },
+      'vendor.test.unstorable': { nodes: [{ id: 'rec', typeId: 'vendor.test.recorder', config: { nul: true } }] },
     });
   });
 
@@ -131,6 +132,16 @@ describe('runs: a run of deterministic nodes starts before its insert', () => {
     expect(done.artifacts).toEqual([expect.objectContaining({ name: 'note.txt', nodeId: 'rec', artifactId: done.outputs.rec.artifactId })]);
     const types = (await runEvents(t, key, r.body.runId)).map((e) => e.type);
     expect(types).toEqual(['run.started', 'node.started', 'artifact.created', 'node.completed', 'run.completed']);
+  });
+
+  it('inserts a run whose first write the database refuses the usual way: 201, and the run fails with engine_error', async () => {
+    const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.unstorable' } });
+    expect(r.status).toBe(201);
+    const done = await waitForStatus(t, key, r.body.runId, ['completed', 'failed']);
+    expect([done.status, done.error?.code]).toEqual(['failed', 'engine_error']);
+    expect(await row(r.body.runId)).toMatchObject({ status: 'failed', started_by_insert: false });
+    // As the engine records a fault: what was not written of the node is skipped, nothing of the refused write is kept.
+    expect((await runEvents(t, key, r.body.runId)).map((e) => e.type)).toEqual(['run.started', 'node.skipped', 'run.failed']);
   });
 
   it('writes nothing for a run whose insert is refused: one run per Idempotency-Key, no stray events or node rows', async () => {

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from '../../platform/events/event.entities';
@@ -260,9 +261,10 @@ export class RunCreationService {
    * A run started on this replica before its insert (its slot reserved): the insert goes with the
    * execution's first write. Answers the insert's outcome; `abandoned` when the execution could not
    * start or ended without writing (the replica is stopping), `lost` when the database wrote no row
-   * for a run without an Idempotency-Key: the caller then inserts it the usual way.
+   * for a run without an Idempotency-Key, `refused` when it refused the write (not for being away):
+   * the caller then inserts it the usual way.
    */
-  private async insertStarted(v: RunInsertValues, row: ClaimedRow): Promise<{ current: boolean; inserted: boolean } | 'abandoned' | 'lost'> {
+  private async insertStarted(v: RunInsertValues, row: ClaimedRow): Promise<{ current: boolean; inserted: boolean } | 'abandoned' | 'lost' | 'refused'> {
     const started = this.engine.startEager(row, (f) => insertWrittenRun(this.ds, v, f));
     if (!started) return 'abandoned';
     try {
@@ -270,8 +272,12 @@ export class RunCreationService {
       // Without a key nothing can conflict: an empty answer is a row not written, not a replay.
       if (!(outcome.current && !outcome.inserted && v.idempotencyKey === null)) return outcome;
     } catch (e) {
-      if (!(e instanceof EagerStartAbandoned)) throw e;
-      return 'abandoned';
+      if (e instanceof EagerStartAbandoned) return 'abandoned';
+      if (isDatabaseUnavailable(e)) throw e;
+      // The database refused the run's first write, not the request (e.g. a node's output it cannot
+      // store): the run is inserted the usual way, and its execution records the fault on it.
+      await started.over;
+      return 'refused';
     }
     // Inserted again under the same id: once the engine has let go of the execution that was refused.
     await started.over;
