@@ -3,7 +3,7 @@ import { RUNS_CHANNEL } from '../../platform/database/database-notifications';
 import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
 import { eventInsertCtes, eventInsertValues } from '../../platform/events/event-log.service';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
-import { FlushParams, FlushResult, flushRows, writtenViews } from './run-store';
+import { FlushParams, FlushResult, flushRows, writtenEvents, writtenViews } from './run-store';
 import { CHAIN_CATALOG_VERSION_SQL } from './workflow-resolver.service';
 
 /**
@@ -140,7 +140,7 @@ export async function insertWrittenRun(q: DataSource, v: RunInsertValues, f: Flu
     ...eventInsertValues(rows.events, rows.eventJson),
   ]);
   if (!row.current || !row.id) return { current: row.current, inserted: false };
-  const written = new Map((row.written ?? []).map(([id, seq, ms]) => [id, { sequence: Number(seq), at: Number(ms) }]));
+  const written = writtenEvents(row.written);
   const result: FlushResult = { fenced: true, cancel: false, pause: null };
   if (f.events.length) result.events = () => writtenViews(rows.eventJson, written);
   return { current: true, inserted: true, result };

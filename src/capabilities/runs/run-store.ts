@@ -152,15 +152,16 @@ export async function renewLeases(q: DataSource, p: { owner: string; claims: Arr
 export function runLeaseStore(ds: DataSource, fenceOf: (runId: string) => number | null | undefined): LeaseStore<string, { cancelRequested: boolean; pause: PauseRequest | null }> {
   return {
     renew: async (owner, keys, leaseMs) => {
-      // null: a run not inserted yet (its insert writes its lease), held as it is.
-      const unwritten = keys.filter((runId) => fenceOf(runId) === null);
-      const claims = keys.flatMap((runId) => {
+      const claims: Array<{ runId: string; fence: number }> = [];
+      const out = new Map<string, { cancelRequested: boolean; pause: PauseRequest | null }>();
+      for (const runId of keys) {
         const fence = fenceOf(runId);
-        return fence === undefined || fence === null ? [] : [{ runId, fence }];
-      });
+        // null: a run not inserted yet (its insert writes its lease), held as it is.
+        if (fence === null) out.set(runId, { cancelRequested: false, pause: null });
+        else if (fence !== undefined) claims.push({ runId, fence });
+      }
       const held = claims.length ? await renewLeases(ds, { owner, claims, leaseMs }) : [];
-      const out = new Map(held.map((h) => [h.id, { cancelRequested: h.cancel_requested, pause: h.pause }]));
-      for (const runId of unwritten) out.set(runId, { cancelRequested: false, pause: null });
+      for (const h of held) out.set(h.id, { cancelRequested: h.cancel_requested, pause: h.pause });
       return out;
     },
     release: (owner, runIds) => releaseLeases(ds, { owner, runIds }),
@@ -398,8 +399,7 @@ export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[]
   const byId = new Map(rows.map((r) => [r.id, r]));
   // JSON carries the claimed rows' timestamps as text.
   const claimed = (rows.find((r) => r.claimed)?.claimed ?? []).map((c) => ({ ...c, started_at: c.started_at === null ? null : new Date(c.started_at) }));
-  // Each event written: [id, sequence, milliseconds since the epoch] (the time as the log answers it, to the millisecond).
-  const written = new Map((rows.find((r) => r.written)?.written ?? []).map(([id, seq, ms]) => [id, { sequence: Number(seq), at: Number(ms) }]));
+  const written = writtenEvents(rows.find((r) => r.written)?.written);
   return {
     results: fs.map((f, i) => {
       const r = byId.get(f.runId);
@@ -409,6 +409,11 @@ export async function flushRuns(q: DataSource | EntityManager, fs: FlushParams[]
     }),
     claimed,
   };
+}
+
+/** The `written` column of a write: each event as [id, sequence, milliseconds since the epoch] (the time as the log answers it, to the millisecond). */
+export function writtenEvents(written: Array<[string, string, string]> | null | undefined): Map<string, { sequence: number; at: number }> {
+  return new Map((written ?? []).map(([id, seq, ms]) => [id, { sequence: Number(seq), at: Number(ms) }]));
 }
 
 /** A run's events as a read of the log would answer them: the rows as sent, with their sequences and times as written. */
