@@ -1,7 +1,4 @@
 import { createHmac } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -12,7 +9,8 @@ import { EventEntity } from '../../platform/events/event.entities';
 import { toView } from '../../platform/events/event-log.service';
 import { MetricsService } from '../../platform/metrics/metrics.service';
 import { WebhookSubscriptionEntity } from './webhook.entities';
-import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
+import type { Resolver } from '../../platform/http/egress-guard';
+import { guardedPost } from '../../platform/http/guarded-post';
 import { retryDelayMs } from './webhooks.settings';
 import { SIGNATURE_ALGORITHM } from './webhooks.service';
 
@@ -227,48 +225,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   }
 
   /** One POST to a re-validated, pinned address; no redirects; the configured deadline. */
-  async send(rawUrl: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
-    const allowPrivate = this.settings.allowPrivate;
-    const checked = checkWebhookUrl(rawUrl, { allowPrivate });
-    if (!checked.ok) return { ok: false, error: `target refused: ${checked.reason}` };
-    const target = await resolveWebhookTarget(checked.url, { allowPrivate, resolver: this.resolver });
-    if (!target.ok) return { ok: false, error: `target refused: ${target.reason}` };
-    const url = checked.url;
-    const pinned: LookupFunction = (_host, opts, cb) => {
-      if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family: target.family }]);
-      else cb(null, target.address, target.family);
-    };
-    const client = url.protocol === 'https:' ? https : http;
-    return new Promise<AttemptOutcome>((resolve) => {
-      let done = false;
-      const settle = (o: AttemptOutcome) => {
-        if (done) return;
-        done = true;
-        clearTimeout(deadline);
-        resolve(o);
-      };
-      const req = client.request(
-        url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-          lookup: pinned,
-          agent: false,
-        },
-        (res) => {
-          const status = res.statusCode ?? 0;
-          // The receiver's body is read and dropped (bounded by the deadline), never stored.
-          res.on('data', () => undefined);
-          res.on('end', () => settle(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `receiver answered ${status}` }));
-          res.on('error', (e) => settle({ ok: false, status, error: e.message }));
-        },
-      );
-      const deadline = setTimeout(() => {
-        settle({ ok: false, error: `no answer within ${this.settings.timeoutMs} ms` });
-        req.destroy();
-      }, this.settings.timeoutMs);
-      req.on('error', (e) => settle({ ok: false, error: (e as NodeJS.ErrnoException).code ?? e.message }));
-      req.end(body);
-    });
+  send(rawUrl: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
+    return guardedPost(rawUrl, headers, body, { allowPrivate: this.settings.allowPrivate, timeoutMs: this.settings.timeoutMs, resolver: this.resolver });
   }
 }

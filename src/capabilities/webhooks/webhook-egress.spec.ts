@@ -1,4 +1,4 @@
-import { checkWebhookUrl, isDeniedAddress, resolveWebhookTarget } from './webhook-egress';
+import { checkWebhookUrl, isDeniedAddress, resolveWebhookTarget } from '../../platform/http/egress-guard';
 import { retryDelayMs } from './webhooks.settings';
 
 describe('webhook egress guard', () => {

@@ -9,7 +9,7 @@ import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { WebhookDeliveryEntity, WebhookSubscriptionEntity } from './webhook.entities';
-import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './webhook-egress';
+import { checkWebhookUrl, Resolver, resolveWebhookTarget } from '../../platform/http/egress-guard';
 import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.errors';
 import { inScope, scopedQuery } from '../../platform/tenancy/workspace-scope';
 

@@ -2,7 +2,8 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The webhook SSRF guard (webhooks.md §Security, RFC 0093 delivery-time egress validation). A
+ * The outbound SSRF guard of the host's own deliveries (webhooks: webhooks.md §Security, RFC 0093
+ * delivery-time egress validation; the audit checkpoint export). A
  * target is refused when it is not https (unless allowed), carries credentials, names a metadata or
  * localhost host, or is (or resolves to) an address in a private, loopback, link-local, ULA,
  * multicast or otherwise non-public range. IPv4 embedded in IPv6 (mapped, NAT64, 6to4) is checked
@@ -55,7 +56,7 @@ function expandIpv6(addr: string): number[] | undefined {
   return n.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? n : undefined;
 }
 
-/** Whether an IP address literal is one webhooks may not reach. */
+/** Whether an IP address literal is one the host's deliveries may not reach. */
 export function isDeniedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return DENIED.check(address, 'ipv4');
