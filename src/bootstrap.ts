@@ -67,6 +67,10 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   // Before anything that may start a span; loads the OpenTelemetry SDK only when tracing is on.
   const tracing = await phase('application', 'cannot start tracing', () => startTracing(config.tracing, { serviceVersion: HOST_VERSION, instanceId: config.instanceId }));
   if (tracing) logger.info({ msg: 'OpenTelemetry tracing on', protocol: config.tracing.protocol, endpoint: config.tracing.url ?? 'default', service: config.tracing.serviceName, because: config.tracing.reason });
+  if (config.testSeams) {
+    // Loud on purpose: the seams act on live data (register webhooks, purge a tenant's event log, race effects).
+    logger.warn({ msg: 'WARNING: TEST SEAMS ARE ENABLED (OPENWOP_TEST_SEAMS=true): the /v1/host/sample/* conformance seams are served; they must never be on in production', setting: 'OPENWOP_TEST_SEAMS' });
+  }
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {

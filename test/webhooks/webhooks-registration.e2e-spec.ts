@@ -130,17 +130,55 @@ describe('webhooks: registration and the egress guard', () => {
     expect(hist[0].lastStatusCode).toBeUndefined();
   });
 
-  it('the test surface seam registers, lists and unregisters per tenant', async () => {
-    const seam = (tenantId: string, op: string, args: Record<string, unknown>) => t.http('POST', '/v1/host/sample/test/surface', { token: key, body: { tenantId, surface: 'webhooks', op, args } });
-    const reg = await seam('tenant-a', 'register', { url: 'https://not-yet.example/iso', events: ['run.completed'] });
+  it('the test surface seam registers, lists and unregisters in the caller\'s own tenant only', async () => {
+    const seam = (tenantId: string, op: string, args: Record<string, unknown>, token = key) => t.http('POST', '/v1/host/sample/test/surface', { token, body: { tenantId, surface: 'webhooks', op, args } });
+    const ids = async (tenantId: string, token = key) => ((await seam(tenantId, 'list', {}, token)).body.webhooks as Array<{ webhookId: string }>).map((w) => w.webhookId);
+    const reg = await seam('acme', 'register', { url: 'https://not-yet.example/iso', events: ['run.completed'] });
     expect(reg.status).toBe(200);
     const id = reg.body.webhookId;
-    expect((await seam('tenant-b', 'list', {})).body.webhooks.map((w: { webhookId: string }) => w.webhookId)).not.toContain(id);
-    expect((await seam('tenant-a', 'list', {})).body.webhooks.map((w: { webhookId: string }) => w.webhookId)).toContain(id);
-    expect((await seam('tenant-b', 'unregister', { webhookId: id })).status).toBe(404);
-    expect((await seam('tenant-a', 'register', { url: 'http://127.0.0.1/', events: ['run.completed'] })).body.error).toBe('webhook_url_rejected');
-    expect((await seam('tenant-a', 'unregister', { webhookId: id })).status).toBe(200);
-    expect((await t.http('POST', '/v1/host/sample/test/surface', { token: key, body: { tenantId: 'a', surface: 'kv', op: 'list' } })).status).toBe(404);
+    expect(await ids('acme')).toContain(id);
+    expect((await seam('acme', 'register', { url: 'http://127.0.0.1/', events: ['run.completed'] })).body.error).toBe('webhook_url_rejected');
+    expect((await t.http('POST', '/v1/host/sample/test/surface', { token: key, body: { tenantId: 'acme', surface: 'kv', op: 'list' } })).status).toBe(404);
+    expect((await seam('acme', 'unregister', { webhookId: id })).status).toBe(200);
+    expect(await ids('acme')).not.toContain(id);
+  });
+
+  it('tenant B can neither list, register nor unregister tenant A\'s webhooks through the seam: another tenant is 404 like an unknown one, and nothing happens', async () => {
+    const b = await t.key({ tenant: 'acme-b', scopes: [...WH, 'runs:create', 'runs:read'] });
+    const seam = (token: string, tenantId: string, op: string, args: Record<string, unknown> = {}) =>
+      t.http('POST', '/v1/host/sample/test/surface', { token, body: { tenantId, surface: 'webhooks', op, args } });
+    const aHook = (await seam(key, 'acme', 'register', { url: 'https://not-yet.example/a', events: ['run.completed'] })).body.webhookId;
+    const before = await t.ds.query(`SELECT "tenant", "id" FROM "webhook_subscription" ORDER BY "id"`);
+
+    for (const [op, args] of [['list', {}], ['register', { url: 'https://not-yet.example/b-in-a', events: ['run.completed'] }], ['unregister', { webhookId: aHook }]] as const) {
+      const r = await seam(b, 'acme', op, args);
+      expect({ op, status: r.status, error: r.body.error }).toEqual({ op, status: 404, error: 'not_found' });
+      expect(r.body.webhooks).toBeUndefined();
+    }
+    // Nor by naming its own tenant and A's webhook id.
+    expect((await seam(b, 'acme-b', 'unregister', { webhookId: aHook })).body.error).toBe('subscription_not_found');
+    expect(((await seam(b, 'acme-b', 'list')).body.webhooks as Array<{ webhookId: string }>).map((w) => w.webhookId)).not.toContain(aHook);
+    expect(await t.ds.query(`SELECT "tenant", "id" FROM "webhook_subscription" ORDER BY "id"`)).toEqual(before);
+
+    // The other way round too: A cannot act in B's tenant, and B's own registration stays B's.
+    const bHook = (await seam(b, 'acme-b', 'register', { url: 'https://not-yet.example/b', events: ['run.completed'] })).body.webhookId;
+    expect((await seam(key, 'acme-b', 'list')).status).toBe(404);
+    expect((await seam(key, 'acme-b', 'unregister', { webhookId: bHook })).status).toBe(404);
+    expect((await t.ds.query(`SELECT "tenant" FROM "webhook_subscription" WHERE "id" = $1`, [bHook]))).toEqual([{ tenant: 'acme-b' }]);
+    for (const [token, tenant, hook] of [[key, 'acme', aHook], [b, 'acme-b', bHook]] as const) expect((await seam(token, tenant, 'unregister', { webhookId: hook })).status).toBe(200);
+  });
+
+  it('a workspace-bound caller acts in its own workspace through the seam, never the tenant\'s other workspaces', async () => {
+    const w1 = await t.key({ tenant: 'acme', workspace: 'ws-1', scopes: [...WH, 'runs:read'] });
+    const w2 = await t.key({ tenant: 'acme', workspace: 'ws-2', scopes: [...WH, 'runs:read'] });
+    const seam = (token: string, op: string, args: Record<string, unknown> = {}) =>
+      t.http('POST', '/v1/host/sample/test/surface', { token, body: { tenantId: 'acme', surface: 'webhooks', op, args } });
+    const reg = await seam(w1, 'register', { url: 'https://not-yet.example/ws-1', events: ['run.completed'] });
+    expect(reg.status).toBe(200);
+    expect((await t.ds.query(`SELECT "workspace" FROM "webhook_subscription" WHERE "id" = $1`, [reg.body.webhookId]))).toEqual([{ workspace: 'ws-1' }]);
+    expect(((await seam(w2, 'list')).body.webhooks as Array<{ webhookId: string }>).map((w) => w.webhookId)).not.toContain(reg.body.webhookId);
+    expect((await seam(w2, 'unregister', { webhookId: reg.body.webhookId })).status).toBe(404);
+    expect((await seam(w1, 'unregister', { webhookId: reg.body.webhookId })).status).toBe(200);
   });
 });
 

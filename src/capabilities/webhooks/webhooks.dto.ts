@@ -65,7 +65,7 @@ export class DeliveriesQuery extends WebhookListQuery {
 }
 
 export class WebhookSurfaceBody {
-  @ApiProperty({ description: 'The tenant the operation acts in (test seam only).' })
+  @ApiProperty({ description: "The caller's own tenant (test seam only): another tenant answers 404 and nothing is done." })
   @IsString()
   @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
   tenantId: string;

@@ -16,8 +16,10 @@ function strings(v: unknown, field: string): string[] {
 
 /**
  * The reference-host seam `POST /v1/host/sample/test/surface` for `surface: "webhooks"`
- * (webhook-tenant-isolation): register, list and unregister in the tenant the body names, through
- * the same service (and the same URL guard) as the normative routes. Seams on only.
+ * (webhook-tenant-isolation): register, list and unregister through the same service (and the same
+ * URL guard) as the normative routes, as the caller: in its own tenant and, for a workspace-bound
+ * credential, its own workspace. The body's `tenantId` must name the caller's tenant; another
+ * tenant answers 404 like an unknown one and nothing is done. Seams on only.
  */
 @ApiTags('test-seams')
 @Controller()
@@ -29,13 +31,14 @@ export class WebhookSurfaceSeamController {
   @AnyScope(...WEBHOOK_MANAGERS)
   @Post('/v1/host/sample/test/surface')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'seamTestSurface', summary: '(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the named tenant' })
+  @ApiOperation({ operationId: 'seamTestSurface', summary: "(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the caller's own tenant" })
   @ApiBody({ type: WebhookSurfaceBody })
   @ApiOkResponse({ schema: SURFACE_RESULT })
   @ApiErrors(400, 401, 403, 404)
-  async surface(@CurrentPrincipal() caller: Principal, @Body() body: WebhookSurfaceBody): Promise<Record<string, unknown>> {
+  async surface(@CurrentPrincipal() p: Principal, @Body() body: WebhookSurfaceBody): Promise<Record<string, unknown>> {
+    // The credential decides whose data this is: a tenant the caller is not in looks like an unknown one.
+    if (body.tenantId !== p.tenant) throw new NotFoundError('No such tenant.');
     if (body.surface !== 'webhooks') throw new NotFoundError(`The surface "${body.surface}" is not served by this seam.`);
-    const p: Principal = { tenant: body.tenantId, principal: caller.principal, scopes: caller.scopes, kind: caller.kind };
     const args = body.args ?? {};
     switch (body.op) {
       case 'register': {
