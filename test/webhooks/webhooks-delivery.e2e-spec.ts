@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { WebhookDispatcherService } from '../../src/capabilities/webhooks/webhook-dispatcher.service';
+import { HOST_CONFIG, HostConfig } from '../../src/platform/config/host-config';
 import { installChains, noopChain, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
 import { verifySignature, WebhookReceiver } from './webhook-receiver';
@@ -10,6 +11,8 @@ const CREDENTIAL_KEYS = `k1:${randomBytes(32).toString('base64')}`;
 const ENV = {
   OPENWOP_CREDENTIAL_KEYS: CREDENTIAL_KEYS,
   OPENWOP_WEBHOOK_ALLOW_PRIVATE: 'true',
+  // The receivers listen on ephemeral ports: the port list names them like any other (the relaxation does not lift it).
+  OPENWOP_WEBHOOK_ALLOWED_PORTS: '1024-65535',
   OPENWOP_SCHEDULER_ENABLED: 'true',
   OPENWOP_WEBHOOK_POLL_MS: '25',
   OPENWOP_WEBHOOK_RETRY_BASE_MS: '100',
@@ -121,6 +124,44 @@ describe('webhooks: delivery', () => {
     const hist = await deliveries(t, a, reg.webhookId, (ds) => ds[0]?.status === 'succeeded');
     expect(hist[0]).toMatchObject({ status: 'succeeded', attempts: 2, lastStatusCode: 200 });
     await t.http('DELETE', `/v1/webhooks/${reg.webhookId}`, { token: a });
+  });
+
+  it('connects to the address the guard checked (a name only the guard\'s resolver knows is reached through it)', async () => {
+    const dispatcher = t.app.get(WebhookDispatcherService);
+    dispatcher.resolver = async (host) => {
+      if (host === 'receiver.test') return [{ address: '127.0.0.1', family: 4 }];
+      throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
+    };
+    try {
+      const reg = await t.http('POST', '/v1/webhooks', { token: a, body: { url: `http://receiver.test:${new URL(rx.url).port}/pinned`, events: ['run.completed'] } });
+      expect(reg.status).toBe(201);
+      await run(a);
+      const hist = await deliveries(t, a, reg.body.webhookId, (ds) => ds[0]?.status === 'succeeded');
+      expect(hist[0]).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(rx.on('/pinned')[0].headers.host).toBe(`receiver.test:${new URL(rx.url).port}`);
+      await t.http('DELETE', `/v1/webhooks/${reg.body.webhookId}`, { token: a });
+    } finally {
+      dispatcher.resolver = undefined;
+    }
+  });
+
+  it('holds the port list at delivery too: a subscription whose port the list no longer names is refused, and one outside it cannot register', async () => {
+    const reg = await register(a, '/narrowed');
+    const webhooks = t.app.get<HostConfig>(HOST_CONFIG).webhooks;
+    const wide = webhooks.allowedPorts;
+    webhooks.allowedPorts = [[443, 443]];
+    try {
+      const refused = await t.http('POST', '/v1/webhooks', { token: a, body: { url: `${rx.url}/later`, events: ['run.completed'] } });
+      expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 400, error: 'webhook_url_rejected' });
+      expect(refused.body.details.reason).toMatch(/port \d+ is not an allowed port \(allowed: 443\)/);
+      await run(a);
+      const hist = await deliveries(t, a, reg.webhookId, (ds) => ds[0]?.status === 'failed');
+      expect(hist[0].lastError).toMatch(/^target refused: port \d+ is not an allowed port/);
+      expect(rx.on('/narrowed')).toEqual([]);
+    } finally {
+      webhooks.allowedPorts = wide;
+      await t.http('DELETE', `/v1/webhooks/${reg.webhookId}`, { token: a });
+    }
   });
 
   it('gives up after the configured attempts and says why', async () => {

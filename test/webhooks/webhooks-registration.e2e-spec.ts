@@ -83,9 +83,18 @@ describe('webhooks: registration and the egress guard', () => {
     'https://user:pass@hooks.example/',
     'https://private.example/',
     'https://mixed.example/',
+    'https://[::ffff:0:7f00:1]/',
+    'https://[64:ff9b:1::7f00:1]/',
+    'https://[2002:a9fe:a9fe::]/',
+    'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    'https://[2600::5efe:a00:1]/',
+    'https://nat64.example/',
+    'https://hooks.example:8443/x',
+    'https://93.184.216.34:22/',
   ])('400 webhook_url_rejected: %s', async (url) => {
     dns.set('private.example', ['10.20.30.40']);
     dns.set('mixed.example', ['93.184.216.34', '127.0.0.1']);
+    dns.set('nat64.example', ['64:ff9b:1::7f00:1']);
     dns.set('hooks.example', ['93.184.216.34']);
     const r = await post({ url, events: ['run.completed'] });
     expect({ url, status: r.status, error: r.body.error }).toEqual({ url, status: 400, error: 'webhook_url_rejected' });

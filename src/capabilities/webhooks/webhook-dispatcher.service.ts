@@ -226,6 +226,6 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
 
   /** One POST to a re-validated, pinned address; no redirects; the configured deadline. */
   send(rawUrl: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
-    return guardedPost(rawUrl, headers, body, { allowPrivate: this.settings.allowPrivate, timeoutMs: this.settings.timeoutMs, resolver: this.resolver });
+    return guardedPost(rawUrl, headers, body, { allowPrivate: this.settings.allowPrivate, allowedPorts: this.settings.allowedPorts, timeoutMs: this.settings.timeoutMs, resolver: this.resolver });
   }
 }

@@ -129,8 +129,8 @@ export class WebhooksService {
    * and validates it again (and connects only to the address it validated).
    */
   async checkUrl(raw: string): Promise<string> {
-    const allowPrivate = this.config.webhooks.allowPrivate;
-    const checked = checkWebhookUrl(raw, { allowPrivate });
+    const { allowPrivate, allowedPorts } = this.config.webhooks;
+    const checked = checkWebhookUrl(raw, { allowPrivate, allowedPorts });
     if (!checked.ok) throw new WebhookUrlRejectedError(checked.reason);
     if (!allowPrivate) {
       const target = await resolveWebhookTarget(checked.url, { allowPrivate, resolver: this.resolver });

@@ -1,4 +1,5 @@
 import type { EnvSetting } from './host-config';
+import type { PortRange } from '../http/egress-guard';
 
 /**
  * Webhook delivery settings (environment variables, validated at start with the rest of the host's
@@ -7,6 +8,8 @@ import type { EnvSetting } from './host-config';
 export interface WebhookSettings {
   /** Accept http:// and private, loopback and link-local targets (local receivers, tests). Never in production. */
   allowPrivate: boolean;
+  /** The ports a target may use (its scheme's default port included), at registration and delivery; the relaxation above does not lift it. */
+  allowedPorts: PortRange[];
   /** Attempts per delivery before it is marked failed (1 = no retry). */
   maxAttempts: number;
   /** Delay before the first retry; doubles per attempt up to retryMaxMs. */
@@ -26,6 +29,7 @@ export class WebhookSettingError extends Error {}
 
 export const WEBHOOK_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_WEBHOOK_ALLOW_PRIVATE', description: 'Webhooks: accept http:// URLs and private, loopback and link-local targets, at registration and delivery (local receivers and tests only).', default: 'false' },
+  { name: 'OPENWOP_WEBHOOK_ALLOWED_PORTS', description: 'Webhooks: the ports a target URL may use, at registration and delivery: comma-separated ports and ranges (`443,8443,9000-9099`) or `*` for any; a URL without a port uses 443 (https) or 80 (http).', default: '443' },
   { name: 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', description: 'Webhooks: attempts per delivery before it is marked failed (1-50).', default: '6' },
   { name: 'OPENWOP_WEBHOOK_RETRY_BASE_MS', description: 'Webhooks: delay before the first retry, doubled per further attempt.', default: '2000' },
   { name: 'OPENWOP_WEBHOOK_RETRY_MAX_MS', description: 'Webhooks: the longest delay between two attempts.', default: '600000' },
@@ -43,11 +47,28 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max
   return n;
 }
 
+/** `443,8443,9000-9099` or `*` (every port). */
+function ports(env: NodeJS.ProcessEnv): PortRange[] {
+  const raw = env.OPENWOP_WEBHOOK_ALLOWED_PORTS;
+  if (raw === undefined || raw.trim() === '') return [[443, 443]];
+  if (raw.trim() === '*') return [[1, 65535]];
+  const bad = () => new WebhookSettingError(`OPENWOP_WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535) or ranges such as 9000-9099, or *, got "${raw}"`);
+  return raw.split(',').map((item) => {
+    const m = /^\s*(\d{1,5})(?:\s*-\s*(\d{1,5}))?\s*$/.exec(item);
+    if (!m) throw bad();
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (lo < 1 || hi > 65535 || hi < lo) throw bad();
+    return [lo, hi] as const;
+  });
+}
+
 export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
   const allow = (env.OPENWOP_WEBHOOK_ALLOW_PRIVATE ?? '').trim().toLowerCase();
   if (allow !== '' && allow !== 'true' && allow !== 'false') throw new WebhookSettingError(`OPENWOP_WEBHOOK_ALLOW_PRIVATE must be true or false, got "${allow}"`);
   const s: WebhookSettings = {
     allowPrivate: allow === 'true',
+    allowedPorts: ports(env),
     maxAttempts: int(env, 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', 6, 1, 50),
     retryBaseMs: int(env, 'OPENWOP_WEBHOOK_RETRY_BASE_MS', 2000, 10, 3_600_000),
     retryMaxMs: int(env, 'OPENWOP_WEBHOOK_RETRY_MAX_MS', 600_000, 10, 86_400_000),

@@ -1,13 +1,15 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { checkWebhookUrl, Resolver, resolveWebhookTarget } from './egress-guard';
+import { checkWebhookUrl, PortRange, Resolver, resolveWebhookTarget } from './egress-guard';
 
 export type GuardedPostOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string };
 
 export interface GuardedPostOptions {
   /** Accept http:// and private, loopback and link-local targets (local receivers, tests). */
   allowPrivate: boolean;
+  /** The ports the target may use (default: 443 only). */
+  allowedPorts?: readonly PortRange[];
   /** Deadline of the whole attempt (connect and response). */
   timeoutMs: number;
   /** Resolves names instead of DNS (tests). */
@@ -21,8 +23,8 @@ export interface GuardedPostOptions {
  * followed, one deadline. The receiver's body is read and dropped, never kept.
  */
 export async function guardedPost(rawUrl: string, headers: Record<string, string>, body: string, opts: GuardedPostOptions): Promise<GuardedPostOutcome> {
-  const { allowPrivate } = opts;
-  const checked = checkWebhookUrl(rawUrl, { allowPrivate });
+  const { allowPrivate, allowedPorts } = opts;
+  const checked = checkWebhookUrl(rawUrl, { allowPrivate, allowedPorts });
   if (!checked.ok) return { ok: false, error: `target refused: ${checked.reason}` };
   const target = await resolveWebhookTarget(checked.url, { allowPrivate, resolver: opts.resolver });
   if (!target.ok) return { ok: false, error: `target refused: ${target.reason}` };
