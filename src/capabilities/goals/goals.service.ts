@@ -356,7 +356,7 @@ export class GoalsService {
     if (check === 'host') {
       if (!criteria) throw new UnprocessableError('criteria_required', 'The host judge needs completion criteria: a JSON Schema the run output must satisfy.', { check });
       const error = this.hostJudge.compileError(criteria);
-      if (error) throw new ValidationError('criteria is not a valid JSON Schema.', { violations: [{ path: '/criteria', message: error, keyword: 'schema' }] });
+      if (error) throw new ValidationError('criteria is not a valid JSON Schema.', { violations: [{ path: `/criteria${error.path}`, message: error.message, keyword: 'schema' }] });
     }
   }
 

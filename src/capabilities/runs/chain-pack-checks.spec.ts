@@ -3,7 +3,8 @@ import { chainPackProblems, ChainCheckHost } from './chain-pack-checks';
 const host: ChainCheckHost = {
   nodeProblems: (typeId, config) => {
     if (typeId === 'core.noop' || typeId === 'core.tool') return [];
-    if (typeId === 'core.delay') return typeof config.ms === 'number' && config.ms >= 0 ? [] : ['core.delay needs config.ms >= 0'];
+    if (typeId === 'core.delay') return typeof config.ms === 'number' && config.ms >= 0 ? [] : [{ path: '', code: 'invalid_node_config', message: 'core.delay needs config.ms >= 0' }];
+    if (typeId === 'core.ask') return [{ path: '/schema/type', code: 'invalid_schema', message: 'must be equal to one of the allowed values' }];
     return undefined;
   },
   callsTool: (typeId) => typeId === 'core.tool',
@@ -59,6 +60,18 @@ describe('chainPackProblems', () => {
     expect(at('cycle')).toEqual(['/chains/0/dag/edges']);
     expect(problems.find((p) => p.code === 'cycle')?.message).toContain('"b"');
     expect(at('bad_template')).toEqual(['s', 't', 'u', 'v', 'w'].map((k) => `/chains/0/dag/nodes/3/config/${k}`));
+  });
+
+  it('a chain whose input schema (parameters) does not compile, and a node config problem at its path in the config', async () => {
+    const problems = await chainPackProblems(
+      { chains: [{ chainId: 'c0', parameters: { type: 'object', properties: { s: { type: 'string', pattern: '(?=x)' } } }, dag: { nodes: [{ id: 'q', typeId: 'core.ask', config: { schema: { type: 'bogus' } } }] } }] },
+      host,
+    );
+    expect(problems.map((p) => [p.path, p.code])).toEqual([
+      ['/chains/0/parameters/properties/s/pattern', 'invalid_schema'],
+      ['/chains/0/dag/nodes/0/config/schema/type', 'invalid_schema'],
+    ]);
+    expect(problems[0].message).toMatch(/lookahead/);
   });
 
   it('a chain without nodes is empty_chain; a tool named by a placeholder is checked when the node runs', async () => {

@@ -1,4 +1,21 @@
 import type { InstallProblem } from '../../platform/artifacts/install-checks';
+import { AuthorSchemas } from '../../platform/schemas/author-schemas';
+
+/** A problem of a node's config at a path inside it (a JSON Pointer; '' is the config itself). */
+export interface NodeConfigProblem {
+  path: string;
+  /** `invalid_node_config`, or `invalid_schema` for a JSON Schema the config carries that does not compile. */
+  code: string;
+  message: string;
+}
+
+/**
+ * What the host's own executors answer beyond the SDK's `validateConfig` strings: each problem at its
+ * path in the config (a `core.clarification` question's schema that does not compile, at the keyword).
+ */
+export interface StructuredConfigCheck {
+  configProblems(config: Record<string, unknown>): NodeConfigProblem[];
+}
 
 /**
  * What the checks of a workflow-chain pack ask of the host: which node types it executes (and
@@ -6,7 +23,7 @@ import type { InstallProblem } from '../../platform/artifacts/install-checks';
  */
 export interface ChainCheckHost {
   /** The config problems of a node of `typeId` (empty: fine), or undefined when no executor serves it. */
-  nodeProblems(typeId: string, config: Record<string, unknown>): string[] | undefined;
+  nodeProblems(typeId: string, config: Record<string, unknown>): NodeConfigProblem[] | undefined;
   /** True when `typeId` calls a catalog tool named by `config.toolId` (core.tool and its aliases). */
   callsTool(typeId: string): boolean;
   /** True when the tool catalog of the scope the pack is installed in holds `toolId`. */
@@ -22,7 +39,7 @@ const WHOLE_PLACEHOLDER = /^\{\{\s*[^{}]+\s*\}\}$/;
 
 /**
  * Every problem of a workflow-chain pack's chains, all of them at once (install answers them in one
- * 422): per chain, nodes without id or typeId, duplicate ids, node types no executor serves, configs
+ * 422): per chain, an input schema (`parameters`) that does not compile, nodes without id or typeId, duplicate ids, node types no executor serves, configs
  * their executor refuses, tools the catalog of the installing scope does not hold (a `workflow:` tool of a chain
  * of the same pack is fine: it is installed together), edges naming unknown nodes, edge conditions,
  * cycles, and templates the engine could not fill (`{{...}}` that is unclosed, has another root than
@@ -34,6 +51,10 @@ export async function chainPackProblems(content: Record<string, unknown>, host: 
   const localChains = new Set(chains.filter(isObject).map((c) => c.chainId).filter((id): id is string => typeof id === 'string'));
   for (const [ci, chain] of chains.entries()) {
     if (!isObject(chain)) continue; // the manifest schema reports it
+    // The chain's input schema (its `workflow:` tool's inputSchema): an author schema like any other.
+    if (isObject(chain.parameters)) {
+      for (const p of AuthorSchemas.shared().problems(chain.parameters)) problems.push({ path: `/chains/${ci}/parameters${p.path}`, code: 'invalid_schema', message: p.message });
+    }
     problems.push(...(await dagProblems(`/chains/${ci}/dag`, chain.dag, host, localChains)));
   }
   return problems;
@@ -88,7 +109,7 @@ async function dagProblems(base: string, dag: unknown, host: ChainCheckHost, loc
     if (issues === undefined) {
       out.push({ path: `${at}/typeId`, code: 'unknown_node_type', message: `no node executor serves "${n.typeId}"` });
     } else {
-      for (const m of issues) out.push({ path: `${at}/config`, code: 'invalid_node_config', message: m });
+      for (const p of issues) out.push({ path: `${at}/config${p.path}`, code: p.code, message: p.message });
       const toolId = n.config.toolId;
       if (host.callsTool(n.typeId) && typeof toolId === 'string' && toolId && !WHOLE_PLACEHOLDER.test(toolId)) {
         const local = toolId.startsWith('workflow:') && localChains.has(toolId.slice('workflow:'.length));

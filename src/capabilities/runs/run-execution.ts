@@ -7,7 +7,7 @@ import { effectRunner } from '../../platform/idempotency/activity-ledger.service
 import type { RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from './run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
-import { interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
+import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
 import { Breach, costBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
 import { afterInsert } from './run-eager-start';
 import { ReplaySource } from './run-replay';
@@ -355,7 +355,7 @@ export class RunExecution {
    * the same gate, so an interrupt is asked once per node execution and answered from the database.
    */
   private async interrupt(n: DagNode, req: InterruptRequest): Promise<unknown> {
-    return interruptAnswer(await this.decidedGate(n, req), req, n.id);
+    return interruptAnswer(await this.decidedGate(n, checkedInterrupt(req, n.id)), req, n.id);
   }
 
   private async decidedGate(n: DagNode, req: SuspendRequest): Promise<{ state: string; resume_value: unknown }> {

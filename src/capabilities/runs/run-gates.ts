@@ -1,6 +1,7 @@
 import { InterruptRequest, NodeExecutionError } from '@openwop-host/plugin-sdk';
 import type { BatchEvent } from '../../platform/events/event-log.service';
 import type { Principal } from '../../platform/identity/principal';
+import { AuthorSchemas } from '../../platform/schemas/author-schemas';
 import type { ApprovalsService } from '../approvals';
 import type { ClaimedRow, NodeWrite, RunStoreTx } from './run-store';
 import type { DagNode } from './workflow-definition';
@@ -16,6 +17,19 @@ export class Suspend extends Error {
   constructor(readonly request: SuspendRequest) {
     super('suspend');
   }
+}
+
+/**
+ * ctx.interrupt's request, once its resume schema compiles (patterns on the linear-time engine): a
+ * schema nothing could be checked against would leave a run no answer resolves, so the node fails.
+ */
+export function checkedInterrupt<R extends InterruptRequest>(req: R, nodeId: string): R {
+  const [first, ...more] = req.resumeSchema ? AuthorSchemas.shared().problems(req.resumeSchema) : [];
+  if (first) {
+    const rest = more.length ? ` (and ${more.length} more)` : '';
+    throw new NodeExecutionError('invalid_resume_schema', `The resume schema of node ${nodeId}'s ${req.kind} does not compile: ${first.path || '/'}: ${first.message}${rest}.`);
+  }
+  return req;
 }
 
 /** ctx.interrupt's answer from a decided gate: its resume value when granted, else the node fails. */

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '../../platform/artifacts/install-checks';
 import { ToolCatalogService } from '../tool-catalog';
-import { chainPackProblems } from './chain-pack-checks';
+import { chainPackProblems, NodeConfigProblem, StructuredConfigCheck } from './chain-pack-checks';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 
 /** The registry kind of workflow-chain packs. */
@@ -35,7 +35,10 @@ export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
     return chainPackProblems(content, {
       nodeProblems: (typeId, config) => {
         const ex = this.executors.get(typeId);
-        return ex ? (ex.provider.validateConfig?.(config) ?? []) : undefined;
+        if (!ex) return undefined;
+        const structured = ex.provider as Partial<StructuredConfigCheck>;
+        if (typeof structured.configProblems === 'function') return structured.configProblems(config);
+        return (ex.provider.validateConfig?.(config) ?? []).map((message): NodeConfigProblem => ({ path: '', code: 'invalid_node_config', message }));
       },
       callsTool: (typeId) => this.executors.get(typeId)?.typeId === 'core.tool',
       // The catalog of the scope the pack is installed in, whoever may call the tool: installing a

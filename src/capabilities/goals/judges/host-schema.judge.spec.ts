@@ -19,7 +19,16 @@ describe('HostSchemaJudge', () => {
   });
 
   it('names the error of criteria that are no JSON Schema', () => {
-    expect(judge.compileError({ type: 'nonsense' })).toEqual(expect.any(String));
+    expect(judge.compileError({ type: 'nonsense' })).toEqual({ path: '/type', message: expect.any(String) });
     expect(judge.compileError({ type: 'object' })).toBeUndefined();
+  });
+
+  it('refuses criteria whose pattern needs backtracking, and matches the others without it', () => {
+    expect(judge.compileError({ type: 'string', pattern: '^(a)\\1$' })).toEqual({ path: '/pattern', message: expect.stringMatching(/backreference/) });
+    const redos = { ...goal, criteria: { type: 'string', pattern: '^(a|a)*$' } };
+    const started = performance.now();
+    expect(judge.evaluate({ goal: redos, run: { runId: 'r', status: 'completed', output: `${'a'.repeat(40)}!` } }).satisfied).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(judge.evaluate({ goal: redos, run: { runId: 'r', status: 'completed', output: 'aaaa' } }).satisfied).toBe(true);
   });
 });

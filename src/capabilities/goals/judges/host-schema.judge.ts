@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { GoalJudge, GoalJudgeInput, GoalJudgeProvider, GoalVerdict } from '@openwop-host/plugin-sdk';
+import { AuthorSchemas, SchemaNotCompiled, SchemaProblem } from '../../../platform/schemas/author-schemas';
 
 /** Statuses of a run whose output may satisfy a goal (a failed or cancelled run never does). */
 const SUCCESSFUL = new Set(['completed', 'succeeded', 'reported']);
@@ -9,45 +8,29 @@ const SUCCESSFUL = new Set(['completed', 'succeeded', 'reported']);
 /**
  * The built-in `host` judge: a goal's completion criteria are a JSON Schema, and a run satisfies the
  * goal when it finished successfully and its output validates. Deterministic, so confidence is 1.
+ * The criteria are the goal author's: compiled as every author schema is (patterns on the
+ * linear-time engine, those that need backtracking refused when the goal is written).
  */
 @Injectable()
 @GoalJudge({ check: 'host' })
 export class HostSchemaJudge implements GoalJudgeProvider {
-  private readonly ajv: Ajv2020;
-  private readonly cache = new Map<string, ValidateFunction>();
+  private readonly schemas = AuthorSchemas.shared();
 
-  constructor() {
-    this.ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
-    addFormats(this.ajv);
-  }
-
-  /** The compile error of a criteria schema (used to refuse a goal at create time), if any. */
-  compileError(criteria: Record<string, unknown>): string | undefined {
-    try {
-      this.compile(criteria);
-      return undefined;
-    } catch (e) {
-      return (e as Error).message;
-    }
+  /** Why a criteria schema cannot be used (used to refuse a goal at create time): its first problem, with its path in the schema. */
+  compileError(criteria: Record<string, unknown>): SchemaProblem | undefined {
+    return this.schemas.problems(criteria)[0];
   }
 
   evaluate(input: GoalJudgeInput): GoalVerdict {
     const criteria = input.goal.criteria;
     if (!criteria) return { satisfied: false, confidence: 1 };
     if (!SUCCESSFUL.has(input.run.status) || input.run.output === undefined) return { satisfied: false, confidence: 1 };
-    return { satisfied: this.compile(criteria)(input.run.output) === true, confidence: 1 };
-  }
-
-  private compile(criteria: Record<string, unknown>): ValidateFunction {
-    const key = JSON.stringify(criteria);
-    let fn = this.cache.get(key);
-    if (!fn) {
-      // A criteria schema may carry an $id; compile it without registering it globally.
-      const { $id: _id, ...schema } = criteria;
-      fn = this.ajv.compile(schema);
-      if (this.cache.size > 1000) this.cache.clear();
-      this.cache.set(key, fn);
+    try {
+      return { satisfied: this.schemas.compile(criteria)(input.run.output).length === 0, confidence: 1 };
+    } catch (e) {
+      // Criteria stored before they were checked this way: nothing satisfies them.
+      if (e instanceof SchemaNotCompiled) return { satisfied: false, confidence: 1 };
+      throw e;
     }
-    return fn;
   }
 }

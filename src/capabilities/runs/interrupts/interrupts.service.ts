@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { DataSource } from 'typeorm';
 import { ConflictError, DomainError, NotFoundError, UnprocessableError, ValidationError } from '../../../platform/errors/domain-error';
 import { UUID } from '../../../platform/ids';
+import { AuthorSchemas, AuthorValidator, SchemaNotCompiled } from '../../../platform/schemas/author-schemas';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { ApprovalsService, type ApprovalEntity, type ApprovalView } from '../../approvals';
 import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../run-engine.service';
@@ -52,17 +51,14 @@ const INTERRUPT_NOT_FOUND = () => new DomainError('interrupt_not_found', 404, 'N
  */
 @Injectable()
 export class InterruptsService {
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly schemas = AuthorSchemas.shared();
 
   constructor(
     private readonly ds: DataSource,
     private readonly approvals: ApprovalsService,
     private readonly tokens: InterruptTokenService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
-  ) {
-    addFormats(this.ajv);
-  }
+  ) {}
 
   /** The interrupt a waiting run's snapshot shows: the gate of its current node (else its oldest pending one). */
   async forSnapshot(run: { id: string; tenant: string; status: string; currentNodeId: string | null }): Promise<InterruptView | undefined> {
@@ -160,24 +156,29 @@ export class InterruptsService {
     return gate;
   }
 
-  private validator(schema: Record<string, unknown>): ValidateFunction {
-    const k = JSON.stringify(schema);
-    let v = this.compiled.get(k);
-    if (!v) {
-      v = this.ajv.compile(schema);
-      if (this.compiled.size > 500) this.compiled.clear();
-      this.compiled.set(k, v);
+  /**
+   * The gate's resume schema, compiled (patterns on the linear-time engine). One stored that does
+   * not compile (the install checks refuse such schemas, so it was written some other way) is the
+   * workflow's fault, not the answer's: 422, and the run can be cancelled.
+   */
+  private validator(schema: Record<string, unknown>): AuthorValidator {
+    try {
+      return this.schemas.compile(schema);
+    } catch (e) {
+      if (!(e instanceof SchemaNotCompiled)) throw e;
+      throw new UnprocessableError('resume_schema_invalid', 'The interrupt’s resumeSchema is not a JSON Schema this host can check, so no value resolves it; cancel the run.', {
+        problems: e.problems.map((p) => ({ path: `/resumeSchema${p.path}`, message: p.message })),
+      });
     }
-    return v;
   }
 
   private async resolve(p: Principal, gate: ApprovalEntity, resumeValue: unknown, viaToken: boolean): Promise<ResolveAnswer> {
     if (gate.resumeSchema) {
-      const validate = this.validator(gate.resumeSchema);
-      if (!validate(resumeValue)) {
+      const violations = this.validator(gate.resumeSchema)(resumeValue);
+      if (violations.length) {
         throw new ValidationError('resumeValue does not satisfy the interrupt’s resumeSchema.', {
           field: 'resumeValue',
-          problems: (validate.errors ?? []).slice(0, 20).map((e) => ({ path: `/resumeValue${e.instancePath}`, message: e.message ?? 'invalid' })),
+          problems: violations.slice(0, 20).map((v) => ({ path: `/resumeValue${v.path}`, message: v.message })),
         });
       }
     }
