@@ -199,4 +199,23 @@ describe('RunExecution (the per-run state machine, on a fake store)', () => {
     expect(t.store.last.update).toMatchObject({ status: 'failed', error: { code: 'cost_limit' } });
     expect(t.store.last.costUsd).toBe(5);
   });
+
+  it('logs a lease that expired while the process stalled as a stall, and one whose renewals failed as the database away', async () => {
+    for (const stalledMs of [17_000, undefined]) {
+      const t = setup([['slow', { ms: 5000 }]], []);
+      const ended = new AbortController();
+      const lease = { key: t.exec.runId, signal: ended.signal, reason: undefined as string | undefined, stalledMs, drop: jest.fn(async () => undefined) };
+      t.exec.lease = lease as unknown as Execution['lease'];
+      const running = t.run().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 20));
+      lease.reason = 'expired';
+      ended.abort();
+      await running;
+      const [line] = (t.deps.log.error as jest.Mock).mock.calls.map((c) => c[0] as Record<string, unknown>);
+      if (stalledMs === undefined) expect(line).toEqual({ msg: 'run lease could not be renewed while the database was away; the run resumes when it answers', runId: t.exec.runId });
+      else expect(line).toEqual({ msg: expect.stringMatching(/^run lease expired because this process stalled/), runId: t.exec.runId, stalledMs });
+      expect(String(line.msg)).not.toContain(stalledMs === undefined ? 'stalled' : 'database');
+      expect(t.deps.releaseWhenPossible).toHaveBeenCalledWith(t.exec.runId, 1);
+    }
+  });
 });

@@ -8,7 +8,7 @@ import type { RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from './run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
-import { Breach, costBreach, Execution, ExecutionDeps, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
+import { Breach, costBreach, Execution, ExecutionDeps, leaseExpiredMessage, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
 import { afterInsert } from './run-eager-start';
 import { ReplaySource } from './run-replay';
 import { RunTrace } from './run-tracing';
@@ -84,7 +84,7 @@ export class RunExecution {
   async run(): Promise<void> {
     this.trace = RunTrace.start(this.row, !this.firstStart);
     const lease = this.exec.lease;
-    const onLeaseEnd = () => this.leaseEnded(lease?.reason);
+    const onLeaseEnd = () => this.leaseEnded(lease?.reason, lease?.stalledMs);
     lease?.signal.addEventListener('abort', onLeaseEnd, { once: true });
     try {
       await this.trace.run(() => this.execute());
@@ -482,14 +482,14 @@ export class RunExecution {
 
   /**
    * The lease keeper ended this claim's lease: lost (another claim took the run: nothing more is
-   * written) or expired (renewals failed for a whole lease, the database away: the run resumes from
-   * what was written once it answers, the lease handed back as soon as it can be).
+   * written) or expired (renewals failed for a whole lease, the database away, or this process stalled
+   * so long it could not renew: the run resumes from what was written, the lease handed back as soon as it can be).
    */
-  private leaseEnded(reason: string | undefined): void {
+  private leaseEnded(reason: string | undefined, stalledMs?: number): void {
     if (reason === 'released') return;
     if (reason === 'shutdown') return this.requestStop('shutdown');
     if (reason === 'expired' && !this.exec.reason) {
-      this.d.log.error({ msg: 'run lease could not be renewed while the database was away; the run resumes when it answers', runId: this.row.id });
+      this.d.log.error({ msg: leaseExpiredMessage(stalledMs), runId: this.row.id, stalledMs });
       this.requestStop('lease');
       this.d.releaseWhenPossible(this.row.id, this.row.fence);
       return;

@@ -126,3 +126,13 @@ export async function nodeReplayPolicy(executors: Pick<NodeExecutorRegistry, 'ge
   if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, principal);
   return ex.replayPolicy;
 }
+
+/**
+ * The message of a run whose lease expired: after renewals that failed (the database away), or
+ * because this process stalled so long that no renewal could be sent (a blocked event loop is not
+ * a database outage, and an operator looks for its cause elsewhere).
+ */
+export function leaseExpiredMessage(stalledMs: number | undefined): string {
+  if (stalledMs !== undefined) return 'run lease expired because this process stalled (its event loop was blocked) and could not renew it; the run resumes from what was written';
+  return 'run lease could not be renewed while the database was away; the run resumes when it answers';
+}

@@ -246,6 +246,25 @@ describe('LeaseKeeper', () => {
     expect(store.releaseCalls).toHaveLength(1);
   });
 
+  it('a second stop() waits for the release the first one sent (a shutdown run twice cannot close the store under it)', async () => {
+    let answer!: () => void;
+    store.release = async (owner, keys) => {
+      store.releaseCalls.push({ owner, keys: [...keys] });
+      await new Promise<void>((r) => (answer = r));
+    };
+    const k = keeper();
+    k.hold('a');
+    const order: string[] = [];
+    const first = k.stop().then(() => order.push('first'));
+    const second = k.stop().then(() => order.push('second'));
+    await advance(0);
+    expect(order).toEqual([]);
+    answer();
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first', 'second']);
+    expect(store.releaseCalls).toEqual([{ owner: 'host-1:x', keys: ['a'] }]);
+  });
+
   it('a release that fails is logged, not thrown', async () => {
     store.release = async () => {
       throw new Error('gone');
@@ -298,6 +317,35 @@ describe('LeaseKeeper on real timers', () => {
     }
     expect(l.signal.aborted).toBe(true);
     expect(l.reason).toBe('expired');
+  });
+
+  it('tells a lease lost to a stall (its renewals could not be sent) from one whose renewals failed', async () => {
+    const warnings: Array<Record<string, unknown>> = [];
+    const log = { warn: (o: Record<string, unknown>) => warnings.push(o) };
+    const held = (keys: string[]) => new Map(keys.map((key) => [key, undefined]));
+    // A healthy store, and an event loop blocked past the whole lease: no renewal is even sent.
+    const k = new LeaseKeeper<string>({ owner: 'o', leaseMs: 300, store: { renew: async (_o, keys) => held(keys) }, log });
+    const l = k.hold('a');
+    const until = performance.now() + 400;
+    while (performance.now() < until) {
+      /* a stall: the event loop gets no turn */
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(l.reason).toBe('expired');
+    expect(l.stalledMs).toBeGreaterThanOrEqual(250);
+    expect((l.signal.reason as Error).message).toMatch(/^the lease on "a" ended: expired \(the process stalled for \d+ ms\)$/);
+    expect(warnings).toEqual([expect.objectContaining({ msg: 'the process stalled (its event loop was blocked): leases expired before they could be renewed', owner: 'o', keys: 1, stalledMs: expect.any(Number) })]);
+    // The store away, the event loop free: the renewals were sent and failed; no stall is reported.
+    warnings.length = 0;
+    const away = new LeaseKeeper<string>({ owner: 'p', leaseMs: 300, store: { renew: async () => Promise.reject(new Error('connection refused')) }, log });
+    const m = away.hold('b');
+    await new Promise<void>((r) => m.signal.addEventListener('abort', () => r(), { once: true }));
+    expect(m.reason).toBe('expired');
+    expect(m.stalledMs).toBeUndefined();
+    expect((m.signal.reason as Error).message).toBe('the lease on "b" ended: expired');
+    expect(warnings.map((w) => w.msg)).toEqual(['lease renewal failed; the leases are kept until they expire', 'lease renewal failed; the leases are kept until they expire']);
+    await k.stop();
+    await away.stop();
   });
 
   it('does not keep the process alive (its timer is unref()d)', async () => {

@@ -29,6 +29,12 @@ export interface HeldLease<T> {
   readonly signal: AbortSignal;
   /** Why the signal was aborted: 'lost' | 'expired' | 'shutdown' | 'released' (undefined while held). */
   readonly reason: LeaseEndReason | undefined;
+  /**
+   * For a lease that expired because this process stalled (its event loop blocked, so renewals could
+   * not be sent or their answers read in time): how many ms the keeper's timer ran late. Undefined for
+   * every other end, among them an expiry after renewals that were sent and failed (the store away).
+   */
+  readonly stalledMs: number | undefined;
   /** Stops renewing this key (the work is finished); does not call store.release unless asked. The signal then aborts with 'released' (nothing should act on the lease any more). */
   drop(opts?: { release?: boolean }): Promise<void>;
 }
@@ -50,11 +56,12 @@ export class LeaseEndedError extends Error {
   constructor(
     readonly key: string,
     readonly reason: LeaseEndReason,
+    readonly stalledMs?: number,
   ) {
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {
-      super(`the lease on "${key}" ended: ${reason}`);
+      super(`the lease on "${key}" ended: ${reason}${stalledMs === undefined ? '' : ` (the process stalled for ${stalledMs} ms)`}`);
     } finally {
       Error.stackTraceLimit = limit;
     }
@@ -88,6 +95,7 @@ interface Entry<K extends string, T> {
 class KeptLease<K extends string, T> implements HeldLease<T> {
   private readonly controller = new AbortController();
   private ended?: LeaseEndReason;
+  private stalled?: number;
 
   constructor(
     readonly key: K,
@@ -106,14 +114,20 @@ class KeptLease<K extends string, T> implements HeldLease<T> {
     return this.ended;
   }
 
+  get stalledMs(): number | undefined {
+    this.keeper.checkExpiry(this);
+    return this.stalled;
+  }
+
   drop(opts: { release?: boolean } = {}): Promise<void> {
     return this.keeper.dropLease(this, opts.release === true);
   }
 
-  end(reason: LeaseEndReason): void {
+  end(reason: LeaseEndReason, stalledMs?: number): void {
     if (this.ended) return;
     this.ended = reason;
-    this.controller.abort(new LeaseEndedError(this.key, reason));
+    this.stalled = stalledMs;
+    this.controller.abort(new LeaseEndedError(this.key, reason, stalledMs));
   }
 }
 
@@ -122,6 +136,8 @@ class KeptLease<K extends string, T> implements HeldLease<T> {
  * the nearest expiry; every `renewEveryMs` one `store.renew` call for every key that renews. A
  * renewal that fails leaves the leases as they were: each is aborted ('expired') once its own expiry
  * passes, counted conservatively from the moment the claim or the last successful renewal was sent.
+ * A lease that expires while the timer runs later than a renewal interval expired because the process
+ * stalled, not because the store was away: it says so (`stalledMs`, and one warning).
  */
 export class LeaseKeeper<K extends string, T = void> {
   readonly owner: string;
@@ -132,9 +148,12 @@ export class LeaseKeeper<K extends string, T = void> {
   private readonly log?: { warn(obj: { msg: string } & Record<string, unknown>): void };
   private readonly held = new Map<K, Entry<K, T>>();
   private timer?: NodeJS.Timeout;
+  /** Monotonic instant the armed timer is due (a timer that has not run by then is late: the event loop was blocked). */
+  private timerDueAt?: number;
   private renewing = false;
   private nextRenewAt?: number;
   private stopped = false;
+  private stopping?: Promise<void>;
 
   constructor(opts: LeaseKeeperOptions<K, T>) {
     this.owner = opts.owner;
@@ -176,9 +195,16 @@ export class LeaseKeeper<K extends string, T = void> {
     return this.held.size;
   }
 
-  /** Aborts every held lease with 'shutdown', stops the timer, and releases them all through store.release (one call). */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /**
+   * Aborts every held lease with 'shutdown', stops the timer, and releases them all through
+   * store.release (one call). Every call answers the same promise: a second caller (a shutdown run
+   * twice) waits for that release instead of going on, say, to close the store under it.
+   */
+  stop(): Promise<void> {
+    return (this.stopping ??= this.stopOnce());
+  }
+
+  private async stopOnce(): Promise<void> {
     this.stopped = true;
     this.clearTimer();
     const entries = [...this.held.values()];
@@ -191,8 +217,9 @@ export class LeaseKeeper<K extends string, T = void> {
   /** @internal Ends `lease` if its expiry has passed (see KeptLease.signal). */
   checkExpiry(lease: KeptLease<K, T>): void {
     const entry = this.held.get(lease.key);
-    if (entry?.lease !== lease || monotonic() < entry.deadline) return;
-    this.end(entry, 'expired');
+    const now = monotonic();
+    if (entry?.lease !== lease || now < entry.deadline) return;
+    this.expireDue(now, this.timerDueAt);
     this.schedule();
   }
 
@@ -205,9 +232,9 @@ export class LeaseKeeper<K extends string, T = void> {
     if (release) await this.release([lease.key]);
   }
 
-  private end(entry: Entry<K, T>, reason: LeaseEndReason): void {
+  private end(entry: Entry<K, T>, reason: LeaseEndReason, stalledMs?: number): void {
     if (this.held.get(entry.lease.key) === entry) this.held.delete(entry.lease.key);
-    entry.lease.end(reason);
+    entry.lease.end(reason, stalledMs);
   }
 
   private async release(keys: K[]): Promise<void> {
@@ -235,25 +262,41 @@ export class LeaseKeeper<K extends string, T = void> {
     }
     if (!renews) this.nextRenewAt = undefined;
     else if (!this.renewing && this.nextRenewAt !== undefined) at = Math.min(at, this.nextRenewAt);
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, Math.ceil(at - monotonic())));
+    const now = monotonic();
+    this.timerDueAt = Math.max(now, at);
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, Math.ceil(at - now)));
     this.timer.unref();
   }
 
   private clearTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerDueAt = undefined;
   }
 
   private onTimer(): void {
+    const dueAt = this.timerDueAt;
     this.timer = undefined;
+    this.timerDueAt = undefined;
     const now = monotonic();
-    this.expireDue(now);
+    this.expireDue(now, dueAt);
     if (!this.renewing && this.nextRenewAt !== undefined && now >= this.nextRenewAt) this.renewAll(now);
     this.schedule();
   }
 
-  private expireDue(now: number): void {
-    for (const e of [...this.held.values()]) if (now >= e.deadline) this.end(e, 'expired');
+  /**
+   * Ends every lease whose expiry has passed. When the timer due at `dueAt` has run (or is still
+   * waiting to run) later than a renewal interval, the process stalled: the renewals that would have
+   * kept these leases could not be sent in time, so the leases say so and one warning is logged.
+   */
+  private expireDue(now: number, dueAt: number | undefined): void {
+    const late = dueAt === undefined ? 0 : now - dueAt;
+    const stalledMs = late >= this.renewEveryMs ? Math.round(late) : undefined;
+    const due = [...this.held.values()].filter((e) => now >= e.deadline);
+    for (const e of due) this.end(e, 'expired', stalledMs);
+    if (due.length && stalledMs !== undefined) {
+      this.log?.warn({ msg: 'the process stalled (its event loop was blocked): leases expired before they could be renewed', owner: this.owner, keys: due.length, stalledMs });
+    }
   }
 
   private renewAll(sentAt: number): void {
@@ -275,7 +318,7 @@ export class LeaseKeeper<K extends string, T = void> {
       .finally(() => {
         this.renewing = false;
         if (this.stopped) return;
-        this.expireDue(monotonic());
+        this.expireDue(monotonic(), this.timerDueAt);
         this.schedule();
       });
   }
