@@ -1902,7 +1902,7 @@ export interface components {
             reason?: string;
         };
         ResolveInterruptBody: {
-            /** @description Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters; default voter: the credential’s principal), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match). */
+            /** @description Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters, compared NFKC-normalized, trimmed and case-folded; default voter: the credential’s principal; another voter is acting-as and needs `approvals:act-as` or the gate’s `namedVoters.recordedBy` scope, else 403), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match). */
             resumeValue: {
                 [key: string]: unknown;
             };
@@ -2514,6 +2514,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         approvals: {
+                            /** @description Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403. */
+                            allowSelfApproval: boolean;
                             artifactRef: string;
                             /** Format: date-time */
                             createdAt: string;
@@ -2528,10 +2530,10 @@ export interface operations {
                                 decidedAt: string;
                                 /** @enum {string} */
                                 decision: "granted" | "denied";
-                                /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
+                                /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded). */
                                 principal: string;
                                 reason?: string;
-                                /** @description The credential’s principal, when it decided for a named voter. */
+                                /** @description The authenticated principal that cast the decision, when it cast it for another voter (acting-as). */
                                 submittedBy?: string;
                             }[];
                             denied: number;
@@ -2547,6 +2549,8 @@ export interface operations {
                             kind: "approval" | "clarification" | "external-event";
                             /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                             link: string;
+                            /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
+                            namedVotersRecordedBy: string | null;
                             /** @description The node of that run that waits on the gate. */
                             nodeId: string | null;
                             quorum: number;
@@ -2659,6 +2663,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403. */
+                        allowSelfApproval: boolean;
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
@@ -2673,10 +2679,10 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
-                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded). */
                             principal: string;
                             reason?: string;
-                            /** @description The credential’s principal, when it decided for a named voter. */
+                            /** @description The authenticated principal that cast the decision, when it cast it for another voter (acting-as). */
                             submittedBy?: string;
                         }[];
                         denied: number;
@@ -2692,6 +2698,8 @@ export interface operations {
                         kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
+                        /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
+                        namedVotersRecordedBy: string | null;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;
@@ -2805,6 +2813,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403. */
+                        allowSelfApproval: boolean;
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
@@ -2819,10 +2829,10 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
-                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded). */
                             principal: string;
                             reason?: string;
-                            /** @description The credential’s principal, when it decided for a named voter. */
+                            /** @description The authenticated principal that cast the decision, when it cast it for another voter (acting-as). */
                             submittedBy?: string;
                         }[];
                         denied: number;
@@ -2838,6 +2848,8 @@ export interface operations {
                         kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
+                        /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
+                        namedVotersRecordedBy: string | null;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;
@@ -2969,6 +2981,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403. */
+                        allowSelfApproval: boolean;
                         artifactRef: string;
                         /** Format: date-time */
                         createdAt: string;
@@ -2983,10 +2997,10 @@ export interface operations {
                             decidedAt: string;
                             /** @enum {string} */
                             decision: "granted" | "denied";
-                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. */
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded). */
                             principal: string;
                             reason?: string;
-                            /** @description The credential’s principal, when it decided for a named voter. */
+                            /** @description The authenticated principal that cast the decision, when it cast it for another voter (acting-as). */
                             submittedBy?: string;
                         }[];
                         denied: number;
@@ -3002,6 +3016,8 @@ export interface operations {
                         kind: "approval" | "clarification" | "external-event";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
+                        /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
+                        namedVotersRecordedBy: string | null;
                         /** @description The node of that run that waits on the gate. */
                         nodeId: string | null;
                         quorum: number;

@@ -22,7 +22,7 @@ const CHAINS = {
   'vendor.test.grpcctl.chain': noopChain(2),
   'vendor.test.grpcctl.artifact': { nodes: [{ id: 'report', typeId: 'core.artifact', config: { name: 'report.txt', content: 'hello over two transports' } }] },
   'vendor.test.grpcctl.slow': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 60_000 } }], edges: [] },
-  'vendor.test.grpcctl.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority' } }] },
+  'vendor.test.grpcctl.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority', namedVoters: { recordedBy: 'approvals:respond' } } }] },
   'vendor.test.grpcctl.event': { nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'order.status', correlation: { orderId: 'o-1' } } }] },
 };
 

@@ -9,7 +9,8 @@ import { installChains, runEvents, waitForStatus } from './run-kit';
 const CHAINS = {
   'vendor.test.approve': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Ship?', requiredApprovals: 1 } }, { id: 'after', typeId: 'core.noop', config: {} }], edges: [{ from: 'gate', to: 'after' }] },
   'vendor.test.host-quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: {} }] },
-  'vendor.test.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority' } }] },
+  // A clerk's gate: a credential holding approvals:respond records the named panel's votes.
+  'vendor.test.quorum': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Quorum', requiredApprovals: 3, rejectionPolicy: 'majority', namedVoters: { recordedBy: 'approvals:respond' } } }] },
   'vendor.test.ask': { nodes: [{ id: 'ask', typeId: 'core.clarification', config: { questions: [{ id: 'q1', question: 'Colour?' }, { id: 'n', question: 'How many?', schema: { type: 'integer', minimum: 1 } }] } }] },
   'vendor.test.event': { nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'order.status', correlation: { orderId: 'o-1', status: 'completed' } } }] },
 };

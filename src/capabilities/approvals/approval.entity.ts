@@ -69,6 +69,14 @@ export class ApprovalEntity extends WorkspaceKeyedEntity {
   @Column({ name: 'required_role', type: 'text', nullable: true })
   requiredRole: string | null;
 
+  /** Whether `requested_by` (a run step's owner, a proposal's applier) may approve it (`core.approval allowSelfApproval`, else the host's setting). */
+  @Column({ name: 'allow_self_approval', type: 'boolean', default: true })
+  allowSelfApproval: boolean;
+
+  /** The scope the workflow designated to record votes for named voters (`core.approval namedVoters.recordedBy`); null: only `approvals:act-as`. */
+  @Column({ name: 'named_voters_scope', type: 'text', nullable: true })
+  namedVotersScope: string | null;
+
   @Column({ type: 'integer' })
   quorum: number;
 
@@ -96,9 +104,9 @@ export class ApprovalEntity extends WorkspaceKeyedEntity {
   updatedAt: Date;
 }
 
-/** One principal's decision on a gate; the unique index makes quorum count distinct principals. */
+/** One voter's decision on a gate; the unique index on the voter's canonical key makes a quorum count distinct voters. */
 @Entity({ name: 'approval_decision' })
-@Index('approval_decision_uq', ['tenant', 'approvalId', 'principal'], { unique: true })
+@Index('approval_decision_voter_uq', ['tenant', 'approvalId', 'voterKey'], { unique: true })
 export class ApprovalDecisionEntity extends TenantOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -110,7 +118,15 @@ export class ApprovalDecisionEntity extends TenantOwnedEntity {
   @Column({ type: 'text' })
   principal: string;
 
-  /** The credential's principal that submitted the decision (null on rows written before it was recorded). */
+  /**
+   * The voter's canonical key (NFKC, trimmed, case-folded; `approval-voters.ts`), unique per gate. Null
+   * only on rows written before it was recorded whose gate had closed (and on a pending gate's later
+   * duplicate of an earlier voter).
+   */
+  @Column({ name: 'voter_key', type: 'text', nullable: true })
+  voterKey: string | null;
+
+  /** The credential's principal that cast the decision (null on rows written before it was recorded). */
   @Column({ name: 'submitted_by', type: 'text', nullable: true })
   submittedBy: string | null;
 

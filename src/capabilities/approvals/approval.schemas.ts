@@ -3,7 +3,7 @@ import { NEXT_CURSOR_PROPERTY } from '../../platform/pagination/page-query';
 
 export const APPROVAL_SCHEMA: SchemaObject = {
   type: 'object',
-  required: ['id', 'state', 'kind', 'title', 'subject', 'runId', 'nodeId', 'workflowId', 'link', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'denied', 'rejectionPolicy', 'resumeSchema', 'data', 'resolvedBy', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
+  required: ['id', 'state', 'kind', 'title', 'subject', 'runId', 'nodeId', 'workflowId', 'link', 'requiredScope', 'requiredRole', 'quorum', 'granted', 'denied', 'rejectionPolicy', 'allowSelfApproval', 'namedVotersRecordedBy', 'resumeSchema', 'data', 'resolvedBy', 'decisions', 'artifactRef', 'requestedBy', 'reason', 'expiresAt', 'createdAt', 'decidedAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
@@ -33,6 +33,15 @@ export const APPROVAL_SCHEMA: SchemaObject = {
     granted: { type: 'integer', minimum: 0 },
     denied: { type: 'integer', minimum: 0 },
     rejectionPolicy: { type: 'string', enum: ['single-veto', 'majority'], description: '`single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.' },
+    allowSelfApproval: {
+      type: 'boolean',
+      description: 'Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403.',
+    },
+    namedVotersRecordedBy: {
+      type: 'string',
+      nullable: true,
+      description: 'The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter.',
+    },
     resumeSchema: { type: 'object', nullable: true, additionalProperties: true, description: 'The JSON Schema a resolving value must satisfy.' },
     data: { type: 'object', nullable: true, additionalProperties: true, description: 'The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`.' },
     resolvedBy: { type: 'string', nullable: true, description: 'Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback.' },
@@ -42,9 +51,9 @@ export const APPROVAL_SCHEMA: SchemaObject = {
         type: 'object',
         required: ['principal', 'decision', 'decidedAt'],
         properties: {
-          principal: { type: 'string', description: 'Whom the decision counts for: the voter the resume value named, else the deciding principal.' },
+          principal: { type: 'string', description: 'Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded).' },
           decision: { type: 'string', enum: ['granted', 'denied'] },
-          submittedBy: { type: 'string', description: 'The credential’s principal, when it decided for a named voter.' },
+          submittedBy: { type: 'string', description: 'The authenticated principal that cast the decision, when it cast it for another voter (acting-as).' },
           reason: { type: 'string' },
           decidedAt: { type: 'string', format: 'date-time' },
         },

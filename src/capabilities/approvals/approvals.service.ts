@@ -12,6 +12,7 @@ import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { APPROVALS_SETTINGS, ApprovalsSettings } from './approvals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
+import { countedVoter, voterKey } from './approval-voters';
 import { UUID } from '../../platform/ids';
 import { scopedQuery } from '../../platform/tenancy/workspace-scope';
 import { WiringFault } from '../../platform/errors/internal-fault';
@@ -38,6 +39,10 @@ export interface ApprovalView {
   granted: number;
   denied: number;
   rejectionPolicy: RejectionPolicy;
+  /** Whether `requestedBy` (a run's owner, a proposal's applier) may approve it. */
+  allowSelfApproval: boolean;
+  /** The scope designated to record votes for named voters on this gate (besides `approvals:act-as`), if any. */
+  namedVotersRecordedBy: string | null;
   /** The JSON Schema a resolving value must satisfy (null: the accept / reject vocabulary of an approval). */
   resumeSchema: Record<string, unknown> | null;
   /** The kind's data (clarification questions, the awaited external event and its correlation). */
@@ -82,7 +87,7 @@ export interface GateSubject {
 /** How a decision is made: the value it resolves with, whom it counts for, and what authorizes it. */
 export interface DecisionOptions {
   reason?: string;
-  /** Whom the vote counts for (a quorum's named approver); default the deciding principal. */
+  /** Whom the vote counts for (a quorum's named approver); default the deciding principal. Another voter is acting-as (`approval-voters.ts`). */
   voter?: string;
   /** The resume value (required to resolve a clarification / external-event gate). */
   resumeValue?: unknown;
@@ -101,7 +106,17 @@ export interface GateRequest {
   /** A run step's gate: the run, node and workflow, recorded with the gate so its item names them. */
   runStep?: { runId: string; nodeId: string; workflowId: string | null };
   /** A run step's interrupt: its kind, resume schema, data, and an approval's own quorum and rejection policy. */
-  interrupt?: { kind: InterruptKind; resumeSchema?: Record<string, unknown>; data?: Record<string, unknown>; quorum?: number; rejectionPolicy?: RejectionPolicy };
+  interrupt?: {
+    kind: InterruptKind;
+    resumeSchema?: Record<string, unknown>;
+    data?: Record<string, unknown>;
+    quorum?: number;
+    rejectionPolicy?: RejectionPolicy;
+    /** Whether the requesting principal may approve (default: the host's setting). */
+    allowSelfApproval?: boolean;
+    /** The scope designated to record votes for named voters. */
+    namedVotersScope?: string;
+  };
 }
 
 /** The subject kind of a run step's gate. */
@@ -158,6 +173,9 @@ export class ApprovalsService implements OnApplicationBootstrap {
         requiredRole: requiredRole ?? null,
         quorum,
         kind,
+        // Who may vote (an approval's): whether the requester may approve, who may record named votes.
+        allowSelfApproval: kind !== 'approval' || (req.interrupt?.allowSelfApproval ?? this.settings.allowSelfApproval),
+        namedVotersScope: kind === 'approval' ? (req.interrupt?.namedVotersScope ?? null) : null,
         resumeSchema: req.interrupt?.resumeSchema ?? null,
         // A quorum the workflow set is a panel of named voters; the host's own quorum counts principals.
         data: kind === 'approval' && req.interrupt?.quorum !== undefined ? { ...(req.interrupt?.data ?? {}), quorumSource: 'workflow' } : (req.interrupt?.data ?? null),
@@ -269,10 +287,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
     let checked = false;
     // (Not for a decision the transaction refuses anyway: its 403 or 409 comes first.)
     if (decision === 'granted' && beforeRelease && peek.state === 'pending' && (opts.viaToken || this.mayDecide(principal, peek))) {
-      const voter = opts.voter ?? principal.principal;
+      const { key } = countedVoter(principal, peek, decision, opts.voter, opts.viaToken === true);
       const votes = await this.ds.getRepository(ApprovalDecisionEntity).findBy({ tenant: peek.tenant, approvalId: peek.id });
       const granted = votes.filter((v) => v.decision === 'granted').length;
-      if (!votes.some((v) => v.principal === voter) && granted + 1 >= peek.quorum) {
+      if (!votes.some((v) => (v.voterKey ?? voterKey(v.principal)) === key) && granted + 1 >= peek.quorum) {
         await beforeRelease(peek, principal);
         checked = true;
       }
@@ -302,18 +320,14 @@ export class ApprovalsService implements OnApplicationBootstrap {
       // Fail closed as well: an approver who could not do what the released work will do records nothing.
       if (decision === 'granted') requireDelegable(principal, needed, 'Releasing this approval');
       const decisions = m.getRepository(ApprovalDecisionEntity);
-      const voter = opts.voter ?? principal.principal;
-      // Voting for someone else (acting-as) only on a gate whose quorum the workflow set (a panel of
-      // named voters); the host's approval quorum stays one of distinct principals.
-      if (voter !== principal.principal && (gate.data as { quorumSource?: string } | null)?.quorumSource !== 'workflow') {
-        throw new ForbiddenError('This gate counts the deciding principals: a named voter is accepted only on a gate whose quorum the workflow set (requiredApprovals).', { field: 'voter' });
-      }
+      // Whom it counts for, under its canonical key (403: acting-as without the permission, self-approval refused).
+      const { voter, key, actingAs } = countedVoter(principal, gate, decision, opts.voter, opts.viaToken === true);
       const inserted = (await m.query(
-        `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "decision", "reason", "submitted_by") VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT ("tenant", "approval_id", "principal") DO NOTHING RETURNING "id"`,
-        [gate.tenant, gate.id, voter, decision, reason ?? null, principal.principal],
+        `INSERT INTO "approval_decision" ("tenant", "approval_id", "principal", "voter_key", "decision", "reason", "submitted_by") VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT ("tenant", "approval_id", "voter_key") DO NOTHING RETURNING "id"`,
+        [gate.tenant, gate.id, voter, key, decision, reason ?? null, principal.principal],
       )) as Array<{ id: string }>;
-      if (!inserted.length) throw new ConflictError('approval_already_decided', opts.voter ? `Voter "${voter}" has already decided on the approval.` : 'This principal has already decided on the approval.');
+      if (!inserted.length) throw new ConflictError('approval_already_decided', actingAs ? `Voter "${voter}" has already decided on the approval.` : 'This principal has already decided on the approval.');
       const scope = scopeOf(gate);
       const evOpts = { manager: m, correlationId: gate.subjectId };
       // Recorded last in each branch (the tenant's audit chain stays locked only until the commit).
@@ -321,7 +335,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
       const audited = (outcome: 'pending' | 'denied' | 'granted') =>
         this.audit.record(m, {
           tenant: gate.tenant, workspace: scope.workspace, actor: auditActor(principal), action: 'approval.decided', resource: { type: 'approval', id: gate.id },
-          details: { decision, voter, outcome, kind, subjectKind: gate.subjectKind, subjectId: gate.subjectId, runId: gate.runId ?? undefined, nodeId: gate.nodeId ?? undefined },
+          details: { decision, voter, castBy: principal.principal, actingAs, outcome, kind, subjectKind: gate.subjectKind, subjectId: gate.subjectId, runId: gate.runId ?? undefined, nodeId: gate.nodeId ?? undefined },
         });
       const node = gate.nodeId ?? gate.subjectKind;
       const resolved = { nodeId: node, interruptId: gate.id, kind, ...(gate.runId ? { runId: gate.runId } : {}) };
@@ -439,6 +453,8 @@ export class ApprovalsService implements OnApplicationBootstrap {
       granted: decisions.filter((d) => d.decision === 'granted').length,
       denied: decisions.filter((d) => d.decision === 'denied').length,
       rejectionPolicy: (a.rejectionPolicy ?? 'single-veto') as RejectionPolicy,
+      allowSelfApproval: a.allowSelfApproval,
+      namedVotersRecordedBy: a.namedVotersScope ?? null,
       resumeSchema: a.resumeSchema ?? null,
       data: a.data ?? null,
       resolvedBy: a.resolvedBy ?? null,

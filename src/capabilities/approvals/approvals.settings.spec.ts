@@ -4,7 +4,7 @@ import { approvalsSettings } from './approvals.settings';
 describe('approvals settings', () => {
   it('defaults to a one-approver, fail-closed gate policy', () => {
     const s = approvalsSettings(loadHostConfig({}));
-    expect(s).toMatchObject({ requiredScope: 'approvals:respond', quorum: 1 });
+    expect(s).toMatchObject({ requiredScope: 'approvals:respond', quorum: 1, allowSelfApproval: true });
     expect(s.requiredRole).toBeUndefined();
   });
 
@@ -14,5 +14,7 @@ describe('approvals settings', () => {
     expect(() => approvalsSettings(config)).toThrow(/unknown role "owner"/);
     config.file = { proposals: { approval: { requiredRole: 'admin', quorum: 3 } } };
     expect(approvalsSettings(config)).toMatchObject({ requiredRole: 'admin', quorum: 3 });
+    config.file = { proposals: { approval: { allowSelfApproval: false } } };
+    expect(approvalsSettings(config)).toMatchObject({ allowSelfApproval: false });
   });
 });

@@ -8,6 +8,8 @@ export interface ApprovalsSettings {
   quorum: number;
   timeoutMs: number;
   sweepIntervalMs: number;
+  /** Whether the principal that opened a gate (a run's owner, a proposal's applier) may approve it, unless the gate says otherwise. */
+  allowSelfApproval: boolean;
 }
 
 export const APPROVALS_SETTINGS = Symbol.for('openwop-host.approvals.settings');
@@ -28,5 +30,6 @@ export function approvalsSettings(config: HostConfig): ApprovalsSettings {
     quorum: section.quorum ?? 1,
     timeoutMs: section.timeoutMs ?? 7 * 24 * 3_600_000,
     sweepIntervalMs: section.sweepIntervalMs ?? 30_000,
+    allowSelfApproval: section.allowSelfApproval ?? true,
   };
 }

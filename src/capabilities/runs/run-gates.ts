@@ -9,8 +9,12 @@ import type { DagNode } from './workflow-definition';
 /** The approval-gate subject kind of suspended run nodes. */
 export const RUN_GATE_SUBJECT = 'run-node';
 
-/** What a suspended node asked for. */
-export type SuspendRequest = InterruptRequest & { artifactType?: string };
+/**
+ * What a suspended node asked for. Beyond the SDK's request, the host's own nodes may set the
+ * artifact type and, for `core.approval`, who may vote: whether the run's owner may approve, and the
+ * scope designated to record votes for named voters.
+ */
+export type SuspendRequest = InterruptRequest & { artifactType?: string; allowSelfApproval?: boolean; namedVotersScope?: string };
 
 /** Thrown inside a node while its gate is not decided: the node suspends. */
 export class Suspend extends Error {
@@ -76,6 +80,8 @@ export async function openGates(
             data: o.suspend?.data,
             quorum: o.suspend?.requiredApprovals,
             rejectionPolicy: o.suspend?.rejectionPolicy,
+            allowSelfApproval: o.suspend?.allowSelfApproval,
+            namedVotersScope: o.suspend?.namedVotersScope,
           },
         },
         principal,

@@ -40,8 +40,16 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   },
   // Resolved only with a bearer holding approvals:respond (approval gates mint no signed token).
   'conformance-interrupt-auth-required': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance auth-required approval', requiredApprovals: 1 } }] },
+  // A clerk's gate: a credential holding approvals:respond records the votes of a named panel (the
+  // scenario votes as approver-1..3 with one bearer); elsewhere that needs approvals:act-as.
   'conformance-interrupt-quorum': {
-    nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance quorum approval', requiredApprovals: 3, rejectionPolicy: 'majority' } }],
+    nodes: [
+      {
+        id: 'gate',
+        typeId: 'core.approval',
+        config: { title: 'Conformance quorum approval', requiredApprovals: 3, rejectionPolicy: 'majority', namedVoters: { recordedBy: 'approvals:respond' } },
+      },
+    ],
   },
 };
 

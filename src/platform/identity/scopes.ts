@@ -16,6 +16,8 @@ export const HOST_SCOPES = {
   'proposals:review': 'Revise, reject or archive proposals.',
   'packs:publish': 'Activate proposals (install their artifacts) and install packs.',
   'approvals:respond': 'Grant or deny approval gates.',
+  'approvals:act-as':
+    'Record an approval vote for a named voter other than the own principal (a clerk recording a panel). In no role: an operator grants it to a key explicitly.',
   'goals:read': 'List and read standing goals.',
   'goals:write': 'Create, update, pause, resume and abandon goals; report contributing runs.',
   'portability:export': 'Export the tenant estate as a bundle.',
@@ -34,6 +36,15 @@ export const MANAGE_CONNECTIONS_SCOPE = 'connections:manage';
 
 export const ALL_HOST_SCOPES = Object.keys(HOST_SCOPES) as HostScope[];
 
+/** The scope that lets a credential record approval votes for voters other than itself (acting-as). */
+export const ACT_AS_SCOPE = 'approvals:act-as';
+
+/**
+ * Scopes no role bundles, an operator's explicit grants only: the host-wide metrics, and acting-as,
+ * which would let one credential count as several approvers.
+ */
+const UNBUNDLED_SCOPES: ReadonlySet<string> = new Set(['metrics:read', ACT_AS_SCOPE]);
+
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
   viewer: {
     description: 'Reads everything the tenant holds.',
@@ -46,7 +57,7 @@ export const ROLES: Record<string, { description: string; scopes: readonly strin
       'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import', 'webhooks:read',
     ],
   },
-  admin: { description: 'Every tenant scope the host defines (not the host-wide metrics:read).', scopes: ALL_HOST_SCOPES.filter((s) => s !== 'metrics:read') },
+  admin: { description: 'Every tenant scope the host defines (not the host-wide metrics:read, nor approvals:act-as).', scopes: ALL_HOST_SCOPES.filter((s) => !UNBUNDLED_SCOPES.has(s)) },
   // Host-wide observability is an operator's grant, never part of a tenant role.
   monitor: { description: 'Reads the host-wide Prometheus metrics (metrics:read) and nothing of any tenant.', scopes: ['metrics:read'] },
 };

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
+import { isValidScope } from '../../../platform/identity/scopes';
+import type { SuspendRequest } from '../run-gates';
 
 /** The resume schema of an approval interrupt: the accept / reject vocabulary, an optional named voter and feedback. */
 export const APPROVAL_RESUME_SCHEMA: Record<string, unknown> = {
@@ -15,13 +17,25 @@ export const APPROVAL_RESUME_SCHEMA: Record<string, unknown> = {
 
 const MAX_APPROVERS = 100;
 
+/** `namedVoters: {recordedBy: <scope>}`, the one shape the config takes. */
+function namedVotersProblem(v: unknown): string | undefined {
+  const o = v as Record<string, unknown> | null;
+  if (!o || typeof o !== 'object' || Array.isArray(o) || Object.keys(o).some((k) => k !== 'recordedBy') || typeof o.recordedBy !== 'string' || !isValidScope(o.recordedBy)) {
+    return 'core.approval config.namedVoters must be {recordedBy: <scope>}, the scope (name:action) a credential needs to record votes for named voters';
+  }
+  return undefined;
+}
+
 /**
- * `core.approval {title?, requiredApprovals?, rejectionPolicy?}`: suspends the run in
- * `waiting-approval` on an RFC 0051 approval gate (an `approval` interrupt); the node completes when
- * the gate is granted (by `requiredApprovals` distinct voters, default the host's quorum) and fails
- * with `approval_denied` when it is rejected (one reject under `single-veto`, the default; rejects
- * from more than half of the quorum under `majority`), cancelled or expires. Re-executing it after
- * a takeover reads the same gate, so it is idempotent.
+ * `core.approval {title?, requiredApprovals?, rejectionPolicy?, allowSelfApproval?, namedVoters?}`:
+ * suspends the run in `waiting-approval` on an RFC 0051 approval gate (an `approval` interrupt); the
+ * node completes when the gate is granted (by `requiredApprovals` distinct voters, default the host's
+ * quorum) and fails with `approval_denied` when it is rejected (one reject under `single-veto`, the
+ * default; rejects from more than half of the quorum under `majority`), cancelled or expires.
+ * `allowSelfApproval: false` keeps the run's owner from approving (default: the host's
+ * `proposals.approval.allowSelfApproval`); `namedVoters.recordedBy` names a scope whose holders may
+ * record votes for named voters on this gate (a clerk recording a panel), besides `approvals:act-as`.
+ * Re-executing it after a takeover reads the same gate, so it is idempotent.
  */
 @Injectable()
 @NodeExecutor({ typeId: 'core.approval', replayPolicy: 'idempotent' })
@@ -32,20 +46,28 @@ export class CoreApprovalExecutor implements NodeExecutorProvider {
     if (q !== undefined && (!Number.isInteger(q) || (q as number) < 1 || (q as number) > MAX_APPROVERS)) problems.push(`core.approval config.requiredApprovals must be an integer from 1 to ${MAX_APPROVERS}`);
     if (config.rejectionPolicy !== undefined && config.rejectionPolicy !== 'single-veto' && config.rejectionPolicy !== 'majority') problems.push('core.approval config.rejectionPolicy must be single-veto or majority');
     if (config.title !== undefined && typeof config.title !== 'string') problems.push('core.approval config.title must be a string');
+    if (config.allowSelfApproval !== undefined && typeof config.allowSelfApproval !== 'boolean') problems.push('core.approval config.allowSelfApproval must be true or false');
+    const named = config.namedVoters === undefined ? undefined : namedVotersProblem(config.namedVoters);
+    if (named) problems.push(named);
     return problems;
   }
 
   async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
     const title = typeof ctx.config.title === 'string' && ctx.config.title ? ctx.config.title : `Approve step ${ctx.nodeId} of run ${ctx.runId}`;
+    const recordedBy = (ctx.config.namedVoters as { recordedBy?: unknown } | undefined)?.recordedBy;
+    // The host's request (the SDK's and who may vote): the host's context passes it to the gate unchanged.
+    const request: SuspendRequest = {
+      kind: 'approval',
+      title,
+      resumeSchema: APPROVAL_RESUME_SCHEMA,
+      ...(Number.isInteger(ctx.config.requiredApprovals) ? { requiredApprovals: ctx.config.requiredApprovals as number } : {}),
+      ...(ctx.config.rejectionPolicy === 'majority' || ctx.config.rejectionPolicy === 'single-veto' ? { rejectionPolicy: ctx.config.rejectionPolicy } : {}),
+      ...(typeof ctx.config.allowSelfApproval === 'boolean' ? { allowSelfApproval: ctx.config.allowSelfApproval } : {}),
+      ...(typeof recordedBy === 'string' && isValidScope(recordedBy) ? { namedVotersScope: recordedBy } : {}),
+    };
     let value: unknown;
     try {
-      value = await ctx.interrupt({
-        kind: 'approval',
-        title,
-        resumeSchema: APPROVAL_RESUME_SCHEMA,
-        ...(Number.isInteger(ctx.config.requiredApprovals) ? { requiredApprovals: ctx.config.requiredApprovals as number } : {}),
-        ...(ctx.config.rejectionPolicy === 'majority' || ctx.config.rejectionPolicy === 'single-veto' ? { rejectionPolicy: ctx.config.rejectionPolicy } : {}),
-      });
+      value = await ctx.interrupt(request);
     } catch (e) {
       if (e instanceof NodeExecutionError && e.code.startsWith('interrupt_')) throw new NodeExecutionError('approval_denied', 'The approval gate was denied or expired.');
       throw e;

@@ -12,7 +12,7 @@ export class ResolveInterruptBody {
     type: 'object',
     additionalProperties: true,
     description:
-      'Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters; default voter: the credential’s principal), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match).',
+      'Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters, compared NFKC-normalized, trimmed and case-folded; default voter: the credential’s principal; another voter is acting-as and needs `approvals:act-as` or the gate’s `namedVoters.recordedBy` scope, else 403), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match).',
   })
   @IsDefined()
   resumeValue: unknown;

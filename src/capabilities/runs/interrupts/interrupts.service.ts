@@ -198,9 +198,10 @@ export class InterruptsService {
       const a = resumeValue as { action?: string; voter?: string; feedback?: string };
       if (a?.action !== 'accept' && a?.action !== 'reject') throw new ValidationError('resumeValue.action must be accept or reject.', { field: 'resumeValue.action' });
       decision = a.action === 'accept' ? 'granted' : 'denied';
+      // Another voter than the caller is acting-as, checked (and compared canonically) by the gate's decision.
       voter = typeof a.voter === 'string' && a.voter ? a.voter : undefined;
       reason = typeof a.feedback === 'string' && a.feedback ? a.feedback : undefined;
-      value = { action: a.action, ...(reason ? { feedback: reason } : {}), decidedBy: voter ?? p.principal, decidedAt: new Date().toISOString() };
+      value = { action: a.action, ...(reason ? { feedback: reason } : {}), decidedBy: voter?.normalize('NFKC').trim() || p.principal, decidedAt: new Date().toISOString() };
     }
     let after: ApprovalView;
     try {
