@@ -335,15 +335,17 @@ describe('LeaseKeeper on real timers', () => {
     expect(l.stalledMs).toBeGreaterThanOrEqual(250);
     expect((l.signal.reason as Error).message).toMatch(/^the lease on "a" ended: expired \(the process stalled for \d+ ms\)$/);
     expect(warnings).toEqual([expect.objectContaining({ msg: 'the process stalled (its event loop was blocked): leases expired before they could be renewed', owner: 'o', keys: 1, stalledMs: expect.any(Number) })]);
-    // The store away, the event loop free: the renewals were sent and failed; no stall is reported.
+    // The store away, the event loop free: the renewals were sent and failed; no stall is reported. (A
+    // longer lease: on a loaded machine a timer may run some tens of ms late without any stall.)
     warnings.length = 0;
-    const away = new LeaseKeeper<string>({ owner: 'p', leaseMs: 300, store: { renew: async () => Promise.reject(new Error('connection refused')) }, log });
+    const away = new LeaseKeeper<string>({ owner: 'p', leaseMs: 1500, store: { renew: async () => Promise.reject(new Error('connection refused')) }, log });
     const m = away.hold('b');
     await new Promise<void>((r) => m.signal.addEventListener('abort', () => r(), { once: true }));
     expect(m.reason).toBe('expired');
     expect(m.stalledMs).toBeUndefined();
     expect((m.signal.reason as Error).message).toBe('the lease on "b" ended: expired');
-    expect(warnings.map((w) => w.msg)).toEqual(['lease renewal failed; the leases are kept until they expire', 'lease renewal failed; the leases are kept until they expire']);
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(new Set(warnings.map((w) => w.msg))).toEqual(new Set(['lease renewal failed; the leases are kept until they expire']));
     await k.stop();
     await away.stop();
   });

@@ -35,7 +35,7 @@ describe('AuthorSchemas (schemas the host did not write)', () => {
     const validate = schemas.compile({ type: 'object', properties: { code: { type: 'string', pattern: '^(a|a)*$' } } });
     const started = performance.now();
     expect(validate({ code: `${'a'.repeat(40)}!` })).toEqual([{ path: '/code', message: 'must match pattern "^(a|a)*$"', keyword: 'pattern' }]);
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(1000);
     expect(validate({ code: 'aaaa' })).toEqual([]);
   });
 
@@ -52,7 +52,7 @@ describe('AuthorSchemas (schemas the host did not write)', () => {
     const many = Array.from({ length: 20_000 }, (_, i) => ({ id: i, tags: ['x', i % 7] }));
     const started = performance.now();
     expect(validate(many)).toEqual([]);
-    expect(performance.now() - started).toBeLessThan(2000); // Ajv's own compares every pair: 2 * 10^8 comparisons
+    expect(performance.now() - started).toBeLessThan(5000); // Ajv's own compares every pair: 2 * 10^8 comparisons
   });
 
   it('compiles two schemas of one $id (an urn: one too) without a clash', () => {
