@@ -12,8 +12,9 @@ const IDENTITY = /^(tenant|workspace|principal|owner|subject)(id)?$/i;
 
 /**
  * The one exception: the webhook surface seam's body names a `tenantId` because the official
- * webhook-tenant-isolation scenario sends one; it must be the caller's own tenant (anything else
- * is 404 and nothing happens, test/webhooks/webhooks-registration.e2e-spec.ts).
+ * webhook-tenant-isolation scenario sends one; it is the caller's own tenant or names a sandbox
+ * tenant of the caller's (`<caller>/seam/<name>`), never another real tenant
+ * (test/webhooks/webhooks-registration.e2e-spec.ts).
  */
 const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/test/surface body.tenantId'];
 

@@ -152,29 +152,36 @@ describe('webhooks: registration and the egress guard', () => {
     expect(await ids('acme')).not.toContain(id);
   });
 
-  it('tenant B can neither list, register nor unregister tenant A\'s webhooks through the seam: another tenant is 404 like an unknown one, and nothing happens', async () => {
+  it('tenant B can neither list, register nor unregister tenant A\'s webhooks through the seam: naming another tenant acts in the caller\'s own sandbox tenant, never the named one', async () => {
     const b = await t.key({ tenant: 'acme-b', scopes: [...WH, 'runs:create', 'runs:read'] });
     const seam = (token: string, tenantId: string, op: string, args: Record<string, unknown> = {}) =>
       t.http('POST', '/v1/host/sample/test/surface', { token, body: { tenantId, surface: 'webhooks', op, args } });
+    const hooks = async (token: string, tenantId: string) => ((await seam(token, tenantId, 'list')).body.webhooks as Array<{ webhookId: string }>).map((w) => w.webhookId);
     const aHook = (await seam(key, 'acme', 'register', { url: 'https://not-yet.example/a', events: ['run.completed'] })).body.webhookId;
-    const before = await t.ds.query(`SELECT "tenant", "id" FROM "webhook_subscription" ORDER BY "id"`);
+    const rowsOfA = () => t.ds.query(`SELECT "id" FROM "webhook_subscription" WHERE "tenant" = 'acme' ORDER BY "id"`);
+    const before = await rowsOfA();
 
-    for (const [op, args] of [['list', {}], ['register', { url: 'https://not-yet.example/b-in-a', events: ['run.completed'] }], ['unregister', { webhookId: aHook }]] as const) {
-      const r = await seam(b, 'acme', op, args);
-      expect({ op, status: r.status, error: r.body.error }).toEqual({ op, status: 404, error: 'not_found' });
-      expect(r.body.webhooks).toBeUndefined();
-    }
+    expect(await hooks(b, 'acme')).not.toContain(aHook);
+    expect((await seam(b, 'acme', 'unregister', { webhookId: aHook })).body.error).toBe('subscription_not_found');
+    const planted = await seam(b, 'acme', 'register', { url: 'https://not-yet.example/b-in-a', events: ['run.completed'] });
+    expect(planted.status).toBe(200);
+    // B's "acme" is B's own sandbox: the row is not A's, and A does not see it.
+    expect(await t.ds.query(`SELECT "tenant" FROM "webhook_subscription" WHERE "id" = $1`, [planted.body.webhookId])).toEqual([{ tenant: 'acme-b/seam/acme' }]);
+    expect(await hooks(key, 'acme')).not.toContain(planted.body.webhookId);
+    expect(await hooks(b, 'acme')).toEqual([planted.body.webhookId]);
     // Nor by naming its own tenant and A's webhook id.
     expect((await seam(b, 'acme-b', 'unregister', { webhookId: aHook })).body.error).toBe('subscription_not_found');
-    expect(((await seam(b, 'acme-b', 'list')).body.webhooks as Array<{ webhookId: string }>).map((w) => w.webhookId)).not.toContain(aHook);
-    expect(await t.ds.query(`SELECT "tenant", "id" FROM "webhook_subscription" ORDER BY "id"`)).toEqual(before);
+    expect(await hooks(b, 'acme-b')).not.toContain(aHook);
+    expect(await rowsOfA()).toEqual(before);
+    // A sandbox name is an identifier like any tenant's: nothing can be spliced into the sandbox's tenant.
+    expect((await seam(b, 'acme/../acme', 'list')).body.error).toBe('validation_error');
 
-    // The other way round too: A cannot act in B's tenant, and B's own registration stays B's.
+    // The other way round too: A cannot reach B's tenant, and B's own registration stays B's.
     const bHook = (await seam(b, 'acme-b', 'register', { url: 'https://not-yet.example/b', events: ['run.completed'] })).body.webhookId;
-    expect((await seam(key, 'acme-b', 'list')).status).toBe(404);
-    expect((await seam(key, 'acme-b', 'unregister', { webhookId: bHook })).status).toBe(404);
+    expect(await hooks(key, 'acme-b')).not.toContain(bHook);
+    expect((await seam(key, 'acme-b', 'unregister', { webhookId: bHook })).body.error).toBe('subscription_not_found');
     expect((await t.ds.query(`SELECT "tenant" FROM "webhook_subscription" WHERE "id" = $1`, [bHook]))).toEqual([{ tenant: 'acme-b' }]);
-    for (const [token, tenant, hook] of [[key, 'acme', aHook], [b, 'acme-b', bHook]] as const) expect((await seam(token, tenant, 'unregister', { webhookId: hook })).status).toBe(200);
+    for (const [token, tenant, hook] of [[key, 'acme', aHook], [b, 'acme-b', bHook], [b, 'acme', planted.body.webhookId]] as const) expect((await seam(token, tenant, 'unregister', { webhookId: hook })).status).toBe(200);
   });
 
   it('a workspace-bound caller acts in its own workspace through the seam, never the tenant\'s other workspaces', async () => {

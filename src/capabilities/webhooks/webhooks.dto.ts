@@ -65,7 +65,7 @@ export class DeliveriesQuery extends WebhookListQuery {
 }
 
 export class WebhookSurfaceBody {
-  @ApiProperty({ description: "The caller's own tenant (test seam only): another tenant answers 404 and nothing is done." })
+  @ApiProperty({ description: "The caller's own tenant, or the name of a sandbox tenant of the caller's (`<caller tenant>/seam/<tenantId>`), never another real tenant (test seam only)." })
   @IsString()
   @Matches(IDENTIFIER, { message: 'tenantId must be 1-128 letters, digits or ._:@-' })
   tenantId: string;

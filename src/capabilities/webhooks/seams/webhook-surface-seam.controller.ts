@@ -3,7 +3,7 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
 import { AnyScope, CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import { WEBHOOK_MANAGERS } from '../webhooks.controller';
-import type { Principal } from '../../../platform/identity/principal';
+import { IDENTIFIER, type Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { WebhookSurfaceBody } from '../webhooks.dto';
 import { SURFACE_RESULT } from '../webhooks.openapi';
@@ -15,11 +15,25 @@ function strings(v: unknown, field: string): string[] {
 }
 
 /**
+ * Who the seam acts as: the caller itself when the body names its own tenant, else the caller's
+ * sandbox tenant of that name (never another real tenant: the credential decides whose data this is).
+ */
+export function actingPrincipal(p: Principal, tenantId: string): Principal {
+  if (tenantId === p.tenant) return p;
+  if (!IDENTIFIER.test(tenantId)) throw new ValidationError('tenantId must be 1-128 letters, digits and ._:@- starting with a letter or digit', { field: 'tenantId' });
+  const base = p.workspace ? `${p.tenant}/${p.workspace}` : p.tenant;
+  return { ...p, tenant: `${base}/seam/${tenantId}`, workspace: undefined };
+}
+
+/**
  * The reference-host seam `POST /v1/host/sample/test/surface` for `surface: "webhooks"`
  * (webhook-tenant-isolation): register, list and unregister through the same service (and the same
  * URL guard) as the normative routes, as the caller: in its own tenant and, for a workspace-bound
- * credential, its own workspace. The body's `tenantId` must name the caller's tenant; another
- * tenant answers 404 like an unknown one and nothing is done. Seams on only.
+ * credential, its own workspace. The scenario names two made-up tenants (`tenant-a`, `tenant-b`)
+ * with one key; a `tenantId` other than the caller's own is a sandbox tenant of the caller's:
+ * `<caller tenant>/seam/<tenantId>` (no real tenant id contains `/`, see IDENTIFIER), so the
+ * scenario's two-tenant proof runs on the host's real tenant boundary while no body can reach a
+ * tenant the credential is not in. Seams on only.
  */
 @ApiTags('test-seams')
 @Controller()
@@ -31,14 +45,13 @@ export class WebhookSurfaceSeamController {
   @AnyScope(...WEBHOOK_MANAGERS)
   @Post('/v1/host/sample/test/surface')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'seamTestSurface', summary: "(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the caller's own tenant" })
+  @ApiOperation({ operationId: 'seamTestSurface', summary: "(test seam) Act on a tenant-owned surface (webhooks: register | list | unregister) in the caller's own tenant or a sandbox tenant of the caller's" })
   @ApiBody({ type: WebhookSurfaceBody })
   @ApiOkResponse({ schema: SURFACE_RESULT })
   @ApiErrors(400, 401, 403, 404)
   async surface(@CurrentPrincipal() p: Principal, @Body() body: WebhookSurfaceBody): Promise<Record<string, unknown>> {
-    // The credential decides whose data this is: a tenant the caller is not in looks like an unknown one.
-    if (body.tenantId !== p.tenant) throw new NotFoundError('No such tenant.');
     if (body.surface !== 'webhooks') throw new NotFoundError(`The surface "${body.surface}" is not served by this seam.`);
+    p = actingPrincipal(p, body.tenantId);
     const args = body.args ?? {};
     switch (body.op) {
       case 'register': {
