@@ -55,7 +55,7 @@ describe('backup and restore on a PostgreSQL server', () => {
   let source: TestApp | undefined;
   let restored: TestApp | undefined;
   const copy = `owr_${randomBytes(6).toString('hex')}`;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-backup-'));
+  let dir: string | undefined;
 
   afterAll(async () => {
     await restored?.close();
@@ -66,7 +66,7 @@ describe('backup and restore on a PostgreSQL server', () => {
       await c.query(`DROP DATABASE IF EXISTS "${copy}" WITH (FORCE)`);
       await c.end();
     }
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   roundTrip(`pg_dump of the live database, pg_restore into a fresh one: the host on the copy serves the old run and verifies the audit chain${reason ? ` (skipped: ${reason})` : ''}`, async () => {
@@ -86,6 +86,7 @@ describe('backup and restore on a PostgreSQL server', () => {
     const pubKey = (await source.http('GET', '/.well-known/openwop')).body.auth.auditLogIntegrity.checkpointPublicKey as string;
 
     // Backup while the host runs (pg_dump reads one consistent snapshot), restore into a fresh database.
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-backup-'));
     const dump = path.join(dir, 'openwop.dump');
     const sourceUrl = withDatabase(process.env.DATABASE_URL!, source.databaseName);
     run('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--file=${dump}`, `--dbname=${sourceUrl}`]);
