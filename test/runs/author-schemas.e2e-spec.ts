@@ -85,7 +85,9 @@ describe('author schemas: a pattern cannot hold the host', () => {
     expect(run.status).toBe(201);
     const runId = run.body.runId as string;
     await waitForStatus(t, author, runId, ['waiting-input']);
+    // Both routes once first (the resume schema compiled, the code paths warm), so what is timed is the match.
     expect((await call('GET', '/v1/whoami', bystander)).status).toBe(200);
+    expect((await call('POST', `/v1/runs/${runId}/interrupts/ask`, author, { resumeValue: { answers: { code: 5 } } })).status).toBe(400);
 
     let settled = false;
     const answer = call('POST', `/v1/runs/${runId}/interrupts/ask`, author, { resumeValue: { answers: { code: ADVERSARIAL } } }, 10_000).finally(() => (settled = true));

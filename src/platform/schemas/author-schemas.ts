@@ -119,11 +119,11 @@ function withoutId(schema: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** How many compiled schemas are kept (by their JSON text); the cache starts over past it. */
+/** How many compiled schemas are kept (by their canonical text); the cache starts over past it. */
 const CACHE_SIZE = 500;
 
 /**
- * Compiles author schemas (cached by their JSON text) and answers, for one that does not compile,
+ * Compiles author schemas (cached by their canonical text) and answers, for one that does not compile,
  * every problem with its path: a pattern the linear-time engine refuses, a violation of the JSON
  * Schema meta-schema (`{type: "bogus"}`), an unresolvable `$ref`.
  */
@@ -150,7 +150,8 @@ export class AuthorSchemas {
   }
 
   private entry(schema: unknown): AuthorValidator | SchemaProblem[] {
-    const key = JSON.stringify(schema) ?? 'undefined';
+    // Canonical text: a schema read back from a jsonb column (keys reordered) is the one compiled before.
+    const key = itemKey(schema);
     let r = this.compiled.get(key);
     if (!r) {
       r = this.build(schema);
