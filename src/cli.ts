@@ -52,7 +52,8 @@ function clientOf(group: Command): () => HostClientOptions {
   };
 }
 
-function clientGroup(program: Command, name: string, description: string): { group: Command; client: () => HostClientOptions } {
+/** `local`: subcommands of the group that talk to no host (they need no key). */
+function clientGroup(program: Command, name: string, description: string, local: string[] = []): { group: Command; client: () => HostClientOptions } {
   const group = program
     .command(name)
     .description(`${description} (--url, --key or OPENWOP_HOST_URL, OPENWOP_API_KEY)`)
@@ -60,7 +61,9 @@ function clientGroup(program: Command, name: string, description: string): { gro
     .option('--key <key>', 'API key (default: OPENWOP_API_KEY)');
   const client = clientOf(group);
   // Before any subcommand runs (and before it loads anything): the key and the URL.
-  group.hook('preAction', () => void client());
+  group.hook('preAction', (_group, action) => {
+    if (!local.includes(action.name())) client();
+  });
   return { group, client };
 }
 
@@ -236,15 +239,28 @@ export function buildCli(): Command {
     });
 
   // Audit: the tenant's tamper-evident audit log, verified by a running host and checked here.
-  const audit = clientGroup(program, 'audit', 'verify the tamper-evident audit log of a running host (needs audit:read, a tenant-level key)');
+  const audit = clientGroup(program, 'audit', 'verify the tamper-evident audit log of a running host (needs audit:read, a tenant-level key); make its signing key', ['keygen']);
   audit.group
     .command('verify')
     .description('re-walk the hash chain on the host and check every signed checkpoint here against the advertised public key (exit 1 unless all hold)')
     .option('--from <seq>', 'first sequence (default: the start of the chain)', parseSeq)
     .option('--to <seq>', 'last sequence (default: the chain head)', parseSeq)
+    .option('--since <checkpoint>', 'pin: a checkpoint id to trust from now on, or "pinned" for the one remembered; it must still be there unchanged, and the newest verified checkpoint becomes the pin')
+    .option('--pin-file <file>', 'where pins are kept (default: $XDG_STATE_HOME/openwop-host/audit-pins.json, else ~/.local/state/...)')
+    .option('--sink-file <file>', 'a JSON-lines file of exported checkpoints (OPENWOP_AUDIT_EXPORT_FILE): each must still be on the host')
+    .option('--trusted-key <spki>', 'a further checkpoint key (base64 SPKI) whose signatures hold: a previous key, or a rotated one (repeatable)', collect)
     .option('--json', 'print JSON')
-    .action(async (opts: { from?: number; to?: number; json?: boolean }) => {
-      process.exitCode = await (await import('./cli/audit.cli')).auditVerify(audit.client(), opts);
+    .action(async (opts: { from?: number; to?: number; json?: boolean; since?: string; pinFile?: string; sinkFile?: string; trustedKey?: string[] }) => {
+      const { trustedKey, ...rest } = opts;
+      process.exitCode = await (await import('./cli/audit.cli')).auditVerify(audit.client(), { ...rest, trustedKeys: trustedKey });
+    });
+  audit.group
+    .command('keygen')
+    .description('write a new Ed25519 audit checkpoint signing key (PKCS#8 PEM, owner-only) for OPENWOP_AUDIT_SIGNING_KEY_FILE, and print its public key')
+    .requiredOption('--out <file>', 'the key file to write')
+    .option('--force', 'replace an existing file')
+    .action(async (opts: { out: string; force?: boolean }) => {
+      process.exitCode = (await import('./cli/audit.cli')).auditKeygen(opts, { out: process.stdout });
     });
 
   return program;

@@ -3,9 +3,11 @@ import { APP_FILTER, APP_GUARD, APP_PIPE, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { AuditAdvertiser } from './audit/audit.advertiser';
+import { AuditCheckpointExporter } from './audit/audit-checkpoint.exporter';
 import { AuditCheckpointSealer } from './audit/audit-checkpoint.sealer';
 import { AuditController } from './audit/audit.controller';
 import { AuditLogService } from './audit/audit-log.service';
+import { AuditSigningService } from './audit/audit-signing.service';
 import { ArtifactRegistryService } from './artifacts/artifact-registry.service';
 import { InstallChecks } from './artifacts/install-checks';
 import { HOST_CONFIG, HostConfig } from './config/host-config';
@@ -64,6 +66,7 @@ export class PlatformModule {
     declareSchema(options.dataSource, options.schema);
     const services = [
       AuditLogService,
+      AuditSigningService,
       ApiKeyService,
       KeyRevocationWatcher,
       JwtVerifier,
@@ -97,6 +100,7 @@ export class PlatformModule {
         TracingAdvertiser,
         AuditAdvertiser,
         AuditCheckpointSealer,
+        AuditCheckpointExporter,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ErrorEnvelopeFilter },
         {

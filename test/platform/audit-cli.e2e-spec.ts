@@ -1,6 +1,11 @@
 /** `openwop-host audit verify` against a listening host: the host's verdict, and every checkpoint signature checked client-side. */
-import { generateKeyPairSync, sign } from 'node:crypto';
-import { auditVerify, checkpointSignatureHolds } from '../../src/cli/audit.cli';
+import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildCli } from '../../src/cli';
+import { auditKeygen, auditVerify, checkpointSignatureHolds } from '../../src/cli/audit.cli';
+import { loadAuditSettings } from '../../src/platform/config/audit-settings';
 import { createTestApp, TestApp } from '../support/test-app';
 import { sink } from '../support/sink';
 
@@ -56,6 +61,58 @@ describe('audit CLI', () => {
     expect(await auditVerify({ url, key: auditor, out, err: sink() }, {})).toBe(1);
     expect(out.text()).toMatch(/chain BROKEN/);
     expect(out.text()).toMatch(/anomaly at \d+/);
+  });
+
+  it('keygen writes an owner-only Ed25519 key file the host accepts, and never overwrites one unless forced; it needs no API key', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'audit-keygen-'));
+    const file = path.join(dir, 'audit.pem');
+    const out = sink();
+    expect(auditKeygen({ out: file }, { out })).toBe(0);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const spki = /public key \(base64 SPKI, advertised as checkpointPublicKey\): (\S+)/.exec(out.text())![1];
+    expect(createPublicKey({ key: Buffer.from(spki, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyType).toBe('ed25519');
+    expect(out.text()).toContain(`OPENWOP_AUDIT_SIGNING_KEY_FILE=${file}`);
+    expect(loadAuditSettings({ OPENWOP_AUDIT_SIGNING_KEY_FILE: file }, { allowPrivate: false, allowedPorts: [[443, 443]] }).signingKeySource).toBe('OPENWOP_AUDIT_SIGNING_KEY_FILE');
+    const before = fs.readFileSync(file, 'utf8');
+    expect(() => auditKeygen({ out: file }, { out: sink() })).toThrow(/exists: give --force/);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(auditKeygen({ out: file, force: true }, { out: sink() })).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).not.toBe(before);
+
+    // Through the command tree: no --key, no OPENWOP_API_KEY, and still it runs.
+    const saved = { key: process.env.OPENWOP_API_KEY, exitCode: process.exitCode };
+    const write = process.stdout.write;
+    delete process.env.OPENWOP_API_KEY;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      await buildCli().exitOverride().parseAsync(['node', 'openwop-host', 'audit', 'keygen', '--out', path.join(dir, 'second.pem')]);
+      expect(process.exitCode).toBe(0);
+    } finally {
+      process.stdout.write = write;
+      process.exitCode = saved.exitCode;
+      if (saved.key !== undefined) process.env.OPENWOP_API_KEY = saved.key;
+    }
+    expect(fs.existsSync(path.join(dir, 'second.pem'))).toBe(true);
+    // verify still needs a key.
+    await expect(buildCli().exitOverride().parseAsync(['node', 'openwop-host', 'audit', '--url', url, 'verify'])).rejects.toThrow(/--key/);
+  });
+
+  it('verify --since and --pin-file reach the pin through the command tree', async () => {
+    const pinFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'audit-pin-')), 'pins.json');
+    const res = await t.http('GET', '/v1/audit/verify?fromSeq=0&toSeq=1', { token: auditor });
+    const first = res.body.checkpoints[0] as { checkpoint: string };
+    const saved = process.exitCode;
+    const write = process.stdout.write;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      await buildCli().exitOverride().parseAsync(['node', 'openwop-host', 'audit', '--url', url, '--key', auditor, 'verify', '--from', '1', '--to', '1', '--since', first.checkpoint, '--pin-file', pinFile]);
+      expect(process.exitCode).toBe(0);
+    } finally {
+      process.stdout.write = write;
+      process.exitCode = saved;
+    }
+    const pins = Object.values((JSON.parse(fs.readFileSync(pinFile, 'utf8')) as { pins: Record<string, { checkpoint: string; atSequence: number }> }).pins);
+    expect(pins).toEqual([expect.objectContaining({ checkpoint: first.checkpoint, atSequence: 1 })]);
   });
 
   it('a key without audit:read is refused before anything is checked', async () => {

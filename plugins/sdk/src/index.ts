@@ -9,3 +9,4 @@ export * from './goals';
 export * from './node-executor';
 export * from './tool-source-contract';
 export * from './run-artifacts';
+export * from './audit';

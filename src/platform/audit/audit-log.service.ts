@@ -1,11 +1,14 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, randomUUID, sign, verify } from 'node:crypto';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError } from '../errors/domain-error';
 import type { Principal } from '../identity/principal';
+import { checkCheckpoints } from './audit-checkpoint-check';
 import { auditEntryHash, merkleRoot } from './merkle';
 import { InvariantViolation } from '../errors/internal-fault';
+import { AuditCheckpointRecord, queueCheckpointExport } from './audit-checkpoint.exporter';
+import { AuditSigningService, CheckpointSigner } from './audit-signing.service';
 
 /** The security-relevant actions the host records (docs/security.md §"Audit log"). */
 export type AuditAction =
@@ -57,6 +60,12 @@ export interface AuditAnomaly {
   actualPrevHash: string;
 }
 
+/** A verifier's pinned checkpoint: its sequence and Merkle root. */
+export interface AuditPin {
+  seq: number;
+  root: string;
+}
+
 /** audit-verify-result.schema.json (closed). */
 export interface AuditVerifyResult {
   fromSeq: number;
@@ -67,7 +76,6 @@ export interface AuditVerifyResult {
   anomalies: AuditAnomaly[];
 }
 
-const KEY_SECRET_NAME = 'audit-checkpoint-ed25519';
 /** Detail names that could carry a credential are refused outright: a programming error, never stored. */
 const SECRET_NAME = /secret|token|password|passphrase|credential|authorization|apikey|api_key|private/i;
 /** The most entries one verify call re-walks. */
@@ -77,19 +85,6 @@ const BATCH = 1000;
 /** The principal's part an entry records: who acted, never what they presented. */
 export function auditActor(p: Principal): AuditRecord['actor'] {
   return { principal: p.principal, kind: p.kind, ...(p.keyId ? { keyId: p.keyId } : {}) };
-}
-
-interface SigningKeys {
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  spki: string;
-  fingerprint: string;
-}
-
-function keysOf(privateKey: KeyObject): SigningKeys {
-  const publicKey = createPublicKey(privateKey);
-  const der = publicKey.export({ format: 'der', type: 'spki' });
-  return { privateKey, publicKey, spki: der.toString('base64'), fingerprint: createHash('sha256').update(der).digest('hex').slice(0, 32) };
 }
 
 function rowsOf<T>(result: unknown): T[] {
@@ -105,14 +100,16 @@ function rowsOf<T>(result: unknown): T[] {
  * tenant on every replica until that transaction ends (so the chain never forks, and an action that
  * rolls back leaves no entry). The first entry and every `checkpointIntervalEntries`-th after the
  * last checkpoint mint a checkpoint in the same transaction: an Ed25519 signature over the Merkle
- * root of the entries since the previous checkpoint.
+ * root of the entries since the previous checkpoint, by the key AuditSigningService holds, queued
+ * for the configured export sinks in the same transaction.
  */
 @Injectable()
-export class AuditLogService implements OnApplicationBootstrap {
-  private keys?: Promise<SigningKeys>;
+export class AuditLogService {
+  private readonly logger = new Logger('audit');
 
   constructor(
     private readonly ds: DataSource,
+    private readonly signing: AuditSigningService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
@@ -124,51 +121,9 @@ export class AuditLogService implements OnApplicationBootstrap {
     return this.config.audit.checkpointIntervalSeconds;
   }
 
-  /** Reads the signing key early (non-fatal: a host starts while its database is away; it is read again at first use). */
-  async onApplicationBootstrap(): Promise<void> {
-    await this.signingKeys().catch(() => undefined);
-  }
-
-  /**
-   * The signing key: OPENWOP_AUDIT_SIGNING_KEY, else one generated once and kept in `host_secret`.
-   * Inside an append it is read through the appender's transaction (not a second connection, which a
-   * busy pool might not give while this one holds the chain lock); a key this transaction itself
-   * wrote is not cached, since the transaction may still roll back.
-   */
-  private signingKeys(m?: EntityManager): Promise<SigningKeys> {
-    if (this.keys) return this.keys;
-    const configured = this.config.audit.signingKey;
-    if (configured) {
-      const key = configured.startsWith('-----BEGIN') ? createPrivateKey(configured) : createPrivateKey({ key: Buffer.from(configured, 'base64'), format: 'der', type: 'pkcs8' });
-      return (this.keys = Promise.resolve(keysOf(key)));
-    }
-    const db = m ?? this.ds;
-    const load = (async (): Promise<{ keys: SigningKeys; committed: boolean }> => {
-      const read = async () => ((await db.query(`SELECT "value" FROM "host_secret" WHERE "name" = $1`, [KEY_SECRET_NAME])) as Array<{ value: Buffer | Uint8Array }>)[0];
-      let row = await read();
-      let committed = true;
-      if (!row) {
-        // The first replica to need it writes it; every other one reads the same row.
-        const fresh = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' });
-        await db.query(`INSERT INTO "host_secret" ("name", "value") VALUES ($1, $2) ON CONFLICT ("name") DO NOTHING`, [KEY_SECRET_NAME, fresh]);
-        row = await read();
-        committed = !m;
-      }
-      return { keys: keysOf(createPrivateKey({ key: Buffer.from(row.value), format: 'der', type: 'pkcs8' })), committed };
-    })();
-    const keys = load.then((l) => l.keys);
-    void load.then(
-      (l) => {
-        if (l.committed) this.keys ??= keys;
-      },
-      () => undefined,
-    );
-    return keys;
-  }
-
   /** The advertised `checkpointPublicKey`: base64 SubjectPublicKeyInfo DER. */
   async publicKeySpki(): Promise<string> {
-    return (await this.signingKeys()).spki;
+    return (await this.signing.signer()).spki;
   }
 
   /**
@@ -176,7 +131,14 @@ export class AuditLogService implements OnApplicationBootstrap {
    * transaction's last statement where possible: the chain row stays locked until the commit.
    */
   async record(m: EntityManager, rec: AuditRecord): Promise<void> {
-    const keys = await this.signingKeys(m);
+    // The key in the database is read in this transaction (a failure there fails it anyway); a signer
+    // elsewhere that cannot be reached (a KMS away, a plugin the CLI does not load) leaves the new
+    // entries to the sealer's next pass instead of failing the action.
+    const signer = await this.signing.signer(m).catch((err: unknown) => {
+      if (this.signing.inDatabase) throw err;
+      this.logger.warn({ msg: 'audit checkpoint signer unavailable: the entries are sealed at a later pass', tenant: rec.tenant, err });
+      return undefined;
+    });
     const details: Record<string, AuditDetail> = {};
     for (const [k, v] of Object.entries(rec.details ?? {})) {
       if (v === undefined) continue;
@@ -208,20 +170,43 @@ export class AuditLogService implements OnApplicationBootstrap {
       rec.tenant, seq, rec.action, JSON.stringify(entry), entry.prevHash, hash,
     ]);
     const lastCheckpoint = Number(head.last_checkpoint_seq);
-    const checkpoint = seq === 1 || seq - lastCheckpoint >= this.config.audit.checkpointIntervalEntries;
-    if (checkpoint) await this.mintCheckpoint(m, keys, rec.tenant, lastCheckpoint, seq);
+    const due = seq === 1 || seq - lastCheckpoint >= this.config.audit.checkpointIntervalEntries;
+    // A signer that fails (a KMS away) leaves the entries to the sealer's next pass, not the action failed.
+    const checkpoint = due && !!signer && (await this.mintCheckpoint(m, signer, rec.tenant, lastCheckpoint, seq));
     await m.query(`UPDATE "audit_chain" SET "head_hash" = $2${checkpoint ? `, "last_checkpoint_seq" = "head_seq"` : ''} WHERE "tenant" = $1`, [rec.tenant, hash]);
   }
 
-  /** Signs the entries (after, atSeq] of a tenant; the caller holds the tenant's chain row lock. */
-  private async mintCheckpoint(m: EntityManager, keys: SigningKeys, tenant: string, after: number, atSeq: number): Promise<void> {
+  /**
+   * Signs the entries (after, atSeq] of a tenant and queues the checkpoint for the export sinks; the
+   * caller holds the tenant's chain row lock. False, with nothing written, when the signer failed.
+   */
+  private async mintCheckpoint(m: EntityManager, signer: CheckpointSigner, tenant: string, after: number, atSeq: number): Promise<boolean> {
     const leaves = (await m.query(`SELECT "hash" FROM "audit_entry" WHERE "tenant" = $1 AND "seq" > $2 AND "seq" <= $3 ORDER BY "seq"`, [tenant, after, atSeq])) as Array<{ hash: string }>;
     const root = merkleRoot(leaves.map((l) => l.hash));
-    const signature = sign(null, Buffer.from(root, 'hex'), keys.privateKey).toString('base64');
+    let signature: string;
+    try {
+      signature = (await signer.sign(Buffer.from(root, 'hex'))).toString('base64');
+    } catch (err) {
+      this.logger.warn({ msg: 'audit checkpoint not signed: the entries are sealed at a later pass', tenant, atSeq, signer: signer.source, err });
+      return false;
+    }
+    const record: AuditCheckpointRecord = {
+      type: 'openwop.audit.checkpoint',
+      tenant,
+      checkpoint: `ckpt_${randomUUID()}`,
+      atSequence: atSeq,
+      prevAtSequence: after,
+      merkleRoot: root,
+      signature,
+      keyFingerprint: signer.fingerprint,
+      sealedAt: new Date().toISOString(),
+    };
     await m.query(
       `INSERT INTO "audit_checkpoint" ("id", "tenant", "at_seq", "prev_at_seq", "merkle_root", "signature", "key_fingerprint") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [`ckpt_${randomUUID()}`, tenant, atSeq, after, root, signature, keys.fingerprint],
+      [record.checkpoint, tenant, atSeq, after, root, signature, signer.fingerprint],
     );
+    await queueCheckpointExport(m, this.config, record);
+    return true;
   }
 
   /**
@@ -231,19 +216,23 @@ export class AuditLogService implements OnApplicationBootstrap {
    * Returns how many checkpoints it minted.
    */
   async sealPending(signal?: AbortSignal): Promise<number> {
-    const keys = await this.signingKeys();
+    const signer = await this.signing.signer();
     let sealed = 0;
     for (let pass = 0; pass < 100 && !signal?.aborted; pass++) {
       const n = await this.ds.transaction(async (m) => {
         const heads = (await m.query(
           `SELECT "tenant", "head_seq", "last_checkpoint_seq" FROM "audit_chain" WHERE "head_seq" > "last_checkpoint_seq" ORDER BY "tenant" LIMIT 100 FOR UPDATE SKIP LOCKED`,
         )) as Array<{ tenant: string; head_seq: string; last_checkpoint_seq: string }>;
+        let minted = 0;
         for (const h of heads) {
-          await this.mintCheckpoint(m, keys, h.tenant, Number(h.last_checkpoint_seq), Number(h.head_seq));
+          if (!(await this.mintCheckpoint(m, signer, h.tenant, Number(h.last_checkpoint_seq), Number(h.head_seq)))) continue;
           await m.query(`UPDATE "audit_chain" SET "last_checkpoint_seq" = "head_seq" WHERE "tenant" = $1`, [h.tenant]);
+          minted++;
         }
-        return heads.length;
+        return heads.length && !minted ? -1 : heads.length;
       });
+      // The signer failed on every chain of the pass: stop, the next slot tries again.
+      if (n < 0) break;
       sealed += n;
       if (n < 100) break;
     }
@@ -253,10 +242,13 @@ export class AuditLogService implements OnApplicationBootstrap {
   /**
    * Re-walks the tenant's entries [fromSeq, toSeq]: every `prevHash` against the recomputed hash of
    * the entry before it, the chain head against the recomputed hash of the last entry, and every
-   * checkpoint in the range (Merkle root over the recomputed hashes it anchors, and its signature).
+   * checkpoint in the range (Merkle root over the recomputed hashes it anchors, and its signature by
+   * the current key or a trusted previous one). A `pin` (a verifier's last verified checkpoint, in
+   * the range) must still be there with the same root: a truncation below it, or a rewrite of it, is
+   * an anomaly at its sequence (`expectedPrevHash` the pinned root, `actualPrevHash` what is there).
    */
-  async verify(tenant: string, fromSeq: number, toSeq: number): Promise<AuditVerifyResult> {
-    const keys = await this.signingKeys();
+  async verify(tenant: string, fromSeq: number, toSeq: number, pin?: AuditPin): Promise<AuditVerifyResult> {
+    const trusted = await this.signing.trustedKeys();
     const [chain] = (await this.ds.query(`SELECT "head_seq", "head_hash" FROM "audit_chain" WHERE "tenant" = $1`, [tenant])) as Array<{ head_seq: string; head_hash: string | null }>;
     const headSeq = chain ? Number(chain.head_seq) : 0;
     const cps = (await this.ds.query(
@@ -309,27 +301,10 @@ export class AuditLogService implements OnApplicationBootstrap {
       }
     }
 
-    let checkpointsValid = true;
-    let previousAt: number | undefined;
-    const checkpoints: AuditCheckpointView[] = [];
-    for (const cp of cps) {
-      const at = Number(cp.at_seq);
-      const from = Number(cp.prev_at_seq);
-      const leaves: string[] = [];
-      for (let s = from + 1; s <= at; s++) {
-        const h = hashes.get(s);
-        if (h) leaves.push(h);
-      }
-      let ok = leaves.length === at - from && (previousAt === undefined || previousAt === from) && cp.key_fingerprint === keys.fingerprint;
-      ok = ok && merkleRoot(leaves) === cp.merkle_root;
-      try {
-        ok = ok && verify(null, Buffer.from(cp.merkle_root, 'hex'), keys.publicKey, Buffer.from(cp.signature, 'base64'));
-      } catch {
-        ok = false;
-      }
-      if (!ok) checkpointsValid = false;
-      previousAt = at;
-      checkpoints.push({ checkpoint: cp.id, atSequence: at, merkleRoot: cp.merkle_root, signature: cp.signature });
+    const { checkpointsValid, checkpoints } = checkCheckpoints(cps, hashes, anomalies, trusted);
+    if (pin) {
+      const held = cps.find((c) => Number(c.at_seq) === pin.seq);
+      if (held?.merkle_root !== pin.root) anomalies.push({ atSeq: pin.seq, expectedPrevHash: pin.root, actualPrevHash: held?.merkle_root ?? '' });
     }
     anomalies.sort((a, b) => a.atSeq - b.atSeq);
     return { fromSeq, toSeq, chainValid: anomalies.length === 0 && checkpointsValid, checkpointsValid, checkpoints, anomalies };

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { ForbiddenError, ValidationError } from '../errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../identity/decorators';
 import type { Principal } from '../identity/principal';
@@ -27,6 +27,23 @@ export class AuditVerifyQuery {
   @Min(0)
   @Max(MAX_SEQ)
   toSeq?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: "Sequence of a checkpoint the caller verified before (its pin), within [fromSeq, toSeq]; with pinnedRoot. The checkpoint must still be there with that root: a chain truncated below it, or a checkpoint rewritten at it, is an anomaly at pinnedSeq (expectedPrevHash the pinned root, actualPrevHash the stored one or \"\").",
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_SEQ)
+  pinnedSeq?: number;
+
+  @ApiPropertyOptional({ type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The Merkle root (lowercase hex) of the pinned checkpoint; with pinnedSeq.' })
+  @IsOptional()
+  @Matches(/^[0-9a-f]{64}$/, { message: 'pinnedRoot must be a Merkle root: 64 lowercase hex digits' })
+  pinnedRoot?: string;
 }
 
 /** `GET /v1/audit/verify` (auth-profiles.md §"Audit-log integrity" 4): the caller tenant's chain, never another's. */
@@ -40,7 +57,7 @@ export class AuditController {
   @ApiOperation({
     operationId: 'verifyAuditLog',
     summary: "Re-walk the tenant's audit hash chain over [fromSeq, toSeq] and verify its signed checkpoints",
-    description: 'Tenant-level credentials only: the chain is the whole tenant\'s, so a workspace-bound credential is refused (403).',
+    description: "Tenant-level credentials only: the chain is the whole tenant's, so a workspace-bound credential is refused (403). A verifier that pinned a checkpoint before passes pinnedSeq and pinnedRoot: a truncation below the pin, or a rewrite of it, is reported as an anomaly at pinnedSeq.",
   })
   @ApiOkResponse({ schema: protocolSchemaRef('AuditVerifyResult') })
   @ApiErrors(400, 401, 403)
@@ -55,5 +72,8 @@ export function verifyAuditLog(audit: AuditLogService, p: Principal, q: AuditVer
   const fromSeq = q.fromSeq ?? 0;
   const toSeq = q.toSeq ?? MAX_SEQ;
   if (toSeq < fromSeq) throw new ValidationError('toSeq must be greater than or equal to fromSeq.', { fromSeq, toSeq });
-  return audit.verify(p.tenant, fromSeq, toSeq);
+  if ((q.pinnedSeq === undefined) !== (q.pinnedRoot === undefined)) throw new ValidationError('pinnedSeq and pinnedRoot go together: give both or neither.', { pinnedSeq: q.pinnedSeq ?? null, pinnedRoot: q.pinnedRoot ?? null });
+  if (q.pinnedSeq !== undefined && (q.pinnedSeq < fromSeq || q.pinnedSeq > toSeq)) throw new ValidationError('pinnedSeq must lie within [fromSeq, toSeq].', { fromSeq, toSeq, pinnedSeq: q.pinnedSeq });
+  const pin = q.pinnedSeq !== undefined && q.pinnedRoot !== undefined ? { seq: q.pinnedSeq, root: q.pinnedRoot } : undefined;
+  return audit.verify(p.tenant, fromSeq, toSeq, pin);
 }

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
+import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
 import { ConfigError } from './config-error';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 
@@ -72,14 +73,7 @@ export interface HostConfig {
   artifacts: { maxBytes: number };
 }
 
-export interface AuditConfig {
-  /** A signed checkpoint every this many entries of a tenant's chain (and at its first entry). */
-  checkpointIntervalEntries: number;
-  /** Newest entries no checkpoint covers are sealed by one within about this many seconds. */
-  checkpointIntervalSeconds: number;
-  /** The Ed25519 checkpoint signing key (PKCS#8, PEM or base64 DER); unset: generated once and kept in `host_secret`. */
-  signingKey?: string;
-}
+export type { AuditConfig } from './audit-settings';
 
 export interface RetentionConfig {
   runDays: number;
@@ -216,15 +210,13 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
-  { name: 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', default: '1000', description: 'The audit log signs a checkpoint at the first entry of a tenant\'s chain and then every this many entries (advertised as `auth.auditLogIntegrity.checkpointIntervalEntries`).' },
-  { name: 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', default: '300', description: 'Entries no checkpoint covers yet are sealed by a checkpoint within about this many seconds (one replica does it, on the scheduler; advertised as `auth.auditLogIntegrity.checkpointIntervalSeconds`).' },
-  { name: 'OPENWOP_AUDIT_SIGNING_KEY', description: 'Ed25519 private key that signs audit checkpoints (PKCS#8, PEM or base64 DER); every replica needs the same one, distinct from any other signing key. Unset: a key is generated once and kept in the database (table `host_secret`).' },
   { name: 'OPENWOP_RUN_RETENTION_DAYS', default: '30', description: 'Runs finished (completed, failed or cancelled) longer ago than this many days are deleted with their node rows, events and invocation records (at least 7). The audit log is kept.' },
   { name: 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', default: '168', description: 'Idempotency records (the stored answers of `Idempotency-Key` requests) older than this many hours are deleted (at least 24); a key reused after that is a new request.' },
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
+  ...AUDIT_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -424,11 +416,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     grpc,
     webhooks,
     tracing: loadTracingConfig(env),
-    audit: {
-      checkpointIntervalEntries: int(env, 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', 1000, 1, 1_000_000),
-      checkpointIntervalSeconds: int(env, 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', 300, 5, 86_400),
-      signingKey: auditSigningKey(str(env, 'OPENWOP_AUDIT_SIGNING_KEY')),
-    },
+    audit: loadAuditSettings(env, { allowPrivate: webhooks.allowPrivate, allowedPorts: webhooks.allowedPorts }),
     retention: {
       runDays: int(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
       idempotencyHours: int(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
@@ -449,21 +437,6 @@ function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
     throw new ConfigError(`OPENWOP_HTTP_HEADERS_TIMEOUT_MS (${t.headersTimeoutMs}) must not exceed OPENWOP_HTTP_REQUEST_TIMEOUT_MS (${t.requestTimeoutMs})`);
   }
   return t;
-}
-
-/** An Ed25519 private key, PEM or base64 PKCS#8 DER; anything else stops the host at start. */
-function auditSigningKey(v: string | undefined): string | undefined {
-  if (v === undefined) return undefined;
-  const refused = (reason: string) => new ConfigError(`OPENWOP_AUDIT_SIGNING_KEY must be an Ed25519 private key (PKCS#8, PEM or base64 DER): ${reason}`);
-  let type: string | undefined;
-  try {
-    const { createPrivateKey } = require('node:crypto') as typeof import('node:crypto');
-    type = (v.startsWith('-----BEGIN') ? createPrivateKey(v) : createPrivateKey({ key: Buffer.from(v, 'base64'), format: 'der', type: 'pkcs8' })).asymmetricKeyType;
-  } catch (e) {
-    throw refused((e as Error).message);
-  }
-  if (type !== 'ed25519') throw refused(`a ${type} key`);
-  return v;
 }
 
 function interruptSecret(v: string | undefined): string | undefined {

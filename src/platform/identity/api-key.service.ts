@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditSigningService } from '../audit/audit-signing.service';
 import { AuditLogService, AuditRecord } from '../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ValidationError, NotFoundError } from '../errors/domain-error';
@@ -78,7 +79,7 @@ export class ApiKeyService {
     audit?: AuditLogService,
   ) {
     // The CLI builds this service without Nest: it records to the same audit log.
-    this.audit = audit ?? new AuditLogService(ds, config);
+    this.audit = audit ?? new AuditLogService(ds, new AuditSigningService(ds, undefined, config), config);
   }
 
   async create(input: CreateApiKeyInput, actor: KeyActor = SYSTEM_ACTOR): Promise<{ key: string; view: ApiKeyView }> {
