@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * Re-walk the tenant's audit hash chain over [fromSeq, toSeq] and verify its signed checkpoints
-         * @description Tenant-level credentials only: the chain is the whole tenant's, so a workspace-bound credential is refused (403).
+         * @description Tenant-level credentials only: the chain is the whole tenant's, so a workspace-bound credential is refused (403). A verifier that pinned a checkpoint before passes pinnedSeq and pinnedRoot: a truncation below the pin, or a rewrite of it, is reported as an anomaly at pinnedSeq.
          */
         get: operations["verifyAuditLog"];
         put?: never;
@@ -3259,6 +3259,10 @@ export interface operations {
             query?: {
                 /** @description First sequence to verify, inclusive (default 0: from the start of the chain). */
                 fromSeq?: number;
+                /** @description The Merkle root (lowercase hex) of the pinned checkpoint; with pinnedSeq. */
+                pinnedRoot?: string;
+                /** @description Sequence of a checkpoint the caller verified before (its pin), within [fromSeq, toSeq]; with pinnedRoot. The checkpoint must still be there with that root: a chain truncated below it, or a checkpoint rewritten at it, is an anomaly at pinnedSeq (expectedPrevHash the pinned root, actualPrevHash the stored one or ""). */
+                pinnedSeq?: number;
                 /** @description Last sequence to verify, inclusive (default: the chain head). At most 100000 entries are re-walked per call. */
                 toSeq?: number;
             };
