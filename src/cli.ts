@@ -1,8 +1,11 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { HostClientOptions } from './cli/host-client';
 import { ConfigError } from './platform/config/config-error';
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { ROLES, roleOf } from './platform/identity/scopes';
+import { PROJECT_ROOT } from './platform/project-root';
 
 /*
  * The command tree only. Every action loads what it needs when it runs (`await import(...)`): the
@@ -37,6 +40,11 @@ function parseSeq(v: string): number {
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
+/** The `version` of the host's package.json (from src/ and from the build alike). */
+function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /**
  * `--url` and `--key` of a client command group, checked before anything connects: a missing key
  * or a malformed URL is an argument error.
@@ -46,9 +54,10 @@ function clientOf(group: Command): () => HostClientOptions {
     const o = group.opts<{ url?: string; key?: string }>();
     const key = o.key ?? process.env.OPENWOP_API_KEY;
     if (!key) throw new InvalidArgumentError('give --key or set OPENWOP_API_KEY');
+    const urlFrom = o.url !== undefined ? '--url' : process.env.OPENWOP_HOST_URL !== undefined ? 'OPENWOP_HOST_URL' : 'default';
     const url = o.url ?? process.env.OPENWOP_HOST_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8080}`;
     if (!/^https?:\/\/[^/\s]+/.test(url)) throw new InvalidArgumentError('--url must be an http(s) URL');
-    return { url, key, out: process.stdout, err: process.stderr, urlArgument: o.url };
+    return { url, key, out: process.stdout, err: process.stderr, urlArgument: o.url, urlFrom };
   };
 }
 
@@ -69,6 +78,7 @@ function clientGroup(program: Command, name: string, description: string, local:
 
 export function buildCli(): Command {
   const program = new Command('openwop-host').description('OpenWOP host: serve, migrate, manage API keys, export and import; runs, approvals, packs and the audit log of a running host').showHelpAfterError();
+  program.version(packageVersion(), '-V, --version', 'print the version of the host package');
 
   program
     .command('serve')

@@ -11,6 +11,41 @@ export interface HostClientOptions {
   err: Writable;
   /** The `--url` given on the command line, repeated in the commands the client suggests. */
   urlArgument?: string;
+  /** Where `url` came from, named when the host cannot be reached there. */
+  urlFrom?: '--url' | 'OPENWOP_HOST_URL' | 'default';
+}
+
+/** A client command got no answer from the host: the message names the URL tried and how to set it. */
+export class HostUnreachableError extends Error {}
+
+const CONNECT_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'unknown host name',
+  EAI_AGAIN: 'unknown host name',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+};
+
+const URL_FROM = { '--url': 'from --url', OPENWOP_HOST_URL: 'from OPENWOP_HOST_URL', default: 'the default; neither --url nor OPENWOP_HOST_URL is set' };
+
+/** What a failed `fetch` (fetch's TypeError, its cause the socket error) becomes. */
+export function unreachable(o: Pick<HostClientOptions, 'url' | 'urlFrom'>, e: unknown): HostUnreachableError {
+  const cause = (e as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : '';
+  const why = CONNECT_FAILURES[code] ?? ((typeof cause?.message === 'string' && cause.message) || code || (e as Error)?.message || 'no connection');
+  const from = o.urlFrom ? `; ${URL_FROM[o.urlFrom]}` : '';
+  return new HostUnreachableError(`no answer from the host at ${baseUrl(o)} (${why}${from}): is it running? Give its URL with --url (before the subcommand) or OPENWOP_HOST_URL`);
+}
+
+/** `fetch` of a path of the host; a request that gets no answer throws a HostUnreachableError. */
+export async function hostFetch(o: Pick<HostClientOptions, 'url' | 'urlFrom'>, path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(`${baseUrl(o)}${path}`, init);
+  } catch (e) {
+    throw unreachable(o, e);
+  }
 }
 
 interface ErrorBody {
@@ -25,7 +60,7 @@ export function baseUrl(o: Pick<HostClientOptions, 'url'>): string {
 
 /** One JSON request; a non-2xx answer throws `<status> <error>: <message>` from the canonical envelope. */
 export async function call(o: HostClientOptions, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const res = await fetch(`${baseUrl(o)}${path}`, {
+  const res = await hostFetch(o, path, {
     method,
     headers: { authorization: `Bearer ${o.key}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     body: body !== undefined ? JSON.stringify(body) : undefined,

@@ -120,10 +120,44 @@ describe('the command line answers at once', () => {
       // failure, never a silent success.
       const keyed = await cli(['runs', '--url', url, 'list'], { OPENWOP_API_KEY: 'owk_test' });
       expect(keyed.code).toBe(1);
-      expect(keyed.stderr).toMatch(/^error: (fetch failed|the command ended without an answer)/);
+      expect(keyed.stderr).toMatch(new RegExp(`^error: (no answer from the host at ${url} |the command ended without an answer)`));
       expect(connections).toBeGreaterThan(0);
     } finally {
       server.close();
     }
   });
+
+  it('prints the package version with --version, without loading the host', async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const o = await cli([flag]);
+      expect(o.code).toBe(0);
+      expect(o.stdout).toBe(`${version}\n`);
+      expect(heavyIn(o.modules)).toEqual([]);
+    }
+  });
+
+  it('names the URL it tried, and how to set it, when nothing listens there', async () => {
+    // A port nobody listens on: taken, then freed.
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const url = `http://127.0.0.1:${port}`;
+    const cases: Array<{ args: string[]; env: NodeJS.ProcessEnv; from: string }> = [
+      { args: ['runs', 'list'], env: { PORT: String(port) }, from: 'the default; neither --url nor OPENWOP_HOST_URL is set' },
+      { args: ['runs', 'list'], env: { OPENWOP_HOST_URL: url }, from: 'from OPENWOP_HOST_URL' },
+      { args: ['runs', '--url', url, 'follow', '00000000-0000-4000-8000-000000000000'], env: {}, from: 'from --url' },
+      { args: ['runs', '--url', url, 'start', 'some.chain', '--follow'], env: {}, from: 'from --url' },
+      { args: ['approvals', '--url', `${url}/`, 'grant', 'x'], env: {}, from: 'from --url' },
+      { args: ['packs', '--url', url, 'install', path.join(ROOT, 'examples/packs')], env: {}, from: 'from --url' },
+      { args: ['audit', '--url', url, 'verify'], env: {}, from: 'from --url' },
+    ];
+    for (const c of cases) {
+      const o = await cli(c.args, { OPENWOP_API_KEY: 'owk_test', ...c.env });
+      expect(o.code).toBe(1);
+      expect(o.stderr).toBe(`error: no answer from the host at ${url} (connection refused; ${c.from}): is it running? Give its URL with --url (before the subcommand) or OPENWOP_HOST_URL\n`);
+      expect(o.ms).toBeLessThan(20_000);
+    }
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 /** `openwop-host runs start|list|cancel` and `approvals list|grant|deny` against a listening host. */
 import { buildCli } from '../../src/cli';
 import { approvalsDecide, approvalsList, approvalsResolve } from '../../src/capabilities/approvals/approvals.cli';
-import { parseInputs, runsCancel, runsList, runsStart } from '../../src/capabilities/runs/runs.cli';
+import { parseInputs, runsCancel, runsFollow, runsList, runsStart } from '../../src/capabilities/runs/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
 import { sink } from '../support/sink';
@@ -91,6 +91,38 @@ describe('runs CLI', () => {
     const noneErr = sink();
     await approvalsList({ url, key: approver, out: none, err: noneErr }, {});
     expect([none.text(), noneErr.text()]).toEqual(['', 'no pending approval\n']);
+  });
+
+  it('follows a run whose gate was granted already without asking to grant it again', async () => {
+    const started = sink();
+    expect(await runsStart({ url, key, out: started, err: sink() }, 'vendor.test.cli-gated', {})).toBe(0);
+    const runId = started.text().split(/\s+/)[0];
+    await waitForStatus(t, key, runId, ['waiting-approval']);
+    // While it waits, following it says what the gate needs.
+    const waiting = sink();
+    const live = runsFollow({ url, key, out: sink(), err: waiting }, runId, {});
+    let gate: string | undefined;
+    for (const deadline = Date.now() + 30_000; !gate && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      gate = /waiting for approval (\S+) \(node review\); grant it with: openwop-host approvals grant \S+\n/.exec(waiting.text())?.[1];
+    }
+    expect(gate).toBeDefined();
+    await approvalsDecide({ url, key: approver, out: sink(), err: sink() }, 'grant', gate!, {});
+    expect(await live).toBe(0);
+    // Followed again, from its first event: the gate's state comes from the host, not from the replayed event.
+    const both = await t.key({ principal: 'approver', scopes: ['runs:read', 'approvals:respond'] });
+    for (const [k, notice] of [
+      [both, `approval ${gate} (node review) was granted already`],
+      // A key that cannot read gates: the run's node no longer waits.
+      [key, `approval ${gate} (node review) no longer waits`],
+    ]) {
+      const err = sink();
+      const out = sink();
+      expect(await runsFollow({ url, key: k, out, err }, runId, {})).toBe(0);
+      expect(err.text()).toContain(`${notice}\n`);
+      expect(err.text()).not.toMatch(/grant it with/);
+      expect(out.text()).toContain('"shipped": true');
+    }
   });
 
   it('denies a gate: the followed run fails and the command exits 1', async () => {

@@ -1,4 +1,4 @@
-import { baseUrl, call, commandLine, HostClientOptions } from '../../cli/host-client';
+import { call, commandLine, hostFetch, HostClientOptions, HostUnreachableError } from '../../cli/host-client';
 
 /**
  * `openwop-host runs start|list|cancel`: a client of a running host's HTTP API (the run engine
@@ -40,14 +40,48 @@ export async function runsStart(o: RunsCliOptions, workflowId: string, opts: { i
   return follow(o, runId, opts.json === true);
 }
 
-/** How many nodes the run's chain has (`GET /v1/runs/{runId}/definition`), or undefined when it cannot be read. */
+/** How many nodes the run's chain has (`GET /v1/runs/{runId}/definition`), or undefined when it cannot be read; a host that does not answer fails the command. */
 async function nodeCount(o: RunsCliOptions, runId: string): Promise<number | undefined> {
   try {
     const def = await call(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}/definition`);
     return Array.isArray(def.nodes) ? def.nodes.length : undefined;
-  } catch {
+  } catch (e) {
+    if (e instanceof HostUnreachableError) throw e;
     return undefined;
   }
+}
+
+/**
+ * The state of the gate a `node.suspended` event names, asked of the host when the event is read (a
+ * replayed event of a gate decided since must not ask for a decision again): the gate itself
+ * (`GET /v1/approvals/{id}`, needs approvals:respond), else the run's view of the node, `pending` while
+ * the node waits and `closed` once it does not. Undefined when neither can be read.
+ */
+async function gateState(o: RunsCliOptions, runId: string, gate: string, node: string | undefined): Promise<string | undefined> {
+  const read = async (path: string): Promise<Record<string, unknown> | undefined> => {
+    try {
+      return await call(o, 'GET', path);
+    } catch (e) {
+      if (e instanceof HostUnreachableError) throw e;
+      return undefined;
+    }
+  };
+  const approval = await read(`/v1/approvals/${encodeURIComponent(gate)}`);
+  if (typeof approval?.state === 'string') return approval.state;
+  const run = await read(`/v1/runs/${encodeURIComponent(runId)}`);
+  const nodeState = node ? (run?.nodeStates as Record<string, { status?: string }> | undefined)?.[node]?.status : undefined;
+  if (nodeState) return nodeState === 'waiting' ? 'pending' : 'closed';
+  return undefined;
+}
+
+/** What a followed run waiting on a gate needs: the command that decides it while it is pending, else its state. */
+async function gateNotice(o: RunsCliOptions, runId: string, kind: string, gate: string, node: string | undefined): Promise<string> {
+  const what = `${kind} ${gate}${node ? ` (node ${node})` : ''}`;
+  const state = await gateState(o, runId, gate, node);
+  if (state === 'closed') return `${what} no longer waits`;
+  if (state && state !== 'pending') return `${what} was ${state} already`;
+  if (kind === 'approval') return `waiting for ${what}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}`;
+  return `waiting for ${what}; resolve it with: ${commandLine(o, 'approvals', 'resolve', gate, '--value', "'<json>'")}`;
 }
 
 /** `<status> <error>: <message>` of an error answer (the canonical envelope), or its status alone. */
@@ -67,7 +101,7 @@ const FOLLOW_RETRY_MS = 60_000;
 /**
  * Streams the run's events (SSE) with a progress line, `k/n nodes done`: k the nodes that completed,
  * n the nodes of the chain. While the run waits on an approval gate it says so, with the command that
- * grants it. Exit code 0 when the run completes. A stream that breaks before the run ends (the host
+ * grants it (a gate decided already is named with its state instead). Exit code 0 when the run completes. A stream that breaks before the run ends (the host
  * restarting, a proxy timing out) is resumed after the last event seen (Last-Event-ID), and a 503 is
  * retried after its Retry-After, for up to a minute.
  */
@@ -83,11 +117,11 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
     let broken = '';
     try {
       // Every event (debug): the progress line and the gate notice read node events `updates` may leave out.
-      res = await fetch(`${baseUrl(o)}/v1/runs/${encodeURIComponent(runId)}/events?streamMode=debug`, {
+      res = await hostFetch(o, `/v1/runs/${encodeURIComponent(runId)}/events?streamMode=debug`, {
         headers: { authorization: `Bearer ${o.key}`, accept: 'text/event-stream', ...(last ? { 'last-event-id': String(last) } : {}) },
       });
     } catch (e) {
-      broken = `cannot reach the host: ${(e as Error).message}`;
+      broken = (e as Error).message;
     }
     if (res && !res.ok) {
       const why = await describeFailure(res);
@@ -119,10 +153,8 @@ async function follow(o: RunsCliOptions, runId: string, json: boolean): Promise<
             if (e.type === 'run.completed' || e.type === 'run.failed' || e.type === 'run.cancelled') terminal = e.type;
             o.err.write(`[${String(e.sequence).padStart(4)}] ${completed.size}/${total ?? '?'} nodes done  ${e.type}${node ? ` ${node}` : ''}\n`);
             const gate = e.payload.interruptId;
-            if (e.type === 'node.suspended' && e.payload.kind === 'approval' && typeof gate === 'string') {
-              o.err.write(`waiting for approval ${gate}${node ? ` (node ${node})` : ''}; grant it with: ${commandLine(o, 'approvals', 'grant', gate)}\n`);
-            } else if (e.type === 'node.suspended' && typeof e.payload.kind === 'string' && typeof gate === 'string') {
-              o.err.write(`waiting for ${e.payload.kind} ${gate}${node ? ` (node ${node})` : ''}; resolve it with: ${commandLine(o, 'approvals', 'resolve', gate, '--value', "'<json>'")}\n`);
+            if (e.type === 'node.suspended' && typeof e.payload.kind === 'string' && typeof gate === 'string') {
+              o.err.write(`${await gateNotice(o, runId, e.payload.kind, gate, node)}\n`);
             }
           }
         }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { baseUrl, call, HostClientOptions } from '../../../cli/host-client';
+import { call, hostFetch, HostClientOptions } from '../../../cli/host-client';
 
 /**
  * `openwop-host packs install|list|uninstall`: a client of a running host's HTTP API
@@ -44,7 +44,7 @@ export async function packsInstall(o: HostClientOptions, target: string, opts: {
       failed++;
       continue;
     }
-    const res = await fetch(`${baseUrl(o)}/v1/installed-packs`, {
+    const res = await hostFetch(o, '/v1/installed-packs', {
       method: 'POST',
       headers: { authorization: `Bearer ${o.key}`, accept: 'application/json', 'content-type': 'application/json' },
       body: text,
