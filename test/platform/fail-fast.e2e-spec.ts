@@ -105,6 +105,29 @@ describe('a start that cannot complete exits non-zero with one clear line', () =
     expect(bad.code).toBe(1);
     expect(oneLine(bad.stderr)).toMatch(/^configuration error: OPENWOP_CONFIG: .*bad\.json is invalid/);
   }, 60_000);
+
+  it('refuses malformed OPENWOP_CREDENTIAL_KEYS before it creates or opens any database', async () => {
+    const parent = tmpDir();
+    const dataDir = path.join(parent, 'data');
+    try {
+      for (const [keys, reason] of [
+        ['bad', 'each entry is id:base64key'],
+        [`k1:${Buffer.alloc(16).toString('base64')}`, 'key "k1" must be 32 bytes in standard base64'],
+        [`k1:${Buffer.alloc(32).toString('base64')},k1:${Buffer.alloc(32, 1).toString('base64')}`, 'key id "k1" appears twice'],
+      ]) {
+        const res = await cli(['serve'], { OPENWOP_DATA_DIR: dataDir, PORT: '0', OPENWOP_CREDENTIAL_KEYS: keys });
+        expect(res.code).toBe(1);
+        const line = oneLine(res.stderr);
+        expect(line).toMatch(/^configuration error: OPENWOP_CREDENTIAL_KEYS: /);
+        expect(line).toContain(reason);
+        // Nothing was started: no log line, no database folder.
+        expect(res.stdout).toBe('');
+        expect(fs.existsSync(dataDir)).toBe(false);
+      }
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
 
 describe('keys create before the first serve', () => {

@@ -22,6 +22,9 @@ describe('host configuration', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ OPENWOP_API_KEY_PREFIX: 'Bad-' }, /OPENWOP_API_KEY_PREFIX/],
     [{ OPENWOP_MAX_BODY_BYTES: '10' }, /OPENWOP_MAX_BODY_BYTES must be between/],
+    [{ OPENWOP_CREDENTIAL_KEYS: 'k1' }, /OPENWOP_CREDENTIAL_KEYS: each entry is id:base64key/],
+    [{ OPENWOP_CREDENTIAL_KEYS: 'k1:c2hvcnQ=' }, /OPENWOP_CREDENTIAL_KEYS: key "k1" must be 32 bytes/],
+    [{ OPENWOP_CREDENTIAL_KEYS: ' , ' }, /OPENWOP_CREDENTIAL_KEYS is set but holds no key/],
   ])('refuses %j', (env, message) => {
     expect(() => loadHostConfig(env as NodeJS.ProcessEnv)).toThrow(ConfigError);
     expect(() => loadHostConfig(env as NodeJS.ProcessEnv)).toThrow(message);

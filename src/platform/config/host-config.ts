@@ -6,6 +6,7 @@ import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
 import { ConfigError } from './config-error';
+import { KeyringError, parseKeyring } from './credential-keys';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 
 /**
@@ -184,7 +185,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_JWT_CLAIM_PRINCIPAL', default: 'sub', description: 'JWT claim holding the principal id.' },
   { name: 'OPENWOP_JWT_CLAIM_SCOPES', default: 'scope', description: 'JWT claim holding scopes (space-separated string or array).' },
   { name: 'OPENWOP_JWT_CLAIM_ROLES', default: 'roles', description: 'JWT claim holding role names, expanded to their scopes.' },
-  { name: 'OPENWOP_CREDENTIAL_KEYS', description: 'Credential encryption keys, `id:base64key[,id:base64key]` (32-byte keys; the first encrypts, all decrypt). Unset: a key is generated once and kept in the data folder (embedded mode only).' },
+  { name: 'OPENWOP_CREDENTIAL_KEYS', description: 'Credential encryption keys, `id:base64key[,id:base64key]` (32-byte keys; the first encrypts, all decrypt). Unset: a key is generated once and kept in the data folder (embedded mode only). A malformed value stops the start (`configuration error: ...`) before any database is opened.' },
   { name: 'OPENWOP_INTERRUPT_TOKEN_SECRET', description: 'HMAC-SHA256 secret (at least 32 characters) that signs interrupt resolution tokens (`/v1/interrupts/{token}`); every replica needs the same one. Unset: a random secret is generated once and kept in the database (table `host_secret`).' },
   { name: 'OPENWOP_PROPOSALS_ACTIVATION', default: 'direct-rbac', description: 'How proposals are activated: direct-rbac or approval-gate.' },
   { name: 'OPENWOP_SCHEDULER_TICK_MS', default: '5000', description: 'How often each replica looks for due scheduled work.' },
@@ -382,7 +383,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
         roles: str(env, 'OPENWOP_JWT_CLAIM_ROLES') ?? 'roles',
       },
     },
-    credentialKeys: str(env, 'OPENWOP_CREDENTIAL_KEYS') ?? '',
+    credentialKeys: credentialKeys(str(env, 'OPENWOP_CREDENTIAL_KEYS')),
     interruptTokenSecret: interruptSecret(str(env, 'OPENWOP_INTERRUPT_TOKEN_SECRET')),
     proposalsActivation: activation,
     schedulerTickMs: int(env, 'OPENWOP_SCHEDULER_TICK_MS', 5000, 10, 3_600_000),
@@ -437,6 +438,18 @@ function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
     throw new ConfigError(`OPENWOP_HTTP_HEADERS_TIMEOUT_MS (${t.headersTimeoutMs}) must not exceed OPENWOP_HTTP_REQUEST_TIMEOUT_MS (${t.requestTimeoutMs})`);
   }
   return t;
+}
+
+/** OPENWOP_CREDENTIAL_KEYS, checked here so a malformed keyring stops the start before any database is opened. */
+function credentialKeys(v: string | undefined): string {
+  if (v === undefined) return '';
+  try {
+    if (!parseKeyring(v).length) throw new KeyringError('OPENWOP_CREDENTIAL_KEYS is set but holds no key (id:base64key[,id:base64key])');
+  } catch (e) {
+    if (e instanceof KeyringError) throw new ConfigError(e.message);
+    throw e;
+  }
+  return v;
 }
 
 function interruptSecret(v: string | undefined): string | undefined {

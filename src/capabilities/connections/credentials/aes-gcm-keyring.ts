@@ -1,38 +1,14 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { CredentialSealingContext, SealedCredential } from '@openwop-host/plugin-sdk';
+import { KeyringError, KeyringKey } from '../../../platform/config/credential-keys';
 
-export interface KeyringKey {
-  id: string;
-  key: Buffer;
-}
+// The keyring's format is configuration: parsed in the platform, where loading the configuration checks it.
+export { KeyringError, parseKeyring } from '../../../platform/config/credential-keys';
+export type { KeyringKey } from '../../../platform/config/credential-keys';
 
 const FORMAT_VERSION = 1;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
-const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
-
-export class KeyringError extends Error {}
-
-/**
- * Parses `id:base64key[,id:base64key]` (OPENWOP_CREDENTIAL_KEYS). The first key seals, all open.
- * Error messages name the key id, never key material.
- */
-export function parseKeyring(spec: string): KeyringKey[] {
-  const keys: KeyringKey[] = [];
-  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const sep = part.indexOf(':');
-    const id = sep > 0 ? part.slice(0, sep) : '';
-    if (!KEY_ID.test(id)) throw new KeyringError('OPENWOP_CREDENTIAL_KEYS: each entry is id:base64key with an id of letters, digits, ".", "_" or "-"');
-    const b64 = part.slice(sep + 1);
-    const key = Buffer.from(b64, 'base64');
-    if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== b64.replace(/=+$/, '')) {
-      throw new KeyringError(`OPENWOP_CREDENTIAL_KEYS: key "${id}" must be 32 bytes in standard base64`);
-    }
-    if (keys.some((k) => k.id === id)) throw new KeyringError(`OPENWOP_CREDENTIAL_KEYS: key id "${id}" appears twice`);
-    keys.push({ id, key });
-  }
-  return keys;
-}
 
 function aad(ctx: CredentialSealingContext): Buffer {
   // Binds a ciphertext to its row: a sealed value copied to another tenant or id does not open.
