@@ -93,19 +93,21 @@ export async function serve(): Promise<void> {
   log.info({ msg: 'openwop host listening', url: base, database: host.db?.describe ?? 'external', plugins: host.plugins.loaded.map((p) => p.id) });
   await startGrpc(host, cfg);
   if (cfg.bootstrapKey && (await keys.count()) === 0) {
-    const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin'], name: 'bootstrap' });
+    // The operator's first key: every scope of tenant "default" (admin) and the host-wide metrics (monitor).
+    const { key } = await keys.create({ tenant: 'default', principal: 'admin', roles: ['admin', 'monitor'], name: 'bootstrap' });
     process.stdout.write(
       [
         '',
-        'No API key existed, so an admin key for tenant "default" was created. It is shown only this once:',
+        'No API key existed, so an admin key for tenant "default" was created (roles admin and monitor). It is shown only this once:',
         '',
         `  ${key}`,
         '',
         'Try it:',
         `  curl -s ${base}/.well-known/openwop`,
         `  curl -s -H "Authorization: Bearer ${key}" ${base}/v1/tools`,
+        ...(cfg.metrics === 'scope' ? [`  curl -s -H "Authorization: Bearer ${key}" ${base}/metrics`] : []),
         '',
-        `Manage keys with: npx openwop-host keys create --tenant default --principal me --role editor`,
+        `Manage keys with: npx openwop-host keys create --tenant default --principal me --role admin`,
         `API reference: ${base}/docs`,
         `Operator console: ${base}/console/ (sign in with the key above)`,
         '',

@@ -54,6 +54,15 @@ describe('openwop-host on the embedded database', () => {
     const poll = await fetch(`${baseUrl}/v1/runs/host/events/poll`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
     expect(poll.status).toBe(200);
     expect((await fetch(`${baseUrl}/v1/runs/host/events/poll`)).status).toBe(401);
+    // The operator's first key also reads the host-wide metrics (role monitor), and the banner's key command is the README's.
+    const metrics = await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${bootstrapKey}` } });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('openwop_http_requests_total');
+    expect(stdout).toContain(`curl -s -H "Authorization: Bearer ${bootstrapKey}" ${baseUrl}/metrics`);
+    const readme = fs.readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+    const command = /^Manage keys with: (npx openwop-host keys create .*)$/m.exec(stdout)?.[1];
+    expect(command).toBe('npx openwop-host keys create --tenant default --principal me --role admin');
+    expect(readme).toContain(command);
     // The key is never written to the structured log.
     const logLines = stdout.split('\n').filter((l) => l.startsWith('{'));
     expect(logLines.length).toBeGreaterThan(0);

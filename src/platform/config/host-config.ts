@@ -173,7 +173,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'LOG_LEVEL', default: 'info', description: 'trace, debug, info, warn, error, fatal or silent.' },
   { name: 'OPENWOP_API_KEY_PREFIX', default: 'owk_', description: 'Prefix of the API keys the host mints.' },
   { name: 'OPENWOP_KEY_RECHECK_MS', default: '1000', description: 'Where revocations cannot arrive as PostgreSQL notifications (the embedded engine, or while the listener reconnects), how long a replica trusts a verified API key before reading it again: bounds how long a key revoked elsewhere (another replica, the CLI) still works here.' },
-  { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one admin key for tenant `default` and print it once.' },
+  { name: 'OPENWOP_BOOTSTRAP_KEY', default: 'true', description: 'On a start with no API key in the database, create one key for tenant `default` with the roles `admin` and `monitor` (so it also reads `/metrics`) and print it once.' },
   { name: 'OPENWOP_JWT_SECRET', description: 'HS256 secret for JWT bearer tokens (JWTs are refused when neither this nor a JWKS URL is set).' },
   { name: 'OPENWOP_JWT_JWKS_URL', description: 'JWKS URL for RS256/ES256 JWT bearer tokens from an identity provider.' },
   { name: 'OPENWOP_JWT_ISSUER', description: 'Required `iss` of JWTs (checked when set; required with a JWKS URL).' },
