@@ -74,8 +74,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Deny an approval gate (closes it; nothing is installed)
-         * @description Deny an approval gate (closes it; nothing is installed)
+         * Deny an approval gate (closes it: the run step fails, the proposal is not installed)
+         * @description Deny an approval gate (closes it: the run step fails, the proposal is not installed)
          */
         post: operations["denyApproval"];
         delete?: never;
@@ -94,8 +94,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Grant an approval gate (releases it when the quorum is met)
-         * @description Grant an approval gate (releases it when the quorum is met)
+         * Grant an approval gate (released once the quorum is met: the run step resumes, the proposal is installed)
+         * @description Grant an approval gate (released once the quorum is met: the run step resumes, the proposal is installed)
          */
         post: operations["grantApproval"];
         delete?: never;

@@ -39,6 +39,20 @@ function links(file: string): Array<{ target: string; anchor?: string }> {
   return out;
 }
 
+/** The (1-based) lines where table rows go on after a blank line: Markdown renders them as a second table without a header. */
+function splitTables(text: string): number[] {
+  const lines = text.split('\n');
+  const out: number[] = [];
+  let fenced = false;
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].startsWith('```')) fenced = !fenced;
+    const row = (l: string | undefined) => l !== undefined && l.startsWith('|');
+    const separator = (l: string | undefined) => l !== undefined && /^\|\s*:?-{3,}/.test(l);
+    if (!fenced && i >= 2 && row(lines[i]) && lines[i - 1].trim() === '' && row(lines[i - 2]) && !separator(lines[i + 1])) out.push(i + 1);
+  }
+  return out;
+}
+
 const pages = ['README.md', 'examples/README.md', ...fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 describe('documentation links', () => {
@@ -60,6 +74,15 @@ describe('documentation links', () => {
       if (anchor && dest.endsWith('.md') && !anchors(dest).has(anchor)) broken.push(`${target}#${anchor}: no such heading`);
     }
     expect(broken).toEqual([]);
+  });
+
+  it.each(pages)('no table of %s is split by a blank line', (page) => {
+    expect(splitTables(fs.readFileSync(path.join(root, page), 'utf8'))).toEqual([]);
+  });
+
+  it('the table check can fail: rows after a blank line are found, a second table is not', () => {
+    const text = '| a | b |\n| --- | --- |\n| 1 | 2 |\n\n| 3 | 4 |\n\n| c | d |\n| --- | --- |\n| 5 | 6 |\n';
+    expect(splitTables(text)).toEqual([5]);
   });
 
   it('the check can fail: a missing heading and a missing file are found', () => {

@@ -35,11 +35,11 @@ export class ApprovalsController {
     return this.approvals.get(p, id);
   }
 
-  /** Grants the gate; the grant that meets the quorum installs the artifact in the same transaction. */
+  /** Grants the gate; the grant that meets the quorum releases it in the same transaction: the run step resumes, the proposal's artifact is installed. */
   @Scopes('approvals:respond')
   @Post('/v1/approvals/:id/grant')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'grantApproval', summary: 'Grant an approval gate (releases it when the quorum is met)' })
+  @ApiOperation({ operationId: 'grantApproval', summary: 'Grant an approval gate (released once the quorum is met: the run step resumes, the proposal is installed)' })
   @ApiParam(ID_PARAM)
   @ApiBody({ type: ApprovalDecisionDto, required: false })
   @ApiOkResponse({ schema: APPROVAL_SCHEMA })
@@ -51,7 +51,7 @@ export class ApprovalsController {
   @Scopes('approvals:respond')
   @Post('/v1/approvals/:id/deny')
   @HttpCode(200)
-  @ApiOperation({ operationId: 'denyApproval', summary: 'Deny an approval gate (closes it; nothing is installed)' })
+  @ApiOperation({ operationId: 'denyApproval', summary: 'Deny an approval gate (closes it: the run step fails, the proposal is not installed)' })
   @ApiParam(ID_PARAM)
   @ApiBody({ type: ApprovalDecisionDto, required: false })
   @ApiOkResponse({ schema: APPROVAL_SCHEMA })

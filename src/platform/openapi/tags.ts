@@ -4,7 +4,7 @@
  * Only the tags some mounted operation uses are written.
  */
 export const OPENAPI_TAGS: Record<string, string> = {
-  approvals: 'Approval gates (RFC 0096 §activation): list, read, grant and deny the gates that hold an install for human approval.',
+  approvals: 'Approval gates (RFC 0051): where a run step (`core.approval`, a tool call that needs approval, a clarification, an external event) or a proposal (RFC 0096 approval-gate activation) waits for people: list, read, grant and deny them (resolving a run step’s interrupt with a value is under `interrupts`).',
   artifacts: 'Run-produced artifacts.',
   audit: 'The tamper-evident audit log (openwop-audit-log-integrity): verify the caller tenant\'s hash chain and its signed checkpoints.',
   connections: 'Connection packs and connections (RFC 0095): providers, consent plans, egress checks and encrypted credentials (never returned).',
