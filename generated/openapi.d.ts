@@ -996,8 +996,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)
-         * @description Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)
+         * Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume), or read them as JSON
+         * @description Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume), or read them as JSON
          */
         get: operations["streamRunEvents"];
         put?: never;
@@ -8879,6 +8879,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        events: components["schemas"]["RunEvent"][];
+                    };
                     /**
                      * @example id: 1
                      *     event: run.started

@@ -79,7 +79,7 @@ describe('the OpenAPI document', () => {
     expect(ok('GET /v1/compact-tools/{toolId}')).toEqual({ $ref: '#/components/schemas/CompactToolDescriptor' });
   });
 
-  it('types configurable from the RFC 0058 bounds and the event stream as text/event-stream', () => {
+  it('types configurable from the RFC 0058 bounds and the event stream as text/event-stream (or its JSON read)', () => {
     const body = (doc.components as { schemas: Record<string, { properties: Record<string, { properties?: Record<string, { type: string; minimum: number }>; additionalProperties?: unknown }> }> }).schemas.CreateRunBody;
     const c = body.properties.configurable;
     expect(Object.fromEntries(Object.entries(c.properties!).map(([k, v]) => [k, [v.type, v.minimum]]))).toEqual({
@@ -90,7 +90,8 @@ describe('the OpenAPI document', () => {
     });
     expect(c.additionalProperties).toBe(true);
     const sse = operations().find((o) => o.key === 'GET /v1/runs/{runId}/events')!.op.responses!['200'].content!;
-    expect(Object.keys(sse)).toEqual(['text/event-stream']);
+    // The stream, and the JSON read of the logged events for a client that asks for JSON.
+    expect(Object.keys(sse).sort()).toEqual(['application/json', 'text/event-stream']);
   });
 
   it('is valid OpenAPI 3.1', async () => {

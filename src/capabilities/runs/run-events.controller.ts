@@ -6,6 +6,7 @@ import { EventLogService, RunEventView } from '../../platform/events/event-log.s
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import { followRunEvents, TERMINAL_RUN_EVENTS } from './run-event-follower';
 import { RunEventsQuery } from './runs.dto';
 import { header } from './runs.http';
@@ -13,9 +14,19 @@ import { RunsService } from './runs.service';
 import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from './stream-modes';
 
 /**
+ * A client asking for JSON and not for an event stream (`Accept: application/json`) reads the run's
+ * logged events at once instead of following them.
+ */
+function wantsJson(accept: string | undefined): boolean {
+  const a = (accept ?? '').toLowerCase();
+  return a.includes('application/json') && !a.includes('text/event-stream');
+}
+
+/**
  * Following a run's events over SSE, with `Last-Event-ID` resume, stream modes and `bufferMs`
- * batching (the long-poll route is the platform's events controller). Its route follows
- * RunControlController's in the OpenAPI document (RunsModule registers it right after).
+ * batching (the long-poll route is the platform's events controller); a JSON read of them for a
+ * client that asks for JSON. Its route follows RunControlController's in the OpenAPI document
+ * (RunsModule registers it right after).
  */
 @ApiTags('runs')
 @Controller()
@@ -32,11 +43,13 @@ export class RunEventsController {
    * `streamMode` admits, as `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>`; `values`
    * sends `event: state.snapshot` frames (the RunSnapshot after each transition, a baseline first on
    * resume); `bufferMs` batches frames into `event: batch` (data: a JSON array, id: its highest
-   * sequence). The stream ends after the terminal run event.
+   * sequence). The stream ends after the terminal run event. With `Accept: application/json` (and
+   * not `text/event-stream`) the answer is `{events}` instead: the events logged so far that the
+   * stream mode admits (at most 1000 after `Last-Event-ID` / `lastSequence`), without following.
    */
   @Scopes('runs:read')
   @Get('/v1/runs/:runId/events')
-  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume)' })
+  @ApiOperation({ operationId: 'streamRunEvents', summary: 'Stream the events of a run (SSE; stream modes, bufferMs batching, Last-Event-ID resume), or read them as JSON' })
   @ApiParam({ name: 'runId' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event sequence.' })
   @ApiOkResponse({
@@ -46,6 +59,9 @@ export class RunEventsController {
       'text/event-stream': {
         schema: { type: 'string', description: 'SSE messages whose `data:` lines are RunEvent JSON objects (components.schemas.RunEvent).' },
         example: 'id: 1\nevent: run.started\ndata: {"eventId":"…","runId":"…","sequence":1,"type":"run.started","payload":{}}\n\n',
+      },
+      'application/json': {
+        schema: { type: 'object', required: ['events'], properties: { events: { type: 'array', items: protocolSchemaRef('RunEvent') } } },
       },
     },
   })
@@ -66,6 +82,10 @@ export class RunEventsController {
     const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
     const opened = await this.events.openRun(p, runId, after);
     if (!opened) throw new NotFoundError('No such run.');
+    if (wantsJson(header(req, 'accept'))) {
+      await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify({ events: opened.events.filter((e) => admits(modes, e.type)) }));
+      return;
+    }
     const snap = { runId: opened.runId, status: opened.status };
     const values = modes[0] === 'values';
     // `values` frames are snapshots, not events: they are never batched (the hint may be ignored).
