@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
+import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { consoleBuilt } from '../console/console-assets';
@@ -27,8 +28,17 @@ function config(): HostConfig {
 
 type DatabaseHandle = Awaited<ReturnType<typeof openDatabase>>;
 
+/** Nest's console logger on stderr: a command's stdout carries its output alone (`keys create --json | jq`). */
+class StderrLogger extends ConsoleLogger {
+  protected override printMessages(messages: unknown[], context?: string, logLevel?: LogLevel, _stream?: 'stdout' | 'stderr', errorStack?: unknown): void {
+    super.printMessages(messages, context, logLevel, 'stderr', errorStack);
+  }
+}
+
 /** Opens the database the host uses (joining a running embedded host through its socket). */
 async function withDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) => Promise<T>): Promise<T> {
+  // What the services a command builds without Nest log (the audit log's key warning, say) is not its output.
+  Logger.overrideLogger(new StderrLogger());
   const cfg = config();
   const handle = await openDatabase(cfg, HOST_SCHEMA, { poolSize: 2, joinEmbedded: true });
   try {
