@@ -712,6 +712,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the MCP servers of the tenant with their negotiated revision
+         * @description List the MCP servers of the tenant with their negotiated revision
+         */
+        get: operations["listMcpServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp/tool-pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the pinned MCP tool definitions of the tenant (held ones need an approval)
+         * @description List the pinned MCP tool definitions of the tenant (held ones need an approval)
+         */
+        get: operations["listMcpToolPins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/mcp/tool-pins/{serverId}/{toolName}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve the definition a held MCP tool now has
+         * @description The tool returns to the catalog and may be called again. 409 mcp_tool_definition_changed when the server serves another definition than `digest` by now.
+         */
+        post: operations["approveMcpToolPin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prompt-templates": {
         parameters: {
             query?: never;
@@ -1303,6 +1363,13 @@ export interface components {
         ApprovalDecisionDto: {
             /** @description Redaction-safe reason recorded with the decision. */
             reason?: string;
+        };
+        ApprovePinBody: {
+            /**
+             * @description The `observedDigest` of the held definition that was reviewed.
+             * @example sha256:4f…
+             */
+            digest: string;
         };
         /**
          * AuditVerifyResult
@@ -7181,6 +7248,315 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        servers: {
+                            /**
+                             * @description Whether the 2025-06-18 handshake may be used when the server does not speak the current revision.
+                             * @enum {string}
+                             */
+                            downgrade: "allow" | "forbid";
+                            /** @description The legacy revision was selected because the server does not speak the current one. */
+                            downgraded?: boolean;
+                            /** @enum {string} */
+                            era?: "modern" | "legacy";
+                            heldTools: number;
+                            /** Format: date-time */
+                            negotiatedAt?: string;
+                            /** @description The revision the host last settled with the server (absent before the first exchange or after a refusal). */
+                            negotiatedVersion?: string;
+                            /** @description The last negotiation failed closed. */
+                            refused?: {
+                                reason?: string;
+                                requested?: string;
+                            };
+                            /** @description The revision the host asks for first. */
+                            requestedVersion: string;
+                            serverId: string;
+                            /** @enum {string} */
+                            transport: "stdio" | "http";
+                        }[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMcpToolPins: {
+        parameters: {
+            query?: {
+                /** @description Only the pins of this server. */
+                serverId?: string;
+                state?: "approved" | "held";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pins: {
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            approvedBy: string | null;
+                            /** @description sha256:<hex> of the JCS text of the approved {name, description, inputSchema, outputSchema}. */
+                            approvedDigest: string;
+                            /** Format: date-time */
+                            changedAt: string | null;
+                            /** Format: date-time */
+                            firstSeenAt: string;
+                            /** @description The digest of the definition the server serves now (what an approval must name). */
+                            observedDigest: string;
+                            serverId: string;
+                            /**
+                             * @description `held`: the server now serves another definition; the tool is out of the catalog and its calls are refused.
+                             * @enum {string}
+                             */
+                            state: "approved" | "held";
+                            toolName: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    approveMcpToolPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                serverId: string;
+                toolName: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovePinBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        approvedAt: string | null;
+                        approvedBy: string | null;
+                        /** @description sha256:<hex> of the JCS text of the approved {name, description, inputSchema, outputSchema}. */
+                        approvedDigest: string;
+                        /** Format: date-time */
+                        changedAt: string | null;
+                        /** Format: date-time */
+                        firstSeenAt: string;
+                        /** @description The digest of the definition the server serves now (what an approval must name). */
+                        observedDigest: string;
+                        serverId: string;
+                        /**
+                         * @description `held`: the server now serves another definition; the tool is out of the catalog and its calls are refused.
+                         * @enum {string}
+                         */
+                        state: "approved" | "held";
+                        toolName: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

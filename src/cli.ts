@@ -216,6 +216,34 @@ export function buildCli(): Command {
       process.exitCode = await (await packsCli()).packsUninstall(packs.client(), id);
     });
 
+  // MCP: the revisions negotiated with the configured MCP servers and the pinned tool definitions.
+  const mcp = clientGroup(program, 'mcp', 'see the MCP servers and their negotiated revisions, list pinned MCP tool definitions and approve a held one on a running host (needs tools:manage, a tenant-level key)');
+  const mcpCli = () => import('./capabilities/tool-catalog/mcp/mcp.cli');
+  mcp.group
+    .command('servers')
+    .description('list the MCP servers of the tenant: transport, downgrade policy, negotiated revision, held tools')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      process.exitCode = await (await mcpCli()).mcpServers(mcp.client(), opts);
+    });
+  mcp.group
+    .command('pins')
+    .description('list the pinned MCP tool definitions (held ones are out of the catalog until approved)')
+    .addOption(new Option('--state <state>', 'only pins in this state').choices(['approved', 'held']))
+    .option('--server <serverId>', 'only the pins of this server')
+    .option('--json', 'print JSON')
+    .action(async (opts: { state?: string; server?: string; json?: boolean }) => {
+      process.exitCode = await (await mcpCli()).mcpPins(mcp.client(), opts);
+    });
+  mcp.group
+    .command('approve <serverId> <toolName>')
+    .description('approve the definition a held MCP tool serves now (--digest: the observed digest you reviewed)')
+    .option('--digest <digest>', 'the sha256:<hex> digest of the reviewed definition (default: the one the host observes now)')
+    .option('--json', 'print JSON')
+    .action(async (serverId: string, toolName: string, opts: { digest?: string; json?: boolean }) => {
+      process.exitCode = await (await mcpCli()).mcpApprove(mcp.client(), serverId, toolName, opts);
+    });
+
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.
   const approvals = clientGroup(program, 'approvals', 'list, grant, deny and resolve the approval gates and interrupts of a running host (needs approvals:respond)');
   const approvalsCli = () => import('./capabilities/approvals/approvals.cli');

@@ -12,6 +12,7 @@ import { AutomationRunnerService } from '../../src/capabilities/proposals/automa
 import { GoalClock } from '../../src/capabilities/goals/goal-clock';
 import { GoalSchedulerService } from '../../src/capabilities/goals/goal-scheduler.service';
 import { RunsService } from '../../src/capabilities/runs/runs.service';
+import { ToolCatalogService } from '../../src/capabilities/tool-catalog/tool-catalog.service';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { goalBody, ManualClock } from '../goals/goal-test-kit';
@@ -61,6 +62,9 @@ describe('delegation matrix: a creator missing a required scope is refused and n
     t = await createTestApp({ configFile: TOOLS, env: { OPENWOP_CREDENTIAL_KEYS: CREDENTIAL_KEYS } });
     t.moduleRef.get(GoalClock).useSource(clock.now);
     await installChains(t, 'dst', 'vendor.test.matrix', CHAINS);
+    // The tenant's first catalog listing pins the MCP tool definitions (and audits the MCP server's
+    // revision downgrade): done here, so a refused request below is measured against a listed catalog.
+    await t.app.get(ToolCatalogService).load({ tenant: 'dst' });
   });
   afterAll(() => t?.close());
 
@@ -245,6 +249,7 @@ describe('delegation matrix: approval grant', () => {
       env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' },
     });
     await installChains(t, 'acme', 'vendor.test.matrix', CHAINS);
+    await t.app.get(ToolCatalogService).load({ tenant: 'acme' });
   });
   afterAll(() => t?.close());
 

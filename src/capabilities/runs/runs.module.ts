@@ -13,6 +13,7 @@ import { CoreDelayExecutor } from './executors/core-delay.executor';
 import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreToolExecutor } from './executors/core-tool.executor';
+import { CoreConformanceMcpInvokeExecutor } from './executors/core-conformance-mcp-invoke.executor';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
@@ -62,6 +63,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     CoreDelayExecutor,
     CoreFailExecutor,
     CoreToolExecutor,
+    CoreConformanceMcpInvokeExecutor,
     CoreApprovalExecutor,
     WorkflowPackChecks,
     CoreClarificationExecutor,

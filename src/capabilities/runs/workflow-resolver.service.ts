@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
 import type { TenantScope } from '../../platform/identity/principal';
-import { PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
+import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
+import { MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 
 /** The artifact kind of installed workflow-chain packs (the tool catalog's installer writes it). */
@@ -116,6 +117,7 @@ export class WorkflowResolver {
     private readonly registry: ArtifactRegistryService,
     private readonly directory: PackDirectory,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly mcp: McpClientService,
   ) {}
 
   async resolve(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<Record<string, unknown> | undefined> {
@@ -184,11 +186,18 @@ export class WorkflowResolver {
     }
     if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
     if (this.settings.fixtures && SEAM_CHAINS[workflowId]) return { chainId: workflowId, dag: SEAM_CHAINS[workflowId] };
+    if (this.mcpFixtures() && MCP_CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: MCP_CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
     return undefined;
   }
 
   fixtureIds(): string[] {
-    return this.settings.fixtures ? Object.keys(CONFORMANCE_FIXTURES) : [];
+    if (!this.settings.fixtures) return [];
+    return [...Object.keys(CONFORMANCE_FIXTURES), ...(this.mcpFixtures() ? Object.keys(MCP_CONFORMANCE_FIXTURES) : [])];
+  }
+
+  /** The MCP fixtures are served only with the MCP server they call configured. */
+  private mcpFixtures(): boolean {
+    return this.settings.fixtures && this.mcp.configured(MCP_CONFORMANCE_SERVER);
   }
 }
 

@@ -4,3 +4,8 @@ export { ToolCatalogService } from './tool-catalog.service';
 export type { CatalogEntry } from './tool-catalog.service';
 export { ToolSessionService, TOOL_SESSION_WORKFLOW, argsHash } from './sessions/tool-session.service';
 export { PackDirectory } from './sources/pack-directory';
+export { McpClientService } from './mcp/mcp-client.service';
+export { isMcpRoundSession, completedCall, failedCall } from './mcp/mcp-tool-session';
+export type { McpRoundSession } from './mcp/mcp-tool-session';
+export type { McpCallRound, McpInputRequest, McpRetry } from './mcp/mcp-connect';
+export { MCP_MRTR_MAX_ROUNDS, McpRoundsExceededError } from './mcp/mcp-revision';

@@ -16,15 +16,15 @@ describe('tools section of OPENWOP_CONFIG', () => {
     const file = load({
       mcpServers: [
         { id: 'fs', transport: 'stdio', command: 'node', args: ['s.js'], classification: { read: { safetyTier: 'read', egress: 'none' } } },
-        { id: 'web', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer x' }, tenants: ['a'] },
+        { id: 'web', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer x' }, tenants: ['a'], downgrade: 'forbid' },
       ],
       hostExtensions: [{ toolId: 'x-host-acme-run', safetyTier: 'exec' }],
     });
     const s = toolCatalogSettings({ file, toolSourceTimeoutMs: 5000 });
     expect(s.cacheTtlMs).toBe(DEFAULT_CACHE_TTL_MS);
     expect(s.mcpServers).toEqual([
-      { id: 'fs', transport: 'stdio', command: 'node', args: ['s.js'], env: undefined, cwd: undefined, tenants: undefined, classification: { read: { safetyTier: 'read', egress: 'none' } } },
-      { id: 'web', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer x' }, tenants: ['a'], classification: {} },
+      { id: 'fs', transport: 'stdio', command: 'node', args: ['s.js'], env: undefined, cwd: undefined, tenants: undefined, classification: { read: { safetyTier: 'read', egress: 'none' } }, downgrade: 'allow' },
+      { id: 'web', transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer x' }, tenants: ['a'], classification: {}, downgrade: 'forbid' },
     ]);
   });
 
@@ -36,6 +36,7 @@ describe('tools section of OPENWOP_CONFIG', () => {
     ['a host-extension tool without the x-host- prefix', { hostExtensions: [{ toolId: 'acme-run', safetyTier: 'read' }] }],
     ['a host-extension tool with a source', { hostExtensions: [{ toolId: 'x-host-acme-run', safetyTier: 'read', source: 'mcp' }] }],
     ['a negative cache TTL', { cacheTtlMs: -1 }],
+    ['an unknown downgrade policy', { mcpServers: [{ id: 'a', transport: 'http', url: 'https://x.example/mcp', downgrade: 'sometimes' }] }],
   ])('refuses %s at start', (_what, tools) => {
     expect(() => load(tools)).toThrow(/OPENWOP_CONFIG/);
   });

@@ -16,6 +16,8 @@ interface McpServerBase {
   /** Tenants that see this server's tools; undefined means every tenant. */
   tenants?: string[];
   classification: Record<string, McpToolClassification>;
+  /** Whether a server that does not speak the current MCP revision may be reached through the 2025-06-18 handshake (default allow). */
+  downgrade: 'allow' | 'forbid';
 }
 
 export interface McpStdioServerConfig extends McpServerBase {
@@ -63,6 +65,7 @@ export function toolCatalogSettings(config: Pick<HostConfig, 'file' | 'toolSourc
       id,
       tenants: s.tenants as string[] | undefined,
       classification: (s.classification as Record<string, McpToolClassification> | undefined) ?? {},
+      downgrade: s.downgrade === 'forbid' ? ('forbid' as const) : ('allow' as const),
     };
     if (s.transport === 'http') {
       return { ...base, transport: 'http', url: String(s.url), headers: s.headers as Record<string, string> | undefined };

@@ -4,6 +4,13 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { NodePackInstaller, WorkflowChainPackInstaller } from './installers/pack-installers';
 import { InstalledPacksController } from './packs/installed-packs.controller';
 import { InstalledPacksService } from './packs/installed-packs.service';
+import { McpAdminController } from './mcp/mcp-admin.controller';
+import { McpClientAdvertiser } from './mcp/mcp-client.advertiser';
+import { McpClientService } from './mcp/mcp-client.service';
+import { McpInvokeController } from './mcp/mcp-invoke.controller';
+import { McpInvokeService } from './mcp/mcp-invoke.service';
+import { McpToolPinEntity } from './mcp/mcp-tool-pin.entity';
+import { McpToolPinsService } from './mcp/mcp-tool-pins.service';
 import { ToolSessionController } from './sessions/tool-session.controller';
 import { ToolSessionService } from './sessions/tool-session.service';
 import { HostExtensionToolSource } from './sources/host-extension.source';
@@ -19,11 +26,12 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
 /**
  * Tool catalog (RFC 0078): `GET /v1/tools[/{toolId}]`, the tool-source extension point with five
  * built-in sources (node-pack, workflow, mcp, host-extension; connector comes from the connections
- * capability), the node-pack and workflow-chain-pack installers, and tool sessions.
+ * capability), the node-pack and workflow-chain-pack installers, and tool sessions. The MCP client
+ * (revision negotiation, pinned tool definitions, the operator routes and the invoke seam) lives in mcp/.
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolCatalogController, ToolSessionController, InstalledPacksController],
+  controllers: [ToolCatalogController, ToolSessionController, InstalledPacksController, McpAdminController, McpInvokeController],
   providers: [
     { provide: TOOL_CATALOG_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => toolCatalogSettings(config) },
     CatalogClock,
@@ -39,7 +47,13 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
     WorkflowToolSource,
     McpToolSource,
     HostExtensionToolSource,
+    McpClientService,
+    McpToolPinsService,
+    McpInvokeService,
+    McpClientAdvertiser,
   ],
-  exports: [ToolCatalogService, ToolSessionService, PackDirectory],
+  exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService],
 })
-export class ToolCatalogModule {}
+export class ToolCatalogModule {
+  static readonly entities = [McpToolPinEntity];
+}

@@ -20,7 +20,11 @@ export type AuditAction =
   | 'webhook.registered'
   | 'webhook.unregistered'
   | 'run.created'
-  | 'run.cancel-requested';
+  | 'run.cancel-requested'
+  | 'mcp.version-downgraded'
+  | 'mcp.version-refused'
+  | 'mcp.tool-held'
+  | 'mcp.tool-approved';
 
 /** A detail value: identifiers, names, counts and flags only, never a secret or a payload. */
 export type AuditDetail = string | number | boolean | null | readonly string[];

@@ -9,6 +9,7 @@ export const HOST_SCOPES = {
   'manifest:read': 'Read installed workflow definitions (GET /v1/workflows/{workflowId}).',
   'artifacts:read': 'Read the artifacts runs produce.',
   'tools:read': 'Read the tool catalog.',
+  'tools:manage': 'See the MCP servers\' negotiated revisions and the pinned MCP tool definitions; approve a changed definition the catalog holds back (tenant-level credentials only).',
   'connections:read': 'Read connection packs and connections (never credentials).',
   'connections:manage': 'Install or remove connection packs; create, rotate and delete connections.',
   'proposals:read': 'List and read proposals.',

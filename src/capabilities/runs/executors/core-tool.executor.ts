@@ -15,8 +15,10 @@ import {
 import { DomainError } from '../../../platform/errors/domain-error';
 import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
-import { argsHash, CatalogEntry, ToolCatalogService } from '../../tool-catalog';
+import { argsHash, CatalogEntry, isMcpRoundSession, ToolCatalogService } from '../../tool-catalog';
+import { Suspend } from '../run-gates';
 import { RunsService } from '../runs.service';
+import { callMcpTool } from './mcp-tool-rounds';
 
 /** The actor id written on the RFC 0064 call events of tool nodes (3-256 chars). */
 export const RUN_AGENT_ID = 'openwop-host.run-engine';
@@ -43,7 +45,8 @@ function asPrincipal(p: NodeExecutionContext['principal']): Principal {
  * call is bracketed by `tool.session.opened` / `tool.session.closed` with content-free
  * `agent.toolCalled` / `agent.toolReturned` inside; the tool's result is the node's output. A tool
  * whose descriptor says `approval: "always"` waits on an approval gate first. A `workflow` tool runs
- * its chain as a child run and returns the child's outputs.
+ * its chain as a child run and returns the child's outputs. An MCP tool's output also says which
+ * server and revision answered (`_mcp`), and an MCP elicitation suspends the node (mcp-tool-rounds.ts).
  */
 @Injectable()
 @NodeExecutor({ typeId: 'core.tool', replayPolicy: 'non-deterministic' })
@@ -108,6 +111,9 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
     let session: ToolSession | undefined;
     let costUsd = 0;
+    let suspended = false;
+    // An MCP elicitation can suspend the node only when nothing else holds its one interrupt.
+    const interruptible = calls === 1 && entry.descriptor.approval !== 'always';
     await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
     try {
       let result: ToolCallResult = { status: 'ok' };
@@ -133,13 +139,19 @@ export class CoreToolExecutor implements NodeExecutorProvider {
                 r = await this.callWorkflow(entry, principal, args, ctx);
               } else {
                 session ??= await this.openSession(entry, principal, ctx);
-                r = await session.call(args, ctx.signal);
+                r = isMcpRoundSession(session) ? await callMcpTool(session, args, ctx, interruptible) : await session.call(args, ctx.signal);
               }
               if (r.status !== 'ok') span?.fail(r.error?.code || 'tool_call_failed');
               return r;
             },
           );
         } catch (e) {
+          if (e instanceof Suspend) {
+            // The tool asked for input: the node waits on its interrupt and runs again once it is answered.
+            suspended = true;
+            await ctx.emit('agent.toolReturned', { agentId: RUN_AGENT_ID, toolName: toolId, callId, status: 'ok', inputRequired: true, durationMs: Number((process.hrtime.bigint() - started) / 1_000_000n) }, { ...correlation, causationId: called.eventId });
+            throw e;
+          }
           result = { status: 'error', error: { code: (e as { code?: string }).code ?? 'tool_call_failed', message: (e as Error).message } };
         }
         // A call that ended because the node was aborted (e.g. a child run cancelled with its parent) was cancelled, not failed.
@@ -165,10 +177,15 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       }
       outcome = 'completed';
       const content = result.content;
-      return { outputs: content && typeof content === 'object' && !Array.isArray(content) ? (content as Record<string, unknown>) : { result: content ?? null }, ...(costUsd ? { costUsd } : {}) };
+      const outputs: Record<string, unknown> = content && typeof content === 'object' && !Array.isArray(content) ? { ...(content as Record<string, unknown>) } : { result: content ?? null };
+      // Which server answered, at which MCP revision (the selected one, never just the requested one).
+      if (isMcpRoundSession(session)) outputs._mcp = { serverId: session.mcp.serverId, tool: session.mcp.toolName, protocolVersion: session.mcp.protocolVersion };
+      return { outputs, ...(costUsd ? { costUsd } : {}) };
     } finally {
       await session?.close().catch(() => undefined);
-      await ctx.emit('tool.session.closed', { sessionId, toolId, outcome }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
+      // A suspended call is no failure: the session ends here and the node opens another when it runs again.
+      if (suspended) outcome = 'cancelled';
+      await ctx.emit('tool.session.closed', { sessionId, toolId, outcome, ...(suspended ? { suspended: true } : {}) }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
     }
   }
 

@@ -1,11 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
 import { ExtensionFault } from '../../../platform/errors/internal-fault';
+import { listAllTools, McpConnection } from '../mcp/mcp-connect';
+import { MCP_MAX_CACHE_MS, McpCaller, McpClientService } from '../mcp/mcp-client.service';
 
 /** What the host keeps of one MCP tool: the fields it projects. Annotations are read and ignored. */
 export interface McpListedTool {
@@ -16,76 +13,57 @@ export interface McpListedTool {
   outputSchema?: Record<string, unknown>;
 }
 
+/** One server's whole `tools/list`, the revision it was made under and the server's cache hints. */
+export interface McpServerListing {
+  tools: McpListedTool[];
+  revision: string;
+  ttlMs?: number;
+  cacheScope?: 'public' | 'private';
+}
+
 /** Bound on `tools/list` pages, so a server returning endless cursors cannot hold the host. */
 export const MAX_TOOL_LIST_PAGES = 200;
 
-const CLIENT_INFO = { name: 'openwop-host', version: '1' };
-
-/** A fresh, connected MCP client for a configured server (stdio spawns the process). */
-export async function connectMcpClient(cfg: McpServerConfig, signal: AbortSignal, timeoutMs: number): Promise<Client> {
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
-  let transport: Transport;
-  if (cfg.transport === 'stdio') {
-    const stdio = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, cwd: cfg.cwd, stderr: 'pipe' });
-    // Drain the server's stderr so a chatty server cannot block on a full pipe; it is not logged
-    // because servers print whatever they like there, credentials included.
-    stdio.stderr?.on('data', () => undefined);
-    transport = stdio;
-  } else {
-    // Each request carries the trace context current when it is sent (the tool call's span).
-    transport = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: (url, init) => fetch(url, withTraceHeaders(init)) });
-  }
-  try {
-    await client.connect(transport, { signal, timeout: timeoutMs });
-  } catch (e) {
-    await client.close().catch(() => undefined);
-    throw e;
-  }
-  return client;
+function listedTool(t: Record<string, unknown>): McpListedTool {
+  if (typeof t.name !== 'string' || !t.name) throw new ExtensionFault('tools/list returned a tool without a name');
+  return {
+    name: t.name,
+    title: typeof t.title === 'string' ? t.title : undefined,
+    description: typeof t.description === 'string' ? t.description : undefined,
+    inputSchema: (t.inputSchema && typeof t.inputSchema === 'object' ? t.inputSchema : { type: 'object' }) as Record<string, unknown>,
+    outputSchema: t.outputSchema && typeof t.outputSchema === 'object' ? (t.outputSchema as Record<string, unknown>) : undefined,
+  };
 }
 
 /**
- * The host's listing connection to one MCP server: kept open between listings, re-opened after a
- * failure. Reads every page of `tools/list`. When the connection drops unexpectedly, `onDown` is
- * told, so the catalog stops serving the server's tools at once instead of at the next TTL.
+ * The host's listing connection to one MCP server: opened on the first listing (never at start),
+ * kept between listings, re-opened after a failure and, at the current revision, once the server's
+ * `server/discover` answer is stale (the revision is negotiated again). Reads every page of
+ * `tools/list`. When the connection drops unexpectedly, `onDown` is told, so the catalog stops
+ * serving the server's tools at once instead of at the next TTL.
  */
 export class McpServerConnection {
   private readonly log = new Logger('ToolCatalog');
-  private client?: Client;
-  private connecting?: Promise<Client>;
+  private conn?: McpConnection;
+  private connectedAt = 0;
+  private connecting?: Promise<McpConnection>;
   private closing = false;
 
   constructor(
     readonly config: McpServerConfig,
+    private readonly mcp: McpClientService,
+    private readonly now: () => number,
     private readonly onDown: () => void,
   ) {}
 
-  async listTools(signal: AbortSignal, timeoutMs: number): Promise<McpListedTool[]> {
+  async listTools(caller: McpCaller, signal: AbortSignal, timeoutMs: number): Promise<McpServerListing> {
     try {
-      const client = await this.connected(signal, timeoutMs);
-      const tools: McpListedTool[] = [];
-      const cursors = new Set<string>();
-      let cursor: string | undefined;
-      for (let page = 0; ; page++) {
-        if (page >= MAX_TOOL_LIST_PAGES) throw new ExtensionFault(`tools/list returned more than ${MAX_TOOL_LIST_PAGES} pages`);
-        const res = await client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs });
-        for (const t of res.tools) {
-          tools.push({
-            name: t.name,
-            title: typeof t.title === 'string' ? t.title : undefined,
-            description: typeof t.description === 'string' ? t.description : undefined,
-            inputSchema: t.inputSchema as Record<string, unknown>,
-            outputSchema: t.outputSchema as Record<string, unknown> | undefined,
-          });
-        }
-        cursor = res.nextCursor;
-        if (cursor === undefined || cursor === '') break;
-        if (cursors.has(cursor)) throw new ExtensionFault('tools/list repeated a cursor');
-        cursors.add(cursor);
-      }
-      return tools;
+      const conn = await this.connected(caller, signal, timeoutMs);
+      const list = await listAllTools(conn, signal, timeoutMs);
+      return { tools: list.tools.map(listedTool), revision: conn.revision, ...(list.ttlMs !== undefined ? { ttlMs: list.ttlMs } : {}), ...(list.cacheScope ? { cacheScope: list.cacheScope } : {}) };
     } catch (e) {
       await this.reset();
+      this.mcp.reset(this.config.id);
       throw e;
     }
   }
@@ -95,20 +73,29 @@ export class McpServerConnection {
     await this.reset();
   }
 
-  private async connected(signal: AbortSignal, timeoutMs: number): Promise<Client> {
-    if (this.client) return this.client;
-    this.connecting ??= connectMcpClient(this.config, signal, timeoutMs)
-      .then((client) => {
-        this.client = client;
-        client.onclose = () => {
-          if (this.client !== client) return;
-          this.client = undefined;
+  private stale(conn: McpConnection): boolean {
+    if (conn.era !== 'modern') return false;
+    const ttl = Number((conn.verdict.discover as { ttlMs?: unknown } | undefined)?.ttlMs);
+    return this.now() - this.connectedAt >= Math.min(Number.isFinite(ttl) && ttl >= 0 ? ttl : 0, MCP_MAX_CACHE_MS);
+  }
+
+  private async connected(caller: McpCaller, signal: AbortSignal, timeoutMs: number): Promise<McpConnection> {
+    if (this.conn && !this.stale(this.conn)) return this.conn;
+    if (this.conn) await this.reset();
+    this.connecting ??= this.mcp
+      .connect(this.config, caller, { signal, timeoutMs })
+      .then((conn) => {
+        this.conn = conn;
+        this.connectedAt = this.now();
+        conn.client.onclose = () => {
+          if (this.conn !== conn) return;
+          this.conn = undefined;
           if (!this.closing) {
             this.log.warn({ msg: 'MCP server connection closed; its tools leave the catalog until it answers again', server: this.config.id });
             this.onDown();
           }
         };
-        return client;
+        return conn;
       })
       .finally(() => {
         this.connecting = undefined;
@@ -117,8 +104,8 @@ export class McpServerConnection {
   }
 
   private async reset(): Promise<void> {
-    const c = this.client;
-    this.client = undefined;
-    if (c) await c.close().catch(() => undefined);
+    const c = this.conn;
+    this.conn = undefined;
+    if (c) await c.close();
   }
 }

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import {
-  ToolCallResult,
   ToolDescriptor,
   ToolInvocationContext,
   ToolListingContext,
@@ -9,20 +8,19 @@ import {
   ToolSource,
   ToolSourceProvider,
 } from '@openwop-host/plugin-sdk';
-import { NotFoundError } from '../../../platform/errors/domain-error';
+import { DomainError, NotFoundError } from '../../../platform/errors/domain-error';
 import { HealthService } from '../../../platform/health/health.service';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings, McpServerConfig } from '../tool-catalog.config';
 import { CatalogClock } from '../tool-catalog.service';
-import { connectMcpClient, McpListedTool, McpServerConnection } from './mcp-server-connection';
+import { McpCaller, McpClientService, MCP_MAX_CACHE_MS, authContextOf, serverOrigin } from '../mcp/mcp-client.service';
+import { McpResponseCache } from '../mcp/mcp-response-cache';
+import { McpToolPinsService } from '../mcp/mcp-tool-pins.service';
+import { McpToolSession } from '../mcp/mcp-tool-session';
+import { McpListedTool, McpServerConnection, McpServerListing } from './mcp-server-connection';
 
-interface ServerListing {
-  /** The projected descriptors (the same objects while the server's list is unchanged). */
-  descriptors: ToolDescriptor[];
-  /** The server's raw list, to tell whether a refresh changed anything. */
-  fingerprint: string;
-  expiresAt: number;
-  ok: boolean;
-}
+/** A failed server is tried again no sooner than this. */
+const FAILURE_BACKOFF_MS = 5_000;
+const MAX_DESCRIPTORS = 10_000;
 
 /**
  * The projection of one MCP tool. Classification is the operator's, never the server's: a tool
@@ -47,36 +45,57 @@ export function mcpToolDescriptor(server: McpServerConfig, tool: McpListedTool):
   return d;
 }
 
+/** The tool whose definition a held pin refers to may not be called. */
+export class McpToolHeldError extends DomainError {
+  constructor(toolId: string) {
+    super('mcp_tool_held', 409, `The definition of ${toolId} changed since it was approved; an operator must approve it again before it is called.`);
+  }
+}
+
 /**
  * `mcp`: the tools of the MCP servers in OPENWOP_CONFIG `tools.mcpServers[]`, as `mcp:<serverId>.<toolName>`.
- * Each server's full `tools/list` (every page) is cached per replica; a server that fails or is
- * down contributes no tools (the others still do) and is reported in `/readyz`.
+ * Each server's whole `tools/list` (every page) is cached per replica for the TTL the server gives
+ * (`ttlMs`, capped; half the catalog TTL on the legacy revision), shared between tenants only when
+ * the server says `cacheScope: "public"`. A server that fails or is down contributes no tools (the
+ * others still do) and is reported in `/readyz`. A tool whose definition changed since the tenant
+ * first saw it is held out (pinned definitions).
  */
 @Injectable()
 @ToolSource({ source: 'mcp', name: 'mcp' })
 export class McpToolSource implements ToolSourceProvider, OnApplicationShutdown {
   private readonly log = new Logger('ToolCatalog');
-  private readonly connections: McpServerConnection[];
-  private readonly listings = new Map<string, ServerListing>();
-  private readonly inFlight = new Map<string, Promise<ServerListing>>();
+  private readonly connections: Map<string, McpServerConnection>;
+  private readonly cache: McpResponseCache<McpServerListing>;
+  private readonly inFlight = new Map<string, Promise<McpServerListing>>();
+  private readonly failedUntil = new Map<string, number>();
+  /** The same descriptor object for an unchanged tool, so the catalog skips re-validating it. */
+  private readonly descriptors = new Map<string, ToolDescriptor>();
   private readonly listeners: Array<(scope?: ToolListingScope) => void> = [];
 
   constructor(
     @Inject(TOOL_CATALOG_SETTINGS) private readonly settings: ToolCatalogSettings,
     private readonly health: HealthService,
     private readonly clock: CatalogClock,
+    private readonly mcp: McpClientService,
+    private readonly pins: McpToolPinsService,
   ) {
-    this.connections = settings.mcpServers.map(
-      (cfg) =>
-        new McpServerConnection(cfg, () => {
-          this.listings.delete(cfg.id);
+    this.cache = new McpResponseCache((): number => this.clock.now());
+    pins.onApproved((tenant) => {
+      for (const l of this.listeners) l({ tenant });
+    });
+    this.connections = new Map(
+      settings.mcpServers.map((cfg) => [
+        cfg.id,
+        new McpServerConnection(cfg, mcp, () => this.clock.now(), () => {
+          this.cache.dropOrigin(serverOrigin(cfg));
           for (const l of this.listeners) l();
         }),
+      ]),
     );
   }
 
   projects(): boolean {
-    return this.connections.length > 0;
+    return this.connections.size > 0;
   }
 
   subscribe(onChange: (scope?: ToolListingScope) => void): void {
@@ -84,9 +103,16 @@ export class McpToolSource implements ToolSourceProvider, OnApplicationShutdown 
   }
 
   async listTools(ctx: ToolListingContext): Promise<ToolDescriptor[]> {
-    const mine = this.connections.filter((c) => !c.config.tenants || c.config.tenants.includes(ctx.tenant));
-    const listed = await Promise.all(mine.map((c) => this.serverListing(c, ctx.signal)));
-    return listed.flatMap((l) => l.descriptors);
+    const caller: McpCaller = { tenant: ctx.tenant, workspace: ctx.workspace };
+    const listed = await Promise.all(
+      this.mcp.servers(ctx.tenant).map(async (cfg) => {
+        const listing = await this.serverListing(cfg, caller, ctx.signal).catch(() => undefined);
+        if (!listing) return [];
+        const admitted = await this.pins.admit(ctx.tenant, cfg.id, listing.tools);
+        return listing.tools.filter((t) => admitted.has(t.name)).map((t) => this.descriptor(cfg, t));
+      }),
+    );
+    return listed.flat();
   }
 
   /** Smoke sessions never pick an MCP tool by themselves: the host cannot know safe arguments. */
@@ -94,70 +120,75 @@ export class McpToolSource implements ToolSourceProvider, OnApplicationShutdown 
     return undefined;
   }
 
+  /**
+   * A session is its own connection (stateful legacy servers keep per-connection state), opened
+   * for a tool the tenant's catalog serves and whose pinned definition still holds.
+   */
   async openSession(toolId: string, ctx: ToolInvocationContext): Promise<ToolSession> {
     const m = /^mcp:([^.]+)\.(.+)$/.exec(toolId);
-    const conn = m && this.connections.find((c) => c.config.id === m[1]);
-    if (!m || !conn || (conn.config.tenants && !conn.config.tenants.includes(ctx.tenant))) throw new NotFoundError('No such tool.');
+    const cfg = m ? this.mcp.server(m[1], ctx.tenant) : undefined;
+    if (!m || !cfg) throw new NotFoundError('No such tool.');
     const toolName = m[2];
+    const caller: McpCaller = { tenant: ctx.tenant, workspace: ctx.workspace, principal: { principal: ctx.principal, kind: 'system', scopes: ctx.scopes } };
+    const listing = await this.serverListing(cfg, { tenant: ctx.tenant, workspace: ctx.workspace }, ctx.signal);
+    const tool = listing.tools.find((t) => t.name === toolName);
+    if (!tool) throw new NotFoundError('No such tool.');
+    if (!(await this.pins.callable(ctx.tenant, cfg.id, tool))) throw new McpToolHeldError(toolId);
     const timeoutMs = this.settings.sourceTimeoutMs;
-    // A session is its own MCP connection: stateful servers keep per-connection state.
-    const client = await connectMcpClient(conn.config, ctx.signal, timeoutMs);
-    return {
-      async call(args: Record<string, unknown>, signal: AbortSignal): Promise<ToolCallResult> {
-        try {
-          const res = await client.callTool({ name: toolName, arguments: args }, undefined, { signal, timeout: timeoutMs });
-          if (res.isError) return { status: 'error', content: res.content, error: { code: 'tool_error', message: 'The MCP tool reported an error.' } };
-          return { status: 'ok', content: res.structuredContent ?? res.content };
-        } catch (e) {
-          return { status: 'error', error: { code: 'tool_call_failed', message: (e as Error).message } };
-        }
-      },
-      async close(): Promise<void> {
-        await client.close().catch(() => undefined);
-      },
-    };
+    // Elicitation (form mode) is declared: an input_required answer suspends the run on a clarification.
+    const conn = await this.mcp.connect(cfg, caller, { signal: ctx.signal, timeoutMs, capabilities: { elicitation: { form: {} } } });
+    return new McpToolSession(cfg.id, toolName, conn, timeoutMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.connections.map((c) => c.close()));
+    await Promise.all([...this.connections.values()].map((c) => c.close()));
   }
 
-  /** The server's tools, cached; a failed server yields none (and is retried after a short backoff). */
-  private serverListing(conn: McpServerConnection, signal: AbortSignal): Promise<ServerListing> {
-    const id = conn.config.id;
-    const cached = this.listings.get(id);
-    if (cached && cached.expiresAt > this.clock.now()) return Promise.resolve(cached);
-    let pending = this.inFlight.get(id);
+  private descriptor(cfg: McpServerConfig, tool: McpListedTool): ToolDescriptor {
+    const key = `${cfg.id}\u0000${JSON.stringify(tool)}`;
+    let d = this.descriptors.get(key);
+    if (!d) {
+      d = mcpToolDescriptor(cfg, tool);
+      if (this.descriptors.size >= MAX_DESCRIPTORS) this.descriptors.clear();
+      this.descriptors.set(key, d);
+    }
+    return d;
+  }
+
+  /** The server's tools for a caller: cached per the server's hints, fetched once at a time per key. */
+  private serverListing(cfg: McpServerConfig, caller: McpCaller, signal: AbortSignal): Promise<McpServerListing> {
+    const conn = this.connections.get(cfg.id) as McpServerConnection;
+    const key = { serverId: cfg.id, tenant: caller.tenant, workspace: caller.workspace, origin: serverOrigin(cfg), revision: this.mcp.revisionOf(cfg.id) ?? '', authContext: authContextOf(cfg) };
+    const cached = this.cache.get('tools/list', key);
+    if (cached) return Promise.resolve(cached);
+    if ((this.failedUntil.get(cfg.id) ?? 0) > this.clock.now()) return Promise.reject(new DomainError('tool_call_failed', 502, `MCP server ${cfg.id} is unavailable.`));
+    const flightKey = JSON.stringify(key);
+    let pending = this.inFlight.get(flightKey);
     if (!pending) {
-      pending = this.fetch(conn, signal).finally(() => this.inFlight.delete(id));
-      this.inFlight.set(id, pending);
+      pending = this.fetch(cfg, conn, caller, signal).finally(() => this.inFlight.delete(flightKey));
+      this.inFlight.set(flightKey, pending);
     }
     return pending;
   }
 
-  private async fetch(conn: McpServerConnection, signal: AbortSignal): Promise<ServerListing> {
-    const id = conn.config.id;
-    const started = this.clock.now();
-    // Half the catalog TTL: the catalog's own per-tenant cache sits on top, so a change on the
-    // server shows within 1.5 × TTL at most.
-    const ttl = Math.floor(this.settings.cacheTtlMs / 2);
+  private async fetch(cfg: McpServerConfig, conn: McpServerConnection, caller: McpCaller, signal: AbortSignal): Promise<McpServerListing> {
     // A deadline below the catalog's, so one hanging server does not time out the whole source.
     const timeoutMs = Math.max(10, Math.floor(this.settings.sourceTimeoutMs * 0.8));
-    let listing: ServerListing;
     try {
-      const tools = await conn.listTools(signal, timeoutMs);
-      const fingerprint = JSON.stringify(tools);
-      const prev = this.listings.get(id);
-      const descriptors = prev?.ok && prev.fingerprint === fingerprint ? prev.descriptors : tools.map((t) => mcpToolDescriptor(conn.config, t));
-      listing = { descriptors, fingerprint, expiresAt: started + ttl, ok: true };
-      this.health.report(`mcp-server:${id}`, true, undefined, { tools: tools.length });
+      const listing = await conn.listTools(caller, signal, timeoutMs);
+      // The server's TTL (capped); on the legacy revision, which has none, half the catalog TTL (the
+      // catalog's own per-tenant cache sits on top, so a change shows within 1.5 × TTL at most).
+      const ttl = Math.min(listing.ttlMs ?? Math.floor(this.settings.cacheTtlMs / 2), MCP_MAX_CACHE_MS);
+      this.cache.set('tools/list', { serverId: cfg.id, tenant: caller.tenant, workspace: caller.workspace, origin: serverOrigin(cfg), revision: listing.revision, authContext: authContextOf(cfg) }, listing, ttl, listing.cacheScope);
+      this.failedUntil.delete(cfg.id);
+      this.health.report(`mcp-server:${cfg.id}`, true, undefined, { tools: listing.tools.length, revision: listing.revision });
+      return listing;
     } catch (e) {
       const reason = (e as Error)?.message ?? String(e);
-      this.log.error({ msg: 'MCP server unavailable; its tools are left out', server: id, reason });
-      this.health.report(`mcp-server:${id}`, false, `MCP server ${id} is unavailable (${reason}); its tools are left out`);
-      listing = { descriptors: [], fingerprint: '', expiresAt: started + Math.min(ttl, 5_000), ok: false };
+      this.log.error({ msg: 'MCP server unavailable; its tools are left out', server: cfg.id, reason });
+      this.health.report(`mcp-server:${cfg.id}`, false, `MCP server ${cfg.id} is unavailable (${reason}); its tools are left out`);
+      this.failedUntil.set(cfg.id, this.clock.now() + Math.min(Math.floor(this.settings.cacheTtlMs / 2), FAILURE_BACKOFF_MS));
+      throw e;
     }
-    this.listings.set(id, listing);
-    return listing;
   }
 }
