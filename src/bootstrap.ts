@@ -14,6 +14,7 @@ import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
 import { installSendTimeout } from './platform/http/send-timeout';
+import { installCloseGrace } from './platform/http/close-grace';
 import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
 import { installRequestLog } from './platform/logging/request-log';
@@ -44,8 +45,23 @@ export interface Host {
   dataSource: DataSource;
   plugins: PluginLoadResult;
   openApi: OpenApiHolder;
+  /**
+   * Closes the host, once (every caller gets the same promise): the application (whose first
+   * shutdown hook is the run engine's: it stops claiming, stops its executions and hands their
+   * leases back), then the database, then tracing. The database closes even if the application's
+   * close failed.
+   */
   close(): Promise<void>;
+  /**
+   * Makes the process stop on SIGTERM, SIGINT, SIGHUP and SIGQUIT, and on a fatal error (an
+   * uncaught exception or unhandled rejection): `close()`, then exit 0 (1 after a fatal error, a
+   * failed close, or a close that outlasts `forceAfterMs`).
+   */
+  exitOnStop(opts?: { forceAfterMs?: number }): void;
 }
+
+/** The signals that stop a host process (those a supervisor, a container runtime or a terminal sends). */
+export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 
 export { oneLineReason, StartupError };
 
@@ -110,6 +126,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
       http: { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     } as ConstructorParameters<typeof FastifyAdapter>[0]);
     installSendTimeout(adapter.getInstance().server as import('node:http').Server, config.http.sendTimeoutMs);
+    // A closing host lets requests in flight finish, then drops what stays open (event streams).
+    installCloseGrace(adapter.getInstance());
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
     installRequestLog(adapter.getInstance());
@@ -123,7 +141,9 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
           { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, bodyParser: false },
         );
         const a = created;
-        a.enableShutdownHooks();
+        // No a.enableShutdownHooks(): its signal handlers ran the shutdown hooks a second time, beside
+        // the process's own close (exitOnStop), and that close went on to close the database while
+        // the run engine's lease handback was still in flight. Signals are exitOnStop's.
         const health = a.get(HealthService);
         for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
         if (options.openApi !== false) {
@@ -139,24 +159,50 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         throw e;
       }
     });
-    return {
-      app,
-      config,
-      logger,
-      db,
-      dataSource,
-      plugins,
-      openApi,
-      async close() {
-        await app.close();
-        await db?.close();
-        // Last: the spans of the shutdown itself are exported too.
-        await tracing?.shutdown().catch((e: unknown) => logger.warn({ msg: 'tracing: the last spans could not be exported', err: (e as Error).message }));
-      },
-    };
+    let closing: Promise<void> | undefined;
+    const close = (): Promise<void> =>
+      (closing ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          await db?.close();
+          // Last: the spans of the shutdown itself are exported too.
+          await tracing?.shutdown().catch((e: unknown) => logger.warn({ msg: 'tracing: the last spans could not be exported', err: (e as Error).message }));
+        }
+      })());
+    return { app, config, logger, db, dataSource, plugins, openApi, close, exitOnStop: (opts) => exitOnStop(logger, close, opts?.forceAfterMs ?? 15_000) };
   } catch (e) {
     await db?.close();
     await tracing?.shutdown().catch(() => undefined);
     throw e;
   }
+}
+
+/** See Host.exitOnStop: one stop per process, whatever asks first; a second signal changes nothing. */
+function exitOnStop(logger: Logger, close: () => Promise<void>, forceAfterMs: number): void {
+  let stopping = false;
+  const stop = (reason: string, code: number) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ msg: 'shutting down', signal: reason });
+    const force = setTimeout(() => {
+      logger.error({ msg: 'the shutdown did not finish in time; exiting', forceAfterMs });
+      process.exit(1);
+    }, forceAfterMs);
+    force.unref();
+    close().then(
+      () => process.exit(code),
+      (e: unknown) => {
+        logger.error({ msg: 'the shutdown failed', err: oneLineReason(e) });
+        process.exit(1);
+      },
+    );
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, () => stop(signal, 0));
+  const fatal = (e: unknown) => {
+    logger.fatal({ msg: 'fatal error: the host stops', err: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack });
+    stop('fatal-error', 1);
+  };
+  process.on('uncaughtException', fatal);
+  process.on('unhandledRejection', fatal);
 }

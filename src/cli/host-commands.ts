@@ -86,6 +86,9 @@ export async function serve(): Promise<void> {
   const cfg = config();
   buildConsoleIfStale(cfg);
   const host = await createHost(cfg);
+  // SIGTERM, SIGINT, SIGHUP, SIGQUIT or a fatal error: the host closes (the run engine hands its
+  // leases back before the database closes), then the process exits.
+  host.exitOnStop();
   const log = host.logger;
   const keys = host.app.get(ApiKeyService);
   try {
@@ -124,18 +127,6 @@ export async function serve(): Promise<void> {
       ].join('\n'),
     );
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ msg: 'shutting down', signal });
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
-    await host.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 export function migrateUp(): Promise<void> {

@@ -9,6 +9,7 @@ async function main(): Promise<void> {
   await host.app.listen({ port: 0, host: '127.0.0.1' });
   const addr = host.app.getHttpServer().address();
   process.send!({ port: typeof addr === 'object' && addr ? addr.port : 0 });
+  host.exitOnStop();
   process.on('disconnect', () => void host.close().finally(() => process.exit(0)));
 }
 

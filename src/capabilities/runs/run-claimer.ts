@@ -13,6 +13,8 @@ export interface ClaimerHost {
   has(runId: string): boolean;
   /** Starts a claimed run; `sentAt`: when its claim was sent (its lease counts from there). */
   start(row: ClaimedRow, sentAt: number): void;
+  /** Hands back the lease of a run a write claimed while the engine stops (default: released here, unawaited). */
+  handBack?(row: ClaimedRow): void;
   /** A claim pass worked (true) or failed (false): the engine's health. */
   health(ok: boolean): void;
   log: { error(o: { msg: string } & Record<string, unknown>): void };
@@ -38,6 +40,8 @@ export class RunClaimer implements FoldedClaims {
   /** A wake-up arrived while a claim pass was out: another pass follows it. */
   private claimAgain = false;
   private claiming?: Promise<void>;
+  /** Claims of single runs in flight (kick), which a stopping engine waits for like a claim pass. */
+  private readonly kicks = new Set<Promise<void>>();
 
   constructor(private readonly host: ClaimerHost) {}
 
@@ -68,9 +72,9 @@ export class RunClaimer implements FoldedClaims {
     if (this.host.settings.executing && !this.host.stopped() && this.mayHaveWork) void this.claimAvailable();
   }
 
-  /** The claim pass in flight, if any (the engine waits for it when stopping). */
-  settled(): Promise<void> {
-    return this.claiming?.catch(() => undefined) ?? Promise.resolve();
+  /** The claim pass and the single claims in flight, if any (the engine waits for them when stopping). */
+  async settled(): Promise<void> {
+    await Promise.all([this.claiming?.catch(() => undefined), ...this.kicks]);
   }
 
   /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
@@ -123,7 +127,7 @@ export class RunClaimer implements FoldedClaims {
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
   kick(runId: string, attempts = 5): void {
     if (this.host.stopped() || this.host.has(runId)) return;
-    void (async () => {
+    const kick: Promise<void> = (async () => {
       for (let i = 0; i < attempts && !this.host.stopped(); i++) {
         if (this.room() <= 0) return;
         const sentAt = Date.now();
@@ -131,7 +135,10 @@ export class RunClaimer implements FoldedClaims {
         if (row) return this.host.start(row, sentAt);
         await new Promise((r) => setTimeout(r, 20 * (i + 1)));
       }
-    })().catch((e: unknown) => this.host.log.error({ msg: 'could not claim a run', runId, err: (e as Error).message }));
+    })()
+      .catch((e: unknown) => this.host.log.error({ msg: 'could not claim a run', runId, err: (e as Error).message }))
+      .finally(() => this.kicks.delete(kick));
+    this.kicks.add(kick);
   }
 
   /**
@@ -161,8 +168,9 @@ export class RunClaimer implements FoldedClaims {
     if (!failed) this.claimed(claimed.length, claim.limit, claim.epoch ?? this.wakes);
     for (const r of claimed) {
       // Stopping: hand the lease back (best effort; it expires anyway).
-      if (this.host.stopped()) void releaseLease(this.host.ds, { runId: r.id, owner: this.host.owner, fence: r.fence }).catch(() => undefined);
-      else this.host.start(r, sentAt);
+      if (!this.host.stopped()) this.host.start(r, sentAt);
+      else if (this.host.handBack) this.host.handBack(r);
+      else void releaseLease(this.host.ds, { runId: r.id, owner: this.host.owner, fence: r.fence }).catch(() => undefined);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DatabaseNotifications, RUNS_CHANNEL } from '../../platform/database/database-notifications';
 import { EventLogService } from '../../platform/events/event-log.service';
@@ -18,6 +18,9 @@ import { RunClaimer } from './run-claimer';
 import { LeaseLost } from './run-writer';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+
+/** How long a stopping engine waits for its executions to stop before it hands their leases back all the same. */
+const SHUTDOWN_WAIT_MS = 5000;
 
 // The engine's vocabulary, where the rest of the capability has always found it.
 export type { RunBounds } from './run-execution.types';
@@ -43,7 +46,7 @@ export type { ClaimedRow, PauseRequest } from './run-store';
  * claimed here at once. Restarting the host therefore resumes every unfinished run.
  */
 @Injectable()
-export class RunEngineService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RunEngineService implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly log = new Logger('runs.engine');
   readonly owner: string;
   private readonly executions = new Map<string, Execution>();
@@ -53,6 +56,10 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   private readonly claimer: RunClaimer;
   private ticker?: NodeJS.Timeout;
   private stopped = false;
+  /** The shutdown, once: every caller waits for the same handback. */
+  private stopping?: Promise<void>;
+  /** Leases of runs claimed while stopping, being handed back (the shutdown waits for them). */
+  private readonly handingBack = new Set<Promise<void>>();
   private readonly deps: ExecutionDeps;
 
   constructor(
@@ -87,6 +94,7 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
       stopped: () => this.stopped,
       has: (runId) => this.executions.has(runId),
       start: (row, sentAt) => this.start(row, sentAt),
+      handBack: (row) => this.handBackLate(row),
       health: (ok) => this.health.report('runs.engine', ok, ok ? undefined : 'a run claim pass failed'),
       log: this.log,
     });
@@ -128,15 +136,52 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
     setImmediate(() => void this.claimAvailable());
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * The first shutdown hook of the application's close: before the HTTP server closes (an open event
+   * stream can hold it for as long as the process is given to stop) and before the database does.
+   */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.shutdown();
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.shutdown();
+  }
+
+  /**
+   * Stops claiming, stops the executions and hands their leases back (`lease_owner` cleared), so
+   * the next process or another replica resumes the runs at once instead of after their lease. Runs
+   * once; a second caller (the application closed twice, a signal during a close) waits for the same
+   * handback instead of going on to close the database under it.
+   */
+  shutdown(): Promise<void> {
+    return (this.stopping ??= this.handBack());
+  }
+
+  private async handBack(): Promise<void> {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
     await this.claimer.settled();
     const running = [...this.executions.values()];
     for (const e of running) this.stop(e, 'shutdown');
-    await Promise.all(running.map((e) => e.done.catch(() => undefined)));
-    // Hand the leases back now, so the next process (or another replica) resumes without waiting.
+    // An execution stops at its next await; one that does not within the bound loses its lease all
+    // the same (its later writes are refused: they are fenced on the lease).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(running.map((e) => e.done.catch(() => undefined))),
+      new Promise<void>((r) => (bound = setTimeout(r, SHUTDOWN_WAIT_MS))),
+    ]);
+    clearTimeout(bound);
     await this.leases.stop();
+    while (this.handingBack.size) await Promise.all([...this.handingBack]);
+  }
+
+  /** Hands back the lease of a run claimed while stopping (best effort: it expires anyway); the shutdown waits for it. */
+  private handBackLate(row: Pick<ClaimedRow, 'id' | 'fence'>): void {
+    const p: Promise<void> = releaseLease(this.ds, { runId: row.id, owner: this.owner, fence: row.fence })
+      .catch(() => undefined)
+      .finally(() => this.handingBack.delete(p));
+    this.handingBack.add(p);
   }
 
   /** How many runs this replica is executing. */
@@ -161,8 +206,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
   adopt(row: ClaimedRow, claimedAtMs = Date.now()): void {
     this.unreserve();
     if (this.stopped) {
-      // Stopping: hand the lease back, as the shutdown did for the others (best effort; it expires anyway).
-      void releaseLease(this.ds, { runId: row.id, owner: this.owner, fence: row.fence }).catch(() => undefined);
+      // Stopping: hand the lease back, as the shutdown does for the others.
+      this.handBackLate(row);
       return;
     }
     // Its stream is empty and this engine its only writer: followers opening it are answered from what it writes.
@@ -230,6 +275,8 @@ export class RunEngineService implements OnApplicationBootstrap, OnApplicationSh
 
   private start(row: ClaimedRow, claimedAtMs: number, eager?: EagerStart): void {
     if (this.executions.has(row.id)) return;
+    // Claimed by a claim that was out when the shutdown began (a kick, a claim folded into a write): handed back, not run.
+    if (this.stopped && !eager) return this.handBackLate(row);
     const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve(), eager };
     this.executions.set(row.id, exec);
     exec.lease = this.leases.hold(row.id, { claimedAtMs, onRenewed: (info) => exec.renewed?.(info) });
