@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { EventEntity, RunEntity } from '../../platform/events/event.entities';
@@ -12,6 +13,9 @@ import { RunEngineService } from './run-engine.service';
 import { RunCreationService } from './run-creation.service';
 import type { RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
+import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { parseDefinition } from './workflow-definition';
+import { WorkflowResolver } from './workflow-resolver.service';
 import { inScope } from '../../platform/tenancy/workspace-scope';
 
 export const FORK_MODES = ['replay', 'branch'] as const;
@@ -38,6 +42,13 @@ export interface ForkAnswer {
   status: string;
 }
 
+/**
+ * The chain a fork would execute, as installed now: `installed` (the same definition the source ran),
+ * `changed` (another version of it is installed), `uninstalled`; `not-executed` when the inherited
+ * history settles every node (the fork executes none).
+ */
+export type ForkChainState = 'installed' | 'changed' | 'uninstalled' | 'not-executed';
+
 /** The RunOptions keys a branch overlay may carry (run-options.schema.json). */
 const OVERLAY_KEYS = new Set(['configurable', 'tags', 'metadata']);
 /** Most events one diff compares per run. */
@@ -57,7 +68,12 @@ export interface RunDiff {
  * Run fork (replay.md): a new run that inherits the source run's events before `fromSeq` as fixed
  * history (copied into its own log with the same sequences; the nodes completed in them keep their
  * recorded outputs) and executes the rest. The fork is an ordinary run row, claimed by a replica
- * like any other; its lineage is `metadata.fork`.
+ * like any other; its lineage is `metadata.fork`, and the principal who asked for it `forked_by`.
+ *
+ * A fork executes the chain its source recorded. One that would execute nodes of a chain no longer
+ * installed, or of a version of it no longer installed, is refused (422 `workflow_not_installed`)
+ * unless the operator allows it (OPENWOP_FORK_UNINSTALLED_CHAINS=allow): uninstalling a chain stops
+ * its runs from being started again, by a fork as by POST /v1/runs. Every fork is audited (`run.forked`).
  */
 @Injectable()
 export class RunForkService {
@@ -67,6 +83,9 @@ export class RunForkService {
     private readonly events: EventLogService,
     private readonly engine: RunEngineService,
     private readonly creation: RunCreationService,
+    private readonly resolver: WorkflowResolver,
+    private readonly audit: AuditLogService,
+    @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
   ) {}
 
   async fork(principal: Principal, sourceRunId: string, req: ForkRequest): Promise<{ answer: ForkAnswer; snapshot: RunSnapshot }> {
@@ -108,9 +127,10 @@ export class RunForkService {
             .orderBy('e.sequence', 'ASC').getMany()
         : [];
       const started = prefix.some((e) => e.type === 'run.started');
+      const chain = await this.chainState(m, scope, source, prefix);
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
         [
           source.tenant,
           source.workspace,
@@ -128,15 +148,60 @@ export class RunForkService {
           started,
           trace ? formatTraceparent(trace) : null,
           trace?.tracestate ?? null,
+          // Who asked: the fork is the source owner's run, acting with no scope its requester lacks.
+          principal.principal,
         ],
       )) as Array<{ id: string }>;
       if (prefix.length) await this.inherit(m, id, source, prefix);
+      // Last: the tenant's audit chain stays locked only until the commit.
+      await this.audit.record(m, {
+        tenant: source.tenant,
+        workspace: source.workspace ?? undefined,
+        actor: auditActor(principal),
+        action: 'run.forked',
+        resource: { type: 'run', id },
+        details: { sourceRunId: source.id, mode: req.mode, fromSeq, workflowId: source.workflowId, owner: source.principal, chain, scopesNotHeld: (source.scopes ?? []).filter((s) => !caller.has(s)) },
+      });
       return id;
     });
     this.events.wake();
     this.engine.kick(forkId);
     const snapshot = await this.runs.get(scope, forkId);
     return { answer: { runId: forkId, sourceRunId: source.id, fromSeq, mode: req.mode, status: snapshot.status }, snapshot };
+  }
+
+  /**
+   * Whether the chain the fork would execute is installed as its source ran it (see ForkChainState).
+   * Anything but `installed` or `not-executed` is refused unless OPENWOP_FORK_UNINSTALLED_CHAINS
+   * allows it. Read in the fork's transaction after a share lock on the tenant's chain catalog
+   * version, which every install, update and uninstall of a chain pack updates (migration
+   * 1764950000000): none can commit between this check and the fork's insert.
+   */
+  private async chainState(m: EntityManager, scope: TenantScope, source: RunEntity, prefix: EventEntity[]): Promise<ForkChainState> {
+    const settled = new Set(prefix.filter((e) => e.type === 'node.completed' || e.type === 'node.failed').map((e) => e.nodeId ?? ((e.payload ?? {}) as { nodeId?: string }).nodeId));
+    const nodes = (source.definition as { nodes: Array<{ id: string }> }).nodes;
+    if (nodes.every((n) => settled.has(n.id))) return 'not-executed';
+    await m.query(`SELECT 1 FROM "chain_catalog_version" WHERE "tenant" = $1 FOR SHARE`, [source.tenant]);
+    const workflowId = source.workflowId ?? '';
+    const installed = (await this.resolver.current(scope, m)).chain(workflowId);
+    let state: ForkChainState = 'uninstalled';
+    if (installed) {
+      const { definition } = parseDefinition(workflowId, installed.dag);
+      // The stored definition is the parsed chain as JSON: compared as such.
+      state = definition && canonicalJson(JSON.parse(JSON.stringify(definition))) === canonicalJson(source.definition) ? 'installed' : 'changed';
+    }
+    if (state === 'installed' || this.settings.forkUninstalledChains === 'allow') return state;
+    const message =
+      state === 'uninstalled'
+        ? `The chain "${workflowId}" that run ${source.id} executed is no longer installed; a fork would execute it again.`
+        : `The chain "${workflowId}" was changed since run ${source.id} executed it; the version that run executed is no longer installed.`;
+    throw new UnprocessableError('workflow_not_installed', message, {
+      sourceRunId: source.id,
+      workflowId,
+      reason: state,
+      ...(installed?.version ? { installedVersion: installed.version } : {}),
+      setting: 'OPENWOP_FORK_UNINSTALLED_CHAINS',
+    });
   }
 
   /**

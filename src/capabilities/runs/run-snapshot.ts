@@ -38,6 +38,12 @@ export interface RunSnapshot {
   interrupt?: InterruptView;
   /** What the run's nodes stored with `ctx.artifacts.put` (served by GET /v1/runs/{runId}/artifacts/{artifactId}). */
   artifacts?: RunArtifactRef[];
+  /**
+   * On a run created by `POST /v1/runs/{runId}:fork`: its source, mode and branch point, and the
+   * principal who asked for it (`requestedBy`; the run's owner is the source's). The v1 RunSnapshot
+   * is open at its top level; `owner` is closed, so the requester is not put there.
+   */
+  fork?: { sourceRunId: string; mode: string; fromSeq: number; requestedBy?: string };
 }
 
 /**
@@ -127,6 +133,10 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
     if (meta.metadata && typeof meta.metadata === 'object') s.metadata = meta.metadata as Record<string, unknown>;
     if (r.outputs) s.outputs = r.outputs;
     if (r.error) s.error = r.error;
+    const fork = meta.fork as { sourceRunId?: unknown; mode?: unknown; fromSeq?: unknown } | undefined;
+    if (fork && typeof fork.sourceRunId === 'string' && typeof fork.mode === 'string' && typeof fork.fromSeq === 'number') {
+      s.fork = { sourceRunId: fork.sourceRunId, mode: fork.mode, fromSeq: fork.fromSeq, ...(r.forkedBy ? { requestedBy: r.forkedBy } : {}) };
+    }
     s.metrics = { nodeExecutions: r.nodeExecutions, openwopCost: { usd: r.costUsd } };
   }
   return s;

@@ -20,6 +20,8 @@ export interface RunsSettings {
   /** Whether this replica claims and executes runs at all (OPENWOP_SCHEDULER_ENABLED). */
   executing: boolean;
   interrupts: { tokenTtlMs: number };
+  /** A fork that would execute a chain (or chain version) no longer installed: refused, unless `allow` (OPENWOP_FORK_UNINSTALLED_CHAINS). */
+  forkUninstalledChains: 'refuse' | 'allow';
 }
 
 export const RUNS_SETTINGS = Symbol.for('openwop-host.runs.settings');
@@ -35,7 +37,7 @@ function num(v: unknown): number | undefined {
  * Reads the section (already validated against the host-config schema). `limits` default to the
  * `goals.limits` values: discovery advertises one `limits` block, so the two may not disagree.
  */
-export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled'>): RunsSettings {
+export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled' | 'forkUninstalledChains'>): RunsSettings {
   const s = (config.file.runs ?? {}) as Record<string, unknown>;
   const own = (s.limits ?? {}) as Record<string, unknown>;
   const goals = (((config.file.goals ?? {}) as Record<string, unknown>).limits ?? {}) as Record<string, unknown>;
@@ -58,5 +60,6 @@ export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'in
     instanceId: config.instanceId,
     executing: config.schedulerEnabled,
     interrupts: { tokenTtlMs: num(((s.interrupts ?? {}) as Record<string, unknown>).tokenTtlMs) ?? 30 * 60_000 },
+    forkUninstalledChains: config.forkUninstalledChains,
   };
 }

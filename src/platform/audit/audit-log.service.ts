@@ -21,6 +21,7 @@ export type AuditAction =
   | 'webhook.unregistered'
   | 'run.created'
   | 'run.cancel-requested'
+  | 'run.forked'
   | 'mcp.version-downgraded'
   | 'mcp.version-refused'
   | 'mcp.tool-held'

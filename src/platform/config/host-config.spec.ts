@@ -17,6 +17,7 @@ describe('host configuration', () => {
     [{ OPENWOP_TEST_SEAMS: 'maybe' }, /OPENWOP_TEST_SEAMS must be true or false/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/],
     [{ OPENWOP_PROPOSALS_ACTIVATION: 'yolo' }, /OPENWOP_PROPOSALS_ACTIVATION/],
+    [{ OPENWOP_FORK_UNINSTALLED_CHAINS: 'sometimes' }, /OPENWOP_FORK_UNINSTALLED_CHAINS must be refuse or allow, got "sometimes"/],
     [{ OPENWOP_JWT_ALGORITHMS: 'none' }, /unsupported algorithm "none"/],
     [{ OPENWOP_JWT_JWKS_URL: 'https://idp/jwks' }, /needs OPENWOP_JWT_ISSUER/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],

@@ -72,6 +72,8 @@ export interface HostConfig {
   retention: RetentionConfig;
   /** Run artifacts (src/capabilities/runs/artifacts): the largest one a node may store. */
   artifacts: { maxBytes: number };
+  /** A fork that would execute a chain (or a chain version) no longer installed: refused (422), unless `allow`. */
+  forkUninstalledChains: 'refuse' | 'allow';
 }
 
 export type { AuditConfig } from './audit-settings';
@@ -213,6 +215,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
   { name: 'OPENWOP_RUN_RETENTION_DAYS', default: '30', description: 'Runs finished (completed, failed or cancelled) longer ago than this many days are deleted with their node rows, events and invocation records (at least 7). The audit log is kept.' },
   { name: 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', default: '168', description: 'Idempotency records (the stored answers of `Idempotency-Key` requests) older than this many hours are deleted (at least 24); a key reused after that is a new request.' },
+  { name: 'OPENWOP_FORK_UNINSTALLED_CHAINS', default: 'refuse', description: 'A fork (`POST /v1/runs/{runId}:fork`) that would execute nodes of a chain no longer installed, or of a version of it no longer installed, is refused with 422 `workflow_not_installed`; `allow` lets it run the chain the source run recorded.' },
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
@@ -297,6 +300,10 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   const activation = str(env, 'OPENWOP_PROPOSALS_ACTIVATION') ?? 'direct-rbac';
   if (activation !== 'direct-rbac' && activation !== 'approval-gate') {
     throw new ConfigError(`OPENWOP_PROPOSALS_ACTIVATION must be direct-rbac or approval-gate, got "${activation}"`);
+  }
+  const forkUninstalled = str(env, 'OPENWOP_FORK_UNINSTALLED_CHAINS') ?? 'refuse';
+  if (forkUninstalled !== 'refuse' && forkUninstalled !== 'allow') {
+    throw new ConfigError(`OPENWOP_FORK_UNINSTALLED_CHAINS must be refuse or allow, got "${forkUninstalled}"`);
   }
   const metrics = str(env, 'OPENWOP_METRICS') ?? 'scope';
   if (metrics !== 'public' && metrics !== 'scope' && metrics !== 'off') {
@@ -423,6 +430,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       idempotencyHours: int(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
     },
     artifacts: { maxBytes: int(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
+    forkUninstalledChains: forkUninstalled,
   };
 }
 

@@ -129,6 +129,13 @@ export class RunEntity extends WorkspaceOwnedEntity {
 
   @Column({ name: 'trace_state', type: 'text', nullable: true })
   traceState: string | null;
+
+  /**
+   * The principal who asked for this run's fork (`POST /v1/runs/{runId}:fork`; migration
+   * 1764980000002): a fork is owned by its source's owner (`principal`). Null on runs that are no fork.
+   */
+  @Column({ name: 'forked_by', type: 'text', nullable: true })
+  forkedBy: string | null;
 }
 
 /** The per-stream sequence counter; its row lock serializes appends so sequences stay gap-free. */
