@@ -67,6 +67,8 @@ describe('gRPC transport: parity with REST', () => {
     const viaGrpc = await g.engine.call('GetRun', { runId }, metadata(token));
     const viaRest = await g.t.http('GET', `/v1/runs/${runId}`, { token });
     expect(viaGrpc.ok && viaGrpc.body).toEqual(viaRest.body);
+    // The era is on both (the proto declares event_log_schema_version).
+    expect(viaRest.body.eventLogSchemaVersion).toBe(3);
 
     // Every event (debug) on both; the default `updates` is compared below.
     const sse = sseEvents((await g.t.http('GET', `/v1/runs/${runId}/events?streamMode=debug`, { token })).text);

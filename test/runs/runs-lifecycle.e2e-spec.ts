@@ -2,6 +2,9 @@
 import { createTestApp, TestApp } from '../support/test-app';
 import { expectNoDoubleCompletion, expectSchemaValid, installChains, noopChain, runEvents, waitForStatus } from './run-kit';
 
+/** The event-log era every run is stamped with (the v2 digest: `3` on every new run, whichever major created it). */
+const EVENT_LOG_ERA = 3;
+
 describe('runs: lifecycle', () => {
   let t: TestApp;
   let key: string;
@@ -37,11 +40,14 @@ describe('runs: lifecycle', () => {
     expect(['pending', 'running']).toContain(run.status);
     expect(run.workflowId).toBe('vendor.test.chain');
     expect(run.owner).toEqual({ tenant: 'default', principal: 'tester' });
+    // Every run carries its event-log era (a snapshot without it reads as a legacy run).
+    expect(run.eventLogSchemaVersion).toBe(EVENT_LOG_ERA);
     const done = await waitForStatus(t, key, run.runId, ['completed', 'failed']);
     expect(done.status).toBe('completed');
     expect(done.outputs).toEqual({ n3: { step: 3 } });
     const got = await api.GET('/v1/runs/{runId}', { params: { path: { runId: run.runId } } });
     expect(got.data!.status).toBe('completed');
+    expect(got.data).toEqual(expect.objectContaining({ eventLogSchemaVersion: EVENT_LOG_ERA, owner: { tenant: 'default', principal: 'tester' } }));
     expect(t.app.get(SchemaRegistryRef).validate('run-snapshot', got.data)).toEqual([]);
 
     const events = await runEvents(t, key, run.runId);
@@ -55,6 +61,16 @@ describe('runs: lifecycle', () => {
     ]);
     expect(events.map((e) => e.sequence)).toEqual(events.map((_, i) => i + 1));
     expect(events[0].payload).toMatchObject({ workflowId: 'vendor.test.chain', inputs: { x: 1 }, owner: { tenant: 'default' } });
+  });
+
+  it('discovery advertises the event-log era runs are written with; the JSON string cap has no limits key to go under', async () => {
+    const d = await t.http('GET', '/.well-known/openwop');
+    expect(d.status).toBe(200);
+    expect(d.body.eventLogSchemaVersion).toBe(EVENT_LOG_ERA);
+    expect(d.body.limits.maxRequestBodyBytes).toBe(t.config.maxRequestBodyBytes);
+    // The v1 limits object is closed: the string cap is named by the 413 instead (docs/http-api.md).
+    expect(Object.keys(d.body.limits)).not.toContain('maxStringLength');
+    expect(t.app.get(SchemaRegistryRef).validate('capabilities', d.body)).toEqual([]);
   });
 
   it('runs independent branches, passes outputs along edges and templates config', async () => {
@@ -140,6 +156,12 @@ describe('runs: lifecycle', () => {
     expect(seen).toEqual([...ids].reverse());
     const completed = await t.http('GET', '/v1/runs?status=completed', { token: listKey });
     expect(completed.body.runs).toHaveLength(5);
+    // The items of the list are RunSnapshots too: the same era and owner as a single read.
+    for (const item of completed.body.runs) {
+      expect(item).toEqual(expect.objectContaining({ eventLogSchemaVersion: EVENT_LOG_ERA, owner: expect.objectContaining({ tenant: 'lister' }) }));
+      expect(typeof item.owner.principal).toBe('string');
+      expect(t.app.get(SchemaRegistryRef).validate('run-snapshot', item)).toEqual([]);
+    }
     expect((await t.http('GET', '/v1/runs?status=failed', { token: listKey })).body.runs).toEqual([]);
     for (const bad of ['cursor=%%%', `cursor=${Buffer.from('["x","y"]').toString('base64url')}`, 'status=done', 'limit=0', 'limit=abc']) {
       const r = await t.http('GET', `/v1/runs?${bad}`, { token: listKey });

@@ -17,12 +17,21 @@ import { inScope } from '../../platform/tenancy/workspace-scope';
 export const RUN_STATUSES = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-input', 'waiting-external', 'completed', 'failed', 'cancelling', 'cancelled'] as const;
 export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
+/**
+ * The event-log era of a run (run-snapshot.schema.json `eventLogSchemaVersion`): the contract its
+ * event log follows. Every run this host has written follows one contract, so each carries `3`, the
+ * value the protocol has new runs stamped with; a client that finds no value treats a run as legacy.
+ */
+export const EVENT_LOG_SCHEMA_VERSION = 3;
+
 /** The wire RunSnapshot (run-snapshot.schema.json), plus `outputs` on a completed run. */
 export interface RunSnapshot {
   runId: string;
   workflowId: string;
   status: string;
+  /** The authenticated principal who created the run is `owner.principal` (the v1 owner is closed: it has no `subject`). */
   owner: { tenant: string; workspace?: string; principal?: string };
+  eventLogSchemaVersion: number;
   currentNodeId?: string;
   startedAt?: string;
   completedAt?: string;
@@ -117,7 +126,7 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
   const owner: RunSnapshot['owner'] = { tenant: r.tenant };
   if (r.workspace) owner.workspace = r.workspace;
   if (r.principal) owner.principal = r.principal;
-  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner };
+  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner, eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION };
   if (r.currentNodeId) s.currentNodeId = r.currentNodeId;
   if (r.startedAt) s.startedAt = r.startedAt.toISOString();
   else if (r.kind !== 'workflow') s.startedAt = r.createdAt.toISOString();

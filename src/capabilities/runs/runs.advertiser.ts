@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capability-advertiser';
+import { EVENT_LOG_SCHEMA_VERSION } from './run-snapshot';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
 
@@ -22,6 +23,8 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // Interrupts (openwop-interrupts): a node may ask a clarification (`clarification.request`,
       // resolved with its answers), one round per node execution, one envelope per turn.
       supportedEnvelopes: ['clarification.request'],
+      // The event-log era every run is written with (each RunSnapshot carries the same value).
+      eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION,
       limits: { ...this.settings.limits, clarificationRounds: 1, envelopesPerTurn: 1 },
       // RFC 0115: GET /v1/runs/{runId} answers a strong ETag and honours If-None-Match with 304.
       restTransport: { conditionalRunGet: true },

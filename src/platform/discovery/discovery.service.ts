@@ -28,7 +28,7 @@ export function deepMerge(target: Record<string, unknown>, source: Record<string
 }
 
 /** Root fields of the discovery document that are not capability families (not mirrored). */
-const CORE_FIELDS = new Set(['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'supportedTransports', 'capabilities']);
+const CORE_FIELDS = new Set(['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'supportedTransports', 'capabilities', 'eventLogSchemaVersion']);
 
 /** Composes the discovery document from the advertisers of the modules that are actually mounted. */
 @Injectable()
