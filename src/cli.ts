@@ -157,7 +157,7 @@ export function buildCli(): Command {
 
   // Runs: a client of a running host (the engine executes runs there), over its HTTP API.
   const runs = clientGroup(program, 'runs', 'start, follow, list and cancel workflow runs on a running host');
-  const runsCli = () => import('./capabilities/runs/runs.cli');
+  const runsCli = () => import('./cli/runs.cli');
   runs.group
     .command('start <workflowId>')
     .description('start a run; --follow streams its events with a k/n nodes progress line and says when it waits for an approval (exit 1 unless it completes)')
@@ -193,7 +193,7 @@ export function buildCli(): Command {
 
   // Packs: install workflow-chain and node packs on a running host, with every check the host makes.
   const packs = clientGroup(program, 'packs', 'install, list and uninstall the packs of a running host (install and uninstall need packs:publish, list tools:read)');
-  const packsCli = () => import('./capabilities/tool-catalog/packs/packs.cli');
+  const packsCli = () => import('./cli/packs.cli');
   packs.group
     .command('install <fileOrDir>')
     .description('install a pack manifest file, or every *.json file of a directory; a refused pack prints every problem (exit 1 unless all installed)')
@@ -218,7 +218,7 @@ export function buildCli(): Command {
 
   // MCP: the revisions negotiated with the configured MCP servers and the pinned tool definitions.
   const mcp = clientGroup(program, 'mcp', 'see the MCP servers and their negotiated revisions, list pinned MCP tool definitions and approve a held one on a running host (needs tools:manage, a tenant-level key)');
-  const mcpCli = () => import('./capabilities/tool-catalog/mcp/mcp.cli');
+  const mcpCli = () => import('./cli/mcp.cli');
   mcp.group
     .command('servers')
     .description('list the MCP servers of the tenant: transport, downgrade policy, negotiated revision, held tools')
@@ -246,7 +246,7 @@ export function buildCli(): Command {
 
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.
   const approvals = clientGroup(program, 'approvals', 'list, grant, deny and resolve the approval gates and interrupts of a running host (needs approvals:respond)');
-  const approvalsCli = () => import('./capabilities/approvals/approvals.cli');
+  const approvalsCli = () => import('./cli/approvals.cli');
   approvals.group
     .command('list')
     .description('list approval gates, newest first: the pending ones unless --state or --all')

@@ -1,25 +1,14 @@
-import { baseUrl, call, HostClientOptions } from '../../cli/host-client';
+import type { operations } from '../../generated/openapi';
+import { baseUrl, call, HostClientOptions } from './host-client';
 
 /**
  * `openwop-host approvals list|grant|deny`: a client of a running host's `/v1/approvals` routes,
  * authenticated with an API key that holds `approvals:respond`.
  */
 
-interface ApprovalItem {
-  id: string;
-  state: string;
-  kind?: string;
-  title: string;
-  subject: { kind: string; id: string };
-  runId: string | null;
-  nodeId: string | null;
-  workflowId: string | null;
-  link: string;
-  quorum: number;
-  granted: number;
-  expiresAt: string;
-  decidedAt: string | null;
-}
+/** An approval gate as the host answers it (`GET /v1/approvals`, `POST /v1/approvals/{id}/grant|deny`). */
+type ApprovalItem = operations['getApproval']['responses'][200]['content']['application/json'];
+type ApprovalPage = operations['listApprovals']['responses'][200]['content']['application/json'];
 
 function where(a: ApprovalItem): string {
   if (a.runId) return `run ${a.runId}${a.nodeId ? ` node ${a.nodeId}` : ''}${a.workflowId ? ` (${a.workflowId})` : ''}`;
@@ -37,12 +26,12 @@ export async function approvalsList(o: HostClientOptions, opts: { all?: boolean;
   const state = opts.all ? undefined : (opts.state ?? 'pending');
   if (state) q.set('state', state);
   if (opts.limit) q.set('limit', String(opts.limit));
-  const page = await call(o, 'GET', `/v1/approvals${q.size ? `?${q}` : ''}`);
+  const page = (await call(o, 'GET', `/v1/approvals${q.size ? `?${q}` : ''}`)) as unknown as ApprovalPage;
   if (opts.json) {
     o.out.write(`${JSON.stringify(page, null, 2)}\n`);
     return 0;
   }
-  const items = page.approvals as ApprovalItem[];
+  const items = page.approvals;
   if (!items.length) o.err.write(state ? `no ${state} approval\n` : 'no approval\n');
   for (const a of items) o.out.write(line(o, a));
   if (page.nextCursor) o.err.write('more approvals exist: raise --limit (at most 200)\n');

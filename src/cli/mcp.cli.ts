@@ -1,29 +1,14 @@
-import { call, HostClientOptions } from '../../../cli/host-client';
+import type { operations } from '../../generated/openapi';
+import { call, HostClientOptions } from './host-client';
 
 /**
  * `openwop-host mcp servers|pins|approve`: a client of a running host's HTTP API (`/v1/mcp/...`,
  * `tools:manage`, a tenant-level API key). Loads nothing of the host.
  */
 
-interface PinView {
-  serverId: string;
-  toolName: string;
-  state: string;
-  approvedDigest: string;
-  observedDigest: string;
-  changedAt: string | null;
-}
-
-interface ServerView {
-  serverId: string;
-  transport: string;
-  downgrade: string;
-  requestedVersion: string;
-  negotiatedVersion?: string;
-  downgraded?: boolean;
-  refused?: { reason: string };
-  heldTools: number;
-}
+/** A tool pin and an MCP server as the host answers them (`GET /v1/mcp/tool-pins`, `GET /v1/mcp/servers`). */
+type PinView = operations['listMcpToolPins']['responses'][200]['content']['application/json']['pins'][number];
+type ServerView = operations['listMcpServers']['responses'][200]['content']['application/json']['servers'][number];
 
 export async function mcpServers(o: HostClientOptions, opts: { json?: boolean }): Promise<number> {
   const { servers } = (await call(o, 'GET', '/v1/mcp/servers')) as unknown as { servers: ServerView[] };

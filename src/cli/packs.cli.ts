@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { call, hostFetch, HostClientOptions } from '../../../cli/host-client';
+import { call, hostFetch, HostClientOptions } from './host-client';
 
 /**
  * `openwop-host packs install|list|uninstall`: a client of a running host's HTTP API

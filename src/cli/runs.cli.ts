@@ -1,4 +1,4 @@
-import { call, commandLine, hostFetch, HostClientOptions, HostUnreachableError } from '../../cli/host-client';
+import { call, commandLine, hostFetch, HostClientOptions, HostUnreachableError } from './host-client';
 
 /**
  * `openwop-host runs start|list|cancel`: a client of a running host's HTTP API (the run engine

@@ -1,7 +1,7 @@
 /** `openwop-host runs start|list|cancel` and `approvals list|grant|deny` against a listening host. */
 import { buildCli } from '../../src/cli';
-import { approvalsDecide, approvalsList, approvalsResolve } from '../../src/capabilities/approvals/approvals.cli';
-import { parseInputs, runsCancel, runsFollow, runsList, runsStart } from '../../src/capabilities/runs/runs.cli';
+import { approvalsDecide, approvalsList, approvalsResolve } from '../../src/cli/approvals.cli';
+import { parseInputs, runsCancel, runsFollow, runsList, runsStart } from '../../src/cli/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
 import { sink } from '../support/sink';

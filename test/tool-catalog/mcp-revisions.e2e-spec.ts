@@ -11,7 +11,7 @@ import { startCurrentMcpServer, startEverythingServer } from '../fixtures/mcp/cu
 import { CatalogClock } from '../../src/capabilities/tool-catalog/tool-catalog.service';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { sink } from '../support/sink';
-import { mcpApprove, mcpPins, mcpServers } from '../../src/capabilities/tool-catalog/mcp/mcp.cli';
+import { mcpApprove, mcpPins, mcpServers } from '../../src/cli/mcp.cli';
 
 type Desc = Record<string, unknown> & { toolId: string };
 const HOUR = 3_600_000;

@@ -2,8 +2,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { packFiles, packsInstall, packsList, packsUninstall } from '../../src/capabilities/tool-catalog/packs/packs.cli';
-import { runsFollow } from '../../src/capabilities/runs/runs.cli';
+import { packFiles, packsInstall, packsList, packsUninstall } from '../../src/cli/packs.cli';
+import { runsFollow } from '../../src/cli/runs.cli';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack } from '../runs/run-kit';
 import { sink } from '../support/sink';
