@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
 import { checkWebhookUrl, PortRange } from '../http/egress-guard';
 import { ConfigError } from './config-error';
-import type { EnvSetting } from './host-config';
+import type { EnvSetting } from './env-setting';
 
 /** The tamper-evident audit log's settings (src/platform/audit; docs/security.md §"Audit log"). */
 export interface AuditConfig {

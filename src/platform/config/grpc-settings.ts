@@ -1,11 +1,12 @@
 import { createPrivateKey, KeyObject, X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EnvSetting } from '../../platform/config/host-config';
+import type { EnvSetting } from './env-setting';
 
 /**
  * A refused OPENWOP_GRPC_* setting. loadHostConfig turns it into its ConfigError (this file does not
- * import host-config at run time: host-config imports it).
+ * import host-config: host-config imports it). The platform declares and reads the gRPC transport's
+ * settings, so that HostConfig carries them without the platform importing src/transport/grpc.
  */
 export class GrpcSettingError extends Error {}
 const ConfigError = GrpcSettingError;

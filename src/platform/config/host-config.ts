@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from '../../transport/grpc/grpc-config';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
 import { ConfigError } from './config-error';
 import { KeyringError, parseKeyring } from './credential-keys';
+import type { EnvSetting } from './env-setting';
+import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from './grpc-settings';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 
 /**
@@ -60,7 +61,7 @@ export interface HostConfig {
   database: DatabaseConfig;
   embedded: EmbeddedConfig;
   http: HttpTimeouts;
-  /** The gRPC transport (src/transport/grpc). */
+  /** The gRPC transport's settings (read here, src/platform/config/grpc-settings; served by src/transport/grpc). */
   grpc: GrpcConfig;
   /** Webhook delivery (src/capabilities/webhooks). */
   webhooks: WebhookSettings;
@@ -149,11 +150,7 @@ export const HOST_CONFIG = Symbol.for('openwop-host.config');
 
 export { ConfigError } from './config-error';
 
-export interface EnvSetting {
-  name: string;
-  description: string;
-  default?: string;
-}
+export type { EnvSetting } from './env-setting';
 
 /** The documented environment variables (the README table is written from this list). */
 export const ENV_SETTINGS: EnvSetting[] = [

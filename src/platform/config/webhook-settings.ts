@@ -1,4 +1,4 @@
-import type { EnvSetting } from './host-config';
+import type { EnvSetting } from './env-setting';
 import type { PortRange } from '../http/egress-guard';
 
 /**

@@ -1,4 +1,4 @@
-import type { EnvSetting } from '../config/host-config';
+import type { EnvSetting } from '../config/env-setting';
 import { ConfigError } from '../config/config-error';
 
 /** The OTLP transports the host can export traces over (OTEL_EXPORTER_OTLP_PROTOCOL values). */

@@ -10,7 +10,7 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { checkReadiness } from '../../platform/health/readiness';
 import { ENGINE_SERVICE, loadEnginePackageDefinition } from './engine-proto';
 import { EngineServiceImplementation } from './engine-service';
-import type { GrpcTlsMode } from './grpc-config';
+import type { GrpcTlsMode } from '../../platform/config/grpc-settings';
 import { WiringFault } from '../../platform/errors/internal-fault';
 
 /** The `grpc` block of the discovery document (capabilities.schema.json `grpc`). */
