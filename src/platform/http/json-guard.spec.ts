@@ -62,6 +62,32 @@ describe('JSON guard', () => {
     expect(refusal(() => assertRequestParamsWithinLimits({ query: {}, params: { id: 'abcdefgh' } }, limits))?.status).toBe(413);
   });
 
+  it('names, in the details of a 413, the limit that refused and its value (no discovery key advertises them)', () => {
+    const details = (fn: () => void): unknown => {
+      try {
+        fn();
+      } catch (e) {
+        if (e instanceof DomainError) return { message: e.message, details: e.details };
+        throw e;
+      }
+      return undefined;
+    };
+    expect(details(() => assertJsonWithinLimits({ a: ['abcdef'] }, limits))).toEqual({
+      message: 'A string in the JSON body is longer than 5 characters.',
+      details: { path: '/a/0', limit: 'maxStringLength', maximum: 5 },
+    });
+    expect(details(() => assertJsonWithinLimits({ abcdef: 1 }, limits))).toEqual(expect.objectContaining({ details: { path: '/', limit: 'maxStringLength', maximum: 5 } }));
+    expect(details(() => assertJsonWithinLimits({ a: 1, b: 2, c: 3, d: 4 }, limits))).toEqual(expect.objectContaining({ details: { path: '/', limit: 'maxKeys', maximum: 3 } }));
+    expect(details(() => assertJsonWithinLimits({ a: [1, 2, 3, 4] }, limits))).toEqual(expect.objectContaining({ details: { path: '/a', limit: 'maxItems', maximum: 3 } }));
+    expect(details(() => assertRequestParamsWithinLimits({ query: {}, params: { id: 'abcdefgh' } }, limits))).toEqual({
+      message: 'The path parameter "id" is longer than 5 characters.',
+      details: { path: 'path.id', limit: 'maxStringLength', maximum: 5 },
+    });
+    expect(details(() => assertRequestParamsWithinLimits({ query: { a: ['1', '2', '3', '4'] }, params: {} }, limits))).toEqual(expect.objectContaining({ details: { path: 'query.a', limit: 'maxItems', maximum: 3 } }));
+    // A 400 names no size limit.
+    expect(details(() => assertJsonWithinLimits({ a: 'a\u0000' }, limits))).toEqual(expect.objectContaining({ details: { path: '/a' } }));
+  });
+
   it('canonicalization refuses a too-deep document as input instead of overflowing the stack', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 200_000; i++) deep = { a: deep };

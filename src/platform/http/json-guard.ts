@@ -28,9 +28,15 @@ function pointer(path: readonly (string | number)[]): string {
   return path.map((p) => `/${String(p).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
+/**
+ * The size limit a 413 names in its details (`limit`, `maximum`): no discovery key advertises these
+ * (the v1 `limits` object is closed), so the refusal itself says which one was exceeded and by what.
+ */
+type SizeLimit = { limit: 'maxStringLength' | 'maxKeys' | 'maxItems'; maximum: number };
+
 /** Why a string may not enter the host, or undefined. */
-function badText(s: string, limits: JsonLimits): { status: 400 | 413; reason: string } | undefined {
-  if (s.length > limits.maxStringLength) return { status: 413, reason: `longer than ${limits.maxStringLength} characters` };
+function badText(s: string, limits: JsonLimits): { status: 400 | 413; reason: string; cap?: SizeLimit } | undefined {
+  if (s.length > limits.maxStringLength) return { status: 413, reason: `is longer than ${limits.maxStringLength} characters`, cap: { limit: 'maxStringLength', maximum: limits.maxStringLength } };
   if (s.includes('\u0000')) return { status: 400, reason: 'contains a NUL character' };
   if (LONE_SURROGATE.test(s)) return { status: 400, reason: 'contains a lone UTF-16 surrogate' };
   return undefined;
@@ -40,9 +46,9 @@ function nonFinite(v: unknown): boolean {
   return typeof v === 'number' && !Number.isFinite(v);
 }
 
-function refuse(status: 400 | 413, message: string, where: string): never {
+function refuse(status: 400 | 413, message: string, where: string, cap?: SizeLimit): never {
   const details = { path: where || '/' };
-  if (status === 413) throw new PayloadTooLargeError(message, details);
+  if (status === 413) throw new PayloadTooLargeError(message, { ...details, ...cap });
   throw new ValidationError(message, details);
 }
 
@@ -91,7 +97,7 @@ export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void
     const v = f.v;
     if (typeof v === 'string') {
       const bad = badText(v, limits);
-      if (bad) refuse(bad.status, `A string in the JSON body ${bad.reason}.`, framePointer(f));
+      if (bad) refuse(bad.status, `A string in the JSON body ${bad.reason}.`, framePointer(f), bad.cap);
       continue;
     }
     if (typeof v === 'number') {
@@ -102,7 +108,7 @@ export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void
     if (v === null || typeof v !== 'object') continue;
     if (f.depth + 1 > limits.maxDepth) refuse(400, `The JSON body nests deeper than ${limits.maxDepth} levels.`, framePointer(f));
     if (Array.isArray(v)) {
-      if (v.length > limits.maxItems) refuse(413, `An array in the JSON body has more than ${limits.maxItems} elements.`, framePointer(f));
+      if (v.length > limits.maxItems) refuse(413, `An array in the JSON body has more than ${limits.maxItems} elements.`, framePointer(f), { limit: 'maxItems', maximum: limits.maxItems });
       for (let i = v.length - 1; i >= 0; i--) {
         const child: unknown = v[i];
         if (child !== null && (typeof child === 'object' || typeof child === 'string' || nonFinite(child))) stack.push({ v: child, depth: f.depth + 1, parent: f, key: i });
@@ -110,10 +116,10 @@ export function assertJsonWithinLimits(value: unknown, limits: JsonLimits): void
       continue;
     }
     const keys = Object.keys(v);
-    if (keys.length > limits.maxKeys) refuse(413, `An object in the JSON body has more than ${limits.maxKeys} properties.`, framePointer(f));
+    if (keys.length > limits.maxKeys) refuse(413, `An object in the JSON body has more than ${limits.maxKeys} properties.`, framePointer(f), { limit: 'maxKeys', maximum: limits.maxKeys });
     for (const k of keys) {
       const bad = badText(k, limits);
-      if (bad) refuse(bad.status, `A property name in the JSON body ${bad.reason}.`, framePointer(f));
+      if (bad) refuse(bad.status, `A property name in the JSON body ${bad.reason}.`, framePointer(f), bad.cap);
       const child = (v as Record<string, unknown>)[k];
       if (child !== null && (typeof child === 'object' || typeof child === 'string' || nonFinite(child))) stack.push({ v: child, depth: f.depth + 1, parent: f, key: k });
     }
@@ -125,16 +131,16 @@ export function assertRequestParamsWithinLimits(request: Pick<FastifyRequest, 'q
   for (const [where, bag] of [['query', request.query], ['path', request.params]] as const) {
     if (!bag || typeof bag !== 'object') continue;
     const entries = Object.entries(bag as Record<string, unknown>);
-    if (entries.length > limits.maxKeys) refuse(413, `The ${where} has more than ${limits.maxKeys} parameters.`, where);
+    if (entries.length > limits.maxKeys) refuse(413, `The ${where} has more than ${limits.maxKeys} parameters.`, where, { limit: 'maxKeys', maximum: limits.maxKeys });
     for (const [name, raw] of entries) {
       const badName = badText(name, limits);
-      if (badName) refuse(badName.status, `A ${where} parameter name ${badName.reason}.`, where);
+      if (badName) refuse(badName.status, `A ${where} parameter name ${badName.reason}.`, where, badName.cap);
       const values = Array.isArray(raw) ? raw : [raw];
-      if (values.length > limits.maxItems) refuse(413, `The ${where} parameter "${name}" repeats more than ${limits.maxItems} times.`, `${where}.${name}`);
+      if (values.length > limits.maxItems) refuse(413, `The ${where} parameter "${name}" repeats more than ${limits.maxItems} times.`, `${where}.${name}`, { limit: 'maxItems', maximum: limits.maxItems });
       for (const value of values) {
         if (typeof value !== 'string') continue;
         const bad = badText(value, limits);
-        if (bad) refuse(bad.status, `The ${where} parameter "${name}" ${bad.reason}.`, `${where}.${name}`);
+        if (bad) refuse(bad.status, `The ${where} parameter "${name}" ${bad.reason}.`, `${where}.${name}`, bad.cap);
       }
     }
   }
