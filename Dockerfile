@@ -11,6 +11,8 @@ RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src src
 COPY migrations migrations
+# The client commands' printed views are typed from the generated API types (type-only imports).
+COPY generated generated
 RUN npm run build
 # The operator console: built here with the dev tooling (vite, preact); the runtime stage takes only its files.
 COPY bin bin
