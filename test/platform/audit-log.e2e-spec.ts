@@ -5,38 +5,18 @@
  * rewritten behind the append-only trigger's back is detected, concurrent appends from two replicas
  * never fork a chain, and no tenant sees another's entries.
  */
-import { createHash, createPublicKey, randomBytes, verify as edVerify } from 'node:crypto';
+import { createPublicKey, randomBytes, verify as edVerify } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import { AUDIT_SEAL_TASK } from '../../src/platform/audit/audit-checkpoint.sealer';
 import { AuditLogService } from '../../src/platform/audit/audit-log.service';
 import { PeriodicTaskService } from '../../src/platform/scheduler/periodic-task.service';
+import { jcs, merkleRootOf, sha } from '../support/audit-tamper';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const SCHEMA = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'schemas', 'openwop', 'audit-verify-result.schema.json'), 'utf8'));
 const validateResult = new Ajv2020({ strict: false, allErrors: true }).compile(SCHEMA);
-
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
-/** RFC 0218's root, written again here so the host's own implementation is not checked against itself. */
-function root(leaves: string[]): string {
-  let level = leaves;
-  while (level.length > 1) {
-    const next: string[] = [];
-    for (let i = 0; i < level.length; i += 2) next.push(level[i + 1] === undefined ? level[i] : sha(level[i] + level[i + 1]));
-    level = next;
-  }
-  return level[0];
-}
-
-/** RFC 8785 for the values audit entries hold (strings, integers, booleans, null, arrays, objects). */
-function jcs(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${jcs(o[k])}`).join(',')}}`;
-}
 
 // A keyring, so webhooks (whose signing secrets it seals) are served.
 const ENV = { OPENWOP_AUDIT_CHECKPOINT_INTERVAL: '3', OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` };
@@ -112,7 +92,7 @@ describe('audit log integrity', () => {
     let prev = 0;
     for (const cp of res.body.checkpoints as Array<{ atSequence: number; merkleRoot: string; signature: string }>) {
       const leaves = rows.filter((r) => r.seq > prev && r.seq <= cp.atSequence).map((r) => sha(jcs(r.entry)));
-      expect(cp.merkleRoot).toBe(root(leaves));
+      expect(cp.merkleRoot).toBe(merkleRootOf(leaves));
       expect(edVerify(null, Buffer.from(cp.merkleRoot, 'hex'), pub, Buffer.from(cp.signature, 'base64'))).toBe(true);
       prev = cp.atSequence;
     }
@@ -150,7 +130,7 @@ describe('audit log integrity', () => {
     const cpsA = (await verify(admin)).body.checkpoints.map((c: { checkpoint: string }) => c.checkpoint);
     for (const cp of res.body.checkpoints) expect(cpsA).not.toContain(cp.checkpoint);
     // Tenant B's checkpoint roots cover B's entries only.
-    expect(res.body.checkpoints[0]).toMatchObject({ atSequence: 1, merkleRoot: root([sha(jcs(rowsB[0].entry))]) });
+    expect(res.body.checkpoints[0]).toMatchObject({ atSequence: 1, merkleRoot: merkleRootOf([sha(jcs(rowsB[0].entry))]) });
   });
 
   it('webhook registration and removal are recorded, without the URL path, query or signing secret', async () => {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { envInt } from './env-int';
 import * as path from 'node:path';
 import { createPrivateKey, createPublicKey, KeyObject } from 'node:crypto';
 import { checkWebhookUrl, PortRange } from '../http/egress-guard';
@@ -35,15 +36,6 @@ export const AUDIT_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_AUDIT_EXPORT_FILE', description: 'Every sealed audit checkpoint is appended to this file as one JSON line (by a background worker, retried until it succeeds): an outside copy of the chain\'s heads in which a truncation shows. Use a path outside the database\'s reach; with several replicas, a shared one.' },
   { name: 'OPENWOP_AUDIT_EXPORT_WEBHOOK_URL', description: 'Every sealed audit checkpoint is POSTed to this URL as JSON (https, through the webhook egress guard: OPENWOP_WEBHOOK_ALLOWED_PORTS holds, OPENWOP_WEBHOOK_ALLOW_PRIVATE admits local receivers), retried with backoff until the receiver answers 2xx.' },
 ];
-
-function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
-  const v = env[name];
-  if (v === undefined || v === '') return dflt;
-  if (!/^\d+$/.test(v.trim())) throw new ConfigError(`${name} must be a whole number, got "${v}"`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name]?.trim();
@@ -131,8 +123,8 @@ export function loadAuditSettings(env: NodeJS.ProcessEnv, egress: { allowPrivate
   const signer = str(env, 'OPENWOP_AUDIT_SIGNER');
   if (signer && key.signingKeySource) throw new ConfigError(`OPENWOP_AUDIT_SIGNER names a signer and ${key.signingKeySource} a key: set one of them`);
   return {
-    checkpointIntervalEntries: int(env, 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', 1000, 1, 1_000_000),
-    checkpointIntervalSeconds: int(env, 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', 300, 5, 86_400),
+    checkpointIntervalEntries: envInt(env, 'OPENWOP_AUDIT_CHECKPOINT_INTERVAL', 1000, 1, 1_000_000),
+    checkpointIntervalSeconds: envInt(env, 'OPENWOP_AUDIT_CHECKPOINT_SECONDS', 300, 5, 86_400),
     ...key,
     ...(signer ? { signer } : {}),
     trustedKeys: trustedKeys(env),

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { envInt } from './env-int';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { SchemaRegistry } from '../schemas/schema-registry';
@@ -228,15 +229,6 @@ function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${v}"`);
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const v = env[name];
-  if (v === undefined || v === '') return dflt;
-  if (!/^\d+$/.test(v.trim())) throw new ConfigError(`${name} must be a whole number, got "${v}"`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
 const WINDOW_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Parses `<requests>/<window>` (for example `600/1m`, `20/500ms`). */
@@ -350,7 +342,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     throw e;
   }
   return {
-    port: int(env, 'PORT', 8080, 0, 65535),
+    port: envInt(env, 'PORT', 8080, 0, 65535),
     host,
     trustProxy: bool(env, 'OPENWOP_TRUST_PROXY', false),
     databaseUrl,
@@ -360,25 +352,25 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     plugins: (str(env, 'OPENWOP_PLUGINS') ?? '').split(',').map((p) => p.trim()).filter(Boolean),
     pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
     testSeams,
-    maxRequestBodyBytes: int(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
+    maxRequestBodyBytes: envInt(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),
     json: {
-      maxDepth: int(env, 'OPENWOP_JSON_MAX_DEPTH', 64, 2, 512),
-      maxKeys: int(env, 'OPENWOP_JSON_MAX_KEYS', 1000, 1, 1_000_000),
-      maxItems: int(env, 'OPENWOP_JSON_MAX_ITEMS', 10000, 1, 10_000_000),
-      maxStringLength: int(env, 'OPENWOP_JSON_MAX_STRING', 262144, 1, 1024 * 1024 * 1024),
+      maxDepth: envInt(env, 'OPENWOP_JSON_MAX_DEPTH', 64, 2, 512),
+      maxKeys: envInt(env, 'OPENWOP_JSON_MAX_KEYS', 1000, 1, 1_000_000),
+      maxItems: envInt(env, 'OPENWOP_JSON_MAX_ITEMS', 10000, 1, 10_000_000),
+      maxStringLength: envInt(env, 'OPENWOP_JSON_MAX_STRING', 262144, 1, 1024 * 1024 * 1024),
     },
     migrateOnStart: bool(env, 'OPENWOP_MIGRATE_ON_START', true),
     logLevel,
     apiKeyPrefix: prefix,
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
-    keyRecheckMs: int(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
+    keyRecheckMs: envInt(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
     jwt: {
       secret,
       jwksUrl,
       issuer,
       audience,
       algorithms,
-      maxLifetimeS: int(env, 'OPENWOP_JWT_MAX_LIFETIME_S', 86400, 1, 31_536_000),
+      maxLifetimeS: envInt(env, 'OPENWOP_JWT_MAX_LIFETIME_S', 86400, 1, 31_536_000),
       claims: {
         tenant: str(env, 'OPENWOP_JWT_CLAIM_TENANT') ?? 'tenant',
         workspace: str(env, 'OPENWOP_JWT_CLAIM_WORKSPACE') ?? 'workspace',
@@ -390,10 +382,10 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     credentialKeys: credentialKeys(str(env, 'OPENWOP_CREDENTIAL_KEYS')),
     interruptTokenSecret: interruptSecret(str(env, 'OPENWOP_INTERRUPT_TOKEN_SECRET')),
     proposalsActivation: activation,
-    schedulerTickMs: int(env, 'OPENWOP_SCHEDULER_TICK_MS', 5000, 10, 3_600_000),
+    schedulerTickMs: envInt(env, 'OPENWOP_SCHEDULER_TICK_MS', 5000, 10, 3_600_000),
     schedulerEnabled: bool(env, 'OPENWOP_SCHEDULER_ENABLED', true),
     instanceId: str(env, 'OPENWOP_INSTANCE_ID') ?? `${require('node:os').hostname()}:${process.pid}`,
-    toolSourceTimeoutMs: int(env, 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', 5000, 10, 600_000),
+    toolSourceTimeoutMs: envInt(env, 'OPENWOP_TOOL_SOURCE_TIMEOUT_MS', 5000, 10, 600_000),
     metrics,
     rateLimit: {
       enabled: bool(env, 'OPENWOP_RATE_LIMIT_ENABLED', true),
@@ -406,15 +398,15 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     },
     consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
     database: {
-      poolSize: int(env, 'OPENWOP_DB_POOL_SIZE', 10, 1, 1000),
-      connectTimeoutMs: int(env, 'OPENWOP_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
-      statementTimeoutMs: int(env, 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', 15000, 0, 86_400_000),
-      lockTimeoutMs: int(env, 'OPENWOP_DB_LOCK_TIMEOUT_MS', 10000, 0, 86_400_000),
-      idleInTransactionTimeoutMs: int(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
+      poolSize: envInt(env, 'OPENWOP_DB_POOL_SIZE', 10, 1, 1000),
+      connectTimeoutMs: envInt(env, 'OPENWOP_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      statementTimeoutMs: envInt(env, 'OPENWOP_DB_STATEMENT_TIMEOUT_MS', 15000, 0, 86_400_000),
+      lockTimeoutMs: envInt(env, 'OPENWOP_DB_LOCK_TIMEOUT_MS', 10000, 0, 86_400_000),
+      idleInTransactionTimeoutMs: envInt(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
       preparedStatements: bool(env, 'OPENWOP_DB_PREPARED_STATEMENTS', true),
     },
     embedded: {
-      waitMs: int(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),
+      waitMs: envInt(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),
       settings: parsePgSettings('OPENWOP_EMBEDDED_PG_SETTINGS', str(env, 'OPENWOP_EMBEDDED_PG_SETTINGS')),
     },
     http: httpTimeouts(env),
@@ -423,20 +415,20 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     tracing: loadTracingConfig(env),
     audit: loadAuditSettings(env, { allowPrivate: webhooks.allowPrivate, allowedPorts: webhooks.allowedPorts }),
     retention: {
-      runDays: int(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
-      idempotencyHours: int(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
+      runDays: envInt(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
+      idempotencyHours: envInt(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
     },
-    artifacts: { maxBytes: int(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
+    artifacts: { maxBytes: envInt(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
     forkUninstalledChains: forkUninstalled,
   };
 }
 
 function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {
   const t: HttpTimeouts = {
-    headersTimeoutMs: int(env, 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', 10000, 100, 3_600_000),
-    requestTimeoutMs: int(env, 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', 30000, 100, 3_600_000),
-    keepAliveTimeoutMs: int(env, 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3_600_000),
-    sendTimeoutMs: int(env, 'OPENWOP_HTTP_SEND_TIMEOUT_MS', 20000, 1000, 3_600_000),
+    headersTimeoutMs: envInt(env, 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', 10000, 100, 3_600_000),
+    requestTimeoutMs: envInt(env, 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', 30000, 100, 3_600_000),
+    keepAliveTimeoutMs: envInt(env, 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', 72000, 100, 3_600_000),
+    sendTimeoutMs: envInt(env, 'OPENWOP_HTTP_SEND_TIMEOUT_MS', 20000, 1000, 3_600_000),
   };
   // Node refuses a headers deadline later than the whole request's.
   if (t.headersTimeoutMs > t.requestTimeoutMs) {
