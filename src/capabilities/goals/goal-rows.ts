@@ -15,9 +15,3 @@ export function hydrateGoals(ds: DataSource, raw: Array<Record<string, unknown>>
     return g;
   });
 }
-
-/** Rows of a `ds.query` answer: pg through TypeORM answers [rows, count] for UPDATE/DELETE ... RETURNING. */
-export function rowsOf<T>(res: unknown): T[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as T[];
-  return res as T[];
-}

@@ -4,6 +4,7 @@ import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
 import canonicalize from 'canonicalize';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { rowsOf } from '../../platform/database/rows';
 import { HealthService } from '../../platform/health/health.service';
 import { HeldLease, LeaseKeeper, LeaseStore } from '../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../platform/leases/lease-owner';
@@ -12,7 +13,7 @@ import { GoalClock } from './goal-clock';
 import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
 import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound } from './goal-policy';
-import { hydrateGoals, rowsOf } from './goal-rows';
+import { hydrateGoals } from './goal-rows';
 import { GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 

@@ -92,12 +92,6 @@ export interface RunClaim {
   fence: number;
 }
 
-export function rowsOf<T>(res: unknown): T[] {
-  // pg through TypeORM answers [rows, count] for UPDATE ... RETURNING, rows for INSERT/SELECT.
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as T[];
-  return res as T[];
-}
-
 const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling') AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`;
 
 /** The columns of a claimed run (ClaimedRow), named: a column another replica adds changes no prepared claim. */

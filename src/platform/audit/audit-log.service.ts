@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { rowsOf } from '../database/rows';
 import { ValidationError } from '../errors/domain-error';
 import type { Principal } from '../identity/principal';
 import { checkCheckpoints } from './audit-checkpoint-check';
@@ -90,11 +91,6 @@ const BATCH = 1000;
 /** The principal's part an entry records: who acted, never what they presented. */
 export function auditActor(p: Principal): AuditRecord['actor'] {
   return { principal: p.principal, kind: p.kind, ...(p.keyId ? { keyId: p.keyId } : {}) };
-}
-
-function rowsOf<T>(result: unknown): T[] {
-  // INSERT ... RETURNING answers rows; UPDATE ... RETURNING answers [rows, count].
-  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as T[];
 }
 
 /**

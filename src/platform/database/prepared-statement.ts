@@ -1,6 +1,7 @@
 import type * as pg from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { isDatabaseUnavailable } from './database-driver';
+import { rowsOf } from './rows';
 import { WiringFault } from '../errors/internal-fault';
 
 /**
@@ -71,8 +72,5 @@ export async function runPrepared<T>(target: DataSource | EntityManager, stmt: P
     const client = (await runner.connect()) as pg.PoolClient;
     return (await client.query(config)).rows as T[];
   }
-  const res = (await target.query(stmt.text, values)) as unknown;
-  // TypeORM answers [rows, count] for UPDATE/DELETE ... RETURNING.
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as T[];
-  return res as T[];
+  return rowsOf<T>(await target.query(stmt.text, values));
 }

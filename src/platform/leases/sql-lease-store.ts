@@ -1,5 +1,6 @@
 import type { LeaseStore } from './lease-keeper';
 import { WiringFault } from '../errors/internal-fault';
+import { rowsOf } from '../database/rows';
 
 /** What the store needs of a database handle (a TypeORM DataSource or EntityManager, a pg client wrapper). */
 export interface LeaseQueryable {
@@ -27,19 +28,11 @@ export function sqlLeaseStore(db: LeaseQueryable, t: SqlLeaseTable): LeaseStore<
   const releaseSql = `UPDATE "${t.table}" SET "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "${t.keyColumn}" = ANY($2) AND "lease_owner" = $1`;
   return {
     async renew(owner, keys, leaseMs) {
-      const rows = returnedRows<{ key: string }>(await db.query(renewSql, [owner, keys, Math.ceil(leaseMs)]));
+      const rows = rowsOf<{ key: string }>(await db.query(renewSql, [owner, keys, Math.ceil(leaseMs)]));
       return new Map(rows.map((r) => [r.key, undefined]));
     },
     async release(owner, keys) {
       await db.query(releaseSql, [owner, keys]);
     },
   };
-}
-
-/** TypeORM's pg driver answers `[rows, count]` for UPDATE ... RETURNING; a plain driver answers the rows. */
-function returnedRows<R>(res: unknown): R[] {
-  if (Array.isArray(res) && res.length === 2 && Array.isArray(res[0]) && typeof res[1] === 'number') return res[0] as R[];
-  if (Array.isArray(res)) return res as R[];
-  const rows = (res as { rows?: unknown } | null)?.rows;
-  return Array.isArray(rows) ? (rows as R[]) : [];
 }

@@ -4,6 +4,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { ArtifactLocation, ArtifactStore, ArtifactStoreProvider, NodeArtifacts, NodeExecutionError, RunArtifactInput, RunArtifactRef } from '@openwop-host/plugin-sdk';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
+import { rowsOf } from '../../../platform/database/rows';
 import { collectExtensions, ExtensionMeta, ExtensionPointError } from '../../../platform/plugins/extension-registry';
 import { RetentionService } from '../../../platform/retention/retention.service';
 import { DATABASE_ARTIFACT_STORE } from './database-artifact-store';
@@ -73,7 +74,7 @@ export class RunArtifactsService implements OnApplicationBootstrap {
       [runs.map((r) => r.tenant), runs.map((r) => r.id)],
     )) as unknown;
     // DELETE ... RETURNING answers [rows, count] through TypeORM's pg driver.
-    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as Array<{ id: string; tenant: string; workspace: string | null; run_id: string; store: string; store_ref: string | null }>;
+    const rows = rowsOf<{ id: string; tenant: string; workspace: string | null; run_id: string; store: string; store_ref: string | null }>(result);
     const external = rows.filter((r) => r.store !== DATABASE_ARTIFACT_STORE && r.store_ref !== null);
     if (!external.length) return { deleted: rows.length };
     return {
