@@ -11,6 +11,7 @@ import { McpInvokeController } from './mcp/mcp-invoke.controller';
 import { McpInvokeService } from './mcp/mcp-invoke.service';
 import { McpToolPinEntity } from './mcp/mcp-tool-pin.entity';
 import { McpToolPinsService } from './mcp/mcp-tool-pins.service';
+import { ToolDispatchPolicyEntity } from './dispatch/tool-dispatch-policy.entity';
 import { ToolSessionController } from './sessions/tool-session.controller';
 import { ToolSessionService } from './sessions/tool-session.service';
 import { HostExtensionToolSource } from './sources/host-extension.source';
@@ -55,5 +56,5 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
   exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService],
 })
 export class ToolCatalogModule {
-  static readonly entities = [McpToolPinEntity];
+  static readonly entities = [McpToolPinEntity, ToolDispatchPolicyEntity];
 }
