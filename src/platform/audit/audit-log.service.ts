@@ -26,7 +26,9 @@ export type AuditAction =
   | 'mcp.version-downgraded'
   | 'mcp.version-refused'
   | 'mcp.tool-held'
-  | 'mcp.tool-approved';
+  | 'mcp.tool-approved'
+  | 'tool.dispatch-decided'
+  | 'tool.dispatch-policy-changed';
 
 /** A detail value: identifiers, names, counts and flags only, never a secret or a payload. */
 export type AuditDetail = string | number | boolean | null | readonly string[];
