@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
+import { ApprovalRetention } from './approval-retention';
 import { ApprovalsController } from './approvals.controller';
 import { ApprovalsService } from './approvals.service';
 import { APPROVALS_SETTINGS, approvalsSettings } from './approvals.settings';
@@ -12,7 +13,7 @@ import { APPROVALS_SETTINGS, approvalsSettings } from './approvals.settings';
  */
 @Module({
   controllers: [ApprovalsController],
-  providers: [{ provide: APPROVALS_SETTINGS, useFactory: (config: HostConfig) => approvalsSettings(config), inject: [HOST_CONFIG] }, ApprovalsService],
+  providers: [{ provide: APPROVALS_SETTINGS, useFactory: (config: HostConfig) => approvalsSettings(config), inject: [HOST_CONFIG] }, ApprovalsService, ApprovalRetention],
   exports: [ApprovalsService],
 })
 export class ApprovalsModule {

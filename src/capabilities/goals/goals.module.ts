@@ -16,6 +16,7 @@ import { LocalRunGoalWorker } from './workers/local-run.worker';
 import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
 import { GoalEntity, GoalRunEntity } from './goal.entity';
+import { GoalRetention } from './goal-retention';
 import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
@@ -36,6 +37,7 @@ import { seamAliasesOf } from '../../platform/seams/seam-alias';
     GoalSchedulerMetrics,
     GoalSchedulerService,
     GoalsAdvertiser,
+    GoalRetention,
   ],
   exports: [GoalsService, GoalContinuationService, GoalWorkerSelector, GoalSchedulerService, GoalExtensionsService, GoalClock],
 })

@@ -24,6 +24,7 @@ import { RunEventsController } from './run-events.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
+import { RunRetention } from './run-retention';
 import { RunControlService } from './run-control.service';
 import { RunCreationService } from './run-creation.service';
 import { RunForkService } from './run-fork.service';
@@ -71,6 +72,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     InterruptTokenService,
     InterruptsService,
     RunArtifactsService,
+    RunRetention,
     DatabaseArtifactStore,
     CoreArtifactExecutor,
   ],
