@@ -1,7 +1,30 @@
-/** The runs capability as other capabilities see it: its module and its services. */
+/**
+ * The runs capability as other capabilities and the transports see it; nothing else of runs/ is
+ * imported from outside it (capability-boundaries.spec.ts).
+ */
+// Its module and the services other capabilities call.
 export { RunsModule } from './runs.module';
 export { RunsService } from './runs.service';
 export { RunEngineService } from './run-engine.service';
 export { WorkflowResolver } from './workflow-resolver.service';
 export { InterruptsService } from './interrupts/interrupts.service';
 export { RunForkService } from './run-fork.service';
+
+// For the transports (gRPC, MCP): the services behind the run routes, the same calls REST makes.
+export { RunCreationService } from './run-creation.service';
+export { RunControlService, type BulkCancelResult } from './run-control.service';
+export { KeyedRunOperations } from './keyed-run-operations';
+export { RunArtifactReader } from './artifacts/run-artifact-reader.service';
+export { RunEventFeed } from './run-event-feed.service';
+// The REST request DTOs, so another transport validates with REST's own rules (and refuses in the
+// same words), with the two checks their decorators cannot express.
+export { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from './runs.dto';
+export { ResolveInterruptBody } from './interrupts/interrupts.dto';
+// The REST routes, named by a gRPC method as its twin: their scopes and rate-limit class are read
+// from these controllers' route metadata.
+export { RunsController } from './runs.controller';
+export { RunControlController } from './run-control.controller';
+export { RunEventsController } from './run-events.controller';
+export { RunArtifactsController } from './run-artifacts.controller';
+export { InterruptsController } from './interrupts/interrupts.controller';
+export { WorkflowsController } from './workflows.controller';

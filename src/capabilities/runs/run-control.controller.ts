@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { IdempotencyStore, REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
+import { REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { RunDiff, RunForkService } from './run-fork.service';
-import { forkRunKeyed } from './keyed-run-operations';
+import { KeyedRunOperations } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
 import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
@@ -22,7 +22,7 @@ import { BulkCancelResult, RunControlService } from './run-control.service';
 export class RunControlController {
   constructor(
     private readonly control: RunControlService,
-    private readonly idempotency: IdempotencyStore,
+    private readonly keyed: KeyedRunOperations,
     private readonly forks: RunForkService,
   ) {}
 
@@ -71,7 +71,7 @@ export class RunControlController {
   @ApiErrors(400, 401, 403, 404, 409, 422)
   async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
     const key = header(req, 'idempotency-key');
-    const answer = await forkRunKeyed(this.idempotency, this.forks, p, runId, body, key, baseUrl(req));
+    const answer = await this.keyed.fork(p, runId, body, key, baseUrl(req));
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
     return answer.body;
   }

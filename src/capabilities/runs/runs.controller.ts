@@ -3,7 +3,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ValidationError } from '../../platform/errors/domain-error';
-import { IdempotencyStore, REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
+import { REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
@@ -14,7 +14,7 @@ import { CREATED, DEFINITION_SCHEMA, PAGE_SCHEMA, REPLAY, SNAPSHOT } from './run
 import { RunCreationService } from './run-creation.service';
 import { RunDefinitionView, RunPage, RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
-import { cancelRunKeyed } from './keyed-run-operations';
+import { KeyedRunOperations } from './keyed-run-operations';
 
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list and cancel it. Run control (pause,
@@ -27,7 +27,7 @@ export class RunsController {
   constructor(
     private readonly runs: RunsService,
     private readonly events: EventLogService,
-    private readonly idempotency: IdempotencyStore,
+    private readonly keyed: KeyedRunOperations,
     private readonly creation: RunCreationService,
   ) {}
 
@@ -121,7 +121,7 @@ export class RunsController {
   @ApiErrors(400, 401, 403, 404, 409)
   async cancel(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: CancelRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<RunSnapshot> {
     const key = header(req, 'idempotency-key');
-    const answer = await cancelRunKeyed(this.idempotency, this.runs, p, runId, body?.reason, key);
+    const answer = await this.keyed.cancel(p, runId, body?.reason, key);
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
     return answer.body as unknown as RunSnapshot;
   }

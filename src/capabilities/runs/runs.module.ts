@@ -35,6 +35,9 @@ import { WorkflowsController } from './workflows.controller';
 import { RunNodeEntity } from './run-node.entity';
 import { RunArtifactEntity } from './artifacts/run-artifact.entity';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
+import { RunArtifactReader } from './artifacts/run-artifact-reader.service';
+import { KeyedRunOperations } from './keyed-run-operations';
+import { RunEventFeed } from './run-event-feed.service';
 import { DatabaseArtifactStore } from './artifacts/database-artifact-store';
 import { CoreArtifactExecutor } from './executors/core-artifact.executor';
 
@@ -75,8 +78,12 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     RunRetention,
     DatabaseArtifactStore,
     CoreArtifactExecutor,
+    KeyedRunOperations,
+    RunArtifactReader,
+    RunEventFeed,
   ],
-  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService],
+  // What other capabilities and the transports use (through index.ts).
+  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed],
 })
 export class RunsModule {
   static readonly entities = [RunNodeEntity, RunArtifactEntity];

@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ArtifactRegistryService } from '../../platform/artifacts/artifact-registry.service';
+import { NotFoundError } from '../../platform/errors/domain-error';
 import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { WorkflowDefinitionView, workflowDefinitionView } from './workflow-definition-view';
 
 /** The artifact kind of installed workflow-chain packs (the tool catalog's installer writes it). */
 const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';
@@ -131,6 +133,17 @@ export class WorkflowResolver {
    */
   async describe(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<ResolvedChain | undefined> {
     return (await this.current(scope, manager)).chain(workflowId);
+  }
+
+  /**
+   * The WorkflowDefinition of a workflow installed for the caller's tenant; unknown, foreign and
+   * non-executable ids are 404. The answer of `GET /v1/workflows/{workflowId}` and gRPC GetWorkflow.
+   */
+  async definition(scope: TenantScope, workflowId: string): Promise<WorkflowDefinitionView> {
+    const chain = await this.describe(scope, workflowId);
+    const view = chain && workflowDefinitionView(workflowId, chain);
+    if (!view) throw new NotFoundError(`No workflow "${workflowId}" is installed for your tenant.`, { workflowId });
+    return view;
   }
 
   /**

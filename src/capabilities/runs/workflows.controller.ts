@@ -1,89 +1,11 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { NotFoundError } from '../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
-import { parseDefinition } from './workflow-definition';
-import { ResolvedChain, WorkflowResolver } from './workflow-resolver.service';
-
-/** The wire WorkflowDefinition (workflow-definition.schema.json). */
-export interface WorkflowDefinitionView {
-  id: string;
-  name: string;
-  version: string;
-  description?: string;
-  nodes: Array<{ id: string; typeId: string; name: string; position: { x: number; y: number }; config: Record<string, unknown>; inputs: Record<string, unknown> }>;
-  edges: Array<{ id: string; sourceNodeId: string; targetNodeId: string; sourceOutput?: string; targetInput?: string }>;
-  triggers: Array<{ id: string; type: string }>;
-  variables: unknown[];
-  metadata: Record<string, unknown>;
-  settings: Record<string, unknown>;
-}
-
-/** Horizontal spacing of the computed layout (the host stores no canvas positions). */
-const COLUMN = 240;
-const ROW = 120;
-
-/**
- * Projects an installed chain onto the protocol's WorkflowDefinition. What the chain does not
- * carry is derived, and only that: node names are their ids unless the chain names them; positions
- * are a layered layout (column = longest path from a root, row = order within the column); the one
- * trigger is `manual` (chains run by `POST /v1/runs`); node port bindings travel on the edges.
- */
-export function workflowDefinitionView(workflowId: string, chain: ResolvedChain): WorkflowDefinitionView | undefined {
-  const { definition } = parseDefinition(workflowId, chain.dag);
-  if (!definition) return undefined;
-  const rawNodes = new Map<string, Record<string, unknown>>();
-  for (const n of Array.isArray(chain.dag.nodes) ? (chain.dag.nodes as Array<Record<string, unknown>>) : []) if (n && typeof n.id === 'string') rawNodes.set(n.id, n);
-  const depth = new Map<string, number>();
-  for (const n of definition.nodes) {
-    // Topological order: every predecessor already has its depth.
-    const preds = definition.edges.filter((e) => e.to === n.id).map((e) => depth.get(e.from) ?? 0);
-    depth.set(n.id, preds.length ? Math.max(...preds) + 1 : 0);
-  }
-  const rows = new Map<number, number>();
-  const nodes = definition.nodes.map((n) => {
-    const col = depth.get(n.id) ?? 0;
-    const row = rows.get(col) ?? 0;
-    rows.set(col, row + 1);
-    const raw = rawNodes.get(n.id) ?? {};
-    const name = typeof raw.name === 'string' && raw.name ? raw.name : typeof raw.label === 'string' && raw.label ? raw.label : n.id;
-    return { id: n.id, typeId: n.typeId, name, position: { x: col * COLUMN, y: row * ROW }, config: n.config ?? {}, inputs: {} };
-  });
-  const edges = definition.edges.map((e) => ({
-    id: `${e.from}${e.fromPort ? `.${e.fromPort}` : ''}->${e.to}${e.toPort ? `.${e.toPort}` : ''}`,
-    sourceNodeId: e.from,
-    targetNodeId: e.to,
-    ...(e.fromPort ? { sourceOutput: e.fromPort } : {}),
-    ...(e.toPort ? { targetInput: e.toPort } : {}),
-  }));
-  const view: WorkflowDefinitionView = {
-    id: workflowId,
-    name: chain.label ?? chain.chainId,
-    version: chain.version ?? '0.0.0',
-    nodes,
-    edges,
-    triggers: [{ id: 'manual', type: 'manual' }],
-    variables: [],
-    metadata: chain.pack ? { customProperties: { pack: chain.pack, chainId: chain.chainId } } : { customProperties: { chainId: chain.chainId } },
-    settings: {},
-  };
-  if (chain.description) view.description = chain.description;
-  return view;
-}
-
-/**
- * The WorkflowDefinition of a workflow installed for the caller's tenant; unknown, foreign and
- * non-executable ids are 404. The answer of `GET /v1/workflows/{workflowId}` and gRPC GetWorkflow.
- */
-export async function readWorkflowDefinition(resolver: WorkflowResolver, p: Principal, workflowId: string): Promise<WorkflowDefinitionView> {
-  const chain = await resolver.describe(p, workflowId);
-  const view = chain && workflowDefinitionView(workflowId, chain);
-  if (!view) throw new NotFoundError(`No workflow "${workflowId}" is installed for your tenant.`, { workflowId });
-  return view;
-}
+import type { WorkflowDefinitionView } from './workflow-definition-view';
+import { WorkflowResolver } from './workflow-resolver.service';
 
 @ApiTags('workflows')
 @Controller()
@@ -102,6 +24,6 @@ export class WorkflowsController {
   @ApiOkResponse({ schema: protocolSchemaRef('WorkflowDefinition') })
   @ApiErrors(401, 403, 404)
   get(@CurrentPrincipal() p: Principal, @Param('workflowId') workflowId: string): Promise<WorkflowDefinitionView> {
-    return readWorkflowDefinition(this.resolver, p, workflowId);
+    return this.resolver.definition(p, workflowId);
   }
 }

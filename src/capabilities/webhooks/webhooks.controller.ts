@@ -3,12 +3,10 @@ import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOp
 import { AnyScope, CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { WEBHOOK_MANAGERS } from './webhook-scopes';
 import { DeliveriesQuery, RegisterWebhookBody, TenantQuery, WebhookListQuery } from './webhooks.dto';
 import { DELIVERY_LIST, WEBHOOK_LIST, WEBHOOK_REGISTRATION, WEBHOOK_VIEW } from './webhooks.openapi';
 import { DeliveryView, WebhookRegistration, WebhooksService, WebhookView } from './webhooks.service';
-
-/** Who may register and unregister subscriptions: the protocol's webhooks:manage, or a run creator. */
-export const WEBHOOK_MANAGERS = ['webhooks:manage', 'runs:create'] as const;
 
 const ID_PARAM = { name: 'webhookId', description: 'The subscription id (wh_<hex>).' };
 

@@ -1,7 +1,7 @@
 import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { RunsModule } from '../../capabilities/runs/runs.module';
-import { WebhooksModule } from '../../capabilities/webhooks/webhooks.module';
+import { RunsModule } from '../../capabilities/runs';
+import { WebhooksModule } from '../../capabilities/webhooks';
 import { AuthGuard } from '../../platform/identity/auth.guard';
 import { EngineServiceImplementation } from './engine-service';
 import { GrpcListener } from './grpc-listener';

@@ -1,22 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsDefined } from 'class-validator';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Public, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { ResolveInterruptBody } from './interrupts.dto';
 import { InterruptsService, ResolveAnswer } from './interrupts.service';
-
-export class ResolveInterruptBody {
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description:
-      'Checked against the interrupt’s `resumeSchema`: an approval takes `{action: accept|reject, voter?, feedback?}` (a quorum counts distinct voters, compared NFKC-normalized, trimmed and case-folded; default voter: the credential’s principal; another voter is acting-as and needs `approvals:act-as` or the gate’s `namedVoters.recordedBy` scope, else 403), a clarification `{answers: {<questionId>: answer}}`, an external event the event object (its correlation fields must match).',
-  })
-  @IsDefined()
-  resumeValue: unknown;
-}
 
 const RESOLVE_ANSWER = {
   type: 'object',
@@ -37,24 +26,6 @@ const DECIDE_BODY = {
 };
 const TOKEN_BODY = { type: 'object', required: ['resumeValue'], properties: { resumeValue: {} }, additionalProperties: false };
 const TOKEN_PARAM = { name: 'token', description: 'The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`.' };
-
-/** The body of the signed-token route, checked after the token (an unknown token is 404 whatever the body). */
-function tokenBody(body: unknown): unknown {
-  const b = body as Record<string, unknown> | null;
-  if (!b || typeof b !== 'object' || Array.isArray(b) || !('resumeValue' in b)) throw new ValidationError('The body needs resumeValue.', { field: 'resumeValue' });
-  const extra = Object.keys(b).filter((k) => k !== 'resumeValue');
-  if (extra.length) throw new ValidationError(`Unknown body fields: ${extra.join(', ')}.`, { fields: extra });
-  return b.resumeValue;
-}
-
-/**
- * `POST /v1/interrupts/{token}` (and gRPC ResolveInterruptByToken): the token first, so an unknown,
- * forged or spent token is answered the same whatever the body; then the body `{resumeValue}`.
- */
-export async function resolveInterruptByToken(interrupts: InterruptsService, token: string, body: unknown): Promise<ResolveAnswer> {
-  await interrupts.inspect(token);
-  return interrupts.resolveByToken(token, tokenBody(body));
-}
 
 /**
  * Interrupts (interrupt.md): resolve a suspended run step by run (`approvals:respond`) or, for an
@@ -123,6 +94,6 @@ export class InterruptsController {
   @ApiOkResponse({ schema: RESOLVE_ANSWER })
   @ApiErrors(400, 404, 409, 410, 422)
   resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
-    return resolveInterruptByToken(this.interrupts, token, body);
+    return this.interrupts.resolveByTokenRequest(token, body);
   }
 }

@@ -7,6 +7,7 @@ import type { Principal, TenantScope } from '../../../platform/identity/principa
 import { ApprovalsService, type ApprovalEntity, type ApprovalView } from '../../approvals';
 import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../run-engine.service';
 import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
+import { tokenResumeValue } from './interrupts.dto';
 import { InterruptTokenService } from './interrupt-tokens.service';
 import { scopeCondition } from '../../../platform/tenancy/workspace-scope';
 
@@ -134,6 +135,16 @@ export class InterruptsService {
     const gate = await this.gateOfToken(token);
     const v = await this.view(await this.approvals.viewOf(gate));
     return { kind: v.kind, key: v.key, ...(v.resumeSchema ? { resumeSchema: v.resumeSchema } : {}), timeoutMs: v.timeoutMs, data: v.data ?? {} };
+  }
+
+  /**
+   * `POST /v1/interrupts/{token}` as a transport receives it (REST, gRPC ResolveInterruptByToken):
+   * the token first, so an unknown, forged or spent token is answered the same whatever the body;
+   * then the body `{resumeValue}`.
+   */
+  async resolveByTokenRequest(token: string, body: unknown): Promise<ResolveAnswer> {
+    await this.inspect(token);
+    return this.resolveByToken(token, tokenResumeValue(body));
   }
 
   /** POST /v1/interrupts/{token}: the token is the authority (no credential); single use. */

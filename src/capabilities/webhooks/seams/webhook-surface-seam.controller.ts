@@ -2,7 +2,7 @@ import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
 import { AnyScope, CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
-import { WEBHOOK_MANAGERS } from '../webhooks.controller';
+import { WEBHOOK_MANAGERS } from '../webhook-scopes';
 import { IDENTIFIER, type Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { WebhookSurfaceBody } from '../webhooks.dto';
@@ -18,7 +18,7 @@ function strings(v: unknown, field: string): string[] {
  * Who the seam acts as: the caller itself when the body names its own tenant, else the caller's
  * sandbox tenant of that name (never another real tenant: the credential decides whose data this is).
  */
-export function actingPrincipal(p: Principal, tenantId: string): Principal {
+function actingPrincipal(p: Principal, tenantId: string): Principal {
   if (tenantId === p.tenant) return p;
   if (!IDENTIFIER.test(tenantId)) throw new ValidationError('tenantId must be 1-128 letters, digits and ._:@- starting with a letter or digit', { field: 'tenantId' });
   const base = p.workspace ? `${p.tenant}/${p.workspace}` : p.tenant;

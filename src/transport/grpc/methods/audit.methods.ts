@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditLogService } from '../../../platform/audit/audit-log.service';
-import { AuditController, AuditVerifyQuery, verifyAuditLog } from '../../../platform/audit/audit.controller';
+import { AuditController } from '../../../platform/audit/audit.controller';
+import { AuditVerifyQuery, verifyAuditLog } from '../../../platform/audit/audit-verify';
 import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 

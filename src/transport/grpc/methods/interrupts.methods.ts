@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InterruptsController, ResolveInterruptBody, resolveInterruptByToken } from '../../../capabilities/runs/interrupts/interrupts.controller';
-import { InterruptsService } from '../../../capabilities/runs/interrupts/interrupts.service';
+import { InterruptsController, InterruptsService, ResolveInterruptBody } from '../../../capabilities/runs';
 import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 
@@ -41,7 +40,7 @@ export class ResolveInterruptByTokenMethod implements UnaryEngineMethod {
 
   handle(_call: EngineCall, request: JsonObject): Promise<unknown> {
     const { token, ...body } = request;
-    return resolveInterruptByToken(this.interrupts, text(token), body);
+    return this.interrupts.resolveByTokenRequest(text(token), body);
   }
 }
 

@@ -1,20 +1,25 @@
 import { Injectable } from '@nestjs/common';
-import { followRunEvents } from '../../../capabilities/runs/run-event-follower';
-import { RunArtifactsService } from '../../../capabilities/runs/artifacts/run-artifacts.service';
-import { runArtifactBytes, RunArtifactsController } from '../../../capabilities/runs/run-artifacts.controller';
-import { cancelRunKeyed, forkRunKeyed } from '../../../capabilities/runs/keyed-run-operations';
-import { RunForkService } from '../../../capabilities/runs/run-fork.service';
-import { RunControlController } from '../../../capabilities/runs/run-control.controller';
-import { RunEventsController } from '../../../capabilities/runs/run-events.controller';
-import { RunsController } from '../../../capabilities/runs/runs.controller';
-import { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from '../../../capabilities/runs/runs.dto';
-import { BulkCancelResult, RunControlService } from '../../../capabilities/runs/run-control.service';
-import { RunCreationService } from '../../../capabilities/runs/run-creation.service';
-import { RunsService } from '../../../capabilities/runs/runs.service';
-import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../capabilities/runs/stream-modes';
-import { NotFoundError } from '../../../platform/errors/domain-error';
-import { EventLogService } from '../../../platform/events/event-log.service';
-import { IdempotencyStore } from '../../../platform/idempotency/idempotency-store.service';
+import {
+  BulkCancelBody,
+  bulkCancelRunIds,
+  BulkCancelResult,
+  CancelRunBody,
+  CreateRunBody,
+  ForkRunBody,
+  KeyedRunOperations,
+  resumeReason,
+  RunArtifactReader,
+  RunArtifactsController,
+  RunControlBody,
+  RunControlController,
+  RunControlService,
+  RunCreationService,
+  RunEventFeed,
+  RunEventsController,
+  RunEventsQuery,
+  RunsController,
+  RunsService,
+} from '../../../capabilities/runs';
 import { EngineCall, EngineMethod, StreamingEngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 
@@ -70,17 +75,14 @@ export class CancelRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunsController, handler: 'cancel' };
 
-  constructor(
-    private readonly runs: RunsService,
-    private readonly idempotency: IdempotencyStore,
-  ) {}
+  constructor(private readonly keyed: KeyedRunOperations) {}
 
   /** Honours `idempotency-key` metadata like the REST route (the same record: a key works across both transports). */
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(CancelRunBody, rest, 'body');
     const p = call.requirePrincipal();
-    return (await cancelRunKeyed(this.idempotency, this.runs, p, runId, body?.reason, call.header('idempotency-key'))).body;
+    return (await this.keyed.cancel(p, runId, body?.reason, call.header('idempotency-key'))).body;
   }
 }
 
@@ -92,17 +94,14 @@ export class ForkRunMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunControlController, handler: 'fork' };
 
-  constructor(
-    private readonly forks: RunForkService,
-    private readonly idempotency: IdempotencyStore,
-  ) {}
+  constructor(private readonly keyed: KeyedRunOperations) {}
 
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
     const body = await call.validate(ForkRunBody, rest, 'body');
     const p = call.requirePrincipal();
     // No origin over gRPC: the REST paths, relative to the host's base URL (as CreateRun answers).
-    return (await forkRunKeyed(this.idempotency, this.forks, p, runId, body, call.header('idempotency-key'), '')).body;
+    return (await this.keyed.fork(p, runId, body, call.header('idempotency-key'), '')).body;
   }
 }
 
@@ -178,10 +177,7 @@ export class GetArtifactMethod implements UnaryEngineMethod {
   readonly kind = 'unary';
   readonly rest = { controller: RunArtifactsController, handler: 'get' };
 
-  constructor(
-    private readonly runs: RunsService,
-    private readonly artifacts: RunArtifactsService,
-  ) {}
+  constructor(private readonly artifacts: RunArtifactReader) {}
 
   /**
    * The same lookup and refusals as REST (404 for an unknown artifact or a run the caller cannot
@@ -190,7 +186,7 @@ export class GetArtifactMethod implements UnaryEngineMethod {
    */
   async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
     const { runId, rest } = withoutRunId(request);
-    const found = await runArtifactBytes(this.runs, this.artifacts, call.requirePrincipal(), runId, typeof rest.artifactId === 'string' ? rest.artifactId : '');
+    const found = await this.artifacts.read(call.requirePrincipal(), runId, typeof rest.artifactId === 'string' ? rest.artifactId : '');
     return { ...found.ref, runId, contentBase64: found.data.toString('base64') };
   }
 }
@@ -212,23 +208,15 @@ export class StreamRunEventsMethod implements StreamingEngineMethod {
   /** How long one poll waits before the stream looks again at whether its call is still open. */
   static readonly WAIT_MS = 1000;
 
-  constructor(private readonly events: EventLogService) {}
+  constructor(private readonly feed: RunEventFeed) {}
 
   async handle(call: EngineCall, request: JsonObject, send: (message: unknown) => Promise<void>): Promise<void> {
     const { runId, rest } = withoutRunId(request);
     const { streamModes, ...query } = rest;
     if (Array.isArray(streamModes) && streamModes.length) query.streamMode = streamModes.join(',');
     const q = await call.validate(RunEventsQuery, query, 'query');
-    const modes = parseStreamModes(q.streamMode);
-    if (modes[0] === 'values') throw new UnsupportedStreamModeError("streamMode 'values' (snapshots) is served over SSE only; StreamRunEvents carries run events.");
-    const p = call.requirePrincipal();
-    // NOT_FOUND before the stream sends anything; the run's status comes with its first events.
-    const after = q.lastSequence ?? 0;
-    const opened = await this.events.openRun(p, runId, after);
-    if (!opened) throw new NotFoundError('No such run.');
-    const closed = () => call.signal.aborted;
-    for await (const batch of followRunEvents(this.events, p, { runId: opened.runId, status: opened.status }, after, { waitMs: StreamRunEventsMethod.WAIT_MS, closed, first: opened.events, readAt: opened.readAt })) {
-      for (const e of batch) if (admits(modes, e.type)) await send(e);
-    }
+    // The refusals (an unknown mode, `values`, an unknown run) come before anything is sent.
+    const batches = await this.feed.open(call.requirePrincipal(), runId, q, { stream: this.name, waitMs: StreamRunEventsMethod.WAIT_MS, closed: () => call.signal.aborted });
+    for await (const batch of batches) for (const e of batch) await send(e);
   }
 }

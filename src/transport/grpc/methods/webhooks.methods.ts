@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { WebhooksController } from '../../../capabilities/webhooks/webhooks.controller';
-import { RegisterWebhookBody } from '../../../capabilities/webhooks/webhooks.dto';
-import { WebhooksService } from '../../../capabilities/webhooks/webhooks.service';
+import { RegisterWebhookBody, WebhooksController, WebhooksService } from '../../../capabilities/webhooks';
 import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { readWorkflowDefinition, WorkflowsController } from '../../../capabilities/runs/workflows.controller';
-import { WorkflowResolver } from '../../../capabilities/runs/workflow-resolver.service';
+import { WorkflowResolver, WorkflowsController } from '../../../capabilities/runs';
 import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
 
@@ -15,6 +14,6 @@ export class GetWorkflowMethod implements UnaryEngineMethod {
   constructor(private readonly resolver: WorkflowResolver) {}
 
   handle(call: EngineCall, request: JsonObject): Promise<unknown> {
-    return readWorkflowDefinition(this.resolver, call.requirePrincipal(), typeof request.workflowId === 'string' ? request.workflowId : '');
+    return this.resolver.definition(call.requirePrincipal(), typeof request.workflowId === 'string' ? request.workflowId : '');
   }
 }
