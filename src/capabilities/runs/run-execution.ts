@@ -150,7 +150,7 @@ export class RunExecution {
       const owner: Record<string, string> = { tenant: row.tenant };
       if (row.workspace) owner.workspace = row.workspace;
       if (row.principal) owner.principal = row.principal;
-      this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: 'rest', owner } });
+      this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: row.metadata?.transport === 'mcp' ? 'mcp' : 'rest', owner } });
     } else {
       for (const n of await this.d.store.loadNodes({ runId: row.id })) {
         this.state.set(n.nodeId, n);
@@ -316,7 +316,7 @@ export class RunExecution {
         attempt,
         principal: { tenant: this.principal.tenant, workspace: this.principal.workspace, principal: this.principal.principal, scopes: this.principal.scopes },
         signal,
-        emit: nodeEmitter(this.d.events, this.scope, this.row.id, n.id, { flush: () => this.flush(), addCost: (usd) => this.addCost(usd, n.id) }),
+        emit: nodeEmitter(this.writer, n.id, { addCost: (usd) => this.addCost(usd, n.id) }),
         awaitApproval: (req) => this.awaitApproval(n, req),
         // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
         effect: this.replay ? this.replay.effect(n.id) : this.inserted.effect(effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal)),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import type { NodeExecutionContext } from '@openwop-host/plugin-sdk';
-import type { BatchEvent, EventLogService } from '../../platform/events/event-log.service';
+import type { BatchEvent } from '../../platform/events/event-log.service';
 import type { FlushParams, FlushResult, NodeWrite, RunUpdate } from './run-store';
 
 /** The claim no longer holds the run's lease: this execution writes nothing more. */
@@ -46,6 +46,8 @@ export class RunWriter {
   private writes: NodeWrite[] = [];
   private batchSince = 0;
   private flushing: Promise<void> = Promise.resolve();
+  /** The events queued by append: their ids, fixed when queued, and the failure of the write that carried them. */
+  private readonly appended = new WeakMap<BatchEvent, { id: string; error?: unknown }>();
 
   constructor(
     private readonly store: WriterStore,
@@ -60,6 +62,20 @@ export class RunWriter {
 
   write(w: NodeWrite): void {
     this.writes.push(w);
+  }
+
+  /**
+   * Writes one event now, fenced with everything pending before it (a node's `ctx.emit`): its id,
+   * once committed. A claim that lost the lease writes nothing: LeaseLost (an EngineWriteError when
+   * the write itself failed), whichever flush carried the event.
+   */
+  async append(e: BatchEvent): Promise<string> {
+    const outcome: { id: string; error?: unknown } = { id: randomUUID() };
+    this.appended.set(e, outcome);
+    this.queue(e);
+    await this.flush();
+    if (outcome.error) throw outcome.error;
+    return outcome.id;
   }
 
   /** How many events wait for the next flush. */
@@ -99,6 +115,10 @@ export class RunWriter {
     try {
       await this.writeRetrying(update, writes, batch);
     } catch (e) {
+      for (const ev of batch) {
+        const outcome = this.appended.get(ev);
+        if (outcome) outcome.error = e;
+      }
       if (e instanceof LeaseLost) this.hooks.leaseLost();
       throw e;
     }
@@ -112,7 +132,7 @@ export class RunWriter {
    * or the database still away at the end, is an EngineWriteError.
    */
   private async writeRetrying(u: RunUpdate, writes: NodeWrite[], batch: BatchEvent[]): Promise<void> {
-    const ids = batch.map(() => randomUUID());
+    const ids = batch.map((e) => this.appended.get(e)?.id ?? randomUUID());
     const until = Date.now() + this.leaseMs;
     let delay = 100;
     let warned = false;
@@ -147,23 +167,18 @@ export class RunWriter {
 }
 
 /**
- * A node's `ctx.emit`: what the execution has pending is written first (the event follows what
- * caused it in the log), then the event; an RFC 0026 `provider.usage` in USD is the protocol's
- * durable cost record (RFC 0084), counted at once. A write that fails is the engine's, not the node's.
+ * A node's `ctx.emit`: the event is written by the execution's writer, after what it has pending
+ * (the event follows what caused it in the log) and in the same fenced statement, so a claim whose
+ * lease was taken over appends nothing (LeaseLost); an RFC 0026 `provider.usage` in USD is the
+ * protocol's durable cost record (RFC 0084), counted at once. A write that fails is the engine's, not the node's.
  */
-export function nodeEmitter(
-  events: Pick<EventLogService, 'append'>,
-  scope: { tenant: string; workspace?: string },
-  runId: string,
-  nodeId: string,
-  hooks: { flush(): Promise<void>; addCost(usd: number): void },
-): NodeExecutionContext['emit'] {
+export function nodeEmitter(writer: Pick<RunWriter, 'append'>, nodeId: string, hooks: { addCost(usd: number): void }): NodeExecutionContext['emit'] {
   return async (type, payload, opts) => {
-    await hooks.flush();
-    const v = await events
-      .append(scope, runId, type, payload, { nodeId, correlationId: opts?.correlationId, causationId: opts?.causationId })
-      .catch((e: unknown) => Promise.reject(new EngineWriteError(e, isDatabaseUnavailable(e))));
+    const e: BatchEvent = { type, payload, nodeId };
+    if (opts?.correlationId) e.correlationId = opts.correlationId;
+    if (opts?.causationId) e.causationId = opts.causationId;
+    const eventId = await writer.append(e);
     if (type === 'provider.usage' && typeof payload.costEstimateUsd === 'number' && (payload.currency === undefined || payload.currency === 'USD')) hooks.addCost(payload.costEstimateUsd);
-    return { eventId: v.eventId };
+    return { eventId };
   };
 }
