@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
+import { InvariantViolation } from '../../platform/errors/internal-fault';
 import { EventLogService } from '../../platform/events/event-log.service';
-import { EventEntity, RunEntity } from '../../platform/events/event.entities';
+import { EventEntity } from '../../platform/events/event.entities';
+import { RunEntity } from './run.entity';
 import { UUID } from '../../platform/ids';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
@@ -210,27 +213,22 @@ export class RunForkService {
    * its recorded outputs, a node failed in it stays failed; every other node runs again.
    */
   private async inherit(m: EntityManager, forkId: string, source: RunEntity, prefix: EventEntity[]): Promise<void> {
-    const ids = (await m.query(`SELECT gen_random_uuid()::text AS "id" FROM generate_series(1, $1::int)`, [prefix.length])) as Array<{ id: string }>;
-    const map = new Map(prefix.map((e, i) => [e.id, ids[i].id]));
-    const lastSeq = Number(prefix[prefix.length - 1].sequence);
-    await m.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, $3)`, [source.tenant, forkId, lastSeq]);
-    await m.query(
-      `INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at")
-       SELECT v.id::uuid, $1, $2, $3, v.seq, v.type, v.payload, v.corr, v.cause, v.node, v.at
-       FROM unnest($4::text[], $5::bigint[], $6::text[], $7::jsonb[], $8::text[], $9::text[], $10::text[], $11::timestamptz[]) AS v(id, seq, type, payload, corr, cause, node, at)`,
-      [
-        source.tenant,
-        source.workspace,
-        forkId,
-        prefix.map((e) => map.get(e.id)!),
-        prefix.map((e) => String(e.sequence)),
-        prefix.map((e) => e.type),
-        prefix.map((e) => JSON.stringify(e.payload)),
-        prefix.map((e) => e.correlationId ?? null),
-        prefix.map((e) => (e.causationId ? (map.get(e.causationId) ?? e.causationId) : null)),
-        prefix.map((e) => e.nodeId ?? null),
-        prefix.map((e) => new Date(e.createdAt).toISOString()),
-      ],
+    // Through the event log's one insert, in order: a gap-free prefix takes the same sequences in the new stream.
+    if (prefix.some((e, i) => Number(e.sequence) !== i + 1)) throw new InvariantViolation(`run ${source.id}'s log has a gap before sequence ${prefix.length + 1}`);
+    const map = new Map(prefix.map((e) => [e.id, randomUUID()]));
+    await this.events.appendMany(
+      prefix.map((e) => ({
+        scope: { tenant: source.tenant, workspace: source.workspace ?? undefined },
+        streamId: forkId,
+        eventId: map.get(e.id)!,
+        createdAt: new Date(e.createdAt).toISOString(),
+        type: e.type,
+        payload: e.payload,
+        correlationId: e.correlationId ?? undefined,
+        causationId: e.causationId ? (map.get(e.causationId) ?? e.causationId) : undefined,
+        nodeId: e.nodeId ?? undefined,
+      })),
+      { manager: m },
     );
     const nodes = new Map<string, { typeId: string; status: string; attempt: number; outputs: unknown; error: unknown }>();
     const typeOf = new Map(((source.definition as { nodes: Array<{ id: string; typeId: string }> }).nodes ?? []).map((n) => [n.id, n.typeId]));

@@ -35,6 +35,9 @@ export interface AppendEntry {
   nodeId?: string;
   /** Index of an earlier entry of the same batch that caused this one (its id becomes causationId). */
   causationIndex?: number;
+  /** The event's id and time, fixed by the caller (a fork's copy of its source's history keeps the times). */
+  eventId?: string;
+  createdAt?: string;
 }
 
 export interface AppendOptions {
@@ -344,6 +347,8 @@ export interface EventRow {
   correlation_id: string | null;
   causation_id: string | null;
   node_id: string | null;
+  /** Absent: the time of the insert. */
+  created_at?: string;
 }
 
 /** The rows of a batch (ids fixed by the caller when given, else new); causation inside a batch points at an earlier event of it. */
@@ -354,7 +359,7 @@ export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
     const ord = (counts.get(k) ?? 0) + 1;
     counts.set(k, ord);
     return {
-      id: ids?.[i] ?? randomUUID(),
+      id: e.eventId ?? ids?.[i] ?? randomUUID(),
       tenant: e.scope.tenant,
       workspace: e.scope.workspace ?? null,
       stream_id: e.streamId,
@@ -364,6 +369,7 @@ export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
       correlation_id: e.correlationId ?? null,
       causation_id: (e.causationId ?? null) as string | null,
       node_id: e.nodeId ?? null,
+      ...(e.createdAt ? { created_at: e.createdAt } : {}),
     };
   });
   entries.forEach((e, i) => {
@@ -393,9 +399,9 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
            RETURNING "tenant", "stream_id", "last_sequence"
          )`,
     `written AS (
-         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id")
-         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
-         FROM jsonb_to_recordset(${param(json)}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text)
+         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at")
+         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", COALESCE(e."created_at", now())
+         FROM jsonb_to_recordset(${param(json)}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
          RETURNING "id", "sequence", "created_at"
