@@ -1,6 +1,6 @@
 import type { EntityClass } from './database/database-schema';
 import { InstalledArtifactEntity } from './artifacts/installed-artifact.entity';
-import { EventEntity, EventStreamEntity, RunEntity } from './events/event.entities';
+import { EventEntity, EventStreamEntity } from './events/event.entities';
 import { ActivityInvocationEntity, IdempotencyRecordEntity } from './idempotency/idempotency.entities';
 import { ApiKeyEntity } from './identity/api-key.entity';
 import { PluginStateEntity } from './plugins/plugin-state.entity';
@@ -9,7 +9,6 @@ import { ScheduledTaskEntity } from './scheduler/scheduled-task.entity';
 /** The platform's own tables (keys, the event log, the pack registry, plugin state, scheduled tasks, idempotency). */
 export const PLATFORM_ENTITIES: readonly EntityClass[] = [
   ApiKeyEntity,
-  RunEntity,
   EventStreamEntity,
   EventEntity,
   InstalledArtifactEntity,

@@ -19,8 +19,8 @@ import { DiscoveryDocumentService } from './discovery/discovery.service';
 import { ErrorEnvelopeFilter } from './errors/error-envelope.filter';
 import { EventLogService } from './events/event-log.service';
 import { EventsController } from './events/events.controller';
-import { RunService } from './events/run.service';
-import { RunLauncherRegistry } from './events/run-launcher';
+import { RunLauncherRegistry } from './run-ports/run-launcher';
+import { RunRecordsPort } from './run-ports/run-records';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
 import { ApiKeyService } from './identity/api-key.service';
@@ -72,7 +72,7 @@ export class PlatformModule {
       JwtVerifier,
       DiscoveryDocumentService,
       EventLogService,
-      RunService,
+      RunRecordsPort,
       RunLauncherRegistry,
       ArtifactRegistryService,
       InstallChecks,

@@ -2,7 +2,7 @@
  * Standing goals over HTTP: creation rules (bounds first), validation, the judge-only state,
  * manual runs judged once, bounds, pause/resume/abandon, tenancy, scopes and the events.
  */
-import { RunService } from '../../src/platform/events/run.service';
+import { RunService } from '../../src/capabilities/runs/run.service';
 import { EventLogService } from '../../src/platform/events/event-log.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { EventLogService, HOST_STREAM } from '../../src/platform/events/event-log.service';
-import { RunService } from '../../src/platform/events/run.service';
+import { RunService } from '../../src/capabilities/runs/run.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { AutomationRunnerService } from '../../src/capabilities/proposals/automations/automation-runner.service';

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
-import { RUN_CREATE_SCOPE } from '../../platform/events/run-launcher';
+import { RUN_CREATE_SCOPE } from '../../platform/run-ports/run-launcher';
 import { delegationOf, requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';

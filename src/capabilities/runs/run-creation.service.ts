@@ -5,8 +5,8 @@ import { canonicalJson } from '../../platform/artifacts/artifact-registry.servic
 import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
-import { RunEntity } from '../../platform/events/event.entities';
-import { RUN_CREATE_SCOPE } from '../../platform/events/run-launcher';
+import { RunEntity } from './run.entity';
+import { RUN_CREATE_SCOPE } from '../../platform/run-ports/run-launcher';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { currentTraceContext } from '../../platform/tracing/trace-context';

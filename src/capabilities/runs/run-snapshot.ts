@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { NotFoundError } from '../../platform/errors/domain-error';
-import { RunEntity } from '../../platform/events/event.entities';
+import { RunEntity } from './run.entity';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { UUID } from '../../platform/ids';
 import type { RunArtifactRef } from '@openwop-host/plugin-sdk';

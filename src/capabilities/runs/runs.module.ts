@@ -33,6 +33,8 @@ import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { WorkflowsController } from './workflows.controller';
 import { RunNodeEntity } from './run-node.entity';
+import { RunEntity } from './run.entity';
+import { RunService } from './run.service';
 import { RunArtifactEntity } from './artifacts/run-artifact.entity';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { RunArtifactReader } from './artifacts/run-artifact-reader.service';
@@ -76,6 +78,7 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     InterruptsService,
     RunArtifactsService,
     RunRetention,
+    RunService,
     DatabaseArtifactStore,
     CoreArtifactExecutor,
     KeyedRunOperations,
@@ -86,5 +89,5 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
   exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed],
 })
 export class RunsModule {
-  static readonly entities = [RunNodeEntity, RunArtifactEntity];
+  static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity];
 }

@@ -8,7 +8,7 @@ import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../openapi/protocol-schemas';
 import { EventLogService, HOST_STREAM, RunEventView } from './event-log.service';
-import { RunService } from './run.service';
+import { RunRecordsPort } from '../run-ports/run-records';
 
 /** Long-poll bounds (rest-endpoints.md: `timeout` 1..60 s, default 30 s). */
 export const MAX_POLL_TIMEOUT_S = 60;
@@ -69,7 +69,7 @@ const EVENTS_SCHEMA = {
 export class EventsController {
   constructor(
     private readonly events: EventLogService,
-    private readonly runs: RunService,
+    private readonly runs: RunRecordsPort,
   ) {}
 
   /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { EventLogService, RunEventView } from '../../../platform/events/event-log.service';
-import { RunService } from '../../../platform/events/run.service';
+import { RunRecordsPort } from '../../../platform/run-ports/run-records';
 import type { Principal } from '../../../platform/identity/principal';
 import { CredentialStoreService } from '../credentials/credential-store.service';
 
@@ -30,7 +30,7 @@ export class CredentialEchoService {
   constructor(
     private readonly ds: DataSource,
     private readonly credentials: CredentialStoreService,
-    private readonly runs: RunService,
+    private readonly runs: RunRecordsPort,
     private readonly events: EventLogService,
   ) {}
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { GoalRunOutcome, GoalWorker, GoalWorkerProvider, GoalWorkerStartContext, GoalWorkSubject, GoalWorkTarget } from '@openwop-host/plugin-sdk';
-import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
+import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/run-ports/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
 import { GoalDelegationService } from '../goal-delegation.service';
 import { InvariantViolation, WiringFault } from '../../../platform/errors/internal-fault';

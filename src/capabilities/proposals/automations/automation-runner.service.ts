@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { DomainError } from '../../../platform/errors/domain-error';
-import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/events/run-launcher';
-import { RunService } from '../../../platform/events/run.service';
+import { RunLauncherRegistry, WorkflowRunLauncher } from '../../../platform/run-ports/run-launcher';
+import { RunRecordsPort } from '../../../platform/run-ports/run-records';
 import { delegatedScopesNow } from '../../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
@@ -43,7 +43,7 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
 
   constructor(
     private readonly ds: DataSource,
-    private readonly runs: RunService,
+    private readonly runs: RunRecordsPort,
     private readonly launchers: RunLauncherRegistry,
     private readonly tasks: PeriodicTaskService,
     @Inject(PROPOSALS_SETTINGS) private readonly settings: ProposalsSettings,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ArtifactInstaller, ArtifactInstallerProvider, ArtifactViolation, InstalledArtifact, InstallScope } from '@openwop-host/plugin-sdk';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { RUN_CREATE_SCOPE, RunLauncherRegistry } from '../../../platform/events/run-launcher';
+import { RUN_CREATE_SCOPE, RunLauncherRegistry } from '../../../platform/run-ports/run-launcher';
 import { AutomationScheduleEntity } from './automation-schedule.entity';
 import { AutomationSpec, nextRunAfter, validateAutomation } from './automation-spec';
 

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { canonicalJson } from '../../../platform/artifacts/artifact-registry.service';
 import { UnprocessableError } from '../../../platform/errors/domain-error';
 import { EventLogService } from '../../../platform/events/event-log.service';
-import { RunLauncherRegistry } from '../../../platform/events/run-launcher';
+import { RunLauncherRegistry } from '../../../platform/run-ports/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from '../tool-catalog.config';
 import { CatalogEntry, ToolCatalogService } from '../tool-catalog.service';

@@ -1,22 +1,25 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Principal, TenantScope } from '../identity/principal';
-import { RunEntity } from './event.entities';
-import { inScope } from '../tenancy/workspace-scope';
+import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { RunRecords, RunRecordsPort, RunView } from '../../platform/run-ports/run-records';
+import { inScope } from '../../platform/tenancy/workspace-scope';
+import { RunEntity } from './run.entity';
 
-export interface RunView {
-  runId: string;
-  kind: string;
-  status: string;
-  owner: { tenant: string; workspace?: string; principal?: string };
-  createdAt: string;
-  metadata: Record<string, unknown>;
-}
-
-/** Runs the host itself records (tool sessions, goal iterations...), tenant-owned. */
+/**
+ * Runs the host records without executing them (tool sessions, goal iterations, automations...),
+ * tenant-owned, and the run facts the platform asks for: the runs capability's implementation of
+ * the platform's RunRecords port (registered with RunRecordsPort), beside RunsService, the run API.
+ */
 @Injectable()
-export class RunService {
-  constructor(private readonly ds: DataSource) {}
+export class RunService implements RunRecords, OnModuleInit {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly port: RunRecordsPort,
+  ) {}
+
+  onModuleInit(): void {
+    this.port.register(this);
+  }
 
   async create(principal: Principal, kind: string, metadata: Record<string, unknown> = {}, manager?: EntityManager): Promise<RunView> {
     const repo = (manager ?? this.ds.manager).getRepository(RunEntity);
