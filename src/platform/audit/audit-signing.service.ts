@@ -8,6 +8,7 @@ import { ConfigError } from '../config/config-error';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { ExtensionFault } from '../errors/internal-fault';
 import { collectExtensions, ExtensionMeta } from '../plugins/extension-registry';
+import { HostSecretStore } from '../secrets/host-secret.store';
 
 const KEY_SECRET_NAME = 'audit-checkpoint-ed25519';
 
@@ -55,11 +56,17 @@ export class AuditSigningService implements OnApplicationBootstrap {
   private warned = false;
 
   /** `discovery` is absent where the CLI builds the audit log without Nest: no plugin signer there. */
+  private readonly secrets: HostSecretStore;
+
   constructor(
     private readonly ds: DataSource,
     @Optional() @Inject(DiscoveryService) private readonly discovery: DiscoveryService | undefined,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
-  ) {}
+    @Optional() secrets?: HostSecretStore,
+  ) {
+    // The CLI's commands build this service without a module: the store on the same data source then.
+    this.secrets = secrets ?? new HostSecretStore(ds);
+  }
 
   /** Whether checkpoints are signed with the key kept in the database (no key, no signer configured). */
   get inDatabase(): boolean {
@@ -149,18 +156,9 @@ export class AuditSigningService implements OnApplicationBootstrap {
   }
 
   private async databaseKey(m?: EntityManager): Promise<{ signer: CheckpointSigner; committed: boolean }> {
-    const db = m ?? this.ds;
-    const read = async () => ((await db.query(`SELECT "value" FROM "host_secret" WHERE "name" = $1`, [KEY_SECRET_NAME])) as Array<{ value: Buffer | Uint8Array }>)[0];
-    let row = await read();
-    let committed = true;
-    if (!row) {
-      // The first replica to need it writes it; every other one reads the same row.
-      const fresh = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' });
-      await db.query(`INSERT INTO "host_secret" ("name", "value") VALUES ($1, $2) ON CONFLICT ("name") DO NOTHING`, [KEY_SECRET_NAME, fresh]);
-      row = await read();
-      committed = !m;
-    }
-    return { signer: localSigner('database', createPrivateKey({ key: Buffer.from(row.value), format: 'der', type: 'pkcs8' })), committed };
+    // The first replica to need it writes it; every other one reads the same row.
+    const key = await this.secrets.getOrCreate(KEY_SECRET_NAME, () => generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }), m);
+    return { signer: localSigner('database', createPrivateKey({ key: key.value, format: 'der', type: 'pkcs8' })), committed: !(key.created && m) };
   }
 
   /** Once per process: a server database is a production setting, where a key in the database is a known weakness. */

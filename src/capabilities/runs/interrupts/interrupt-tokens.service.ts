@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
+import { HostSecretStore } from '../../../platform/secrets/host-secret.store';
 
 /** What a signed interrupt token carries (interrupt.md §Signed resolution tokens). */
 export interface InterruptTokenPayload {
@@ -30,17 +30,15 @@ export class InterruptTokenService {
   private secret?: Buffer;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly secrets: HostSecretStore,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
   private async key(): Promise<Buffer> {
     if (this.secret) return this.secret;
     if (this.config.interruptTokenSecret) return (this.secret = Buffer.from(this.config.interruptTokenSecret, 'utf8'));
-    // The first replica to start writes it; every other one reads the same row.
-    await this.ds.query(`INSERT INTO "host_secret" ("name", "value") VALUES ($1, $2) ON CONFLICT ("name") DO NOTHING`, [SECRET_NAME, randomBytes(32)]);
-    const [row] = (await this.ds.query(`SELECT "value" FROM "host_secret" WHERE "name" = $1`, [SECRET_NAME])) as Array<{ value: Buffer | Uint8Array }>;
-    return (this.secret = Buffer.from(row.value));
+    // The first replica to need it writes it; every other one reads the same row.
+    return (this.secret = (await this.secrets.getOrCreate(SECRET_NAME, () => randomBytes(32))).value);
   }
 
   private mac(key: Buffer, body: string): Buffer {
