@@ -9,3 +9,9 @@ export { isMcpRoundSession, completedCall, failedCall } from './mcp/mcp-tool-ses
 export type { McpRoundSession } from './mcp/mcp-tool-session';
 export type { McpCallRound, McpInputRequest, McpRetry } from './mcp/mcp-connect';
 export { MCP_MRTR_MAX_ROUNDS, McpRoundsExceededError } from './mcp/mcp-revision';
+// Governed dispatch: the one decision every tool-calling path asks before it calls (core.tool nodes,
+// and through them the MCP mount), its record, and the errors of the paths that cannot wait for a gate.
+export { ToolDispatchService, ToolDispatchDeniedError, ToolApprovalRequiredError, DISPATCH_DECIDED_EVENT, verdictFacts } from './dispatch/tool-dispatch.service';
+export type { DispatchPath, DispatchRecordContext, DispatchPolicyView } from './dispatch/tool-dispatch.service';
+export { decideDispatch, effectivePolicy, SAFETY_TIERS, DISPATCH_DECISIONS } from './dispatch/dispatch-policy';
+export type { DispatchDecision, DispatchPolicyDocument, DispatchVerdict, DispatchSubject, EffectiveDispatchPolicy } from './dispatch/dispatch-policy';

@@ -1,6 +1,7 @@
 import type { ToolApproval, ToolEgress, ToolReplayPolicy, ToolSafetyTier } from '@openwop-host/plugin-sdk';
 import type { HostConfig } from '../../platform/config/host-config';
 import { ConfigError } from '../../platform/config/config-error';
+import type { DispatchPolicyDocument } from './dispatch/dispatch-policy';
 
 /** How the operator classifies one MCP tool (server annotations are never trusted for this). */
 export interface McpToolClassification {
@@ -42,6 +43,8 @@ export interface ToolCatalogSettings {
   packDirectory?: string;
   mcpServers: McpServerConfig[];
   hostExtensions: Array<Record<string, unknown>>;
+  /** The default governed dispatch policy of every tenant (`tools.dispatchPolicy`); undefined when not configured. */
+  dispatchPolicy?: DispatchPolicyDocument;
 }
 
 export const TOOL_CATALOG_SETTINGS = Symbol.for('openwop-host.tool-catalog.settings');
@@ -85,5 +88,6 @@ export function toolCatalogSettings(config: Pick<HostConfig, 'file' | 'toolSourc
     packDirectory: typeof section.packDirectory === 'string' ? section.packDirectory : undefined,
     mcpServers,
     hostExtensions: (section.hostExtensions as Array<Record<string, unknown>> | undefined) ?? [],
+    dispatchPolicy: section.dispatchPolicy as DispatchPolicyDocument | undefined,
   };
 }

@@ -11,7 +11,9 @@ import { McpInvokeController } from './mcp/mcp-invoke.controller';
 import { McpInvokeService } from './mcp/mcp-invoke.service';
 import { McpToolPinEntity } from './mcp/mcp-tool-pin.entity';
 import { McpToolPinsService } from './mcp/mcp-tool-pins.service';
+import { DispatchPolicyController } from './dispatch/dispatch-policy.controller';
 import { ToolDispatchPolicyEntity } from './dispatch/tool-dispatch-policy.entity';
+import { ToolDispatchService } from './dispatch/tool-dispatch.service';
 import { ToolSessionController } from './sessions/tool-session.controller';
 import { ToolSessionService } from './sessions/tool-session.service';
 import { HostExtensionToolSource } from './sources/host-extension.source';
@@ -28,11 +30,12 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
  * Tool catalog (RFC 0078): `GET /v1/tools[/{toolId}]`, the tool-source extension point with five
  * built-in sources (node-pack, workflow, mcp, host-extension; connector comes from the connections
  * capability), the node-pack and workflow-chain-pack installers, and tool sessions. The MCP client
- * (revision negotiation, pinned tool definitions, the operator routes and the invoke seam) lives in mcp/.
+ * (revision negotiation, pinned tool definitions, the operator routes and the invoke seam) lives in mcp/;
+ * the governed dispatch policy every tool-calling path asks before it calls lives in dispatch/.
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolCatalogController, ToolSessionController, InstalledPacksController, McpAdminController, McpInvokeController],
+  controllers: [ToolCatalogController, ToolSessionController, InstalledPacksController, McpAdminController, McpInvokeController, DispatchPolicyController],
   providers: [
     { provide: TOOL_CATALOG_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => toolCatalogSettings(config) },
     CatalogClock,
@@ -52,8 +55,9 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
     McpToolPinsService,
     McpInvokeService,
     McpClientAdvertiser,
+    ToolDispatchService,
   ],
-  exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService],
+  exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService, ToolDispatchService, InstalledPacksService],
 })
 export class ToolCatalogModule {
   static readonly entities = [McpToolPinEntity, ToolDispatchPolicyEntity];

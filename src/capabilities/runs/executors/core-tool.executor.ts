@@ -15,7 +15,7 @@ import {
 import { DomainError } from '../../../platform/errors/domain-error';
 import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
-import { argsHash, CatalogEntry, isMcpRoundSession, ToolCatalogService } from '../../tool-catalog';
+import { argsHash, CatalogEntry, DispatchRecordContext, DispatchVerdict, isMcpRoundSession, ToolCatalogService, ToolDispatchService } from '../../tool-catalog';
 import { Suspend } from '../run-gates';
 import { RunsService } from '../runs.service';
 import { callMcpTool } from './mcp-tool-rounds';
@@ -41,10 +41,10 @@ function asPrincipal(p: NodeExecutionContext['principal']): Principal {
 
 /**
  * `core.tool {toolId, arguments?, calls?}`: calls one catalog tool (`calls` times in one session, default once) through its source, authorized as the run
- * principal (a tool its starter cannot see is `tool_not_found`, exactly like an unknown one). The
- * call is bracketed by `tool.session.opened` / `tool.session.closed` with content-free
- * `agent.toolCalled` / `agent.toolReturned` inside; the tool's result is the node's output. A tool
- * whose descriptor says `approval: "always"` waits on an approval gate first. A `workflow` tool runs
+ * principal (a tool its starter cannot see is `tool_not_found`, exactly like an unknown one), once
+ * the tenant's dispatch policy allows it (`deny`: `tool_dispatch_denied`; `approve`: an approval gate
+ * first, which a descriptor's `approval: "always"` asks for too). The call is bracketed by `tool.session.opened` / `tool.session.closed` with content-free
+ * `agent.toolCalled` / `agent.toolReturned` inside; the tool's result is the node's output. A `workflow` tool runs
  * its chain as a child run and returns the child's outputs. An MCP tool's output also says which
  * server and revision answered (`_mcp`), and an MCP elicitation suspends the node (mcp-tool-rounds.ts).
  */
@@ -56,6 +56,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
   constructor(
     private readonly catalog: ToolCatalogService,
     private readonly moduleRef: ModuleRef,
+    private readonly dispatch: ToolDispatchService,
   ) {}
 
   validateConfig(config: Record<string, unknown>): string[] {
@@ -102,10 +103,8 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       if (e instanceof DomainError && e.status === 404) throw new NodeExecutionError('tool_not_found', `No tool "${toolId}" is visible to the run principal.`);
       throw e;
     }
-    if (entry.descriptor.approval === 'always') {
-      const decision = await ctx.awaitApproval({ title: `Allow the call of ${toolId} in run ${ctx.runId}`, artifactType: 'tool-call' });
-      if (decision !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${toolId} was not approved.`);
-    }
+    // Governed dispatch: nothing is opened or called before the policy allows it (or its gate is granted).
+    const verdict = await this.governed(entry, principal, ctx);
     const sessionId = randomUUID();
     const correlation = { correlationId: sessionId };
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
@@ -113,7 +112,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     let costUsd = 0;
     let suspended = false;
     // An MCP elicitation can suspend the node only when nothing else holds its one interrupt.
-    const interruptible = calls === 1 && entry.descriptor.approval !== 'always';
+    const interruptible = calls === 1 && verdict.decision !== 'approve';
     await ctx.emit('tool.session.opened', { sessionId, toolId }, correlation);
     try {
       let result: ToolCallResult = { status: 'ok' };
@@ -187,6 +186,36 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       if (suspended) outcome = 'cancelled';
       await ctx.emit('tool.session.closed', { sessionId, toolId, outcome, ...(suspended ? { suspended: true } : {}) }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
     }
+  }
+
+  /**
+   * Asks the dispatch policy (the tool-catalog's one decision) and records the answer: `deny` fails
+   * the node `tool_dispatch_denied`; `approve` waits on an approval gate (recorded when it opens and
+   * when it is decided) and a rejection fails the node `approval_denied`; the tool is called only after.
+   */
+  private async governed(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<DispatchVerdict> {
+    const d = entry.descriptor;
+    const verdict = await this.dispatch.decide(principal, { toolId: d.toolId, safetyTier: d.safetyTier, approval: d.approval });
+    const where: DispatchRecordContext = { path: 'run', runId: ctx.runId, nodeId: ctx.nodeId, emit: (type, payload) => ctx.emit(type, payload) };
+    if (verdict.decision === 'deny') {
+      await this.dispatch.record(principal, verdict, where);
+      throw new NodeExecutionError('tool_dispatch_denied', `The dispatch policy denies calls of ${d.toolId} (tier ${d.safetyTier}, policy revision ${verdict.policyRevision}).`);
+    }
+    if (verdict.decision === 'approve') {
+      let outcome: 'granted' | 'denied';
+      try {
+        outcome = await ctx.awaitApproval({ title: `Allow the call of ${d.toolId} (${d.safetyTier} tier) in run ${ctx.runId}`, artifactType: 'tool-call' });
+      } catch (e) {
+        // The gate opens when the run parks; the node runs again once it is decided.
+        if (e instanceof Suspend) await this.dispatch.record(principal, verdict, { ...where, approval: 'pending' });
+        throw e;
+      }
+      await this.dispatch.record(principal, verdict, { ...where, approval: outcome });
+      if (outcome !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${d.toolId} was not approved.`);
+      return verdict;
+    }
+    await this.dispatch.record(principal, verdict, where);
+    return verdict;
   }
 
   private async callWorkflow(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, UnprocessableError } from '../../../platform/errors/domain-error';
 import type { Principal } from '../../../platform/identity/principal';
+import { ToolDispatchService } from '../dispatch/tool-dispatch.service';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings, McpServerConfig } from '../tool-catalog.config';
 import { callToolRound, listAllTools, McpConnection, McpRetry } from './mcp-connect';
 import { McpClientService } from './mcp-client.service';
@@ -41,11 +42,18 @@ export class McpInvokeService {
   constructor(
     @Inject(TOOL_CATALOG_SETTINGS) private readonly settings: ToolCatalogSettings,
     private readonly mcp: McpClientService,
+    private readonly dispatch: ToolDispatchService,
   ) {}
 
   async invoke(p: Principal, req: McpInvokeRequest): Promise<McpInvokeResult> {
     const cfg = this.mcp.servers(p.tenant).find((s): s is McpServerConfig & { transport: 'http' } => s.transport === 'http' && sameUrl(s.url, req.serverUrl));
     if (!cfg) throw new UnprocessableError('mcp_server_not_configured', 'serverUrl is not the URL of an MCP server configured for this tenant (tools.mcpServers).', { field: 'serverUrl' });
+    if (req.tool) {
+      // Governed dispatch, by the tier the operator classified (unclassified: write); outside a run nothing
+      // can wait for an approval, so only an allowed call is made.
+      const c = cfg.classification[req.tool];
+      await this.dispatch.requireAllowed(p, { toolId: `mcp:${cfg.id}.${req.tool}`, safetyTier: c?.safetyTier ?? 'write', approval: c?.approval }, 'mcp-invoke');
+    }
     const timeoutMs = this.settings.sourceTimeoutMs;
     const signal = AbortSignal.timeout(Math.max(timeoutMs * 4, 10_000));
     // Elicitation is declared only when the seam can answer it.

@@ -5,6 +5,7 @@ import { UnprocessableError } from '../../../platform/errors/domain-error';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { RunLauncherRegistry } from '../../../platform/run-ports/run-launcher';
 import type { Principal } from '../../../platform/identity/principal';
+import { ToolDispatchService } from '../dispatch/tool-dispatch.service';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from '../tool-catalog.config';
 import { CatalogEntry, ToolCatalogService } from '../tool-catalog.service';
 
@@ -41,7 +42,8 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * the run is terminal, so its whole event bracket is persisted: `tool.session.opened` →
  * (`agent.toolCalled` → `agent.toolReturned`)+ → `tool.session.closed`, inside the run's own
  * lifecycle events. Bracket payloads are content-free (ids, argsHash, status, durationMs). The run
- * is an ordinary engine run (GET /v1/runs/{id}, its events, its terminal status).
+ * is an ordinary engine run (GET /v1/runs/{id}, its events, its terminal status). The dispatch policy
+ * is asked first: only an allowed call starts a run.
  */
 @Injectable()
 export class ToolSessionService {
@@ -50,6 +52,7 @@ export class ToolSessionService {
     private readonly launchers: RunLauncherRegistry,
     private readonly events: EventLogService,
     @Inject(TOOL_CATALOG_SETTINGS) private readonly settings: ToolCatalogSettings,
+    private readonly dispatch: ToolDispatchService,
   ) {}
 
   /** The tool a smoke session uses when none is named: the first invocable tool with safe sample arguments. */
@@ -71,6 +74,11 @@ export class ToolSessionService {
     if (!provider.openSession && entry.descriptor.source !== 'workflow') {
       throw new UnprocessableError('tool_not_invocable', 'The source of this tool does not support invocation.', { toolId });
     }
+    // Governed dispatch: the seam answers synchronously and cannot wait for an approval gate, so a call
+    // the policy denies (403 tool_dispatch_denied) or sends to approval (409 tool_approval_required) is
+    // refused here, recorded, and no run starts. An allowed call is decided and recorded by its node.
+    const d = entry.descriptor;
+    await this.dispatch.requireAllowed(principal, { toolId, safetyTier: d.safetyTier, approval: d.approval }, 'session');
     const launcher = this.launchers.get();
     if (!launcher) throw new UnprocessableError('run_engine_unavailable', 'This host runs no run engine, so it cannot run a tool session.');
     const args = req.arguments ?? provider.sampleArguments?.(toolId) ?? {};
