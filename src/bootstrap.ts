@@ -19,7 +19,7 @@ import { HealthService } from './platform/health/health.service';
 import { createLogger, PinoNestLogger } from './platform/logging/logger';
 import { installRequestLog } from './platform/logging/request-log';
 import { buildOpenApiDocument } from './platform/openapi/openapi-document';
-import { OpenApiHolder } from './platform/openapi/openapi.controller';
+import { OpenApiHolder } from './platform/openapi/openapi-holder';
 import { loadPlugins, PluginLoadResult } from './platform/plugins/plugin-loader';
 import { PluginStateStore } from './platform/plugins/plugin-state.store';
 import { SchemaRegistry } from './platform/schemas/schema-registry';

@@ -24,7 +24,8 @@ describe('discovery: auth-scoped views', () => {
     expect(anon.body.agents.proposals).toBeDefined();
     expect(anon.body.agents.goals).toBeDefined();
     expect(anon.headers['cache-control']).toBe('public, max-age=300');
-    expect(anon.headers.vary).toBe('Authorization');
+    // The representation also varies on the protocol major asked for (docs/versions.md).
+    expect(anon.headers.vary).toBe('Authorization, OpenWOP-Version');
     expect(SchemaRegistry.shared().validate('capabilities', anon.body)).toEqual([]);
   });
 

@@ -86,7 +86,7 @@ describe('HTTP pipeline, discovery and the event log', () => {
       expect(res.body.limits.maxRequestBodyBytes).toBe(4096);
       expect(res.body.authorization).toEqual(expect.objectContaining({ supported: true, failClosed: true }));
       // Every capability family, and the limits, are also mirrored under the deprecated `capabilities` wrapper, equal to the root block.
-      const families = Object.keys(res.body).filter((k) => !['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'eventLogSchemaVersion', 'implementation', 'capabilities'].includes(k));
+      const families = Object.keys(res.body).filter((k) => !['protocolVersion', 'protocolVersions', 'preferredVersion', 'minClientVersion', 'supportedEnvelopes', 'schemaVersions', 'eventLogSchemaVersion', 'implementation', 'capabilities'].includes(k));
       expect(families).toEqual(expect.arrayContaining(['authorization', 'toolCatalog', 'connections', 'agents', 'portability']));
       expect(Object.keys(res.body.capabilities).sort()).toEqual([...families].sort());
       for (const f of families) expect(res.body.capabilities[f]).toEqual(res.body[f]);

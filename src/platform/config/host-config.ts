@@ -10,6 +10,7 @@ import { KeyringError, parseKeyring } from './credential-keys';
 import type { EnvSetting } from './env-setting';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from './grpc-settings';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
+import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -76,6 +77,8 @@ export interface HostConfig {
   artifacts: { maxBytes: number };
   /** A fork that would execute a chain (or a chain version) no longer installed: refused (422), unless `allow`. */
   forkUninstalledChains: 'refuse' | 'allow';
+  /** The protocol majors served (OPENWOP_PROTOCOL_MAJORS; src/platform/config/protocol-settings). */
+  protocol: ProtocolSettings;
 }
 
 export type { AuditConfig } from './audit-settings';
@@ -217,6 +220,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
+  ...PROTOCOL_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
   ...AUDIT_ENV_SETTINGS,
 ];
@@ -341,6 +345,13 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     if (e instanceof WebhookSettingError) throw new ConfigError(e.message);
     throw e;
   }
+  let protocol: ProtocolSettings;
+  try {
+    protocol = loadProtocolSettings(env);
+  } catch (e) {
+    if (e instanceof ProtocolSettingError) throw new ConfigError(e.message);
+    throw e;
+  }
   return {
     port: envInt(env, 'PORT', 8080, 0, 65535),
     host,
@@ -412,6 +423,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     http: httpTimeouts(env),
     grpc,
     webhooks,
+    protocol,
     tracing: loadTracingConfig(env),
     audit: loadAuditSettings(env, { allowPrivate: webhooks.allowPrivate, allowedPorts: webhooks.allowedPorts }),
     retention: {

@@ -1,6 +1,7 @@
 import { Controller, Get, Headers, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { requestMajor } from '../http/protocol-version';
 import { PrincipalRequest, PublicWithOptionalPrincipal } from '../identity/decorators';
 import { DiscoveryDocumentService } from './discovery.service';
 
@@ -17,10 +18,13 @@ export class DiscoveryController {
   @PublicWithOptionalPrincipal()
   @Get('/.well-known/openwop')
   async document(@Headers('if-none-match') ifNoneMatch: string | undefined, @Req() req: PrincipalRequest, @Res() reply: FastifyReply): Promise<void> {
-    const { body, etag } = await this.discovery.document(req.principal);
+    // One resource, a representation per protocol major (the request's OpenWOP-Version), each with its own ETag.
+    const major = requestMajor(req);
+    const { body, etag } = major === 2 ? await this.discovery.v2Document(req.principal) : await this.discovery.document(req.principal);
     reply.header('Cache-Control', req.principal ? 'private, max-age=300' : 'public, max-age=300');
     reply.header('ETag', etag);
-    reply.header('Capabilities-Etag', etag);
+    // v2 removed Capabilities-Etag (ETag / If-None-Match only).
+    if (major === 1) reply.header('Capabilities-Etag', etag);
     reply.header('Vary', 'Authorization');
     const tags = (ifNoneMatch ?? '').split(',').map((t) => t.trim());
     if (tags.includes(etag) || tags.includes('*')) {

@@ -5,11 +5,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { HealthService } from '../health/health.service';
+import { protocolVersions } from '../http/protocol-version';
 import type { Principal } from '../identity/principal';
 import { ROLES } from '../identity/scopes';
 import { PROTOCOL_SCHEMAS } from '../openapi/protocol-schemas';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
 import { Advertiser, CapabilityAdvertiser } from './capability-advertiser';
+import { v2Root } from './v2-root';
 import { PROJECT_ROOT } from '../project-root';
 
 export const HOST_NAME = 'openwop-host';
@@ -28,7 +30,7 @@ export function deepMerge(target: Record<string, unknown>, source: Record<string
 }
 
 /** Root fields of the discovery document that are not capability families (not mirrored). */
-const CORE_FIELDS = new Set(['protocolVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'supportedTransports', 'capabilities', 'eventLogSchemaVersion']);
+const CORE_FIELDS = new Set(['protocolVersion', 'protocolVersions', 'preferredVersion', 'minClientVersion', 'supportedEnvelopes', 'schemaVersions', 'limits', 'implementation', 'supportedTransports', 'capabilities', 'eventLogSchemaVersion']);
 
 /** Composes the discovery document from the advertisers of the modules that are actually mounted. */
 @Injectable()
@@ -61,6 +63,8 @@ export class DiscoveryDocumentService {
   async document(principal?: Principal): Promise<{ body: Record<string, unknown>; etag: string }> {
     const doc: Record<string, unknown> = {
       protocolVersion: '1.0',
+      // Additive in 1.x (versioning.md §1): the served majors, the preferred one and the client floor.
+      ...protocolVersions(this.config.protocol.majors),
       supportedEnvelopes: [],
       schemaVersions: { ...this.schemaVersions },
       limits: { clarificationRounds: 0, schemaRounds: 0, envelopesPerTurn: 0, maxRequestBodyBytes: this.config.maxRequestBodyBytes },
@@ -92,9 +96,19 @@ export class DiscoveryDocumentService {
     // both places always agree and one ETag covers both. `limits` is mirrored too (readers such as
     // run-execution-bounds-shape look for the RFC 0058 bounds at `capabilities.limits`).
     body.capabilities = Object.fromEntries(Object.keys(body).filter((k) => k === 'limits' || !CORE_FIELDS.has(k)).map((k) => [k, body[k]]));
-    const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
-    return { body, etag };
+    return { body, etag: etagOf(body) };
   }
+
+  /** The v2 representation (OpenWOP-Version: 2): the closed root projected from the v1 document (v2-root.ts). */
+  async v2Document(principal?: Principal): Promise<{ body: Record<string, unknown>; etag: string }> {
+    const body = sortKeys(v2Root((await this.document(principal)).body)) as Record<string, unknown>;
+    return { body, etag: etagOf(body) };
+  }
+}
+
+/** The ETag of a representation: a hash of its JSON text. */
+function etagOf(body: unknown): string {
+  return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
 }
 
 /** Removes, in place, each dotted path of `part` whose scopes the principal holds none of (and parents left empty). */

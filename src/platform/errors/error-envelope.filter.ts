@@ -2,6 +2,8 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../database/database-driver';
 import { DomainError } from './domain-error';
+import { requestMajor } from '../http/protocol-version';
+import { toV2Envelope } from './v2-envelope';
 
 export interface ErrorEnvelope {
   error: string;
@@ -55,7 +57,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     const reply = ctx.getResponse<FastifyReply>();
     const request = ctx.getRequest<FastifyRequest>();
-    const { status, body, headers } = toEnvelope(exception, String(request?.id ?? ''));
+    const { status, body, headers } = envelopeFor(exception, String(request?.id ?? ''), requestMajor(request));
     if (status === 503 && body.error === 'service_unavailable') {
       this.logger.warn({ msg: 'request failed: the database is unavailable', reason: (exception as Error)?.message, correlationId: request?.id });
     } else if (status >= 500) {
@@ -64,6 +66,12 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     void reply.status(status).type('application/json; charset=utf-8').send(body);
   }
+}
+
+/** The answer to an error under the request's protocol major (v2: the v2 registry's codes and statuses). */
+export function envelopeFor(exception: unknown, correlationId: string, major: number): { status: number; body: ErrorEnvelope; headers?: Record<string, string> } {
+  const v1 = toEnvelope(exception, correlationId);
+  return major === 2 ? { ...toV2Envelope(v1.status, v1.body), headers: v1.headers } : v1;
 }
 
 export function toEnvelope(

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorEnvelope, toEnvelope } from '../errors/error-envelope.filter';
+import { envelopeFor, ErrorEnvelope } from '../errors/error-envelope.filter';
+import { requestMajor } from './protocol-version';
 
 /**
  * Fastify and Node answer some requests before any route, guard or Nest filter sees them: a path
@@ -18,7 +19,7 @@ export function frameworkErrorOptions(): {
     // the JSON guard (and Node's header limit) bound a path, not Fastify's default of 100 characters.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors(error, request, reply) {
-      const { status, body } = toEnvelope(error, String(request.id ?? ''));
+      const { status, body } = envelopeFor(error, String(request.id ?? ''), requestMajor(request));
       void reply.status(status).type('application/json; charset=utf-8').send(body);
     },
     clientErrorHandler(error, socket) {

@@ -1,0 +1,43 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SCHEMAS_ROOT } from '../schemas/schema-registry';
+import type { ErrorEnvelope } from './error-envelope.filter';
+
+/**
+ * The error envelope under protocol major 2 (spec v2 errors.md): the same closed
+ * `{ error, message, details? }`, but every code is one of the v2 registry
+ * (`schemas/openwop/v2/error-envelope.schema.json`) at its registered status, or a vendor code
+ * `openwop-host.<code>` for a v1 code the registry does not know; retry timing is only in the
+ * `Retry-After` header, never in `details`.
+ */
+const REGISTRY: Readonly<Record<string, number>> = (
+  JSON.parse(fs.readFileSync(path.join(SCHEMAS_ROOT, 'openwop', 'v2', 'error-envelope.schema.json'), 'utf8')) as { 'x-openwop-http-status': Record<string, number> }
+)['x-openwop-http-status'];
+
+/** This host's vendor org for codes the v2 registry does not have (the v1 ones it still raises). */
+export const VENDOR_ORG = 'openwop-host';
+
+const VENDOR_CODE = /^(?!openwop\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9_]*$/;
+
+const RETRY_DETAILS = ['retryAfter', 'retryAfterMs', 'retryAfterSeconds'];
+
+export function isV2RegisteredCode(code: string): boolean {
+  return Object.prototype.hasOwnProperty.call(REGISTRY, code);
+}
+
+/** The major-2 form of an answer the filter composed for major 1. */
+export function toV2Envelope(status: number, body: ErrorEnvelope): { status: number; body: ErrorEnvelope } {
+  let error = body.error;
+  if (isV2RegisteredCode(error)) {
+    // A registered code travels at its registered status (v1's 501 capability_not_provided is a 422 here).
+    status = REGISTRY[error];
+  } else if (!VENDOR_CODE.test(error)) {
+    error = `${VENDOR_ORG}.${error.replace(/[^a-z0-9_]/g, '_')}`;
+  }
+  const out: ErrorEnvelope = { error, message: body.message };
+  if (body.details) {
+    const details = Object.fromEntries(Object.entries(body.details).filter(([k]) => !RETRY_DETAILS.includes(k)));
+    if (Object.keys(details).length) out.details = details;
+  }
+  return { status, body: out };
+}

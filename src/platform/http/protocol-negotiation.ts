@@ -1,0 +1,61 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { ProtocolSettings } from '../config/protocol-settings';
+import { DomainError } from '../errors/domain-error';
+import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol } from './protocol-version';
+
+/**
+ * The one routing mechanism for both protocol majors (docs/versions.md): Fastify's `rewriteUrl`
+ * runs before the router, decides each request's major (protocol-version.ts), records it on the
+ * request and routes an unversioned major-2 operation to its `/v1` handler. Spread into the Fastify
+ * adapter's options.
+ */
+export function protocolRoutingOptions(settings: ProtocolSettings): { rewriteUrl: (req: IncomingMessage) => string } {
+  return {
+    rewriteUrl(req) {
+      const url = req.url ?? '/';
+      const header = req.headers['openwop-version'];
+      const { protocol, url: routed } = resolveProtocol(url, Array.isArray(header) ? header[0] : header, settings.majors);
+      if (protocol) recordProtocol(req, protocol);
+      return routed;
+    },
+  };
+}
+
+/**
+ * The request and response halves: a refusal decided before routing is raised before anything else
+ * runs (the error filter writes it), a client below `minClientVersion` asking for major 2 is refused
+ * 426, and every protocol response, errors and 304s included, names its contract in
+ * `OpenWOP-Version` and varies on the request's.
+ */
+export function installProtocolNegotiation(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    const protocol = requestProtocol(request);
+    if (!protocol) return done();
+    const r = protocol.refusal;
+    if (r) return done(new DomainError(r.code, r.status, r.message, r.details));
+    if (protocol.major >= 2) {
+      const header = request.headers['openwop-client-version'];
+      const client = clientVersion(Array.isArray(header) ? header[0] : header);
+      const [minMajor, minMinor] = clientVersion(MIN_CLIENT_VERSION)!;
+      if (client && (client[0] < minMajor || (client[0] === minMajor && client[1] < minMinor))) {
+        return done(
+          new DomainError('client_version_unsupported', 426, `This host serves clients from version ${MIN_CLIENT_VERSION}; OpenWOP-Client-Version "${String(header)}" is older.`, {
+            minClientVersion: MIN_CLIENT_VERSION,
+          }),
+        );
+      }
+    }
+    done();
+  });
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const protocol = requestProtocol(request);
+    if (protocol) {
+      reply.header('OpenWOP-Version', protocol.version);
+      const vary = reply.getHeader('vary');
+      const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
+      if (!/(^|,)\s*openwop-version\s*(,|$)/i.test(current)) reply.header('Vary', current ? `${current}, OpenWOP-Version` : 'OpenWOP-Version');
+    }
+    done(null, payload);
+  });
+}

@@ -1,0 +1,72 @@
+import { toV2Envelope } from '../errors/v2-envelope';
+import { clientVersion, isManifestPath, requestedMajor, resolveProtocol } from './protocol-version';
+
+describe('protocol majors: resolving a request before routing', () => {
+  const both = [1, 2];
+
+  it('reads OpenWOP-Version as a major: 2 and 2.0 alike, anything else NaN', () => {
+    expect([requestedMajor('2'), requestedMajor('2.0'), requestedMajor(' 1.0 ')]).toEqual([2, 2, 1]);
+    for (const bad of ['v2', '2.0.0', '02', '', 'banana']) expect(requestedMajor(bad)).toBeNaN();
+  });
+
+  it('reads OpenWOP-Client-Version, a malformed value counting as absent', () => {
+    expect(clientVersion('1.2')).toEqual([1, 2]);
+    expect(clientVersion('1.2.3')).toEqual([1, 2]);
+    for (const bad of ['1', '01.0', '1.0-rc.1', undefined]) expect(clientVersion(bad)).toBeUndefined();
+  });
+
+  it('knows the v2 manifest paths, parameters included', () => {
+    for (const p of ['/runs', '/runs/abc', '/runs/abc:fork', '/runs:bulk-cancel', '/interrupts/tok', '/.well-known/openwop', '/prompts:render']) expect(isManifestPath(p)).toBe(true);
+    for (const p of ['/goals', '/v1/runs', '/runs/a/b/c', '/console', '/healthz']) expect(isManifestPath(p)).toBe(false);
+  });
+
+  it('/v1 is major 1; another major there is a mismatch; seams under /v1 have no major', () => {
+    expect(resolveProtocol('/v1/runs?limit=1', undefined, both)).toEqual({ url: '/v1/runs?limit=1', protocol: { major: 1, version: '1.0' } });
+    expect(resolveProtocol('/v1/runs', '1.0', both).protocol?.refusal).toBeUndefined();
+    expect(resolveProtocol('/v1/runs', '2', both).protocol?.refusal).toEqual(expect.objectContaining({ code: 'protocol_version_mismatch', status: 400 }));
+    expect(resolveProtocol('/v1/host/sample/test/reset', '2.0', both)).toEqual({ url: '/v1/host/sample/test/reset' });
+  });
+
+  it('an unversioned operation runs its /v1 twin under major 2, and under header-less major 1 while 2 is served', () => {
+    expect(resolveProtocol('/runs/r1/events/poll?afterSequence=2', '2.0', both)).toEqual({ url: '/v1/runs/r1/events/poll?afterSequence=2', protocol: { major: 2, version: '2.0' } });
+    expect(resolveProtocol('/runs', undefined, both)).toEqual({ url: '/v1/runs', protocol: { major: 1, version: '1.0' } });
+    // Discovery is one resource with two representations: never rewritten.
+    expect(resolveProtocol('/.well-known/openwop', '2', both).url).toBe('/.well-known/openwop');
+    // A host serving major 1 only keeps its unversioned paths.
+    expect(resolveProtocol('/runs', undefined, [1])).toEqual({ url: '/runs', protocol: { major: 1, version: '1.0' } });
+  });
+
+  it('an unlisted major on an unversioned operation is 406 with the served list', () => {
+    const r = resolveProtocol('/runs', '2.0', [1]);
+    expect(r.protocol?.refusal).toEqual(expect.objectContaining({ code: 'protocol_version_unsupported', status: 406, details: { protocolVersions: ['1.0'] } }));
+    expect(resolveProtocol('/runs', '3', both).protocol?.refusal?.details).toEqual({ protocolVersions: ['1.0', '2.0'] });
+  });
+
+  it('under major 2 an operation of a family not advertised at v2 is not routed (404), nor one without a v2 representation', () => {
+    for (const p of ['/tools', '/tools/x', '/webhooks', '/prompts', '/content/settings', '/runs/r1:fork', '/interrupts/t', '/openapi.json']) {
+      expect(resolveProtocol(p, '2.0', both).url).toBe(p);
+    }
+    // Header-less (major 1) they run the v1 handler, under v1's name where it differs.
+    expect(resolveProtocol('/prompts/t1', undefined, both).url).toBe('/v1/prompt-templates/t1');
+  });
+
+  it('the v2 seams profile paths reach the /v1 seams while major 2 is served', () => {
+    expect(resolveProtocol('/conformance/seams/sample/test/reset', '2.0', both)).toEqual({ url: '/v1/host/sample/test/reset' });
+    expect(resolveProtocol('/conformance/seams/sample/test/reset', '2.0', [1])).toEqual({ url: '/conformance/seams/sample/test/reset' });
+  });
+});
+
+describe('the v2 error envelope', () => {
+  it('keeps a registered code at its registered status', () => {
+    expect(toV2Envelope(501, { error: 'capability_not_provided', message: 'm' })).toEqual({ status: 422, body: { error: 'capability_not_provided', message: 'm' } });
+    expect(toV2Envelope(404, { error: 'not_found', message: 'm', details: { runId: 'r' } })).toEqual({ status: 404, body: { error: 'not_found', message: 'm', details: { runId: 'r' } } });
+  });
+
+  it('turns a code the registry does not know into a vendor code, keeping the status', () => {
+    expect(toV2Envelope(405, { error: 'method_not_allowed', message: 'm' })).toEqual({ status: 405, body: { error: 'openwop-host.method_not_allowed', message: 'm' } });
+  });
+
+  it('moves no retry timing into details (Retry-After only)', () => {
+    expect(toV2Envelope(429, { error: 'rate_limited', message: 'm', details: { retryAfterMs: 5000 } })).toEqual({ status: 429, body: { error: 'rate_limited', message: 'm' } });
+  });
+});

@@ -1,0 +1,201 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SCHEMAS_ROOT } from '../schemas/schema-registry';
+
+/**
+ * Protocol majors in one host (spec v2 versioning.md §1, docs/versions.md): which contract a request
+ * is served under, decided once from its path and `OpenWOP-Version` header before routing.
+ *
+ * - `/v1/...` is major 1; any other `OpenWOP-Version` there is `400 protocol_version_mismatch`.
+ * - An unversioned path of the v2 path manifest is served under the header's major, or, without the
+ *   header, `preferredVersion`'s (major 1 through the overlap); a major the host does not list is
+ *   `406 protocol_version_unsupported`. While major 2 is served, such a path is routed to its `/v1`
+ *   twin's handler (one set of handlers for both majors); answers that differ per major are rendered
+ *   by the handler or the error filter from the major recorded on the request.
+ * - Everything else (seams, the console, health, metrics, proprietary routes) has no major: the
+ *   header is ignored and no `OpenWOP-Version` is sent back.
+ */
+
+/** The minor served per major (`<major>.<minor>` is what `protocolVersions` lists and responses name). */
+const MINOR: Record<number, number> = { 1: 0, 2: 0 };
+
+/** The lowest client `<major>.<minor>` served (discovery `minClientVersion`). */
+export const MIN_CLIENT_VERSION = '1.0';
+
+export function versionOf(major: number): string {
+  return `${major}.${MINOR[major] ?? 0}`;
+}
+
+/** What discovery lists: every served `<major>.<minor>`, and the preferred one (major 1 through the overlap). */
+export function protocolVersions(majors: readonly number[]): { protocolVersions: string[]; preferredVersion: string; minClientVersion: string } {
+  return { protocolVersions: majors.map(versionOf), preferredVersion: versionOf(PREFERRED_MAJOR), minClientVersion: MIN_CLIENT_VERSION };
+}
+
+export const PREFERRED_MAJOR = 1;
+
+/** A refusal decided before routing, raised by the request hook (the error filter writes it). */
+export interface ProtocolRefusal {
+  code: 'protocol_version_unsupported' | 'protocol_version_mismatch' | 'client_version_unsupported';
+  status: 400 | 406 | 426;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** The protocol facts of one request, recorded on it before routing. */
+export interface RequestProtocol {
+  /** The major whose contract the answer follows. */
+  major: number;
+  /** `OpenWOP-Version` of the answer. */
+  version: string;
+  refusal?: ProtocolRefusal;
+}
+
+const PROTOCOL = Symbol.for('openwop-host.protocol');
+
+/** The protocol facts of a request (Fastify's request or Node's), or undefined when the path has no major. */
+export function requestProtocol(req: unknown): RequestProtocol | undefined {
+  if (!req || typeof req !== 'object') return undefined;
+  const raw = (req as { raw?: unknown }).raw ?? req;
+  return (raw as Record<symbol, RequestProtocol | undefined>)[PROTOCOL];
+}
+
+/** The major a request is served under: 1 for requests without one (seams, health, the console). */
+export function requestMajor(req: unknown): number {
+  return requestProtocol(req)?.major ?? 1;
+}
+
+/** `2`, `2.0` → 2; a value that is not `<major>[.<minor>]` → NaN. */
+export function requestedMajor(header: string): number {
+  const m = /^\s*(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\s*$/.exec(header);
+  return m ? Number(m[1]) : NaN;
+}
+
+/** `OpenWOP-Client-Version` as `[major, minor]`, or undefined when malformed (a malformed value counts as absent). */
+export function clientVersion(header: string | undefined): [number, number] | undefined {
+  const m = header === undefined ? null : /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?$/.exec(header);
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+interface ManifestOperation {
+  method: string;
+  path: string;
+}
+
+/** The unversioned operation paths of the v2 path manifest, as patterns (`{x}` is one path segment). */
+const MANIFEST: RegExp[] = (
+  JSON.parse(fs.readFileSync(path.join(SCHEMAS_ROOT, 'openwop', 'v2', 'path-manifest.json'), 'utf8')) as { operations: ManifestOperation[] }
+).operations
+  .map((o) => o.path)
+  .filter((p, i, all) => all.indexOf(p) === i)
+  .map((p) => new RegExp(`^${p.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`));
+
+export function isManifestPath(p: string): boolean {
+  return MANIFEST.some((re) => re.test(p));
+}
+
+/** Seams and test routes under `/v1` that are not protocol operations (no major, no protocol header). */
+const V1_SEAMS = ['/v1/host/sample/', '/v1/host/workspace/', '/v1/packs-test/'];
+
+/** The v2 seams profile's paths (spec v2 §11) and the `/v1` seams that serve them. */
+const V2_SEAMS: Array<[string, string]> = [
+  ['/conformance/seams/sample/', '/v1/host/sample/'],
+  ['/conformance/seams/workspace/', '/v1/host/workspace/'],
+  ['/conformance/seams/packs-test/', '/v1/packs-test/'],
+];
+
+/**
+ * The v2 capability families whose v2 contract this host serves today (the v2 discovery root lists
+ * exactly these). Empty while no family's v2 representation is done (docs/versions.md).
+ */
+export const V2_FAMILIES: ReadonlySet<string> = new Set<string>();
+
+/** Manifest operations gated on a family: under major 2 they are `404 not_found` unless it is listed above. */
+const FAMILY_OF: Array<[RegExp, string]> = [
+  [/^\/agents(\/|$)/, 'agents'],
+  [/^\/runs\/[^/]+\/eval-summary$/, 'agents'],
+  [/^\/content\//, 'content'],
+  [/^\/prompts([/:]|$)/, 'prompts'],
+  [/^\/tools(\/|$)/, 'toolCatalog'],
+  [/^\/webhooks(\/|$)/, 'webhooks'],
+  [/^\/trigger-subscriptions$/, 'triggerBridge'],
+  [/^\/interrupts\//, 'interrupt'],
+  [/^\/runs\/[^/]+\/interrupts\//, 'interrupt'],
+  [/^\/runs\/[^/]+(:fork|:diff|\/ancestry)$/, 'replay'],
+  [/^\/host\/effect-seams$/, 'replay'],
+  [/^\/runs\/[^/]+\/compensation$/, 'compensation'],
+  [/^\/runs\/[^/]+\/artifacts\//, 'artifactTypes'],
+];
+
+/** Manifest operations with no major-2 representation yet: never routed to their v1 twin under major 2. */
+const V2_UNSERVED = new Set(['/openapi.json']);
+
+/** Whether an unversioned manifest path is served under major 2 (its family advertised, its representation done). */
+export function servedAtMajor2(p: string): boolean {
+  if (V2_UNSERVED.has(p)) return false;
+  const family = FAMILY_OF.find(([re]) => re.test(p))?.[1];
+  return family === undefined || V2_FAMILIES.has(family);
+}
+
+/** The `/v1` twin of an unversioned manifest path, where v1 names the operation differently. */
+function v1Twin(p: string): string {
+  if (p === '/prompts' || p.startsWith('/prompts/') || p.startsWith('/prompts:')) return `/v1/prompt-templates${p.slice('/prompts'.length)}`;
+  return `/v1${p}`;
+}
+
+/**
+ * Decides the protocol of a request from its URL and `OpenWOP-Version` header: what it records on
+ * the request, and the URL it is routed by (the same URL unless a `/v1` handler serves it).
+ */
+export function resolveProtocol(url: string, header: string | undefined, majors: readonly number[]): { protocol?: RequestProtocol; url: string } {
+  const q = url.indexOf('?');
+  const p = q < 0 ? url : url.slice(0, q);
+  const query = q < 0 ? '' : url.slice(q);
+  const served = majors.includes(2);
+  if (p === '/v1' || p.startsWith('/v1/')) {
+    if (V1_SEAMS.some((s) => p.startsWith(s))) return { url };
+    const asked = header === undefined ? 1 : requestedMajor(header);
+    const protocol: RequestProtocol = { major: 1, version: versionOf(1) };
+    if (asked !== 1) {
+      protocol.refusal = {
+        code: 'protocol_version_mismatch',
+        status: 400,
+        message: `A /v1 path is served under protocol major 1 only; OpenWOP-Version "${header}" names another.`,
+        details: { protocolVersions: majors.map(versionOf), requested: header },
+      };
+    }
+    return { protocol, url };
+  }
+  if (served) {
+    const seam = V2_SEAMS.find(([v2]) => p.startsWith(v2));
+    if (seam) return { url: seam[1] + url.slice(seam[0].length) };
+  }
+  if (!isManifestPath(p)) return { url };
+  const asked = header === undefined ? PREFERRED_MAJOR : requestedMajor(header);
+  if (!majors.includes(asked)) {
+    return {
+      url,
+      protocol: {
+        major: PREFERRED_MAJOR,
+        version: versionOf(PREFERRED_MAJOR),
+        refusal: {
+          code: 'protocol_version_unsupported',
+          status: 406,
+          message: `This host does not serve OpenWOP-Version "${header}"; it serves ${majors.map(versionOf).join(', ')}.`,
+          details: { protocolVersions: majors.map(versionOf) },
+        },
+      },
+    };
+  }
+  const protocol: RequestProtocol = { major: asked, version: versionOf(asked) };
+  // Discovery is one resource with a representation per major; every other operation runs its /v1
+  // twin's handler. A host serving major 1 only keeps its unversioned paths as they were.
+  if (!served || p === '/.well-known/openwop') return { protocol, url };
+  // Under major 2 an operation of a family the v2 root does not list stays unrouted: 404 not_found.
+  if (asked === 2 && !servedAtMajor2(p)) return { protocol, url };
+  return { protocol, url: v1Twin(p) + query };
+}
+
+/** Records the protocol facts on Node's request (read back with requestProtocol). */
+export function recordProtocol(raw: object, protocol: RequestProtocol): void {
+  (raw as Record<symbol, RequestProtocol>)[PROTOCOL] = protocol;
+}
