@@ -13,6 +13,7 @@ import { pendingMigrations, runMigrations } from './platform/database/migration-
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
+import { installProtocolNegotiation, protocolRoutingOptions } from './platform/http/protocol-negotiation';
 import { installSendTimeout } from './platform/http/send-timeout';
 import { installCloseGrace } from './platform/http/close-grace';
 import { HealthService } from './platform/health/health.service';
@@ -118,6 +119,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
       trustProxy: config.trustProxy,
       // Bad URLs, over-long path parameters and requests Node's parser refuses answer the envelope too.
       ...frameworkErrorOptions(),
+      // Each request's protocol major, decided before routing (both majors run the same handlers).
+      ...protocolRoutingOptions(config.protocol),
       // Fastify's own request lines carry neither the principal nor the route; installRequestLog writes one line instead.
       logController: new LogController({ disableRequestLogging: true }),
       // Deadlines against slow or stuck clients (checked every second, not Node's default 30 s).
@@ -131,6 +134,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
     installRequestLog(adapter.getInstance());
+    installProtocolNegotiation(adapter.getInstance());
     installRequestTracing(adapter.getInstance());
     let created: NestFastifyApplication | undefined;
     const app = await phase('application', 'cannot start the application', async () => {
