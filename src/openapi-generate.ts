@@ -5,7 +5,7 @@ import { AppModule } from './app.module';
 import { loadHostConfig } from './platform/config/host-config';
 import { PluginStateStore } from './platform/plugins/plugin-state.store';
 import { buildOpenApiDocument } from './platform/openapi/openapi-document';
-import { OpenApiHolder } from './platform/openapi/openapi.controller';
+import { OpenApiHolder } from './platform/openapi/openapi-holder';
 
 /**
  * The document of the host itself (no plugins, no database): what `schemas/openapi.json` holds,

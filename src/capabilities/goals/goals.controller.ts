@@ -12,14 +12,14 @@ import { GoalsService } from './goals.service';
 
 const STATES = ['active', 'satisfied', 'escalated', 'abandoned', 'bound-exceeded'];
 
-export class GoalListQuery extends PageQuery {
+class GoalListQuery extends PageQuery {
   @ApiPropertyOptional({ enum: STATES, description: 'Only goals in this state.' })
   @IsOptional()
   @IsIn(STATES)
   state?: string;
 }
 
-export class GoalListResponse {
+class GoalListResponse {
   @ApiProperty({ type: 'array', items: protocolSchemaRef('Goal') })
   goals: GoalView[];
 

@@ -11,7 +11,7 @@ import { EXPORT_SCOPE, IMPORT_SCOPE, ImportPlan, ImportResult, PortabilityServic
 import { IMPORT_PLAN_SCHEMA, IMPORT_REQUEST_SCHEMA, IMPORT_RESULT_SCHEMA } from './portability.openapi';
 import { SeamAlias } from '../../platform/seams/seam-alias';
 
-export const DEFERRED_SCOPES_KEY = 'openwop:deferred-scopes';
+const DEFERRED_SCOPES_KEY = 'openwop:deferred-scopes';
 
 /**
  * A route that authenticates every caller but checks its scope in the service, after the bundle
@@ -23,7 +23,7 @@ function DeferredScopes(...scopes: string[]) {
   return applyDecorators(Scopes(), SetMetadata(DEFERRED_SCOPES_KEY, scopes), ApiExtension('x-deferred-scopes', scopes));
 }
 
-export class ExportQuery {
+class ExportQuery {
   /** Comma-separated bundle item kinds (repeating the parameter works too); unknown kinds are ignored. */
   @IsOptional()
   @Transform(({ value }) =>
@@ -37,7 +37,7 @@ export class ExportQuery {
   kinds?: string[];
 }
 
-export class ImportQuery {
+class ImportQuery {
   /** `true` (or `1`): plan only, write nothing. */
   @IsOptional()
   @IsIn(['true', 'false', '1', '0'])

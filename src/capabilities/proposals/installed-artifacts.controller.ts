@@ -11,7 +11,7 @@ import { AUTOMATION_LIST_SCHEMA, PROMPT_TEMPLATE_ENTRY_SCHEMA } from './proposal
 import { AutomationRunnerService, AutomationView } from './automations/automation-runner.service';
 import { PromptTemplatesService, ResolvedPromptTemplate } from './prompt-templates/prompt-templates.service';
 
-export class PromptTemplateQuery {
+class PromptTemplateQuery {
   @ApiPropertyOptional({ description: 'Resolve only this exact version (404 otherwise).' })
   @IsOptional()
   @IsString()

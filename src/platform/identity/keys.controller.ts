@@ -11,7 +11,7 @@ import { hasScopes, IDENTIFIER as IDENT, Principal } from './principal';
 import { expandRoles } from './scopes';
 
 
-export class CreateKeyBody {
+class CreateKeyBody {
   @ApiProperty({ description: 'Principal id the key acts as (opaque, never PII).' })
   @IsString()
   @Matches(IDENT)

@@ -4,7 +4,7 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 import { CurrentPrincipal, Scopes } from './decorators';
 import { Principal } from './principal';
 
-export interface WhoAmIView {
+interface WhoAmIView {
   tenant: string;
   workspace?: string;
   principal: string;

@@ -1,11 +1,11 @@
-import { Controller, Get, Res, Type } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public, Scopes } from '../identity/decorators';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { MetricsService } from './metrics.service';
 
-export const METRICS_SCOPE = 'metrics:read';
+const METRICS_SCOPE = 'metrics:read';
 
 const EXPOSITION = {
   description: 'Prometheus text exposition format 0.0.4.',
@@ -46,11 +46,4 @@ export class PublicMetricsController {
   async get(@Res() reply: FastifyReply): Promise<void> {
     await send(this.metrics, reply);
   }
-}
-
-/** The controller the access mode mounts; `off` mounts none, so `/metrics` is an unknown route (404). */
-export function metricsControllers(mode: 'public' | 'scope' | 'off'): Type[] {
-  if (mode === 'public') return [PublicMetricsController];
-  if (mode === 'scope') return [ScopedMetricsController];
-  return [];
 }

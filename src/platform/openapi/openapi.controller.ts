@@ -1,17 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Public } from '../identity/decorators';
-
-/** Holds the document built once at start from the mounted routes. */
-export class OpenApiHolder {
-  document: Record<string, unknown> = {};
-  serialized = '{}';
-
-  set(doc: Record<string, unknown>): void {
-    this.document = doc;
-    this.serialized = JSON.stringify(doc);
-  }
-}
+import { OpenApiHolder } from './openapi-holder';
 
 @ApiExcludeController()
 @Controller()

@@ -10,7 +10,7 @@ import { RunCreationService } from '../run-creation.service';
 /** Most executors one seam call races. */
 const MAX_EXECUTORS = 32;
 
-export class ConcurrentClaimBody {
+class ConcurrentClaimBody {
   @ApiProperty({ type: 'integer', minimum: 2, maximum: MAX_EXECUTORS, description: 'How many executors of the run race to the same effect.' })
   @IsInt()
   @Min(2)
@@ -18,7 +18,7 @@ export class ConcurrentClaimBody {
   executors: number;
 }
 
-export interface ConcurrentClaimResult {
+interface ConcurrentClaimResult {
   runId: string;
   nodeId: string;
   logicalInvocationId: string;

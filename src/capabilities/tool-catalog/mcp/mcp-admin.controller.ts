@@ -10,7 +10,7 @@ import { MCP_CURRENT_REVISION } from './mcp-revision';
 import type { McpToolPinState } from './mcp-tool-pin.entity';
 import { McpToolPinsService, McpToolPinView } from './mcp-tool-pins.service';
 
-export const MANAGE_TOOLS_SCOPE = 'tools:manage';
+const MANAGE_TOOLS_SCOPE = 'tools:manage';
 
 const PIN_VIEW = {
   type: 'object',
@@ -45,7 +45,7 @@ const SERVER_VIEW = {
   },
 };
 
-export class PinQuery {
+class PinQuery {
   @ApiPropertyOptional({ enum: ['approved', 'held'] })
   @IsOptional()
   @IsIn(['approved', 'held'])
@@ -58,7 +58,7 @@ export class PinQuery {
   serverId?: string;
 }
 
-export class ApprovePinBody {
+class ApprovePinBody {
   @ApiProperty({ description: 'The `observedDigest` of the held definition that was reviewed.', example: 'sha256:4f…' })
   @IsString()
   @Matches(/^sha256:[0-9a-f]{64}$/)

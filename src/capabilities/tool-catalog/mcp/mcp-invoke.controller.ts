@@ -6,7 +6,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { McpInvokeResult, McpInvokeService } from './mcp-invoke.service';
 
-export class McpInvokeBody {
+class McpInvokeBody {
   @ApiProperty({ description: 'The URL of a configured MCP server (tools.mcpServers[].url) the caller\'s tenant uses.' })
   @IsString()
   @MinLength(1)

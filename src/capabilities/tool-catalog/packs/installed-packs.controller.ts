@@ -12,13 +12,13 @@ import { arrayPage } from '../../../platform/pagination/keyset';
 import { pageSchema, PageQuery } from '../../../platform/pagination/page-query';
 import { InstalledPacksService, InstalledPackView, PackKind } from './installed-packs.service';
 
-export const PUBLISH_SCOPE = 'packs:publish';
+const PUBLISH_SCOPE = 'packs:publish';
 /** Installed packs are what the tool catalog projects (workflow-chain packs as `workflow:` tools): reading them is reading the catalog. */
-export const READ_SCOPE = 'tools:read';
+const READ_SCOPE = 'tools:read';
 
 const ID_PARAM = { name: 'id', description: 'The installed pack id (from the install answer or the list).' };
 
-export const INSTALLED_PACK_VIEW = {
+const INSTALLED_PACK_VIEW = {
   type: 'object',
   required: ['id', 'kind', 'name', 'ref', 'origin', 'installedBy', 'installedAt', 'updatedAt'],
   properties: {
@@ -47,7 +47,7 @@ const INSTALL_ANSWER = {
   properties: { outcome: { type: 'string', enum: ['created', 'updated', 'unchanged'] }, pack: INSTALLED_PACK_VIEW },
 };
 
-export class InstalledPackQuery extends PageQuery {
+class InstalledPackQuery extends PageQuery {
   @ApiPropertyOptional({ enum: ['workflow-chain', 'node'], description: 'Only packs of this kind.' })
   @IsOptional()
   @IsIn(['workflow-chain', 'node'])
