@@ -37,8 +37,18 @@ describe('tools section of OPENWOP_CONFIG', () => {
     ['a host-extension tool with a source', { hostExtensions: [{ toolId: 'x-host-acme-run', safetyTier: 'read', source: 'mcp' }] }],
     ['a negative cache TTL', { cacheTtlMs: -1 }],
     ['an unknown downgrade policy', { mcpServers: [{ id: 'a', transport: 'http', url: 'https://x.example/mcp', downgrade: 'sometimes' }] }],
+    ['an unknown dispatch decision', { dispatchPolicy: { tiers: { write: 'ask' } } }],
+    ['a dispatch policy for an unknown tier', { dispatchPolicy: { tiers: { admin: 'deny' } } }],
+    ['a dispatch rule with a * inside a tool id', { dispatchPolicy: { tools: { 'mcp:*.x': 'deny' } } }],
+    ['an unknown dispatch policy key', { dispatchPolicy: { default: 'deny' } }],
   ])('refuses %s at start', (_what, tools) => {
     expect(() => load(tools)).toThrow(/OPENWOP_CONFIG/);
+  });
+
+  it('reads tools.dispatchPolicy, and leaves it undefined when absent (allow everything)', () => {
+    const policy = { tiers: { write: 'approve', exec: 'deny' }, tools: { 'mcp:files.*': 'approve', 'mcp:files.read_file': 'allow' } };
+    expect(toolCatalogSettings({ file: load({ dispatchPolicy: policy }), toolSourceTimeoutMs: 5000 }).dispatchPolicy).toEqual(policy);
+    expect(toolCatalogSettings({ file: load({}), toolSourceTimeoutMs: 5000 }).dispatchPolicy).toBeUndefined();
   });
 
   it('refuses two servers with the same id', () => {
