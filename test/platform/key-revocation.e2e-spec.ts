@@ -68,6 +68,13 @@ describe('key revocation across processes and replicas', () => {
     expect(ms).toBeLessThan(embedded ? 2_500 : 1_000);
   });
 
+  it('listens on the process\'s one LISTEN connection, shared with every other listener (none of its own)', async () => {
+    if (embedded) return;
+    // Two replicas on this database: two listening connections in all, each its process's shared one.
+    const rows = (await a.ds.query(`SELECT "application_name" FROM pg_stat_activity WHERE "datname" = current_database() AND "application_name" LIKE 'openwop-%' ORDER BY 1`)) as Array<{ application_name: string }>;
+    expect(rows.map((r) => r.application_name)).toEqual(['openwop-notifications', 'openwop-notifications']);
+  });
+
   it('trusts a cached key for the full cache expiry only while notifications arrive', () => {
     for (const t of [a, b]) {
       const keys = t.app.get(ApiKeyService);

@@ -16,8 +16,9 @@ const RELISTEN_MS = 5_000;
 type Handler = (payload: string | undefined) => void;
 
 /**
- * PostgreSQL notifications between replicas, as a wake-up only, never as the source of truth: a
- * dedicated connection LISTENs on the channels subscribers name, and a subscriber is called for each
+ * PostgreSQL notifications between replicas, as a wake-up only, never as the source of truth: the
+ * process's one LISTEN connection, shared by every listener (the run engine, the event followers,
+ * the key revocation watcher): a dedicated connection LISTENs on the channels subscribers name, and a subscriber is called for each
  * notification, and once more (payload undefined) every time the listener (re)connects, since what
  * was notified while it was down was lost. Every subscriber keeps its own polling, which remains the
  * bound when notifications do not arrive.
@@ -31,6 +32,7 @@ type Handler = (payload: string | undefined) => void;
 export class DatabaseNotifications implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('database.notifications');
   private readonly handlers = new Map<string, Set<Handler>>();
+  private readonly liveWatchers = new Set<(live: boolean) => void>();
   private listener?: Client;
   private stopped = false;
   private relistenTimer?: NodeJS.Timeout;
@@ -51,6 +53,26 @@ export class DatabaseNotifications implements OnApplicationBootstrap, OnApplicat
     set.add(handler);
     if (this.listener && this.live) void this.listener.query(`LISTEN "${channel}"`).catch(() => undefined);
     return () => set.delete(handler);
+  }
+
+  /**
+   * Calls `watcher` whenever notifications start arriving (true: after the subscribers' calls of a
+   * (re)connect) or stop (false: the listener was lost). Subscribers that trust notifications more
+   * than their polling (the key revocation watcher) follow `live` with it.
+   */
+  watchLive(watcher: (live: boolean) => void): () => void {
+    this.liveWatchers.add(watcher);
+    return () => this.liveWatchers.delete(watcher);
+  }
+
+  private announce(live: boolean): void {
+    for (const w of [...this.liveWatchers]) {
+      try {
+        w(live);
+      } catch (e) {
+        this.log.warn({ msg: 'a notification liveness watcher failed', err: (e as Error).message });
+      }
+    }
   }
 
   onApplicationBootstrap(): void {
@@ -116,6 +138,7 @@ export class DatabaseNotifications implements OnApplicationBootstrap, OnApplicat
       this.live = true;
       // Whatever was notified before the listener was up (or while it was down) was not heard.
       for (const set of this.handlers.values()) for (const h of set) this.call(h, undefined);
+      this.announce(true);
     } catch (e) {
       this.lost(client, e as Error);
     }
@@ -132,7 +155,9 @@ export class DatabaseNotifications implements OnApplicationBootstrap, OnApplicat
   private lost(client: Client, e?: Error): void {
     if (this.listener !== client) return;
     this.listener = undefined;
+    const was = this.live;
     this.live = false;
+    if (was) this.announce(false);
     void client.end().catch(() => undefined);
     if (this.stopped) return;
     this.log.warn({ msg: 'notification listener lost; replicas poll until it is back', err: e?.message });
