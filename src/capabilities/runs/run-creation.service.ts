@@ -47,6 +47,10 @@ export interface CreateRunRequest {
 export interface CreateRunOptions {
   /** `X-Dedup: enforce`: refuse while a run of the same `scopeId` is active (409 run_already_active). */
   dedup?: boolean;
+  /** The transport the run was started through when not REST (`run.started.transport`): the MCP mount says `mcp`. */
+  transport?: 'mcp';
+  /** `untrusted`: the run's inputs came from outside the host's trust (an MCP client's arguments), kept with the run. */
+  trustBoundary?: 'untrusted';
 }
 
 /**
@@ -119,6 +123,8 @@ export class RunCreationService {
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
     if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
+    if (opts.transport) metadata.transport = opts.transport;
+    if (opts.trustBoundary) metadata.trustBoundary = opts.trustBoundary;
     const trace = currentTraceContext();
     let dedupChecked = false;
     // A run is inserted only while the tenant's chains are those it was planned from (the insert
@@ -190,6 +196,7 @@ export class RunCreationService {
         started_at: null,
         trace_parent: values.traceParent,
         trace_state: values.traceState,
+        metadata: JSON.parse(JSON.stringify(metadata)) as Record<string, unknown>,
       });
       let outcome: { current: boolean; inserted: boolean } | undefined;
       let firstAttempt = 0;

@@ -42,18 +42,21 @@ import { KeyedRunOperations } from './keyed-run-operations';
 import { RunEventFeed } from './run-event-feed.service';
 import { DatabaseArtifactStore } from './artifacts/database-artifact-store';
 import { CoreArtifactExecutor } from './executors/core-artifact.executor';
+import { MCP_MOUNT_EXECUTORS } from './executors/core-mcp-mount.executors';
+import { SampleWorkflowsController } from './seams/sample-workflows.controller';
+import { TransportRunsService } from './transport-runs.service';
 
 /**
  * The run engine: `POST /v1/runs` and the run lifecycle, the node-executor extension point with the
  * built-in `core.noop`, `core.delay`, `core.fail`, `core.tool`, `core.approval`, `core.clarification`,
- * `core.external-event` and `core.artifact` executors, run artifacts (`ctx.artifacts`, the artifact-store extension point), interrupts (run-scoped and signed-token resolution), RFC 0058 bounds,
+ * `core.external-event` and `core.artifact` executors, the MCP mount's `core.openwop.mcp.*` node types, run artifacts (`ctx.artifacts`, the artifact-store extension point), interrupts (run-scoped and signed-token resolution), RFC 0058 bounds,
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController],
+  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -84,9 +87,11 @@ import { CoreArtifactExecutor } from './executors/core-artifact.executor';
     KeyedRunOperations,
     RunArtifactReader,
     RunEventFeed,
+    TransportRunsService,
+    ...MCP_MOUNT_EXECUTORS,
   ],
   // What other capabilities and the transports use (through index.ts).
-  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed],
+  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
   static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity];

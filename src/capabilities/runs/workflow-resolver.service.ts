@@ -66,6 +66,18 @@ const SEAM_CHAINS: Record<string, Record<string, unknown>> = {
   },
 };
 
+/**
+ * The chains every tenant has, whatever it installed: `openwop.call-tool` runs one tool of the
+ * caller's catalog as a durable run (one `core.tool` node, authorized as the run's starter, under the
+ * tenant's dispatch policy). The MCP mount calls catalog tools through it; `POST /v1/runs` may too.
+ */
+export const HOST_CHAINS: Record<string, Record<string, unknown>> = {
+  'openwop.call-tool': {
+    nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: '{{inputs.toolId}}', arguments: '{{inputs.arguments}}' } }],
+  },
+};
+export const CALL_TOOL_CHAIN = 'openwop.call-tool';
+
 export interface ResolvedChain {
   chainId: string;
   dag: Record<string, unknown>;
@@ -167,6 +179,25 @@ export class WorkflowResolver {
     return { version, chain: (workflowId) => this.find(manifests, workflowId) };
   }
 
+  /**
+   * Every chain the scope can run by id, found as `describe` finds each (the workspace's own first,
+   * then the tenant's, then the host-wide pack folder): one per chainId, by chainId. Host chains and
+   * conformance fixtures are not listed.
+   */
+  async list(scope: TenantScope, manager?: EntityManager): Promise<ResolvedChain[]> {
+    await this.current(scope, manager);
+    const entry = this.cache.get(cacheKey(scope));
+    const manifests = [...(entry?.manifests ?? []), ...this.directory.workflowChainPacks.map((p) => p.content)];
+    const ids = new Set<string>();
+    for (const m of manifests) for (const c of Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : []) if (c && typeof c.chainId === 'string') ids.add(c.chainId);
+    const out: ResolvedChain[] = [];
+    for (const id of [...ids].sort()) {
+      const chain = this.find(entry?.manifests ?? [], id);
+      if (chain) out.push(chain);
+    }
+    return out;
+  }
+
   /** The chain as the cache has it (no read at all), or undefined when the scope's chains were never read. */
   cached(scope: TenantScope, workflowId: string): CachedResolution | undefined {
     const entry = this.cache.get(cacheKey(scope));
@@ -187,6 +218,8 @@ export class WorkflowResolver {
 
   private find(installed: Array<Record<string, unknown>>, workflowId: string): ResolvedChain | undefined {
     const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
+    // A host chain cannot be shadowed by a pack's chain of the same id.
+    if (HOST_CHAINS[workflowId]) return { chainId: workflowId, dag: HOST_CHAINS[workflowId], description: 'Runs one tool of the caller\'s catalog (inputs.toolId, inputs.arguments).' };
     // The pack folder is read live: it is this process's own, loaded at start.
     const manifests = [...installed, ...this.directory.workflowChainPacks.map((p) => p.content)];
     for (const m of manifests) {

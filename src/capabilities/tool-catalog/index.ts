@@ -4,6 +4,7 @@ export { ToolCatalogService } from './tool-catalog.service';
 export type { CatalogEntry } from './tool-catalog.service';
 export { ToolSessionService, TOOL_SESSION_WORKFLOW, argsHash } from './sessions/tool-session.service';
 export { PackDirectory } from './sources/pack-directory';
+export { InstalledPacksService } from './packs/installed-packs.service';
 export { McpClientService } from './mcp/mcp-client.service';
 export { isMcpRoundSession, completedCall, failedCall } from './mcp/mcp-tool-session';
 export type { McpRoundSession } from './mcp/mcp-tool-session';

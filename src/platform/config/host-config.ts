@@ -9,6 +9,7 @@ import { ConfigError } from './config-error';
 import { KeyringError, parseKeyring } from './credential-keys';
 import type { EnvSetting } from './env-setting';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from './grpc-settings';
+import { loadMcpMountConfig, MCP_MOUNT_ENV_SETTINGS, McpMountConfig, McpMountSettingError } from './mcp-mount-settings';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 
@@ -65,6 +66,8 @@ export interface HostConfig {
   http: HttpTimeouts;
   /** The gRPC transport's settings (read here, src/platform/config/grpc-settings; served by src/transport/grpc). */
   grpc: GrpcConfig;
+  /** The MCP server mount's settings (read here, src/platform/config/mcp-mount-settings; served by src/transport/mcp). */
+  mcpMount: McpMountConfig;
   /** Webhook delivery (src/capabilities/webhooks). */
   webhooks: WebhookSettings;
   /** OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks. */
@@ -219,6 +222,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_FORK_UNINSTALLED_CHAINS', default: 'refuse', description: 'A fork (`POST /v1/runs/{runId}:fork`) that would execute nodes of a chain no longer installed, or of a version of it no longer installed, is refused with 422 `workflow_not_installed`; `allow` lets it run the chain the source run recorded.' },
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
+  ...MCP_MOUNT_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
@@ -338,6 +342,13 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     if (e instanceof GrpcSettingError) throw new ConfigError(e.message);
     throw e;
   }
+  let mcpMount: McpMountConfig;
+  try {
+    mcpMount = loadMcpMountConfig(env);
+  } catch (e) {
+    if (e instanceof McpMountSettingError) throw new ConfigError(e.message);
+    throw e;
+  }
   let webhooks: WebhookSettings;
   try {
     webhooks = loadWebhookSettings(env);
@@ -422,6 +433,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     },
     http: httpTimeouts(env),
     grpc,
+    mcpMount,
     webhooks,
     protocol,
     tracing: loadTracingConfig(env),

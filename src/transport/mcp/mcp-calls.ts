@@ -1,0 +1,225 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CALL_TOOL_CHAIN, InterruptsService, TransportRunsService } from '../../capabilities/runs';
+import { ApprovalsService } from '../../capabilities/approvals';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { DomainError } from '../../platform/errors/domain-error';
+import type { Principal } from '../../platform/identity/principal';
+import { AuthorSchemas, SchemaNotCompiled } from '../../platform/schemas/author-schemas';
+import { ExposedTool, McpExposure } from './mcp-exposure';
+import { McpRequestStateCodec, RequestStateRefused } from './mcp-request-state';
+import { randomBytes } from 'node:crypto';
+import { HostSecretStore } from '../../platform/secrets/host-secret.store';
+import { callToolResultOf, elicitationOf, errorResult, META_RUN_ID, pendingText, resultOutputs, RunState } from './mcp-run-projection';
+import { McpRequest, RPC, RpcError } from './mcp-wire';
+
+const ORIGIN = { transport: 'mcp', trustBoundary: 'untrusted' } as const;
+const RESPOND_SCOPE = 'approvals:respond';
+/** The host secret the MRTR requestState is signed with. */
+const STATE_SECRET = 'mcp-request-state';
+/** The JSON-RPC code MCP gives an unknown resource. */
+const RESOURCE_NOT_FOUND = -32002;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A domain refusal of the run engine, as the JSON-RPC error of the MCP request that caused it. */
+function rpcOf(e: unknown): never {
+  if (e instanceof DomainError) {
+    if (e.status === 403) throw new RpcError(RPC.INVALID_REQUEST, e.message, { error: e.code, ...(e.details ?? {}) }, 403);
+    if (e.status >= 400 && e.status < 500) throw new RpcError(RPC.INVALID_PARAMS, e.message, { error: e.code, ...(e.details ?? {}) });
+  }
+  throw e;
+}
+
+/**
+ * What the mount runs: `tools/call` (an exposed chain, or one catalog tool through `openwop.call-tool`),
+ * `resources/read`, `prompts/get` and the legacy elicitation bridge, each a durable run started for the
+ * caller (transport `mcp`, untrusted inputs) and waited on until it settles. A run stopped at an
+ * approval or clarification answers `input_required` (MRTR) to a caller that declared `elicitation`;
+ * the retry resolves the interrupt only for a caller holding `approvals:respond` (the gate's quorum
+ * rules apply), with the signed, bound `requestState` of that interrupt.
+ */
+@Injectable()
+export class McpCalls {
+  private readonly schemas = AuthorSchemas.shared();
+  private codec?: Promise<McpRequestStateCodec>;
+
+  constructor(
+    private readonly exposure: McpExposure,
+    private readonly runs: TransportRunsService,
+    private readonly interrupts: InterruptsService,
+    private readonly approvals: ApprovalsService,
+    private readonly secrets: HostSecretStore,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  private states(): Promise<McpRequestStateCodec> {
+    // One key for every replica (the first to need it writes it), read at first use.
+    this.codec ??= this.secrets.getOrCreate(STATE_SECRET, () => randomBytes(32)).then(({ value }) => new McpRequestStateCodec(value, this.config.mcpMount.requestStateTtlSeconds));
+    this.codec.catch(() => (this.codec = undefined));
+    return this.codec;
+  }
+
+  private args(req: McpRequest, key = 'arguments'): Record<string, unknown> {
+    const a = req.params[key];
+    if (a === undefined) return {};
+    if (!isObject(a)) throw new RpcError(RPC.INVALID_PARAMS, `params.${key} must be an object.`);
+    return a;
+  }
+
+  async callTool(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+    const name = req.params.name;
+    if (typeof name !== 'string' || !name) throw new RpcError(RPC.INVALID_PARAMS, 'params.name must name a tool.');
+    const args = this.args(req);
+    const tool = await this.exposure.tool(principal, name);
+    if (!tool) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`, { name });
+    // Untrusted arguments are checked before anything runs (mcp-server-untrusted-args).
+    let violations: Array<{ path: string; message: string }>;
+    try {
+      violations = this.schemas.compile(tool.inputSchema)(args);
+    } catch (e) {
+      if (!(e instanceof SchemaNotCompiled)) throw e;
+      throw new RpcError(RPC.INTERNAL_ERROR, `The inputSchema of tool ${name} is not a JSON Schema this server can check, so the tool cannot be called.`);
+    }
+    if (violations.length) {
+      throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for tool ${name}.`, { violations: violations.slice(0, 50).map((v) => ({ path: v.path || '/', message: v.message })) });
+    }
+    if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args);
+    let started: RunState;
+    try {
+      started = await this.runs.start(principal, tool.workflowId ?? CALL_TOOL_CHAIN, tool.toolId ? { toolId: tool.toolId, arguments: args } : args, ORIGIN);
+    } catch (e) {
+      rpcOf(e);
+    }
+    return this.answer(principal, req, tool, args, await this.runs.settled(principal, started.runId, this.config.mcpMount.callTimeoutMs));
+  }
+
+  /** A settled run as the answer to the call: its result, an `input_required` for its open interrupt, or an error result saying why not now. */
+  private async answer(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState): Promise<Record<string, unknown>> {
+    const done = callToolResultOf(state);
+    if (done) return done;
+    const open = state.interrupt;
+    if (!open || (state.status !== 'waiting-approval' && state.status !== 'waiting-input')) return errorResult(state, pendingText(state));
+    const ask = elicitationOf(open);
+    if (!ask) return errorResult(state, pendingText(state, 'its answer cannot be asked as a form'));
+    if (req.era !== 'modern') return errorResult(state, pendingText(state, 'answering it over MCP needs revision 2026-07-28'));
+    if (!isObject(req.clientCapabilities.elicitation)) return errorResult(state, pendingText(state, 'the client did not declare the elicitation capability'));
+    const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId }, { principal, tool: tool.name, arguments: args });
+    return {
+      resultType: 'input_required',
+      inputRequests: { [open.interruptId]: { method: 'elicitation/create', params: { mode: 'form', message: ask.message, requestedSchema: ask.requestedSchema } } },
+      requestState,
+      _meta: { [META_RUN_ID]: state.runId },
+    };
+  }
+
+  /** The MRTR retry: the signed state names the run and the interrupt; the caller's answer resolves it, if the caller may. */
+  private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (typeof req.params.requestState !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'A retry carries the requestState of the input_required answer, as a string.');
+    let payload: { runId: string; interruptId: string };
+    try {
+      payload = await (await this.states()).verify(req.params.requestState, { principal, tool: tool.name, arguments: args });
+    } catch (e) {
+      if (e instanceof RequestStateRefused) throw new RpcError(RPC.INVALID_PARAMS, 'The requestState is not one this server issued for this caller and request, or it expired.', { reason: e.reason });
+      throw e;
+    }
+    const responses = req.params.inputResponses;
+    const answer = isObject(responses) ? responses[payload.interruptId] : undefined;
+    if (!isObject(answer) || !['accept', 'decline', 'cancel'].includes(answer.action as string)) {
+      throw new RpcError(RPC.INVALID_PARAMS, `inputResponses["${payload.interruptId}"] must be an ElicitResult {action: accept|decline|cancel, content?}.`);
+    }
+    // MCP content never advances a gate by itself: the caller must be an approver.
+    if (!principal.scopes.has(RESPOND_SCOPE)) {
+      throw new RpcError(RPC.INVALID_REQUEST, `Answering an interrupt needs ${RESPOND_SCOPE}, which this credential does not hold.`, { error: 'forbidden', requiredScopes: [RESPOND_SCOPE] }, 403);
+    }
+    let state: RunState;
+    try {
+      state = await this.runs.get(principal, payload.runId);
+    } catch (e) {
+      throw new RpcError(RPC.INVALID_PARAMS, 'The run this requestState names is not visible to this caller.', { reason: 'run' });
+    }
+    const open = state.interrupt;
+    const ask = open && open.interruptId === payload.interruptId ? elicitationOf(open) : undefined;
+    if (!open || !ask) throw new RpcError(RPC.INVALID_PARAMS, 'The interrupt this requestState answers is no longer open: a requestState is used once.', { reason: 'consumed' });
+    try {
+      if (answer.action === 'cancel') {
+        await this.runs.cancel(principal, state.runId, 'mcp-elicitation-cancelled');
+      } else if (ask.form === 'approval') {
+        const content = isObject(answer.content) ? answer.content : {};
+        const decision = answer.action === 'decline' ? 'reject' : content.decision;
+        if (decision !== 'accept' && decision !== 'reject') throw new RpcError(RPC.INVALID_PARAMS, 'An approval is answered with content.decision accept or reject.');
+        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { action: decision, ...(typeof content.feedback === 'string' && content.feedback ? { feedback: content.feedback } : {}) });
+      } else if (ask.form === 'elicitation') {
+        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, answer.action === 'accept' ? { action: 'accept', content: answer.content ?? {} } : { action: 'decline' });
+      } else if (answer.action === 'accept') {
+        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { answers: answer.content ?? {} });
+      } else {
+        await this.approvals.deny(principal, open.interruptId, 'declined through MCP');
+      }
+    } catch (e) {
+      if (e instanceof RpcError) throw e;
+      rpcOf(e);
+    }
+    return this.answer(principal, req, tool, args, await this.runs.settled(principal, state.runId, this.config.mcpMount.callTimeoutMs));
+  }
+
+  async readResource(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+    const uri = req.params.uri;
+    if (typeof uri !== 'string' || !uri) throw new RpcError(RPC.INVALID_PARAMS, 'params.uri must name a resource.');
+    // Only a listed URI is read, compared exactly: nothing is resolved against a path, so nothing traverses.
+    const resource = (await this.exposure.resources(principal)).find((r) => r.uri === uri);
+    if (!resource) throw new RpcError(RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+    const state = await this.runTo(principal, resource.workflowId, { uri });
+    if (state.status !== 'completed') throw new RpcError(RPC.INTERNAL_ERROR, `The resource could not be read: ${pendingText(state)}`, { [META_RUN_ID]: state.runId, status: state.status });
+    const out = resultOutputs(state);
+    const text = typeof out.text === 'string' ? out.text : JSON.stringify(out);
+    return { contents: [{ uri, ...(resource.mimeType ? { mimeType: resource.mimeType } : {}), text }], _meta: { [META_RUN_ID]: state.runId } };
+  }
+
+  async getPrompt(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+    const name = req.params.name;
+    if (typeof name !== 'string' || !name) throw new RpcError(RPC.INVALID_PARAMS, 'params.name must name a prompt.');
+    const prompt = (await this.exposure.prompts(principal)).find((p) => p.name === name);
+    if (!prompt) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${name}`, { name });
+    const args = this.args(req);
+    const bad = Object.entries(args).filter(([, v]) => typeof v !== 'string').map(([k]) => k);
+    const missing = prompt.arguments.filter((a) => a.required && typeof args[a.name] !== 'string').map((a) => a.name);
+    if (bad.length || missing.length) throw new RpcError(RPC.INVALID_PARAMS, 'Prompt arguments are strings, and the required ones are given.', { notStrings: bad, missing });
+    const state = await this.runTo(principal, prompt.workflowId, args);
+    if (state.status !== 'completed') throw new RpcError(RPC.INTERNAL_ERROR, `The prompt could not be rendered: ${pendingText(state)}`, { [META_RUN_ID]: state.runId, status: state.status });
+    const out = resultOutputs(state);
+    const text = typeof out.text === 'string' ? out.text : JSON.stringify(out);
+    return { ...(prompt.description ? { description: prompt.description } : {}), messages: [{ role: 'user', content: { type: 'text', text } }], _meta: { [META_RUN_ID]: state.runId } };
+  }
+
+  /**
+   * The legacy elicitation bridge (RFC 0020 §A.3, `serverMount.elicitationBridge`): an inbound
+   * `elicitation/create` starts the tenant's handler chain with `{message, requestedSchema}`; the
+   * answer is `pending` while a person has not answered (the run id in `_meta`), else the ElicitResult.
+   */
+  async bridgeElicitation(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+    const workflowId = await this.exposure.elicitationHandler(principal);
+    if (!workflowId) throw new RpcError(RPC.METHOD_NOT_FOUND, 'No elicitation handler: install a chain with a core.openwop.mcp.handle-elicitation node.');
+    const message = typeof req.params.message === 'string' ? req.params.message.slice(0, 4096) : undefined;
+    const requestedSchema = isObject(req.params.requestedSchema) ? req.params.requestedSchema : undefined;
+    const state = await this.runTo(principal, workflowId, { ...(message ? { message } : {}), ...(requestedSchema ? { requestedSchema } : {}) }, Math.min(5000, this.config.mcpMount.callTimeoutMs));
+    const meta = { [META_RUN_ID]: state.runId };
+    if (state.status === 'completed') {
+      const out = resultOutputs(state);
+      return { action: out.action === 'accept' ? 'accept' : 'decline', ...(isObject(out.content) ? { content: out.content } : {}), _meta: meta };
+    }
+    if (state.status === 'failed' || state.status === 'cancelled') return { action: 'cancel', _meta: meta };
+    return { action: 'pending', _meta: meta };
+  }
+
+  private async runTo(principal: Principal, workflowId: string, inputs: Record<string, unknown>, timeoutMs = this.config.mcpMount.callTimeoutMs): Promise<RunState> {
+    let started: RunState;
+    try {
+      started = await this.runs.start(principal, workflowId, inputs, ORIGIN);
+    } catch (e) {
+      rpcOf(e);
+    }
+    return this.runs.settled(principal, started.runId, timeoutMs);
+  }
+}

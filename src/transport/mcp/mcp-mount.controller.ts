@@ -1,0 +1,107 @@
+import { ArgumentsHost, Body, Catch, Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiBody, ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
+import { DomainError } from '../../platform/errors/domain-error';
+import { ErrorEnvelopeFilter } from '../../platform/errors/error-envelope.filter';
+import { CurrentPrincipal, Public, Scopes } from '../../platform/identity/decorators';
+import type { Principal } from '../../platform/identity/principal';
+import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { SeamAlias } from '../../platform/seams/seam-alias';
+import { MCP_MOUNT_PATH } from '../../platform/config/mcp-mount-settings';
+import { McpMountService } from './mcp-mount.service';
+
+/** The scope the mount itself needs (what each method shows or runs then needs its own scopes). */
+export const MCP_MOUNT_SCOPE = 'tools:read';
+/** RFC 9728 path-inserted protected-resource metadata of the mount. */
+export const MCP_PRM_PATH = `/.well-known/oauth-protected-resource${MCP_MOUNT_PATH}`;
+
+/** The mount's absolute URL: the configured public one, else the request's own origin. */
+export function mountUrl(config: HostConfig, req: FastifyRequest): string {
+  return config.mcpMount.url ?? `${req.protocol}://${req.host ?? req.hostname}${MCP_MOUNT_PATH}`;
+}
+
+function prmUrl(config: HostConfig, req: FastifyRequest): string {
+  const mount = new URL(mountUrl(config, req));
+  return `${mount.origin}/.well-known/oauth-protected-resource${mount.pathname}`;
+}
+
+/**
+ * The mount's errors before it runs (authentication, the scope) are the host's envelope, and a 401
+ * names where the protected-resource metadata is (`WWW-Authenticate: Bearer resource_metadata=…`,
+ * RFC 9728 §5.1), as MCP's authorization rules expect of a protected server.
+ */
+@Catch()
+export class McpMountErrorFilter extends ErrorEnvelopeFilter {
+  constructor(@Inject(HOST_CONFIG) private readonly config: HostConfig) {
+    super();
+  }
+
+  override catch(exception: unknown, host: ArgumentsHost): void {
+    if (exception instanceof DomainError && exception.status === 401) {
+      const ctx = host.switchToHttp();
+      const req = ctx.getRequest<FastifyRequest>();
+      ctx.getResponse<FastifyReply>().header('WWW-Authenticate', `Bearer resource_metadata="${prmUrl(this.config, req)}", scope="${MCP_MOUNT_SCOPE}"`);
+    }
+    super.catch(exception, host);
+  }
+}
+
+/**
+ * The host as an MCP server over streamable HTTP: one JSON-RPC request per POST, answered with a
+ * JSON body (never a stream; nothing is kept between requests, so GET and DELETE are 405). The
+ * caller is authenticated by the host's API keys or JWTs like every route.
+ */
+@ApiTags('mcp')
+@Controller()
+@UseFilters(McpMountErrorFilter)
+export class McpMountController {
+  constructor(
+    private readonly mount: McpMountService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
+  ) {}
+
+  @Scopes(MCP_MOUNT_SCOPE)
+  @Post(MCP_MOUNT_PATH)
+  @HttpCode(200)
+  @SeamAlias({ path: '/v1/host/sample/mcp', httpCode: 200, operationId: 'seamMcpMount', summary: '(test seam) the MCP server mount at the path the official scenarios hard-code' })
+  @ApiOperation({
+    operationId: 'mcpMount',
+    summary: 'The host as an MCP server (streamable HTTP, MCP 2026-07-28 and 2025-06-18): a JSON-RPC request in, its JSON-RPC answer out',
+    description: 'Tools are the caller\'s governed catalog and the workflows exposed with core.openwop.mcp.expose-tool; see docs/mcp.md. JSON-RPC errors keep their HTTP status (400 for -32020/-32021/-32022, 404 for an unknown method at 2026-07-28); a notification is 202.',
+  })
+  @ApiBody({ schema: { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, method: { type: 'string' }, params: { type: 'object', additionalProperties: true } } } })
+  @ApiOkResponse({ schema: { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string' }, id: {}, result: { type: 'object', additionalProperties: true }, error: { type: 'object', additionalProperties: true } } } })
+  @ApiErrors(400, 401, 403, 404)
+  async post(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    const answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>);
+    reply.status(answer.status);
+    if (answer.body === undefined) return reply.send();
+    reply.type('application/json; charset=utf-8');
+    return answer.body;
+  }
+
+  @Public()
+  @Get(MCP_PRM_PATH)
+  @Header('Cache-Control', 'public, max-age=300')
+  @ApiOperation({ operationId: 'mcpProtectedResourceMetadata', summary: 'OAuth 2.0 protected-resource metadata of the MCP mount (RFC 9728)' })
+  @ApiOkResponse({ schema: { type: 'object', required: ['resource'], properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } }, bearer_methods_supported: { type: 'array', items: { type: 'string' } }, scopes_supported: { type: 'array', items: { type: 'string' } }, resource_name: { type: 'string' } } } })
+  metadata(@Req() req: FastifyRequest): Record<string, unknown> {
+    const issuer = this.config.jwt.issuer;
+    return {
+      resource: mountUrl(this.config, req),
+      ...(issuer ? { authorization_servers: [issuer] } : {}),
+      bearer_methods_supported: ['header'],
+      scopes_supported: [MCP_MOUNT_SCOPE, 'runs:create', 'approvals:respond'],
+      resource_name: 'OpenWOP host MCP server',
+    };
+  }
+
+  @Public()
+  @Get(MCP_MOUNT_PATH)
+  @ApiExcludeEndpoint()
+  streamRefused(@Res() reply: FastifyReply): void {
+    // No standalone stream: every request is answered on its own POST (2026-07-28 has none; the legacy profile allows a server to offer none).
+    void reply.status(405).header('Allow', 'POST').type('application/json; charset=utf-8').send({ error: 'method_not_allowed', message: 'The MCP mount answers POSTed JSON-RPC requests; it keeps no stream or session.' });
+  }
+}

@@ -1,0 +1,29 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ApprovalsModule } from '../../capabilities/approvals';
+import { RunsModule } from '../../capabilities/runs';
+import { ToolCatalogModule } from '../../capabilities/tool-catalog';
+import type { HostConfig } from '../../platform/config/host-config';
+import { seamAliasesOf } from '../../platform/seams/seam-alias';
+import { McpCalls } from './mcp-calls';
+import { McpExposure } from './mcp-exposure';
+import { McpMountAdvertiser } from './mcp-mount.advertiser';
+import { McpMountController, McpMountErrorFilter } from './mcp-mount.controller';
+import { McpMountService } from './mcp-mount.service';
+
+/**
+ * The MCP transport: the host as an MCP server (src/transport/mcp). It calls the runs, approvals
+ * and tool-catalog capabilities through their index.ts only, like the gRPC transport. Mounted
+ * unless OPENWOP_MCP_SERVER=false.
+ */
+@Module({})
+export class McpTransportModule {
+  static forRoot(config: Pick<HostConfig, 'mcpMount'>): DynamicModule {
+    if (!config.mcpMount.enabled) return { module: McpTransportModule };
+    return {
+      module: McpTransportModule,
+      imports: [RunsModule, ApprovalsModule, ToolCatalogModule],
+      controllers: [McpMountController, seamAliasesOf(McpMountController)],
+      providers: [McpExposure, McpCalls, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
+    };
+  }
+}

@@ -1,0 +1,127 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { HOST_NAME, HOST_VERSION } from '../../platform/discovery/discovery.service';
+import type { Principal } from '../../platform/identity/principal';
+import { McpCalls } from './mcp-calls';
+import { ExposedTool, McpExposure } from './mcp-exposure';
+import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf } from './mcp-wire';
+
+/** Items per page of the mount's lists. */
+const PAGE = 100;
+/** How long a caller may reuse a list (its content depends on the caller: `cacheScope: private`). */
+const LIST_TTL_MS = 30_000;
+/** How long `server/discover` may be reused (the same for every caller: `public`). */
+const DISCOVER_TTL_MS = 300_000;
+const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+const INSTRUCTIONS = 'An OpenWOP host. Its tools are the governed tools of your catalog and the workflows your tenant exposes; every call runs as a durable, audited run. A call that needs an approval or an answer returns input_required (revision 2026-07-28).';
+
+export interface MountAnswer {
+  status: number;
+  /** Undefined: an accepted notification (202, no body). */
+  body?: unknown;
+}
+
+function toolOnWire(t: ExposedTool): Record<string, unknown> {
+  return {
+    name: t.name,
+    ...(t.title ? { title: t.title } : {}),
+    ...(t.description ? { description: t.description } : {}),
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+    _meta: t.toolId ? { 'io.openwop/toolId': t.toolId, ...(t.safetyTier ? { 'io.openwop/safetyTier': t.safetyTier } : {}) } : { 'io.openwop/workflowId': t.workflowId },
+  };
+}
+
+/**
+ * The host's MCP server (RFC 0020 + RFC 0153): one POSTed JSON-RPC request at a time, read by the
+ * wire rules (agreement, then revision), then served under its era. 2026-07-28 is stateless
+ * (`server/discover`, no `initialize`, `resultType` and cache hints on results); 2025-06-18 is the
+ * legacy profile (`initialize`, `ping`, `logging/setLevel`, the elicitation bridge), served without
+ * a session: every request stands alone on both eras. The caller is already authenticated; what
+ * each method shows or runs is decided for that principal.
+ */
+@Injectable()
+export class McpMountService {
+  private readonly logger = new Logger('mcp-mount');
+
+  constructor(
+    private readonly exposure: McpExposure,
+    private readonly calls: McpCalls,
+  ) {}
+
+  async handle(principal: Principal, body: unknown, headers: HeaderBag): Promise<MountAnswer> {
+    const req = readRequest(body, headers, MOUNT_REVISIONS);
+    if (isRefusal(req)) return { status: req.status, body: req.body };
+    // A notification (or a client's response) is acknowledged; nothing the host serves acts on one.
+    if (req.id === undefined) return { status: 202 };
+    try {
+      const served = req.era === 'modern' ? MODERN_METHODS : LEGACY_METHODS;
+      if (!served.has(req.method)) {
+        throw new RpcError(RPC.METHOD_NOT_FOUND, req.era === 'modern' && LEGACY_METHODS.has(req.method) ? `${req.method} does not exist in MCP ${req.revision}.` : `Method not found: ${req.method}`);
+      }
+      const result = await this.dispatch(principal, req);
+      if (result.resultType === 'input_required') return { status: 200, body: { jsonrpc: '2.0', id: req.id, result } };
+      return { status: 200, body: resultBody(req, result, { name: HOST_NAME, version: HOST_VERSION }) };
+    } catch (e) {
+      if (e instanceof RpcError) return { status: statusOf(req, e), body: errorBody(req.id, e.code, e.message, e.data) };
+      throw e;
+    }
+  }
+
+  private cacheHints(req: McpRequest, scope: 'private' | 'public', ttlMs: number): Record<string, unknown> {
+    return req.era === 'modern' ? { ttlMs, cacheScope: scope } : {};
+  }
+
+  private async dispatch(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+    switch (req.method) {
+      case 'server/discover':
+        return { supportedVersions: [...MOUNT_REVISIONS], capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
+      case 'initialize': {
+        const requested = req.params.protocolVersion;
+        if (typeof requested !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion.');
+        // The legacy handshake settles on the one legacy revision this mount serves; the client decides whether it speaks it.
+        return { protocolVersion: MCP_LEGACY, capabilities: { tools: { listChanged: false }, resources: {}, prompts: {}, logging: {} }, serverInfo: { name: HOST_NAME, version: HOST_VERSION }, instructions: INSTRUCTIONS };
+      }
+      case 'ping':
+        return {};
+      case 'logging/setLevel':
+        if (typeof req.params.level !== 'string' || !LOG_LEVELS.has(req.params.level)) throw new RpcError(RPC.INVALID_PARAMS, 'params.level must be an MCP logging level.');
+        return {};
+      case 'tools/list': {
+        const { page, nextCursor } = pageOf(await this.exposure.tools(principal), (t) => t.name, req.params.cursor, PAGE);
+        return { tools: page.map(toolOnWire), ...(nextCursor ? { nextCursor } : {}), ...this.cacheHints(req, 'private', LIST_TTL_MS) };
+      }
+      case 'resources/list': {
+        const { page, nextCursor } = pageOf(await this.exposure.resources(principal), (r) => r.uri, req.params.cursor, PAGE);
+        return {
+          resources: page.map((r) => ({ uri: r.uri, name: r.name, ...(r.mimeType ? { mimeType: r.mimeType } : {}), ...(r.description ? { description: r.description } : {}) })),
+          ...(nextCursor ? { nextCursor } : {}),
+          ...this.cacheHints(req, 'private', LIST_TTL_MS),
+        };
+      }
+      case 'resources/templates/list':
+        pageOf([], () => '', req.params.cursor, PAGE);
+        return { resourceTemplates: [], ...this.cacheHints(req, 'public', LIST_TTL_MS) };
+      case 'prompts/list': {
+        const { page, nextCursor } = pageOf(await this.exposure.prompts(principal), (p) => p.name, req.params.cursor, PAGE);
+        return {
+          prompts: page.map((p) => ({ name: p.name, ...(p.description ? { description: p.description } : {}), arguments: p.arguments })),
+          ...(nextCursor ? { nextCursor } : {}),
+          ...this.cacheHints(req, 'private', LIST_TTL_MS),
+        };
+      }
+      case 'tools/call':
+        return this.calls.callTool(principal, req);
+      case 'resources/read':
+        // A read runs a workflow for this caller: never shared.
+        return { ...(await this.calls.readResource(principal, req)), ...this.cacheHints(req, 'private', 0) };
+      case 'prompts/get':
+        return this.calls.getPrompt(principal, req);
+      case 'elicitation/create':
+        return this.calls.bridgeElicitation(principal, req);
+      default:
+        this.logger.warn({ msg: 'MCP method listed as served but not dispatched', method: req.method });
+        throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${req.method}`);
+    }
+  }
+}

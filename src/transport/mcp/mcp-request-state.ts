@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
+import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
+import type { Principal } from '../../platform/identity/principal';
+
+/** What a minted `requestState` carries (readable by the client: nothing secret). */
+export interface RequestStatePayload {
+  /** The run the tool call started. */
+  runId: string;
+  /** The open interrupt the elicitation answers (its `interruptId`, the `inputRequests` key). */
+  interruptId: string;
+}
+
+/** What the state is bound to: the caller and the request it answers (never embedded raw). */
+export interface RequestStateBinding {
+  principal: Principal;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+export class RequestStateRefused extends Error {
+  constructor(readonly reason: 'malformed' | 'mac' | 'expired' | 'bind') {
+    super(`requestState refused: ${reason}`);
+  }
+}
+
+/** The digest of the originating request a state is bound to: the tool and its arguments, RFC 8785 text. */
+export function requestDigest(tool: string, args: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson({ tool, arguments: args })).digest('hex');
+}
+
+function bindingText(b: RequestStateBinding): string {
+  const p = b.principal;
+  return [p.tenant, p.workspace ?? '', p.principal, requestDigest(b.tool, b.arguments)].join('\n');
+}
+
+/**
+ * The MRTR `requestState` of the host's MCP mount (RFC 0153 §C.2): HMAC-SHA256 over the payload and
+ * an expiry (the MCP SDK's codec), bound to the authenticated principal (tenant, workspace, subject)
+ * and the digest of the originating request, carrying the run id and the interrupt it answers. A
+ * tampered, expired or foreign state is refused; single use comes from the interrupt itself, which a
+ * resolution closes (and a repeated vote by the same principal is refused by the gate).
+ */
+export class McpRequestStateCodec {
+  private readonly codec: RequestStateCodec<RequestStatePayload>;
+
+  constructor(key: Uint8Array, ttlSeconds: number) {
+    // The codec's binding callback is typed for the SDK's own server context; this mount hands it its binding.
+    this.codec = createRequestStateCodec<RequestStatePayload>({ key, ttlSeconds, bind: (ctx) => bindingText(ctx as unknown as RequestStateBinding) });
+  }
+
+  mint(payload: RequestStatePayload, binding: RequestStateBinding): Promise<string> {
+    return this.codec.mint(payload, binding as unknown as ServerContext);
+  }
+
+  async verify(state: string, binding: RequestStateBinding): Promise<RequestStatePayload> {
+    if (typeof state !== 'string' || state.length > 4096) throw new RequestStateRefused('malformed');
+    let payload: unknown;
+    try {
+      payload = await this.codec.verify(state, binding as unknown as ServerContext);
+    } catch (e) {
+      const reason = (e as Error)?.message;
+      throw new RequestStateRefused(reason === 'mac' || reason === 'expired' || reason === 'bind' ? reason : 'malformed');
+    }
+    const p = payload as Partial<RequestStatePayload> | null;
+    if (!p || typeof p.runId !== 'string' || typeof p.interruptId !== 'string') throw new RequestStateRefused('malformed');
+    return { runId: p.runId, interruptId: p.interruptId };
+  }
+}
