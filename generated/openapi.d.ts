@@ -1228,6 +1228,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/dispatch-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the tenant's governed tool dispatch policy (what is in force, its layers and revision)
+         * @description Read the tenant's governed tool dispatch policy (what is in force, its layers and revision)
+         */
+        get: operations["getToolDispatchPolicy"];
+        /**
+         * Replace the tenant's override of the tool dispatch policy (a new revision)
+         * @description Tiers and tools the body does not name keep the host config's decision (allow when none). Audited as tool.dispatch-policy-changed. 400 validation_error on a malformed policy; 409 dispatch_policy_conflict when expectedRevision is not the revision in force.
+         */
+        put: operations["putToolDispatchPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/{toolId}": {
         parameters: {
             query?: never;
@@ -1943,6 +1967,30 @@ export interface components {
             sourceRunIds: string[];
             /** @description Opaque id of the model or process that synthesized the draft. */
             synthesizerModel?: string;
+        };
+        PutDispatchPolicyBody: {
+            /** @description The revision the change was made from: 409 dispatch_policy_conflict when the policy has moved on since. */
+            expectedRevision?: number;
+            /**
+             * @description The decision per safety tier (pure, read, write, exec).
+             * @example {
+             *       "exec": "deny",
+             *       "write": "approve"
+             *     }
+             */
+            tiers?: {
+                [key: string]: "allow" | "approve" | "deny";
+            };
+            /**
+             * @description The decision per tool id, or per id prefix written with a trailing `*` (`mcp:files.*`); an exact id wins over a prefix, a longer prefix over a shorter one, and any of them over the tier.
+             * @example {
+             *       "mcp:files.read_file": "allow",
+             *       "mcp:search.*": "approve"
+             *     }
+             */
+            tools?: {
+                [key: string]: "allow" | "approve" | "deny";
+            };
         };
         RegisterWebhookBody: {
             /**
@@ -10148,6 +10196,282 @@ export interface operations {
             };
             /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getToolDispatchPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The host config's tools.dispatchPolicy, or null. */
+                        defaults: {
+                            /** @description The decision per safety tier of the tool descriptor. */
+                            tiers?: {
+                                /** @enum {string} */
+                                exec?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                pure?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                read?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                write?: "allow" | "approve" | "deny";
+                            };
+                            /** @description The decision per tool id, or per id prefix written with a trailing `*` (`mcp:files.*`); an exact id wins over a prefix, a longer prefix over a shorter one, and any of them over the tier. */
+                            tools?: {
+                                [key: string]: "allow" | "approve" | "deny";
+                            };
+                        } | null;
+                        /** @description The tenant's override, or null. */
+                        override: {
+                            /** @description The decision per safety tier of the tool descriptor. */
+                            tiers?: {
+                                /** @enum {string} */
+                                exec?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                pure?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                read?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                write?: "allow" | "approve" | "deny";
+                            };
+                            /** @description The decision per tool id, or per id prefix written with a trailing `*` (`mcp:files.*`); an exact id wins over a prefix, a longer prefix over a shorter one, and any of them over the tier. */
+                            tools?: {
+                                [key: string]: "allow" | "approve" | "deny";
+                            };
+                        } | null;
+                        /** @description The tenant's policy revision: 0 until its first change, incremented on every change. Every decision records it. */
+                        revision: number;
+                        /**
+                         * @description `default`: nothing configured (every call allowed, nothing recorded); `config`: the host config's tools.dispatchPolicy; `tenant`: the tenant's override over it.
+                         * @enum {string}
+                         */
+                        source: "default" | "config" | "tenant";
+                        /** @description The tier decisions in force. */
+                        tiers: {
+                            /** @enum {string} */
+                            exec: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            pure: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            read: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            write: "allow" | "approve" | "deny";
+                        };
+                        /** @description The per-tool decisions in force (config and override merged). */
+                        tools: {
+                            [key: string]: "allow" | "approve" | "deny";
+                        };
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putToolDispatchPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutDispatchPolicyBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The host config's tools.dispatchPolicy, or null. */
+                        defaults: {
+                            /** @description The decision per safety tier of the tool descriptor. */
+                            tiers?: {
+                                /** @enum {string} */
+                                exec?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                pure?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                read?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                write?: "allow" | "approve" | "deny";
+                            };
+                            /** @description The decision per tool id, or per id prefix written with a trailing `*` (`mcp:files.*`); an exact id wins over a prefix, a longer prefix over a shorter one, and any of them over the tier. */
+                            tools?: {
+                                [key: string]: "allow" | "approve" | "deny";
+                            };
+                        } | null;
+                        /** @description The tenant's override, or null. */
+                        override: {
+                            /** @description The decision per safety tier of the tool descriptor. */
+                            tiers?: {
+                                /** @enum {string} */
+                                exec?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                pure?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                read?: "allow" | "approve" | "deny";
+                                /** @enum {string} */
+                                write?: "allow" | "approve" | "deny";
+                            };
+                            /** @description The decision per tool id, or per id prefix written with a trailing `*` (`mcp:files.*`); an exact id wins over a prefix, a longer prefix over a shorter one, and any of them over the tier. */
+                            tools?: {
+                                [key: string]: "allow" | "approve" | "deny";
+                            };
+                        } | null;
+                        /** @description The tenant's policy revision: 0 until its first change, incremented on every change. Every decision records it. */
+                        revision: number;
+                        /**
+                         * @description `default`: nothing configured (every call allowed, nothing recorded); `config`: the host config's tools.dispatchPolicy; `tenant`: the tenant's override over it.
+                         * @enum {string}
+                         */
+                        source: "default" | "config" | "tenant";
+                        /** @description The tier decisions in force. */
+                        tiers: {
+                            /** @enum {string} */
+                            exec: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            pure: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            read: "allow" | "approve" | "deny";
+                            /** @enum {string} */
+                            write: "allow" | "approve" | "deny";
+                        };
+                        /** @description The per-tool decisions in force (config and override merged). */
+                        tools: {
+                            [key: string]: "allow" | "approve" | "deny";
+                        };
+                        /** Format: date-time */
+                        updatedAt: string | null;
+                        updatedBy: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
