@@ -220,6 +220,23 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     }
   });
 
+  it('major 2 reads the OpenWOP-* request headers where v1 reads X-*, and ignores the v1 names', async () => {
+    const v2 = { 'openwop-version': '2.0' };
+    const body = { workflowId: 'conformance-noop', inputs: {} };
+    const forced = await t.http('POST', '/runs', { token, body, headers: { ...v2, 'openwop-force-engine-version': '2' } });
+    expect(forced.status).toBe(403);
+    expect(forced.body.error).toBe('force_engine_version_forbidden');
+    v2EnvelopeOk(forced.body);
+    const dedup = await t.http('POST', '/runs', { token, body, headers: { ...v2, 'openwop-dedup': 'enforce' } });
+    expect(dedup.status).toBe(400);
+    expect(dedup.body.error).toBe('validation_error');
+    const v1Names = await t.http('POST', '/runs', { token, body, headers: { ...v2, 'x-force-engine-version': '2', 'x-dedup': 'enforce' } });
+    expect(v1Names.status).toBe(201);
+    // On /v1 the v1 names keep their meaning.
+    const v1 = await t.http('POST', '/v1/runs', { token, body, headers: { 'x-force-engine-version': '2' } });
+    expect(v1.status).toBe(403);
+  });
+
   it('a client version never refuses a v1 request', async () => {
     const r = await t.http('GET', '/v1/runs', { token, headers: { 'openwop-client-version': '0.0.1' } });
     expect(r.status).toBe(200);

@@ -35,6 +35,7 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
     const r = protocol.refusal;
     if (r) return done(new DomainError(r.code, r.status, r.message, r.details));
     if (protocol.major >= 2) {
+      renameV2RequestHeaders(request.headers);
       const header = request.headers['openwop-client-version'];
       const client = clientVersion(Array.isArray(header) ? header[0] : header);
       const [minMajor, minMinor] = clientVersion(MIN_CLIENT_VERSION)!;
@@ -58,4 +59,20 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
     }
     done(null, payload);
   });
+}
+
+/** v2 request headers whose v1 names the handlers read (spec v2 headers.md); the v1 names mean nothing at major 2. */
+const V2_REQUEST_HEADERS: Array<[v2: string, v1: string]> = [
+  ['openwop-dedup', 'x-dedup'],
+  ['openwop-force-engine-version', 'x-force-engine-version'],
+];
+
+/** Under major 2 the handlers see a v2 header under its v1 name, and never a v1 name the client sent. */
+export function renameV2RequestHeaders(headers: Record<string, string | string[] | undefined>): void {
+  for (const [v2, v1] of V2_REQUEST_HEADERS) {
+    const value = headers[v2];
+    delete headers[v1];
+    delete headers[v2];
+    if (value !== undefined) headers[v1] = value;
+  }
 }
