@@ -30,12 +30,7 @@ export function namedTables(text: string, tables: readonly string[]): string[] {
  * Platform files that still name a capability's table, with the tables, and why. Only ever shrinks:
  * an entry that is no longer true fails the scan until removed.
  */
-const STILL_NAMING: Record<string, string[]> = {
-  // The event log marks a run followed (`run.followed_until`, read by the run engine's flush to
-  // notify this replica) and opens a run's status with its first events in one statement; both
-  // still read the runs capability's table instead of asking a port (left for a port of its own).
-  'src/platform/events/event-log.service.ts': ['run'],
-};
+const STILL_NAMING: Record<string, string[]> = {};
 
 describe('the platform names no capability table', () => {
   const capabilityTables = [...new Set(files(path.join(ROOT, 'src', 'capabilities')).flatMap((f) => declaredTables(fs.readFileSync(f, 'utf8'))))].sort();

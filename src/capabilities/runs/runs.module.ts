@@ -35,6 +35,7 @@ import { WorkflowsController } from './workflows.controller';
 import { RunNodeEntity } from './run-node.entity';
 import { RunEntity } from './run.entity';
 import { RunService } from './run.service';
+import { RunStreamsOwner } from './run-streams';
 import { RunArtifactEntity } from './artifacts/run-artifact.entity';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { RunArtifactReader } from './artifacts/run-artifact-reader.service';
@@ -82,6 +83,7 @@ import { TransportRunsService } from './transport-runs.service';
     RunArtifactsService,
     RunRetention,
     RunService,
+    RunStreamsOwner,
     DatabaseArtifactStore,
     CoreArtifactExecutor,
     KeyedRunOperations,

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DatabaseNotifications, EVENTS_CHANNEL } from '../database/database-notifications';
-import { preparedStatement, runPrepared } from '../database/prepared-statement';
+import { PreparedStatement, preparedStatement, runPrepared } from '../database/prepared-statement';
 import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
 import { LocalTails } from './local-tails';
+import type { RunStreams } from './run-streams';
 import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -99,12 +100,19 @@ export class EventLogService implements OnModuleInit {
   private appends = 0;
   /** The streams this replica's engine writes from their first event: followers opening them are answered without a read. */
   private readonly tails = new LocalTails();
+  /** The owner of the runs, asked about the streams that are runs (registerRunStreams), and its open-run read. */
+  private runs?: { streams: RunStreams; open: PreparedStatement };
 
   constructor(
     private readonly ds: DataSource,
     private readonly metrics: MetricsService,
     private readonly notifications: DatabaseNotifications,
   ) {}
+
+  /** The runs capability answers for the streams that are runs (the platform never names the run table). */
+  registerRunStreams(streams: RunStreams): void {
+    this.runs = { streams, open: openRunStatement(streams.openRunSource) };
+  }
 
   onModuleInit(): void {
     // Another replica appended to a run followed here (or the listener is back: anything may have been missed).
@@ -135,9 +143,9 @@ export class EventLogService implements OnModuleInit {
       return `$${params.length}`;
     };
     const ctes = eventInsertCtes(p, rows);
-    // Runs followed from another replica are notified (in the same statement; see run.followed_until).
-    const runStreams = [...new Set(entries.map((e) => e.streamId))].filter((id) => UUID_TEXT.test(id));
-    if (runStreams.length) ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', r."id"::text) FROM "run" r WHERE r."id" = ANY(${p(runStreams)}::uuid[]) AND r."followed_until" > now())`);
+    // Runs followed from another replica are notified (in the same statement; see RunStreams.followed).
+    const runStreams = this.runs ? [...new Set(entries.map((e) => e.streamId))].filter((id) => UUID_TEXT.test(id)) : [];
+    if (runStreams.length) ctes.push(`nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', r."id") FROM (${this.runs!.streams.followed(`${p(runStreams)}::uuid[]`)}) r)`);
     const sql = `WITH ${ctes.join(',\n')}
          SELECT "id", "sequence", "created_at"${runStreams.length ? `, (SELECT count(*) FROM nt) AS "notified"` : ''} FROM written`;
     const write = async (m: EntityManager): Promise<Array<{ id: string; sequence: string; created_at: Date }>> =>
@@ -232,7 +240,8 @@ export class EventLogService implements OnModuleInit {
     const id = runId.toLowerCase();
     const known = this.tails.read(scope, id, afterSequence, 1000, 'running');
     if (known) return { runId: id, status: known.status, events: known.events, readAt };
-    const rows = await runPrepared<EventRowRead & { run_id: string; run_status: string }>(this.ds, OPEN_RUN, [runId, scope.tenant, scope.workspace ?? null, String(afterSequence), 1000]);
+    if (!this.runs) return undefined;
+    const rows = await runPrepared<EventRowRead & { run_id: string; run_status: string }>(this.ds, this.runs.open, [runId, scope.tenant, scope.workspace ?? null, String(afterSequence), 1000]);
     if (!rows.length) return undefined;
     return { runId: rows[0].run_id, status: rows[0].run_status, events: rows.filter((r) => r.id !== null).map(viewOfRow), readAt };
   }
@@ -305,12 +314,12 @@ export class EventLogService implements OnModuleInit {
    * when notifications arrive and this replica does not execute it. True when it wrote the mark.
    */
   private async follow(scope: TenantScope, streamId: string): Promise<boolean> {
-    if (!this.notifications.live || !UUID_TEXT.test(streamId) || this.localStream(streamId)) return false;
+    if (!this.runs || !this.notifications.live || !UUID_TEXT.test(streamId) || this.localStream(streamId)) return false;
     const now = Date.now();
     if ((this.followed.get(streamId) ?? 0) > now + 30_000) return false;
     this.followed.set(streamId, now + 60_000);
     if (this.followed.size > 10_000) for (const [k, until] of this.followed) if (until < now) this.followed.delete(k);
-    await this.ds.query(`UPDATE "run" SET "followed_until" = now() + interval '60 seconds' WHERE "id" = $1 AND "tenant" = $2`, [streamId, scope.tenant]);
+    await this.runs.streams.markFollowed(scope, streamId);
     return true;
   }
 
@@ -449,17 +458,21 @@ const READ_STREAM = preparedStatement(
    ORDER BY e."sequence" ASC LIMIT $5::int`,
 );
 
-/** The run ($1) of the caller ($2 tenant, $3 workspace or null) with its events after $4, at most $5: one row per event, or one with no event. */
-const OPEN_RUN = preparedStatement(
-  'event_open_run',
-  `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS} FROM "run" r
+/**
+ * The run ($1) of the caller ($2 tenant, $3 workspace or null) with its events after $4, at most $5: one
+ * row per event, or one with no event. The run comes from its owner's `source` (RunStreams.openRunSource).
+ */
+function openRunStatement(source: string): PreparedStatement {
+  return preparedStatement(
+    'event_open_run',
+    `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS} FROM (${source}) r
    LEFT JOIN LATERAL (
      SELECT * FROM "event" x WHERE x."tenant" = r."tenant" AND x."stream_id" = r."id"::text AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
      ORDER BY x."sequence" ASC LIMIT $5::int
    ) e ON true
-   WHERE r."id" = $1::uuid AND r."tenant" = $2 AND ($3::text IS NULL OR r."workspace" = $3::text)
    ORDER BY e."sequence" ASC`,
-);
+  );
+}
 
 function viewOfRow(r: EventRowRead): RunEventView {
   return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity);
