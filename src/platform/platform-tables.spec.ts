@@ -64,3 +64,63 @@ describe('the platform names no capability table', () => {
     expect(namedTables('`DELETE FROM "event" e WHERE e."run_id" = $1 AND e."stream_id" = $2`', tables)).toEqual([]);
   });
 });
+
+/** The room that declares each table: `platform`, or the capability's folder under src/capabilities/. */
+function tableOwners(): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const [dir, room] of [[path.join(ROOT, 'src', 'platform'), () => 'platform'], [path.join(ROOT, 'src', 'capabilities'), (f: string) => rel(f).split('/')[2]]] as const) {
+    for (const f of files(dir)) for (const t of declaredTables(fs.readFileSync(f, 'utf8'))) owners.set(t, room(f));
+  }
+  return owners;
+}
+
+/**
+ * The triggers the migrations (read in order, a function's last definition winning) create: the
+ * table each is on and the tables its function names. A trigger that reaches the tables of another
+ * room than its table's is a capability hanging its behaviour on someone else's table.
+ */
+export function triggers(migrations: string[]): Array<{ name: string; on: string; reaches: string[] }> {
+  const bodies = new Map<string, string>();
+  const found = new Map<string, { on: string; fn: string }>();
+  for (const text of migrations) {
+    for (const m of text.matchAll(/FUNCTION\s+"([a-z0-9_]+)"\(\)\s+RETURNS\s+trigger[\s\S]*?\$\$([\s\S]*?)\$\$/g)) bodies.set(m[1], m[2]);
+    for (const m of text.matchAll(/CREATE TRIGGER\s+"([a-z0-9_]+)"[\s\S]*?\bON\s+"([a-z0-9_]+)"[\s\S]*?EXECUTE FUNCTION\s+"([a-z0-9_]+)"/g)) found.set(m[1], { on: m[2], fn: m[3] });
+  }
+  return [...found].map(([name, t]) => ({ name, on: t.on, reaches: [...new Set([...(bodies.get(t.fn) ?? '').matchAll(/"([a-z0-9_]+)"/g)].map((m) => m[1]))] }));
+}
+
+/** Triggers whose function reaches tables of another room, with why each stays. Only ever shrinks. */
+const CROSSING_TRIGGERS: Record<string, string> = {
+  // The webhook outbox (migration 1764910000000): a trigger on the platform's event table writes the
+  // deliveries of every committed event in the appending transaction, whichever writer inserted it,
+  // and reads the run's tags and fork mode after the statement, when a run inserted by the same
+  // statement as its first events is visible; an in-statement hook of the event log would not see
+  // that run row (docs/development.md, "A capability owns its tables").
+  event_webhook_enqueue: 'event -> run, webhook_delivery, webhook_subscription',
+};
+
+describe('triggers live with the owner of their table', () => {
+  const owners = tableOwners();
+  const dir = path.join(ROOT, 'migrations');
+  const all = triggers(fs.readdirSync(dir).filter((f) => /^\d+-.*\.ts$/.test(f)).sort().map((f) => fs.readFileSync(path.join(dir, f), 'utf8')));
+
+  /** The tables of other rooms (known owners only) that a trigger reaches. */
+  const crossing = (t: { on: string; reaches: string[] }) => t.reaches.filter((x) => owners.has(x) && owners.has(t.on) && owners.get(x) !== owners.get(t.on));
+
+  it('no trigger reaches the tables of a room other than its table\'s (outside the shrinking list)', () => {
+    expect(all.map((t) => t.name)).toEqual(expect.arrayContaining(['event_webhook_enqueue', 'audit_entry_append_only']));
+    const found = Object.fromEntries(all.filter((t) => crossing(t).length).map((t) => [t.name, `${t.on} -> ${crossing(t).sort().join(', ')}`]));
+    expect(found).toEqual(CROSSING_TRIGGERS);
+  });
+
+  it('would fail on a trigger of one room\'s table that writes another\'s (synthetic case)', () => {
+    const [t] = triggers([
+      'CREATE OR REPLACE FUNCTION "f"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO "goal_run" ("x") VALUES (1); RETURN NULL; END $$',
+      'CREATE TRIGGER "run_goal_hook" AFTER INSERT ON "run" FOR EACH ROW EXECUTE FUNCTION "f"()',
+    ]);
+    // Quoted columns are reached too, but only tables with a known owner count.
+    expect(t).toEqual({ name: 'run_goal_hook', on: 'run', reaches: ['goal_run', 'x'] });
+    expect(crossing(t)).toEqual(['goal_run']);
+  });
+});
+
