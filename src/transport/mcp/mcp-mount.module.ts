@@ -7,7 +7,8 @@ import { seamAliasesOf } from '../../platform/seams/seam-alias';
 import { McpCalls } from './mcp-calls';
 import { McpExposure } from './mcp-exposure';
 import { McpMountAdvertiser } from './mcp-mount.advertiser';
-import { McpMountController, McpMountErrorFilter } from './mcp-mount.controller';
+import { McpMountController } from './mcp-mount.controller';
+import { McpMountErrorFilter } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
 
 /**
