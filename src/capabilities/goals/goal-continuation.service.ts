@@ -8,6 +8,7 @@ import { GoalExtensionsService } from './goal-extensions.service';
 import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound, nextDueAt, nextSlot } from './goal-policy';
 import { hydrateGoals } from './goal-rows';
+import { GoalStore } from './goal-store';
 import { GoalEntity, GoalState } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 import { ExtensionFault } from '../../platform/errors/internal-fault';
@@ -90,6 +91,7 @@ type Event = [string, Record<string, unknown>];
 export class GoalContinuationService {
   constructor(
     private readonly ds: DataSource,
+    private readonly store: GoalStore,
     private readonly events: EventLogService,
     private readonly extensions: GoalExtensionsService,
     private readonly workers: GoalWorkerSelector,
@@ -146,14 +148,8 @@ export class GoalContinuationService {
         results[w.index] = { status: 'released', goal: g };
       }
       if (runRows.length) {
-        // The primary key records a run once: a run reported concurrently inserts nothing here.
-        const inserted = (await m.query(
-          `INSERT INTO "goal_run" ("tenant", "goal_id", "run_id", "ordinal", "status", "cost_usd", "satisfied", "confidence", "recorded_at")
-           SELECT r."tenant", r."goal_id", r."run_id", r."ordinal", r."status", r."cost_usd", r."satisfied", r."confidence", r."recorded_at"
-           FROM jsonb_to_recordset($1::jsonb) AS r("tenant" text, "goal_id" uuid, "run_id" text, "ordinal" int, "status" text, "cost_usd" float8, "satisfied" boolean, "confidence" float8, "recorded_at" timestamptz)
-           ON CONFLICT DO NOTHING RETURNING "goal_id", "run_id"`,
-          [JSON.stringify(runRows)],
-        )) as Array<{ goal_id: string; run_id: string }>;
+        // The ledger records a run once: a run reported concurrently inserts nothing here.
+        const inserted = await this.store.recordRuns(m, runRows);
         const done = new Set(inserted.map((r) => `${r.goal_id} ${r.run_id}`));
         for (const [index, { draft, events: evs }] of drafts) {
           const outcome = (work[index].intent as { outcome: GoalRunOutcome }).outcome;
@@ -167,7 +163,7 @@ export class GoalContinuationService {
           }
         }
       }
-      await this.write(m, [...changed.values()]);
+      await this.store.writeContinuation(m, [...changed.values()]);
       await this.events.appendMany(events, { manager: m });
       return results;
     });
@@ -315,40 +311,6 @@ export class GoalContinuationService {
     return new Map(hydrateGoals(this.ds, raw).map((g) => [g.id, g]));
   }
 
-  /** Writes the continuation columns of every changed (locked) goal in one UPDATE. */
-  async write(m: EntityManager, goals: GoalEntity[]): Promise<void> {
-    if (!goals.length) return;
-    const rows = goals.map((g) => ({
-      id: g.id,
-      tenant: g.tenant,
-      state: g.state,
-      paused: g.paused,
-      arm_ref: g.armRef,
-      iterations: g.iterations,
-      cost_usd: g.costUsd,
-      contributing_run_ids: g.contributingRunIds ?? [],
-      last_verdict: g.lastVerdict,
-      next_due_at: iso(g.nextDueAt),
-      lease_owner: g.leaseOwner,
-      lease_expires_at: iso(g.leaseExpiresAt),
-      dispatch_key: g.dispatchKey,
-      pending_run_id: g.pendingRunId,
-      closed_at: iso(g.closedAt),
-      updated_at: iso(g.updatedAt),
-    }));
-    await m.query(
-      `UPDATE "goal" g SET "state" = v."state", "paused" = v."paused", "arm_ref" = v."arm_ref", "iterations" = v."iterations", "cost_usd" = v."cost_usd",
-              "contributing_run_ids" = v."contributing_run_ids", "last_verdict" = v."last_verdict", "next_due_at" = v."next_due_at",
-              "lease_owner" = v."lease_owner", "lease_expires_at" = v."lease_expires_at", "dispatch_key" = v."dispatch_key",
-              "pending_run_id" = v."pending_run_id", "closed_at" = v."closed_at", "updated_at" = v."updated_at"
-       FROM jsonb_to_recordset($1::jsonb) AS v("id" uuid, "tenant" text, "state" text, "paused" boolean, "arm_ref" text, "iterations" int, "cost_usd" float8,
-              "contributing_run_ids" text[], "last_verdict" jsonb, "next_due_at" timestamptz, "lease_owner" text, "lease_expires_at" timestamptz,
-              "dispatch_key" text, "pending_run_id" text, "closed_at" timestamptz, "updated_at" timestamptz)
-       WHERE g."id" = v."id" AND g."tenant" = v."tenant"`,
-      [JSON.stringify(rows)],
-    );
-  }
-
   /** Goal events, appended to the tenant's host stream (correlated by goal id). */
   entries(g: GoalEntity, events: Event[]): AppendEntry[] {
     return events.map(([type, payload]) => ({ scope: scopeOf(g), streamId: HOST_STREAM, type, payload, correlationId: g.id }));
@@ -429,8 +391,4 @@ export function scopeOf(g: Pick<GoalEntity, 'tenant' | 'workspace'>): TenantScop
 
 function costOf(outcome: GoalRunOutcome): number {
   return outcome.costUsd !== undefined && Number.isFinite(outcome.costUsd) && outcome.costUsd > 0 ? outcome.costUsd : 0;
-}
-
-function iso(d: Date | null | undefined): string | null {
-  return d ? new Date(d).toISOString() : null;
 }

@@ -2,9 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
 import canonicalize from 'canonicalize';
-import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
-import { rowsOf } from '../../platform/database/rows';
 import { HealthService } from '../../platform/health/health.service';
 import { HeldLease, LeaseKeeper, LeaseStore } from '../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../platform/leases/lease-owner';
@@ -13,7 +11,7 @@ import { GoalClock } from './goal-clock';
 import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
 import { GoalWorkerSelector } from './goal-worker-selector.service';
 import { crossedBound } from './goal-policy';
-import { hydrateGoals } from './goal-rows';
+import { GoalStore } from './goal-store';
 import { GoalEntity } from './goal.entity';
 import { GOALS_SETTINGS, GoalsSettings } from './goals.settings';
 
@@ -50,14 +48,6 @@ const NEVER_RENEWED: LeaseStore<string> = {
 };
 
 /**
- * SQL: the claimed goal's arm fires a new run (nothing in flight, not paused): every slot of a
- * schedule, or a commitment whose instant has come. A heartbeat fires only on a predicate transition
- * (see `heartbeat`).
- */
-const FIRES_SQL = `(g."pending_run_id" IS NULL AND g."dispatch_key" IS NULL AND NOT g."paused"
-  AND (g."continuation_mode" = 'schedule' OR (g."continuation_mode" = 'commitment' AND g."commitment_at" <= $1)))`;
-
-/**
  * The continuation scheduler of standing goals. Every replica ticks (OPENWOP_SCHEDULER_TICK_MS) and
  * claims due goals with `FOR UPDATE SKIP LOCKED` plus a lease (owner + expiry) on the goal rows, so
  * any number of replicas share the work and each iteration runs once: every later write is
@@ -77,7 +67,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   private ticking?: Promise<SchedulerPassResult>;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly store: GoalStore,
     private readonly continuation: GoalContinuationService,
     private readonly workers: GoalWorkerSelector,
     private readonly clock: GoalClock,
@@ -182,32 +172,9 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
    */
   private async claim(now: Date, owner: string, limit: number): Promise<GoalEntity[]> {
     const expires = new Date(now.getTime() + this.settings.leaseMs);
-    const raw = rowsOf<Record<string, unknown>>(
-      await this.ds.query(
-        `WITH durability AS (
-           -- The claim does not wait for its WAL flush: a claim lost with a crashed database is made again
-           -- identically (same leases to take, same keys, derived from the durable dispatch count), and a
-           -- later synchronous commit of this session flushes it anyway.
-           SELECT set_config('synchronous_commit', 'off', true)
-         ), due AS (
-           SELECT "id" FROM "goal"
-           WHERE "state" = 'active' AND "next_due_at" <= $1 AND ("lease_expires_at" IS NULL OR "lease_expires_at" <= $1)
-           ORDER BY "next_due_at"
-           LIMIT $2
-           FOR UPDATE SKIP LOCKED
-         )
-         UPDATE "goal" g SET "lease_owner" = $3, "lease_expires_at" = $4,
-           "dispatch_key" = CASE WHEN ${FIRES_SQL} THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE g."dispatch_key" END,
-           "dispatch_count" = CASE WHEN ${FIRES_SQL} THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END,
-           -- A commitment fires once: the claim that reserves its run spends it.
-           "commitment_at" = CASE WHEN ${FIRES_SQL} AND g."continuation_mode" = 'commitment' THEN NULL ELSE g."commitment_at" END
-         FROM due, durability WHERE g."id" = due."id"
-         RETURNING g.*`,
-        [now, limit, owner, expires],
-      ),
-    );
+    const claimed = await this.store.claimDue(now, owner, limit, expires);
     // Oldest due first, as claimed.
-    return hydrateGoals(this.ds, raw).sort((a, b) => (a.nextDueAt?.getTime() ?? 0) - (b.nextDueAt?.getTime() ?? 0));
+    return claimed.sort((a, b) => (a.nextDueAt?.getTime() ?? 0) - (b.nextDueAt?.getTime() ?? 0));
   }
 
   /**
@@ -284,17 +251,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
       return undefined;
     }
     if (tick.status === 'unchanged') return undefined;
-    const rows = rowsOf<{ dispatch_key: string | null }>(
-      await this.ds.query(
-        `UPDATE "goal" g SET "heartbeat_state" = $3::jsonb,
-           "dispatch_key" = CASE WHEN $4 THEN g."id"::text || ':' || (g."dispatch_count" + 1) ELSE NULL END,
-           "dispatch_count" = CASE WHEN $4 THEN g."dispatch_count" + 1 ELSE g."dispatch_count" END
-         WHERE g."id" = $1 AND g."lease_owner" = $2 AND g."state" = 'active' AND NOT g."paused" AND g."continuation_mode" = 'heartbeat'
-           AND g."dispatch_key" IS NULL AND g."pending_run_id" IS NULL
-         RETURNING g."dispatch_key"`,
-        [goal.id, owner, JSON.stringify(tick.state), tick.enqueue === true],
-      ),
-    );
+    const rows = await this.store.heartbeat(goal.id, owner, tick.state, tick.enqueue === true);
     if (!rows.length) return undefined;
     goal.heartbeatState = tick.state;
     if (rows[0].dispatch_key) goal.dispatchCount += 1;

@@ -17,6 +17,7 @@ import { GoalDelegationService } from './goal-delegation.service';
 import { OpenWopRuntimeWorker } from './workers/openwop-runtime.worker';
 import { GoalEntity, GoalRunEntity } from './goal.entity';
 import { GoalRetention } from './goal-retention';
+import { GoalStore } from './goal-store';
 import { seamAliasesOf } from '../../platform/seams/seam-alias';
 
 /** Standing goals (RFC 0097) with judge-based completion and the replica-safe continuation scheduler. */
@@ -32,6 +33,7 @@ import { seamAliasesOf } from '../../platform/seams/seam-alias';
     LocalRunGoalWorker,
     GoalDelegationService,
     GoalWorkerSelector,
+    GoalStore,
     GoalContinuationService,
     GoalsService,
     GoalSchedulerMetrics,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RUN_CREATE_SCOPE } from '../../platform/run-ports/run-launcher';
@@ -14,6 +13,7 @@ import { GoalClock } from './goal-clock';
 import { GoalExtensionsService } from './goal-extensions.service';
 import { closeGoal, FinalGoalState, GoalContinuationService, scopeOf } from './goal-continuation.service';
 import { GoalWorkerSelector } from './goal-worker-selector.service';
+import { GoalStore } from './goal-store';
 import { checkSchedule, deadlineOf, effectiveBounds, hasDeclaredBounds, nextDueAt } from './goal-policy';
 import { toGoalRunView, toGoalStatusView, toGoalView, GoalRunView, GoalStatusView, GoalView } from './goal-view';
 import { GoalBounds, GoalCheck, GoalContinuationMode, GoalEntity, GoalRunEntity, GoalSchedule, GoalState, RUN_MODES } from './goal.entity';
@@ -49,6 +49,7 @@ type UpdateBody = Partial<Omit<CreateBody, 'bounds'>>;
 export class GoalsService {
   constructor(
     private readonly ds: DataSource,
+    private readonly store: GoalStore,
     private readonly events: EventLogService,
     private readonly clock: GoalClock,
     private readonly extensions: GoalExtensionsService,
@@ -127,7 +128,7 @@ export class GoalsService {
     // The arm (RFC 0052 job, RFC 0068 commitment, RFC 0060 heartbeat) is named after the goal, so the id is chosen here.
     goal.armRef = armRefOf(goal.id, mode);
     goal.nextDueAt = nextDueAt(goal, now, { slot: this.armedSlot(goal, now, true), pollMs: this.pollMs(goal) });
-    await repo.insert(goal as QueryDeepPartialEntity<GoalEntity>);
+    await this.store.insert(goal);
     return toGoalView(goal);
   }
 
@@ -223,7 +224,7 @@ export class GoalsService {
         const delegation = delegationOf(p, needed);
         g.delegatedScopes = delegation.scopes;
         g.delegatedKeyId = delegation.keyId;
-        await m.getRepository(GoalEntity).update({ id: g.id, tenant: g.tenant }, { delegatedScopes: delegation.scopes, delegatedKeyId: delegation.keyId });
+        await this.store.setDelegation(m, g, delegation);
       }
       if (usesSchedule(mode)) {
         if (req.schedule !== undefined) g.schedule = this.checkScheduleValue(req.schedule);
@@ -299,32 +300,7 @@ export class GoalsService {
 
   /** Writes every mutable column of a locked goal in one UPDATE (no read-before-write). */
   async persist(m: EntityManager, g: GoalEntity): Promise<void> {
-    await m.getRepository(GoalEntity).update({ id: g.id, tenant: g.tenant }, {
-      objective: g.objective,
-      state: g.state,
-      judge: g.judge,
-      verifierRef: g.verifierRef,
-      criteria: g.criteria as QueryDeepPartialEntity<GoalEntity>['criteria'],
-      continuationMode: g.continuationMode,
-      armRef: g.armRef,
-      schedule: g.schedule as QueryDeepPartialEntity<GoalEntity>['schedule'],
-      commitmentAt: g.commitmentAt,
-      workflowId: g.workflowId,
-      heartbeatState: g.heartbeatState as QueryDeepPartialEntity<GoalEntity>['heartbeatState'],
-      worker: g.worker,
-      iterations: g.iterations,
-      costUsd: g.costUsd,
-      contributingRunIds: g.contributingRunIds,
-      lastVerdict: g.lastVerdict as QueryDeepPartialEntity<GoalEntity>['lastVerdict'],
-      paused: g.paused,
-      nextDueAt: g.nextDueAt,
-      leaseOwner: g.leaseOwner,
-      leaseExpiresAt: g.leaseExpiresAt,
-      dispatchKey: g.dispatchKey,
-      pendingRunId: g.pendingRunId,
-      closedAt: g.closedAt,
-      updatedAt: g.updatedAt,
-    });
+    await this.store.persist(m, g);
   }
 
   private armedSlot(g: GoalEntity, now: Date, immediate: boolean): Date | null {
