@@ -244,6 +244,27 @@ export function buildCli(): Command {
       process.exitCode = await (await mcpCli()).mcpApprove(mcp.client(), serverId, toolName, opts);
     });
 
+  // Tools: the governed dispatch policy of the tenant (allow, approve or deny a tool call by tier and per tool).
+  const tools = clientGroup(program, 'tools', 'show and set the governed tool dispatch policy of a running host (needs tools:manage, a tenant-level key)');
+  const toolsCli = () => import('./cli/tools.cli');
+  const policy = tools.group.command('policy').description('the tenant\'s tool dispatch policy: which calls are allowed, wait on an approval or are denied');
+  policy
+    .command('show', { isDefault: true })
+    .description('print the policy in force: its revision, where it comes from, the decision per tier and per tool')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      process.exitCode = await (await toolsCli()).toolsPolicyShow(tools.client(), opts);
+    });
+  policy
+    .command('set')
+    .description('replace the tenant\'s override with the JSON policy in a file ({"tiers": {...}, "tools": {...}}; "-" reads stdin)')
+    .requiredOption('--file <file>', 'the policy file')
+    .option('--revision <n>', 'refuse the change unless the policy is still at this revision')
+    .option('--json', 'print JSON')
+    .action(async (opts: { file: string; revision?: string; json?: boolean }) => {
+      process.exitCode = await (await toolsCli()).toolsPolicySet(tools.client(), opts);
+    });
+
   // Approvals: RFC 0051 gates of runs and proposals, decided on a running host.
   const approvals = clientGroup(program, 'approvals', 'list, grant, deny and resolve the approval gates and interrupts of a running host (needs approvals:respond)');
   const approvalsCli = () => import('./cli/approvals.cli');

@@ -5,7 +5,12 @@
  * tier × decision asserts whether the tool was actually invoked (the fixture counts the calls that
  * reach it), and each governed decision is a run event and an audit entry with the policy revision.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildCli } from '../../src/cli';
+import { toolsPolicySet, toolsPolicyShow } from '../../src/cli/tools.cli';
+import { sink } from '../support/sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { expectSchemaValid, installChains, runEvents, waitForStatus } from '../runs/run-kit';
 
@@ -223,5 +228,33 @@ describe('tool catalog: governed dispatch policy from the host config', () => {
     // Another tenant still has the config default.
     const other = await t.key({ tenant: 'other', principal: 'admin', scopes: ['tools:manage'] });
     expect((await t.http('GET', '/v1/tools/dispatch-policy', { token: other })).body).toMatchObject({ revision: 0, source: 'config', tiers: { exec: 'deny' } });
+  });
+
+  it('the CLI shows the policy and sets it from a file (tools policy [show] | set --file F)', async () => {
+    const tools = buildCli().commands.find((c) => c.name() === 'tools')!;
+    const policy = tools.commands.find((c) => c.name() === 'policy')!;
+    expect(policy.commands.map((c) => c.name())).toEqual(['show', 'set']);
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(t.app.getHttpServer().address() as { port: number }).port}`;
+    const key = await t.key({ tenant: 'cli', principal: 'cli-admin', scopes: ['tools:manage'] });
+    const shown = { url, key, out: sink(), err: sink() };
+    expect(await toolsPolicyShow(shown, {})).toBe(0);
+    expect(shown.out.text()).toBe('revision 0 (the host config (tools.dispatchPolicy))\ntier  pure   allow\ntier  read   allow\ntier  write  approve\ntier  exec   deny\n');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dispatch-cli-')), 'policy.json');
+    fs.writeFileSync(file, JSON.stringify({ tiers: { write: 'allow' }, tools: { 'mcp:files.*': 'deny' } }));
+    const set = { url, key, out: sink(), err: sink() };
+    expect(await toolsPolicySet(set, { file, revision: '0' })).toBe(0);
+    expect(set.out.text()).toMatch(/^revision 1 \(the tenant's override, by cli-admin at .+\)\ntier  pure   allow\ntier  read   allow\ntier  write  allow\ntier  exec   deny\ntool  mcp:files\.\*  deny\n$/);
+    // A stale revision and a malformed file are the host's refusals, named.
+    await expect(toolsPolicySet({ ...set, out: sink() }, { file, revision: '0' })).rejects.toThrow(/409 dispatch_policy_conflict/);
+    fs.writeFileSync(file, JSON.stringify({ tiers: { write: 'sometimes' } }));
+    await expect(toolsPolicySet({ ...set, out: sink() }, { file })).rejects.toThrow(/400 validation_error/);
+    fs.writeFileSync(file, '{not json');
+    const bad = { url, key, out: sink(), err: sink() };
+    expect(await toolsPolicySet(bad, { file })).toBe(1);
+    expect(bad.err.text()).toMatch(/is not JSON/);
+    const json = { url, key, out: sink(), err: sink() };
+    expect(await toolsPolicyShow(json, { json: true })).toBe(0);
+    expect(JSON.parse(json.out.text())).toMatchObject({ revision: 1, source: 'tenant', override: { tiers: { write: 'allow' }, tools: { 'mcp:files.*': 'deny' } } });
   });
 });
