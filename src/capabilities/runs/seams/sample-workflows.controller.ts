@@ -84,7 +84,9 @@ export class SampleWorkflowsController {
   constructor(private readonly packs: InstalledPacksService) {}
 
   @TestSeam()
-  @Scopes('packs:publish')
+  // A test seam (404 unless OPENWOP_TEST_SEAMS=true), driven by the conformance suite's key, which may
+  // start runs but not publish packs; outside the seams, installing a pack needs packs:publish.
+  @Scopes('runs:create')
   @Post('/v1/host/sample/workflows')
   @HttpCode(201)
   @ApiOperation({ operationId: 'seamSampleWorkflow', summary: '(test seam) install a one-chain sample workflow for the caller\'s tenant: 201 created, 200 updated or unchanged' })
