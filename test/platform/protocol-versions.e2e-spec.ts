@@ -148,23 +148,48 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     expect([created[1].status, created[2].status]).toEqual([201, 201]);
     expect(created[1].headers['openwop-version']).toBe('1.0');
     expect(created[2].headers['openwop-version']).toBe('2.0');
-    for (const [made, readAt] of [[created[1].body.runId, 2], [created[2].body.runId, 1]] as const) {
-      await waitForStatus(t, token, made, ['completed']);
-      const url = readAt === 2 ? `/runs/${made}` : `/v1/runs/${made}`;
+    // Major 2 hands out the tenant-bound id; the run behind it is the bare id /v1 knows.
+    const bare1 = created[1].body.runId as string;
+    const bound2 = created[2].body.runId as string;
+    expect(bound2).toMatch(/^default\/[A-Za-z0-9._~-]{16,128}$/);
+    const bare2 = bound2.slice('default/'.length);
+    expect(created[2].body.eventsUrl).toBe(`/runs/default~2F${bare2}/events`);
+    for (const [bare, readAt] of [[bare1, 2], [bare2, 1]] as const) {
+      await waitForStatus(t, token, bare, ['completed']);
       const headers: Record<string, string> = readAt === 2 ? { 'openwop-version': '2.0' } : {};
-      const read = await t.http('GET', url, { token, headers });
-      expect(read.status).toBe(200);
-      expect(read.body.runId).toBe(made);
-      expect(read.headers['openwop-version']).toBe(`${readAt}.0`);
-      const poll = await t.http('GET', `${url}/events/poll`, { token, headers });
+      const urls = readAt === 2 ? [`/runs/default~2F${bare}`, `/runs/default%2F${bare}`, `/runs/${bare}`] : [`/v1/runs/${bare}`];
+      for (const url of urls) {
+        const read = await t.http('GET', url, { token, headers });
+        expect(read.status).toBe(200);
+        expect(read.body.runId).toBe(readAt === 2 ? `default/${bare}` : bare);
+        expect(read.headers['openwop-version']).toBe(`${readAt}.0`);
+      }
+      const poll = await t.http('GET', `${urls[0]}/events/poll`, { token, headers });
       expect(poll.status).toBe(200);
       expect(poll.body.events.map((e: { type: string }) => e.type)).toContain('run.completed');
+      expect(new Set(poll.body.events.map((e: { runId: string }) => e.runId))).toEqual(new Set([readAt === 2 ? `default/${bare}` : bare]));
       // Cancelling a finished run answers the same under both majors (the same handler).
-      const cancel = await t.http('POST', `${url}/cancel`, { token, headers, body: {} });
+      const cancel = await t.http('POST', `${urls[0]}/cancel`, { token, headers, body: {} });
       expect(cancel.status).toBe(200);
-      expect(cancel.body.runId).toBe(made);
+      expect(cancel.body.runId).toBe(readAt === 2 ? `default/${bare}` : bare);
       expect(cancel.headers['openwop-version']).toBe(`${readAt}.0`);
     }
+    // v1 answers keep the bare id.
+    expect((await t.http('GET', `/v1/runs/${bare2}`, { token })).body.runId).toBe(bare2);
+    const list = await t.http('GET', '/runs', { token, headers: { 'openwop-version': '2.0' } });
+    expect(list.status).toBe(200);
+    const ids = JSON.stringify(list.body);
+    expect(ids).toContain(`"default/${bare1}"`);
+    expect(ids).not.toContain(`"${bare1}"`);
+  });
+
+  it('a tenant-bound id naming another tenant is refused 403 id_tenant_mismatch', async () => {
+    const created = await t.http('POST', '/runs', { token, body: { workflowId: 'conformance-noop', inputs: {} }, headers: { 'openwop-version': '2.0' } });
+    const bare = (created.body.runId as string).split('/')[1];
+    const r = await t.http('GET', `/runs/stranger~2F${bare}`, { token, headers: { 'openwop-version': '2.0' } });
+    expect(r.status).toBe(403);
+    expect(r.body.error).toBe('id_tenant_mismatch');
+    v2EnvelopeOk(r.body);
   });
 
   it('errors under major 2 are the closed v2 envelope with a registered or vendor code, and carry OpenWOP-Version', async () => {

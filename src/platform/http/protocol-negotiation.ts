@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProtocolSettings } from '../config/protocol-settings';
 import { DomainError } from '../errors/domain-error';
+import { bindRunAnswer } from './bound-ids';
 import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol } from './protocol-version';
 
 /**
@@ -51,6 +52,7 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
     const protocol = requestProtocol(request);
+    if (protocol?.major === 2) payload = boundRunAnswer(request, reply, payload);
     if (protocol) {
       reply.header('OpenWOP-Version', protocol.version);
       const vary = reply.getHeader('vary');
@@ -74,5 +76,20 @@ export function renameV2RequestHeaders(headers: Record<string, string | string[]
     delete headers[v1];
     delete headers[v2];
     if (value !== undefined) headers[v1] = value;
+  }
+}
+
+/**
+ * A major-2 answer of a run operation with its run ids bound to the caller's tenant (bound-ids.ts).
+ * Only JSON text answers of `/runs...` (routed to `/v1/runs...`) with a caller; streams pass as they are.
+ */
+function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const tenant = (request as FastifyRequest & { principal?: { tenant?: string } }).principal?.tenant;
+  if (!tenant || typeof payload !== 'string' || !/^\/v1\/runs(\/|:|\?|$)/.test(request.url)) return payload;
+  if (!/^application\/json/i.test(String(reply.getHeader('content-type') ?? ''))) return payload;
+  try {
+    return JSON.stringify(bindRunAnswer(JSON.parse(payload), tenant));
+  } catch {
+    return payload;
   }
 }

@@ -1,4 +1,5 @@
 import { toV2Envelope } from '../errors/v2-envelope';
+import { bindRunAnswer, wireSegment } from './bound-ids';
 import { clientVersion, isManifestPath, requestedMajor, resolveProtocol } from './protocol-version';
 
 describe('protocol majors: resolving a request before routing', () => {
@@ -68,5 +69,41 @@ describe('the v2 error envelope', () => {
 
   it('moves no retry timing into details (Retry-After only)', () => {
     expect(toV2Envelope(429, { error: 'rate_limited', message: 'm', details: { retryAfterMs: 5000 } })).toEqual({ status: 429, body: { error: 'rate_limited', message: 'm' } });
+  });
+});
+
+describe('tenant-bound run ids under major 2', () => {
+  const id = '0f8c2b1e-5d4a-4c3b-9a21-7e6f5d4c3b2a';
+
+  it('unbinds the run id segment (~2F or %2F) before routing and records the tenant', () => {
+    expect(resolveProtocol(`/runs/acme~2F${id}/events/poll?timeout=1`, '2', [1, 2])).toEqual({ url: `/v1/runs/${id}/events/poll?timeout=1`, protocol: { major: 2, version: '2.0', boundTenant: 'acme' } });
+    expect(resolveProtocol(`/runs/acme%2f${id}:pause`, '2', [1, 2]).url).toBe(`/v1/runs/${id}:pause`);
+    // A bare id resolves under the caller's tenant through the overlap; major 1 never unbinds.
+    expect(resolveProtocol(`/runs/${id}`, '2', [1, 2])).toEqual({ url: `/v1/runs/${id}`, protocol: { major: 2, version: '2.0' } });
+    expect(resolveProtocol(`/runs/acme~2F${id}`, undefined, [1, 2]).url).toBe(`/v1/runs/acme~2F${id}`);
+  });
+});
+
+describe('binding run answers', () => {
+  const id = '0f8c2b1e-5d4a-4c3b-9a21-7e6f5d4c3b2a';
+
+  it('projects a bound id into one path segment with ~XX', () => {
+    expect(wireSegment(`acme/${id}`)).toBe(`acme~2F${id}`);
+    expect(wireSegment('a@b/x~y')).toBe('a~40b~2Fx~7Ey');
+  });
+
+  it('binds the run ids of run answers, never inside run data', () => {
+    const snapshot = { runId: id, fork: { sourceRunId: id, mode: 'replay', fromSeq: 1 }, outputs: { runId: id }, eventsUrl: `http://h:80/v1/runs/${id}/events`, statusUrl: `http://h:80/v1/runs/${id}` };
+    expect(bindRunAnswer(snapshot, 'acme')).toEqual({
+      runId: `acme/${id}`,
+      fork: { sourceRunId: `acme/${id}`, mode: 'replay', fromSeq: 1 },
+      outputs: { runId: id },
+      eventsUrl: `/runs/acme~2F${id}/events`,
+      statusUrl: `/runs/acme~2F${id}`,
+    });
+    expect(bindRunAnswer({ events: [{ runId: id, payload: { runId: id } }], runs: [{ runId: id }] }, 'acme')).toEqual({ events: [{ runId: `acme/${id}`, payload: { runId: id } }], runs: [{ runId: `acme/${id}` }] });
+    // An id that is already bound, or not an opaque id, is left alone.
+    expect(bindRunAnswer({ runId: `acme/${id}` }, 'acme')).toEqual({ runId: `acme/${id}` });
+    expect(bindRunAnswer({ runId: 'short' }, 'acme')).toEqual({ runId: 'short' });
   });
 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
+import { unbindRunPath } from './bound-ids';
 
 /**
  * Protocol majors in one host (spec v2 versioning.md §1, docs/versions.md): which contract a request
@@ -48,6 +49,8 @@ export interface RequestProtocol {
   /** `OpenWOP-Version` of the answer. */
   version: string;
   refusal?: ProtocolRefusal;
+  /** Under major 2: the tenant a tenant-bound run id in the path named (checked against the caller's). */
+  boundTenant?: string;
 }
 
 const PROTOCOL = Symbol.for('openwop-host.protocol');
@@ -192,6 +195,12 @@ export function resolveProtocol(url: string, header: string | undefined, majors:
   if (!served || p === '/.well-known/openwop') return { protocol, url };
   // Under major 2 an operation of a family the v2 root does not list stays unrouted: 404 not_found.
   if (asked === 2 && !servedAtMajor2(p)) return { protocol, url };
+  if (asked === 2) {
+    // The v1 handlers know the bare run id; the tenant it was bound to is checked once the caller is known.
+    const { path: unbound, tenant } = unbindRunPath(p);
+    if (tenant !== undefined) protocol.boundTenant = tenant;
+    return { protocol, url: v1Twin(unbound) + query };
+  }
   return { protocol, url: v1Twin(p) + query };
 }
 

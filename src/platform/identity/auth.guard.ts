@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
+import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
+import { requestProtocol } from '../http/protocol-version';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { ApiKeyService } from './api-key.service';
 import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
@@ -64,6 +65,11 @@ export class AuthGuard implements CanActivate {
       throw e;
     }
     this.limiter.take(READ_METHODS.has(req.method) ? 'read' : 'write', 'key', RateLimiterService.credentialKey(req.principal));
+    // Major 2: a tenant-bound id in the path must name the caller's tenant (docs/versions.md).
+    const bound = requestProtocol(req)?.boundTenant;
+    if (bound !== undefined && bound !== req.principal.tenant) {
+      throw new DomainError('id_tenant_mismatch', 403, 'The id in the path is bound to another tenant.');
+    }
     if (scopes && !hasScopes(req.principal, scopes)) {
       throw new ForbiddenError('The credential lacks a required scope.', {
         requiredScopes: scopes,

@@ -1,0 +1,83 @@
+/**
+ * Tenant-bound run ids under protocol major 2 (spec v2 identity.md §5, docs/versions.md): a run id
+ * is `<tenantId>/<opaque>` on the wire, written in a path as one segment whose bytes outside
+ * `[A-Za-z0-9._-]` become `~XX` (`acme/r-1…` → `acme~2Fr-1…`; `%2F` is accepted too). The host
+ * stores the bare opaque id (what `/v1` serves), so a run created under either major is the same
+ * run: requests are unbound before routing, answers bound before they leave.
+ */
+
+/** The opaque part of a tenant-bound id. */
+const OPAQUE = /^[A-Za-z0-9._~-]{16,128}$/;
+
+/** A path segment holding a bound id (`~2F` or `%2F` between tenant and opaque id), maybe with a `:verb`. */
+const BOUND_SEGMENT = /^(.+?)(?:~2F|%2F)([A-Za-z0-9._~-]{16,128})(:[a-z-]+)?$/i;
+
+/** `~XX` and `%XX` decoded (a tenant segment as the client wrote it). */
+function unescapeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/~([0-9A-Fa-f]{2})/g, '%$1'));
+  } catch {
+    return s;
+  }
+}
+
+/** The bound id as one path segment: every byte outside `[A-Za-z0-9._-]` as `~XX` (uppercase hex). */
+export function wireSegment(bound: string): string {
+  return [...Buffer.from(bound, 'utf8')].map((b) => (/[A-Za-z0-9._-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `~${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+}
+
+/**
+ * A `/runs...` path with its bound run id unbound (the run id segment only: `/runs/{runId}...`), and
+ * the tenant it named. A bare id is left as it is (it resolves under the caller's tenant through
+ * the overlap).
+ */
+export function unbindRunPath(p: string): { path: string; tenant?: string } {
+  const m = /^\/runs\/([^/]+)(.*)$/.exec(p);
+  if (!m) return { path: p };
+  const b = BOUND_SEGMENT.exec(m[1]);
+  if (!b) return { path: p };
+  return { path: `/runs/${b[2]}${b[3] ?? ''}${m[2]}`, tenant: unescapeSegment(b[1]) };
+}
+
+const bind = (tenant: string, id: unknown): unknown => (typeof id === 'string' && !id.includes('/') && OPAQUE.test(id) ? `${tenant}/${id}` : id);
+
+/** A v1 link (`http://host/v1/runs/<id>/events`) as the v2 relative link to the bound run. */
+function v2Link(link: unknown, tenant: string): unknown {
+  if (typeof link !== 'string') return link;
+  let pathname: string;
+  try {
+    pathname = new URL(link, 'http://localhost').pathname;
+  } catch {
+    return link;
+  }
+  const m = /^\/v1\/runs\/([^/]+)(.*)$/.exec(pathname);
+  return m ? `/runs/${wireSegment(`${tenant}/${decodeURIComponent(m[1])}`)}${m[2]}` : link;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Binds the run ids of a run operation's JSON answer to the caller's tenant, at the places run
+ * answers hold them (never inside run data: inputs, outputs, variables and event payloads are the
+ * workflow's): the snapshot (`runId`, `fork.sourceRunId`, `eventsUrl`, `statusUrl`), a list's
+ * `runs[]`, a bulk answer's `results[]`, a poll's `events[]`.
+ */
+export function bindRunAnswer(body: unknown, tenant: string): unknown {
+  if (!isObject(body)) return body;
+  const one = (o: unknown): unknown => {
+    if (!isObject(o)) return o;
+    const out: Json = { ...o };
+    if ('runId' in out) out.runId = bind(tenant, out.runId);
+    if ('parentRunId' in out) out.parentRunId = bind(tenant, out.parentRunId);
+    if (isObject(out.fork) && 'sourceRunId' in out.fork) out.fork = { ...out.fork, sourceRunId: bind(tenant, out.fork.sourceRunId) };
+    if ('eventsUrl' in out) out.eventsUrl = v2Link(out.eventsUrl, tenant);
+    if ('statusUrl' in out) out.statusUrl = v2Link(out.statusUrl, tenant);
+    return out;
+  };
+  const out = one(body) as Json;
+  for (const list of ['runs', 'results', 'events']) {
+    if (Array.isArray(out[list])) out[list] = (out[list] as unknown[]).map(one);
+  }
+  return out;
+}
