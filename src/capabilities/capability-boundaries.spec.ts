@@ -91,18 +91,6 @@ export function controllerFileExports(file: string, text: string): string[] {
   return found;
 }
 
-/**
- * Controller files that still export something else, each with what it exports: in rooms another
- * change is rebuilding right now. Only ever shrinks: an entry whose file no longer exports
- * exactly this fails the spec until it is removed.
- */
-const CONTROLLERS_STILL_EXPORTING: Record<string, string[]> = {
-  // The long-poll route, in a room whose run core is moving into capabilities/runs.
-  'src/platform/events/events.controller.ts': ['MAX_POLL_TIMEOUT_S', 'DEFAULT_POLL_TIMEOUT_S', 'PollQuery', 'SeamEventsQuery'],
-  // The tool catalog's sessions, being reworked for governed tool dispatch.
-  'src/capabilities/tool-catalog/sessions/tool-session.controller.ts': ['SessionRunBody', 'SessionRunResponse'],
-};
-
 describe('capability boundaries', () => {
   it('no capability imports a file of another capability other than its index.ts', () => {
     const offenders = files(CAPABILITIES).flatMap((f) => crossCapabilityImports(f, fs.readFileSync(f, 'utf8')));
@@ -120,10 +108,7 @@ describe('capability boundaries', () => {
     const controllers = files(SRC).filter((f) => f.endsWith('.controller.ts'));
     expect(controllers.length).toBeGreaterThan(0);
     const offenders = controllers.flatMap((f) => controllerFileExports(f, fs.readFileSync(f, 'utf8')));
-    const listed = Object.entries(CONTROLLERS_STILL_EXPORTING).flatMap(([f, names]) => names.map((n) => `${f} exports ${n}`));
-    expect(offenders.filter((o) => !listed.includes(o))).toEqual([]);
-    // The list only shrinks: an entry that is no longer true is removed.
-    expect(listed.filter((l) => !offenders.includes(l))).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 
   it('every capability has an index.ts', () => {

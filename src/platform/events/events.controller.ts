@@ -11,10 +11,10 @@ import { EventLogService, HOST_STREAM, RunEventView } from './event-log.service'
 import { RunRecordsPort } from '../run-ports/run-records';
 
 /** Long-poll bounds (rest-endpoints.md: `timeout` 1..60 s, default 30 s). */
-export const MAX_POLL_TIMEOUT_S = 60;
-export const DEFAULT_POLL_TIMEOUT_S = 30;
+const MAX_POLL_TIMEOUT_S = 60;
+const DEFAULT_POLL_TIMEOUT_S = 30;
 
-export class PollQuery {
+class PollQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Return events with a greater sequence (default 0).' })
   @IsOptional()
   @Type(() => Number)
@@ -36,7 +36,7 @@ export class PollQuery {
   timeout?: number;
 }
 
-export class SeamEventsQuery {
+class SeamEventsQuery {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) type?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) correlationId?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200) causationId?: string;

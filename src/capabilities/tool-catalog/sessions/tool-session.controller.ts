@@ -6,7 +6,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { ToolSessionService } from './tool-session.service';
 
-export class SessionRunBody {
+class SessionRunBody {
   @ApiPropertyOptional({ description: 'A tool of the caller\'s catalog; default: the first tool the host can run with sample arguments.' })
   @IsOptional()
   @IsString()
@@ -20,7 +20,7 @@ export class SessionRunBody {
   arguments?: Record<string, unknown>;
 }
 
-export class SessionRunResponse {
+class SessionRunResponse {
   @ApiProperty({ format: 'uuid' }) runId: string;
   @ApiProperty() sessionId: string;
   @ApiProperty() toolId: string;
