@@ -41,6 +41,14 @@ const ASK = {
   ],
   edges: [{ from: 'expose', to: 'ask' }],
 };
+const SLOW = {
+  nodes: [
+    { id: 'expose', typeId: 'core.openwop.mcp.expose-tool', config: { name: 'slow_tool' } },
+    { id: 'wait', typeId: 'core.delay', config: { ms: 1500 } },
+    { id: 'done', typeId: 'core.noop', config: { ok: true } },
+  ],
+  edges: [{ from: 'expose', to: 'wait' }, { from: 'wait', to: 'done' }],
+};
 const HIDDEN = { nodes: [{ id: 'n', typeId: 'core.noop', config: {} }] };
 const OTHER = { nodes: [{ id: 'expose', typeId: 'core.openwop.mcp.expose-tool', config: { name: 'other_tenant_tool' } }] };
 
@@ -85,7 +93,7 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
   beforeAll(async () => {
     current = await startCurrentMcpServer();
     t = await createTestApp({ configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: current.url, classification: { add: { safetyTier: 'pure', replayPolicy: 'deterministic', egress: 'none' } } }] } } });
-    await installChains(t, 'default', 'vendor.test.mcp-mount', { 'vendor.test.greet': GREET, 'vendor.test.release': RELEASE, 'vendor.test.ask': ASK, 'vendor.test.hidden': HIDDEN });
+    await installChains(t, 'default', 'vendor.test.mcp-mount', { 'vendor.test.greet': GREET, 'vendor.test.release': RELEASE, 'vendor.test.ask': ASK, 'vendor.test.slow': SLOW, 'vendor.test.hidden': HIDDEN });
     await installChains(t, 'other', 'vendor.test.mcp-other', { 'vendor.test.other': OTHER });
     caller = await t.key({ principal: 'agent', scopes: ['tools:read', 'runs:create', 'runs:read', 'approvals:respond'] });
     nonApprover = await t.key({ principal: 'intern', scopes: ['tools:read', 'runs:create', 'runs:read'] });
@@ -173,6 +181,25 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('streams progress notifications of a long call on the request\'s own stream, then its answer', async () => {
+    const res = await fetch(`${base}${MOUNT}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${caller}`, ...modern('tools/call', 'slow_tool') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 42, method: 'tools/call', params: { name: 'slow_tool', arguments: {}, _meta: { [V]: '2026-07-28', [C]: {}, progressToken: 'p-1' } } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const messages = (await res.text()).split('\n\n').filter((b) => b.includes('data: ')).map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)));
+    const progress = messages.filter((m) => m.method === 'notifications/progress');
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress[0].params).toMatchObject({ progressToken: 'p-1', progress: expect.any(Number) });
+    const last = messages[messages.length - 1];
+    expect(last).toMatchObject({ id: 42, result: { resultType: 'complete', isError: false, structuredContent: { ok: true } } });
+    // Without a progress token the same call answers one JSON body.
+    const plain = await rpc(base, caller, { jsonrpc: '2.0', id: 43, method: 'tools/call', params: { name: 'slow_tool', arguments: {}, ...meta() } }, modern('tools/call', 'slow_tool'));
+    expect(plain.json.result.structuredContent).toEqual({ ok: true });
   });
 
   it('refuses malformed arguments with -32602 and the violations before any run exists', async () => {

@@ -43,12 +43,17 @@ export class TransportRunsService {
   /**
    * Waits until the run stops moving by itself (terminal, waiting on an interrupt or an event, or
    * paused) or `timeoutMs` passes, and answers its snapshot then. Nothing is cancelled on timeout.
+   * `onProgress` hears each snapshot in which more nodes have completed than in the one before.
    */
-  async settled(principal: Principal, runId: string, timeoutMs: number, signal?: AbortSignal): Promise<RunSnapshot> {
+  async settled(principal: Principal, runId: string, timeoutMs: number, opts: { signal?: AbortSignal; onProgress?: (snap: RunSnapshot, completedNodes: number) => void } = {}): Promise<RunSnapshot> {
     const until = Date.now() + timeoutMs;
+    let completed = 0;
     for (;;) {
       const snap = await this.runs.get(principal, runId);
-      if (!MOVING.has(snap.status) || Date.now() >= until || signal?.aborted) return snap;
+      const done = Object.values(snap.nodeStates ?? {}).filter((n) => n.status === 'completed').length;
+      if (done > completed && opts.onProgress && MOVING.has(snap.status)) opts.onProgress(snap, done);
+      completed = Math.max(completed, done);
+      if (!MOVING.has(snap.status) || Date.now() >= until || opts.signal?.aborted) return snap;
       await this.engine.waitLocal(runId, Math.min(200, Math.max(1, until - Date.now())));
     }
   }

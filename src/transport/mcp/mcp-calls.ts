@@ -23,6 +23,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+/** Hears a call's progress: how many of the run's steps have completed, and which one last. */
+export type ProgressListener = (p: { progress: number; message: string }) => void;
+
+function progressOf(listener: ProgressListener | undefined): ((snap: { runId: string; currentNodeId?: string }, completed: number) => void) | undefined {
+  if (!listener) return undefined;
+  return (snap, completed) => listener({ progress: completed, message: `run ${snap.runId}: ${completed} step${completed === 1 ? '' : 's'} completed${snap.currentNodeId ? `, at ${snap.currentNodeId}` : ''}` });
+}
+
 /** A domain refusal of the run engine, as the JSON-RPC error of the MCP request that caused it. */
 function rpcOf(e: unknown): never {
   if (e instanceof DomainError) {
@@ -68,7 +76,7 @@ export class McpCalls {
     return a;
   }
 
-  async callTool(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+  async callTool(principal: Principal, req: McpRequest, progress?: ProgressListener): Promise<Record<string, unknown>> {
     const name = req.params.name;
     if (typeof name !== 'string' || !name) throw new RpcError(RPC.INVALID_PARAMS, 'params.name must name a tool.');
     const args = this.args(req);
@@ -85,14 +93,14 @@ export class McpCalls {
     if (violations.length) {
       throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for tool ${name}.`, { violations: violations.slice(0, 50).map((v) => ({ path: v.path || '/', message: v.message })) });
     }
-    if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args);
+    if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args, progress);
     let started: RunState;
     try {
       started = await this.runs.start(principal, tool.workflowId ?? CALL_TOOL_CHAIN, tool.toolId ? { toolId: tool.toolId, arguments: args } : args, ORIGIN);
     } catch (e) {
       rpcOf(e);
     }
-    return this.answer(principal, req, tool, args, await this.runs.settled(principal, started.runId, this.config.mcpMount.callTimeoutMs));
+    return this.answer(principal, req, tool, args, await this.runs.settled(principal, started.runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress) }));
   }
 
   /** A settled run as the answer to the call: its result, an `input_required` for its open interrupt, or an error result saying why not now. */
@@ -115,7 +123,7 @@ export class McpCalls {
   }
 
   /** The MRTR retry: the signed state names the run and the interrupt; the caller's answer resolves it, if the caller may. */
-  private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, progress?: ProgressListener): Promise<Record<string, unknown>> {
     if (typeof req.params.requestState !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'A retry carries the requestState of the input_required answer, as a string.');
     let payload: { runId: string; interruptId: string };
     try {
@@ -161,7 +169,7 @@ export class McpCalls {
       if (e instanceof RpcError) throw e;
       rpcOf(e);
     }
-    return this.answer(principal, req, tool, args, await this.runs.settled(principal, state.runId, this.config.mcpMount.callTimeoutMs));
+    return this.answer(principal, req, tool, args, await this.runs.settled(principal, state.runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress) }));
   }
 
   async readResource(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {

@@ -10,9 +10,29 @@ import { MCP_MOUNT_PATH } from '../../platform/config/mcp-mount-settings';
 import { MCP_MOUNT_SCOPE, MCP_PRM_PATH, McpMountErrorFilter, mountUrl } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
 
+/** The response stream of one request (SSE): its notifications, then its answer, then the end. */
+class SseStream {
+  private ids = 0;
+
+  constructor(private readonly reply: FastifyReply) {
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+  }
+
+  send(message: unknown): void {
+    if (!this.reply.raw.writableEnded) this.reply.raw.write(`id: ${++this.ids}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`);
+  }
+
+  end(message: unknown): void {
+    if (message !== undefined) this.send(message);
+    this.reply.raw.end();
+  }
+}
+
 /**
  * The host as an MCP server over streamable HTTP: one JSON-RPC request per POST, answered with a
- * JSON body (never a stream; nothing is kept between requests, so GET and DELETE are 405). The
+ * JSON body, or on the request's own stream when it asked for progress (nothing is kept between
+ * requests: no session, no standalone stream, so GET is 405). The
  * caller is authenticated by the host's API keys or JWTs like every route.
  */
 @ApiTags('mcp')
@@ -37,7 +57,13 @@ export class McpMountController {
   @ApiOkResponse({ schema: { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string' }, id: {}, result: { type: 'object', additionalProperties: true }, error: { type: 'object', additionalProperties: true } } } })
   @ApiErrors(400, 401, 403, 404)
   async post(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
-    const answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>);
+    // A client that accepts a stream gets the progress of a long call on it (text/event-stream, opened
+    // at the first notification); otherwise, and when nothing was sent before the answer, a JSON body.
+    const accepts = String(req.headers.accept ?? '');
+    let stream: SseStream | undefined;
+    const notify = /text\/event-stream/i.test(accepts) ? (message: Record<string, unknown>) => (stream ??= new SseStream(reply)).send(message) : undefined;
+    const answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify);
+    if (stream) return stream.end(answer.body);
     reply.status(answer.status);
     if (answer.body === undefined) return reply.send();
     reply.type('application/json; charset=utf-8');

@@ -49,7 +49,12 @@ export class McpMountService {
     private readonly calls: McpCalls,
   ) {}
 
-  async handle(principal: Principal, body: unknown, headers: HeaderBag): Promise<MountAnswer> {
+  /**
+   * Answers one POSTed request. `notify`, when given, receives the notifications the request's own
+   * stream may carry before its answer: `notifications/progress` of a `tools/call` that asked for
+   * them (`_meta.progressToken`), one per step its run completes.
+   */
+  async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void): Promise<MountAnswer> {
     const req = readRequest(body, headers, MOUNT_REVISIONS);
     if (isRefusal(req)) return { status: req.status, body: req.body };
     // A notification (or a client's response) is acknowledged; nothing the host serves acts on one.
@@ -59,7 +64,7 @@ export class McpMountService {
       if (!served.has(req.method)) {
         throw new RpcError(RPC.METHOD_NOT_FOUND, req.era === 'modern' && LEGACY_METHODS.has(req.method) ? `${req.method} does not exist in MCP ${req.revision}.` : `Method not found: ${req.method}`);
       }
-      const result = await this.dispatch(principal, req);
+      const result = await this.dispatch(principal, req, notify);
       if (result.resultType === 'input_required') return { status: 200, body: { jsonrpc: '2.0', id: req.id, result } };
       return { status: 200, body: resultBody(req, result, { name: HOST_NAME, version: HOST_VERSION }) };
     } catch (e) {
@@ -72,7 +77,7 @@ export class McpMountService {
     return req.era === 'modern' ? { ttlMs, cacheScope: scope } : {};
   }
 
-  private async dispatch(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
+  private async dispatch(principal: Principal, req: McpRequest, notify?: (message: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
     switch (req.method) {
       case 'server/discover':
         return { supportedVersions: [...MOUNT_REVISIONS], capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
@@ -110,8 +115,13 @@ export class McpMountService {
           ...this.cacheHints(req, 'private', LIST_TTL_MS),
         };
       }
-      case 'tools/call':
-        return this.calls.callTool(principal, req);
+      case 'tools/call': {
+        const meta = req.params._meta as Record<string, unknown> | undefined;
+        const token = meta?.progressToken;
+        const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
+        const listener = notify && progressToken !== undefined ? (p: { progress: number; message: string }) => notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...p } }) : undefined;
+        return this.calls.callTool(principal, req, listener);
+      }
       case 'resources/read':
         // A read runs a workflow for this caller: never shared.
         return { ...(await this.calls.readResource(principal, req)), ...this.cacheHints(req, 'private', 0) };
