@@ -203,7 +203,14 @@ describe('tool catalog: governed dispatch policy', () => {
 describe('tool catalog: governed dispatch policy from the host config', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ env: { OPENWOP_PLUGINS: plugin, OPENWOP_TEST_SEAMS: 'true' }, configFile: { tools: { dispatchPolicy: { tiers: { exec: 'deny', write: 'approve' } } } } });
+    t = await createTestApp({ env: { OPENWOP_PLUGINS: plugin, OPENWOP_TEST_SEAMS: 'true' }, configFile: {
+        tools: {
+          dispatchPolicy: { tiers: { exec: 'deny', write: 'approve' }, tools: { 'mcp:offline.drop': 'deny' } },
+          // Nothing listens there: a call the policy lets through fails reaching it, one it refuses never tries.
+          mcpServers: [{ id: 'offline', transport: 'http', url: 'http://127.0.0.1:9/mcp', classification: { lookup: { safetyTier: 'read' }, drop: { safetyTier: 'read' } } }],
+        },
+      },
+    });
   });
   afterAll(async () => {
     await t?.close();
@@ -213,7 +220,7 @@ describe('tool catalog: governed dispatch policy from the host config', () => {
     const admin = await t.key({ tenant: 'acme', principal: 'admin', scopes: ['tools:manage'] });
     const runner = await t.key({ tenant: 'acme', principal: 'runner', scopes: ['runs:create', 'runs:read', 'tools:read'] });
     const view = await t.http('GET', '/v1/tools/dispatch-policy', { token: admin });
-    expect(view.body).toMatchObject({ revision: 0, source: 'config', tiers: { pure: 'allow', read: 'allow', write: 'approve', exec: 'deny' }, defaults: { tiers: { exec: 'deny', write: 'approve' }, tools: {} }, override: null });
+    expect(view.body).toMatchObject({ revision: 0, source: 'config', tiers: { pure: 'allow', read: 'allow', write: 'approve', exec: 'deny' }, defaults: { tiers: { exec: 'deny', write: 'approve' }, tools: { 'mcp:offline.drop': 'deny' } }, override: null });
     const before = calls(toolOf('exec'));
     const denied = await t.http('POST', '/v1/host/sample/tools/session-run', { token: runner, body: { toolId: toolOf('exec') } });
     expect([denied.status, denied.body.error, denied.body.details.policyRevision]).toEqual([403, 'tool_dispatch_denied', 0]);
@@ -230,6 +237,24 @@ describe('tool catalog: governed dispatch policy from the host config', () => {
     expect((await t.http('GET', '/v1/tools/dispatch-policy', { token: other })).body).toMatchObject({ revision: 0, source: 'config', tiers: { exec: 'deny' } });
   });
 
+  it('governs the MCP invoke seam by the operator\'s classification, before the server is contacted', async () => {
+    const caller = await t.key({ tenant: 'mcp', principal: 'caller', scopes: ['tools:read', 'runs:create'] });
+    const invoke = (tool: string) => t.http('POST', '/v1/host/sample/mcp/invoke', { token: caller, body: { serverUrl: 'http://127.0.0.1:9/mcp', tool, arguments: {} } });
+    const denied = await invoke('drop');
+    expect([denied.status, denied.body.error, denied.body.details]).toEqual([403, 'tool_dispatch_denied', { toolId: 'mcp:offline.drop', safetyTier: 'read', decision: 'deny', policyRevision: 0, rule: 'tool:mcp:offline.drop' }]);
+    // Unclassified: the write tier, which this config sends to approval, which the seam cannot wait for.
+    const unclassified = await invoke('anything');
+    expect([unclassified.status, unclassified.body.error, unclassified.body.details.safetyTier]).toEqual([409, 'tool_approval_required', 'write']);
+    // Allowed: the call goes on to the server, which is not there (the client's own failure, no policy refusal).
+    const allowed = await invoke('lookup');
+    expect(['mcp_server_unreachable', 'interop_version_unsupported']).toContain(allowed.body.error);
+    const audited = ((await t.ds.query(`SELECT "entry" FROM "audit_entry" WHERE "tenant" = 'mcp' AND "action" = 'tool.dispatch-decided' ORDER BY "seq"`)) as Array<{ entry: { details: Record<string, unknown> } }>).map((r) => [r.entry.details.toolId, r.entry.details.decision, r.entry.details.path]);
+    expect(audited).toEqual([
+      ['mcp:offline.drop', 'deny', 'mcp-invoke'],
+      ['mcp:offline.anything', 'approve', 'mcp-invoke'],
+    ]);
+  });
+
   it('the CLI shows the policy and sets it from a file (tools policy [show] | set --file F)', async () => {
     const tools = buildCli().commands.find((c) => c.name() === 'tools')!;
     const policy = tools.commands.find((c) => c.name() === 'policy')!;
@@ -239,12 +264,12 @@ describe('tool catalog: governed dispatch policy from the host config', () => {
     const key = await t.key({ tenant: 'cli', principal: 'cli-admin', scopes: ['tools:manage'] });
     const shown = { url, key, out: sink(), err: sink() };
     expect(await toolsPolicyShow(shown, {})).toBe(0);
-    expect(shown.out.text()).toBe('revision 0 (the host config (tools.dispatchPolicy))\ntier  pure   allow\ntier  read   allow\ntier  write  approve\ntier  exec   deny\n');
+    expect(shown.out.text()).toBe('revision 0 (the host config (tools.dispatchPolicy))\ntier  pure   allow\ntier  read   allow\ntier  write  approve\ntier  exec   deny\ntool  mcp:offline.drop  deny\n');
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dispatch-cli-')), 'policy.json');
     fs.writeFileSync(file, JSON.stringify({ tiers: { write: 'allow' }, tools: { 'mcp:files.*': 'deny' } }));
     const set = { url, key, out: sink(), err: sink() };
     expect(await toolsPolicySet(set, { file, revision: '0' })).toBe(0);
-    expect(set.out.text()).toMatch(/^revision 1 \(the tenant's override, by cli-admin at .+\)\ntier  pure   allow\ntier  read   allow\ntier  write  allow\ntier  exec   deny\ntool  mcp:files\.\*  deny\n$/);
+    expect(set.out.text()).toMatch(/^revision 1 \(the tenant's override, by cli-admin at .+\)\ntier  pure   allow\ntier  read   allow\ntier  write  allow\ntier  exec   deny\ntool  mcp:files\.\*  deny\ntool  mcp:offline\.drop  deny\n$/);
     // A stale revision and a malformed file are the host's refusals, named.
     await expect(toolsPolicySet({ ...set, out: sink() }, { file, revision: '0' })).rejects.toThrow(/409 dispatch_policy_conflict/);
     fs.writeFileSync(file, JSON.stringify({ tiers: { write: 'sometimes' } }));
