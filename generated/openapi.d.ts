@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/.well-known/oauth-protected-resource/v1/host/openwop/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OAuth 2.0 protected-resource metadata of the MCP mount (RFC 9728)
+         * @description OAuth 2.0 protected-resource metadata of the MCP mount (RFC 9728)
+         */
+        get: operations["mcpProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -570,6 +590,26 @@ export interface paths {
         get: operations["getGoalStatus"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/host/openwop/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The host as an MCP server (streamable HTTP, MCP 2026-07-28 and 2025-06-18): a JSON-RPC request in, its JSON-RPC answer out
+         * @description Tools are the caller's governed catalog and the workflows exposed with core.openwop.mcp.expose-tool; see docs/mcp.md. JSON-RPC errors keep their HTTP status (400 for -32020/-32021/-32022, 404 for an unknown method at 2026-07-28); a notification is 202.
+         */
+        post: operations["mcpMount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2541,6 +2581,32 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    mcpProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorization_servers?: string[];
+                        bearer_methods_supported?: string[];
+                        resource: string;
+                        resource_name?: string;
+                        scopes_supported?: string[];
+                    };
+                };
+            };
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -6088,6 +6154,110 @@ export interface operations {
                         /** @description The workflow (chain) its runs execute, when the goal names one. */
                         workflowId: string | null;
                     };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    mcpMount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id?: string | number;
+                    /** @enum {string} */
+                    jsonrpc: "2.0";
+                    method: string;
+                    params?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            [key: string]: unknown;
+                        };
+                        id?: unknown;
+                        jsonrpc: string;
+                        result?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
