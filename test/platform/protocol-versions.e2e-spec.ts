@@ -183,6 +183,21 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     expect(ids).not.toContain(`"${bare1}"`);
   });
 
+  it('a bulk cancel under major 2 takes bound ids, answers them in request order, and never touches a foreign id', async () => {
+    const v2 = { 'openwop-version': '2.0' };
+    const own = await t.http('POST', '/runs', { token, body: { workflowId: 'conformance-noop', inputs: {} }, headers: v2 });
+    const bound = own.body.runId as string;
+    const bare = bound.split('/')[1];
+    // The caller's own run behind another tenant's name: must not be cancelled through it.
+    const foreign = `stranger/${bare}`;
+    const r = await t.http('POST', '/runs:bulk-cancel', { token, body: { runIds: [bound, foreign] }, headers: v2 });
+    expect(r.status).toBe(200);
+    expect(r.body.results.map((e: { runId: string }) => e.runId)).toEqual([bound, foreign]);
+    expect(r.body.results[0].ok === true || r.body.results[0].error?.error === 'run_terminal').toBe(true);
+    expect(r.body.results[1]).toEqual(expect.objectContaining({ ok: false }));
+    expect(r.body.results[1].error.error).toBe('not_found');
+  });
+
   it('a tenant-bound id naming another tenant is refused 403 id_tenant_mismatch', async () => {
     const created = await t.http('POST', '/runs', { token, body: { workflowId: 'conformance-noop', inputs: {} }, headers: { 'openwop-version': '2.0' } });
     const bare = (created.body.runId as string).split('/')[1];

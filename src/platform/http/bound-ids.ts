@@ -1,3 +1,5 @@
+import { toV2Envelope } from '../errors/v2-envelope';
+
 /**
  * Tenant-bound run ids under protocol major 2 (spec v2 identity.md §5, docs/versions.md): a run id
  * is `<tenantId>/<opaque>` on the wire, written in a path as one segment whose bytes outside
@@ -80,4 +82,40 @@ export function bindRunAnswer(body: unknown, tenant: string): unknown {
     if (Array.isArray(out[list])) out[list] = (out[list] as unknown[]).map(one);
   }
   return out;
+}
+
+/** What a bulk request's ids were as the client sent them (echoed in its answer, in request order). */
+const SENT_IDS = Symbol.for('openwop-host.bound-ids.sent');
+
+/**
+ * The request half that needs the caller, run once it is authenticated (the auth guard): the run
+ * ids of a major-2 bulk cancel (`runIds`) are unbound when they name the caller's tenant; any other
+ * id is left as it is, so it matches no run and its entry fails `not_found` (a foreign tenant's
+ * run is never touched). The ids as sent are kept for the answer.
+ */
+export function unbindRequestBody(req: { url: string; body?: unknown }, tenant: string): void {
+  if (!/^\/v1\/runs:bulk-cancel(\?|$)/.test(req.url) || !isObject(req.body) || !Array.isArray(req.body.runIds)) return;
+  const sent = req.body.runIds as unknown[];
+  (req as Record<symbol, unknown>)[SENT_IDS] = [...sent];
+  req.body.runIds = sent.map((id) => (typeof id === 'string' && id.startsWith(`${tenant}/`) ? id.slice(tenant.length + 1) : id));
+}
+
+/**
+ * A major-2 bulk answer: each `results[].runId` as the client sent it (request order), and each
+ * failed entry's `error` the v2 envelope `{ error, message, details? }` (v1 writes `{ code, ... }`).
+ */
+export function projectBulkAnswer(req: object, body: unknown): unknown {
+  const sent = (req as Record<symbol, unknown>)[SENT_IDS];
+  if (!Array.isArray(sent) || !isObject(body) || !Array.isArray(body.results) || body.results.length !== sent.length) return body;
+  const entry = (r: unknown, i: number): unknown => {
+    if (!isObject(r)) return r;
+    const out: Json = { ...r, runId: sent[i] };
+    const e = out.error;
+    if (isObject(e) && typeof e.code === 'string') {
+      const details = isObject(e.details) ? e.details : undefined;
+      out.error = toV2Envelope(0, { error: e.code, message: typeof e.message === 'string' && e.message ? e.message : e.code, ...(details ? { details } : {}) }).body;
+    }
+    return out;
+  };
+  return { ...body, results: body.results.map(entry) };
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProtocolSettings } from '../config/protocol-settings';
 import { DomainError } from '../errors/domain-error';
-import { bindRunAnswer } from './bound-ids';
+import { bindRunAnswer, projectBulkAnswer } from './bound-ids';
 import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol } from './protocol-version';
 
 /**
@@ -88,7 +88,7 @@ function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, payload: u
   if (!tenant || typeof payload !== 'string' || !/^\/v1\/runs(\/|:|\?|$)/.test(request.url)) return payload;
   if (!/^application\/json/i.test(String(reply.getHeader('content-type') ?? ''))) return payload;
   try {
-    return JSON.stringify(bindRunAnswer(JSON.parse(payload), tenant));
+    return JSON.stringify(projectBulkAnswer(request, bindRunAnswer(JSON.parse(payload), tenant)));
   } catch {
     return payload;
   }

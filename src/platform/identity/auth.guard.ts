@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../errors/domain-error';
+import { unbindRequestBody } from '../http/bound-ids';
 import { requestProtocol } from '../http/protocol-version';
 import { RateLimiterService } from '../rate-limit/rate-limiter.service';
 import { ApiKeyService } from './api-key.service';
@@ -65,11 +66,12 @@ export class AuthGuard implements CanActivate {
       throw e;
     }
     this.limiter.take(READ_METHODS.has(req.method) ? 'read' : 'write', 'key', RateLimiterService.credentialKey(req.principal));
-    // Major 2: a tenant-bound id in the path must name the caller's tenant (docs/versions.md).
-    const bound = requestProtocol(req)?.boundTenant;
-    if (bound !== undefined && bound !== req.principal.tenant) {
+    // Major 2: a tenant-bound id in the path must name the caller's tenant; bound ids in a body are unbound (docs/versions.md).
+    const protocol = requestProtocol(req);
+    if (protocol?.boundTenant !== undefined && protocol.boundTenant !== req.principal.tenant) {
       throw new DomainError('id_tenant_mismatch', 403, 'The id in the path is bound to another tenant.');
     }
+    if (protocol?.major === 2) unbindRequestBody(req, req.principal.tenant);
     if (scopes && !hasScopes(req.principal, scopes)) {
       throw new ForbiddenError('The credential lacks a required scope.', {
         requiredScopes: scopes,
