@@ -287,6 +287,33 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
   });
 });
 
+describe('MCP server mount turned off (e2e)', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { OPENWOP_MCP_SERVER: 'false' }, configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: 'http://127.0.0.1:9/mcp' }] } } });
+    key = await t.key({ scopes: ['tools:read', 'runs:create'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('serves no mount and advertises the MCP client alone', async () => {
+    const d = await t.http('GET', '/.well-known/openwop');
+    expect(d.body.mcp).toEqual({
+      supported: true,
+      protocolVersions: ['2026-07-28', '2025-06-18'],
+      preferredVersion: '2026-07-28',
+      profiles: ['mcp-2026-07-28'],
+      features: ['server-discover', 'mrtr', 'cacheable-lists'],
+    });
+    const r = await t.http('POST', MOUNT, { token: key, body: { jsonrpc: '2.0', id: 1, method: 'ping' } });
+    expect(r.status).toBe(404);
+  });
+});
+
 describe('MCP server mount on an embedded engine (e2e)', () => {
   let h: HostProcess;
 

@@ -50,13 +50,15 @@ describe('MCP client: MRTR in runs and the invoke seam (e2e)', () => {
     await everything?.close();
   });
 
-  it('advertises the client: v1 mcp with the revisions in date form, and mcpClient with an untrusted boundary', async () => {
+  it('advertises the client: v1 mcp with the revisions in date form (and the server mount, on by default), and mcpClient with an untrusted boundary', async () => {
     const disco = await t.http('GET', '/.well-known/openwop');
     expect(disco.body.mcp).toEqual({
       supported: true,
+      serverUrls: ['/v1/host/openwop/mcp'],
+      serverMount: { supported: true, transports: ['streamable-http'], samplingBridge: false, elicitationBridge: true },
       protocolVersions: ['2026-07-28', '2025-06-18'],
       preferredVersion: '2026-07-28',
-      profiles: ['mcp-2026-07-28'],
+      profiles: ['mcp-2026-07-28', 'mcp-2025-06-18-legacy'],
       features: ['server-discover', 'mrtr', 'cacheable-lists'],
     });
     expect(disco.body.mcpClient).toEqual({ supported: true, transports: ['stdio', 'streamable-http'], trustBoundary: 'untrusted' });
