@@ -2,7 +2,8 @@
  * OpenTelemetry traces end to end: a request with a `traceparent`, over REST and over gRPC, yields
  * the request's server span, the run's `openwop.run`, its `openwop.node.<typeId>` spans and the tool
  * call's span in ONE trace with the right parents, exported over OTLP to a receiver in the test; the
- * MCP server the tool calls gets the tool span as its `traceparent`.
+ * MCP server the tool calls gets the MCP client span (`tools/call <tool>`, under the tool call's) as its
+ * `traceparent`.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,9 +58,12 @@ function expectRunTree(spans: ReceivedSpan[], runId: string, server: ReceivedSpa
   expect(tool.kind).toBe(3); // client: the call leaves the host
   expect(tool.attributes).toEqual(expect.objectContaining({ 'openwop.tool_id': 'mcp:remote.lookup', 'openwop.tool.source': 'mcp', 'openwop.node_id': 'call' }));
   expect(tool.status.code).toBe(0);
+  // The MCP request's own client span (the OpenTelemetry MCP conventions) sits under the tool call.
+  const mcp = one(inTrace, (s) => s.name === 'tools/call lookup' && s.parentSpanId === tool.spanId, 'MCP tools/call span');
+  expect([mcp.kind, mcp.attributes['mcp.method.name'], mcp.attributes['gen_ai.tool.name']]).toEqual([3, 'tools/call', 'lookup']);
   // Identifiers only: the run's inputs (which flow into the node config and the tool arguments) are nowhere.
   expect(JSON.stringify(inTrace)).not.toContain(SECRET_INPUT);
-  return { run, tool };
+  return { run, tool, mcp };
 }
 
 const PETSTORE = path.resolve(__dirname, '../../plugins/openapi-tools/test/fixtures/petstore.json');
@@ -141,16 +145,16 @@ describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
     expect(server.attributes).toEqual(expect.objectContaining({ 'http.request.method': 'POST', 'http.route': '/v1/runs', 'http.response.status_code': 201 }));
     expect(server.resource['service.name']).toBe('openwop-host-under-test');
     expect(row.trace_parent).toBe(`00-${TRACE_ID}-${server.spanId}-01`);
-    const { tool } = expectRunTree(spans, runId, server);
+    const { mcp: mcpSpan } = expectRunTree(spans, runId, server);
     if (process.env.PRINT_SPAN_TREE) {
       const inTrace = spans.filter((s) => s.traceId === TRACE_ID);
       const print = (id: string, depth: number): string[] => inTrace.filter((s) => s.parentSpanId === id).flatMap((s) => [`${'  '.repeat(depth)}${s.name} ${s.durationMs.toFixed(1)}ms ${JSON.stringify(s.attributes)}`, ...print(s.spanId, depth + 1)]);
       process.stdout.write(`${print(CALLER_SPAN, 0).join('\n')}\n`);
     }
 
-    // The MCP server saw the tool call's span as the parent of its tools/call request.
+    // The MCP server saw the MCP client span as the parent of its tools/call request.
     const calls = mcp.seen.filter((s) => s.method === 'tools/call');
-    expect(calls.map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${tool.spanId}-01`]);
+    expect(calls.map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${mcpSpan.spanId}-01`]);
     expect(receiver.refused).toEqual([]);
   });
 
@@ -235,8 +239,8 @@ describe('tracing over gRPC, exported with OTLP/gRPC', () => {
     expect(server.parentSpanId).toBe(CALLER_SPAN);
     expect(server.kind).toBe(2);
     expect(server.attributes).toEqual(expect.objectContaining({ 'rpc.system': 'grpc', 'rpc.service': 'openwop.v1.Engine', 'rpc.method': 'CreateRun', 'rpc.grpc.status_code': 0 }));
-    const { tool } = expectRunTree(spans, runId, server);
-    expect(mcp.seen.filter((s) => s.method === 'tools/call').map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${tool.spanId}-01`]);
+    const { mcp: mcpSpan } = expectRunTree(spans, runId, server);
+    expect(mcp.seen.filter((s) => s.method === 'tools/call').map((c) => c.traceparent)).toEqual([`00-${TRACE_ID}-${mcpSpan.spanId}-01`]);
   });
 
   it('advertises gRPC among its export protocols when it exports over gRPC', async () => {

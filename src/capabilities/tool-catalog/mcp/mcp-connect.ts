@@ -14,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
 import { MCP_CURRENT_REVISION, MCP_LEGACY_REVISION, MCP_REVISIONS, McpMissingCapabilityError, McpRevisionError } from './mcp-revision';
+import { inMcpClientSpan, McpEndpoint, mcpEndpointOf } from './mcp-semconv';
 
 export type McpEra = 'modern' | 'legacy';
 
@@ -49,6 +50,8 @@ export interface McpConnection {
   /** Whether this connection probed the server (false when it reused a verdict). */
   negotiated: boolean;
   verdict: McpVerdict;
+  /** Where its requests go (the network attributes of its spans). */
+  endpoint: McpEndpoint;
   close(): Promise<void>;
 }
 
@@ -135,6 +138,7 @@ export async function connectMcp(cfg: McpServerConfig, o: McpConnectOptions): Pr
     downgraded: requested === MCP_CURRENT_REVISION && revision !== MCP_CURRENT_REVISION,
     negotiated: !prior,
     verdict: { era, revision, ...(discover ? { discover } : {}) },
+    endpoint: mcpEndpointOf(cfg),
     close: () => client.close().catch(() => undefined),
   };
 }
@@ -159,9 +163,12 @@ export interface McpToolList {
   cacheScope?: 'public' | 'private';
 }
 
-/** Every page of `tools/list` (the client follows `nextCursor`; a cursor loop or more than 200 pages fails). */
+/**
+ * Every page of `tools/list` (the client follows `nextCursor`; a cursor loop or more than 200 pages
+ * fails), in one `tools/list` client span (./mcp-semconv.ts).
+ */
 export async function listAllTools(conn: McpConnection, signal: AbortSignal, timeoutMs: number): Promise<McpToolList> {
-  const res = (await conn.client.listTools(undefined, { signal, timeout: timeoutMs, cacheMode: 'bypass' })) as unknown as Record<string, unknown>;
+  const res = (await inMcpClientSpan(conn, 'tools/list', undefined, () => conn.client.listTools(undefined, { signal, timeout: timeoutMs, cacheMode: 'bypass' }))) as unknown as Record<string, unknown>;
   const ttl = res.ttlMs;
   const scope = res.cacheScope;
   return {
@@ -191,6 +198,8 @@ export interface McpRetry {
 /**
  * One `tools/call` round. An `input_required` answer is handed back (never fulfilled here); a retry
  * carries `inputResponses` and the `requestState` exactly as the server sent it, on a new request id.
+ * Each round is one `tools/call <name>` client span (./mcp-semconv.ts); a result with `isError` marks
+ * it `tool_error`.
  */
 export async function callToolRound(conn: McpConnection, name: string, args: Record<string, unknown>, retry: McpRetry | undefined, signal: AbortSignal, timeoutMs: number): Promise<McpCallRound> {
   const params: Record<string, unknown> = { name, arguments: args };
@@ -200,7 +209,13 @@ export async function callToolRound(conn: McpConnection, name: string, args: Rec
   }
   let res: Record<string, unknown>;
   try {
-    res = (await conn.client.callTool(params as { name: string; arguments: Record<string, unknown> }, { signal, timeout: timeoutMs, allowInputRequired: true })) as unknown as Record<string, unknown>;
+    res = await inMcpClientSpan(
+      conn,
+      'tools/call',
+      name,
+      async () => (await conn.client.callTool(params as { name: string; arguments: Record<string, unknown> }, { signal, timeout: timeoutMs, allowInputRequired: true })) as unknown as Record<string, unknown>,
+      (r) => (r.isError === true ? 'tool_error' : undefined),
+    );
   } catch (e) {
     if (e instanceof MissingRequiredClientCapabilityError || (e as { code?: unknown })?.code === MISSING_CAPABILITY) {
       const data = (e as { data?: { requiredCapabilities?: unknown } }).data;
