@@ -189,6 +189,25 @@ describe('tool catalog: governed dispatch policy', () => {
     });
   });
 
+  it('holds an opened gate when the policy is loosened meanwhile: a denied gate is never followed by the call', async () => {
+    const toolId = toolOf('read');
+    await setPolicy({ tiers: { read: 'approve' } });
+    const before = calls(toolId);
+    const runId = await startRun('read');
+    await waitForStatus(t, runner, runId, ['waiting-approval']);
+    const loosened = (await setPolicy({})).revision;
+    const gate = ((await t.http('GET', '/v1/approvals', { token: approver })).body.approvals as Array<{ id: string; subject: { id: string } }>).find((a) => a.subject.id.includes(runId));
+    expect((await t.http('POST', `/v1/approvals/${gate!.id}/deny`, { token: approver, body: {} })).status).toBeLessThan(300);
+    const done = await waitForStatus(t, runner, runId, ['completed', 'failed']);
+    expect([done.status, done.error?.code]).toEqual(['failed', 'approval_denied']);
+    expect(calls(toolId)).toBe(before);
+    const decided = (await runEvents(t, runner, runId)).filter((e) => e.type === DISPATCH_EVENT).map((e) => [e.payload.decision, e.payload.rule, e.payload.approval, e.payload.policyRevision]);
+    expect(decided).toEqual([
+      ['approve', 'tier', 'pending', loosened - 1],
+      ['approve', 'gate', 'denied', loosened],
+    ]);
+  });
+
   it('lets a per-tool rule beat the tier, and the host config default apply until the tenant overrides it', async () => {
     const rev = (await setPolicy({ tiers: { write: 'deny' }, tools: { [toolOf('write')]: 'allow', 'x-host-dispatchtest-e*': 'deny' } })).revision;
     const w = await startRun('write');

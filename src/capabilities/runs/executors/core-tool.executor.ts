@@ -195,7 +195,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
    */
   private async governed(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<DispatchVerdict> {
     const d = entry.descriptor;
-    const verdict = await this.dispatch.decide(principal, { toolId: d.toolId, safetyTier: d.safetyTier, approval: d.approval });
+    const verdict = await this.dispatch.decide(principal, { toolId: d.toolId, safetyTier: d.safetyTier, approval: d.approval }, { runId: ctx.runId, nodeId: ctx.nodeId });
     const where: DispatchRecordContext = { path: 'run', runId: ctx.runId, nodeId: ctx.nodeId, emit: (type, payload) => ctx.emit(type, payload) };
     if (verdict.decision === 'deny') {
       await this.dispatch.record(principal, verdict, where);

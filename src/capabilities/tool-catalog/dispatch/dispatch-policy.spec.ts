@@ -56,6 +56,13 @@ describe('governed dispatch: the decision function', () => {
     expect(decideDispatch(allowAll, tool('x-host-a-g', 'write', 'conditional')).decision).toBe('allow');
   });
 
+  it('keeps a gate already opened for the call: allow stays approve, deny stays deny', () => {
+    const loosened = effectivePolicy({ tiers: {} }, undefined, 4);
+    expect(decideDispatch(loosened, { ...tool('x-host-a-w', 'write'), gateOpened: true })).toMatchObject({ decision: 'approve', rule: 'gate', policyRevision: 4 });
+    const tightened = effectivePolicy({ tiers: { write: 'deny' } }, undefined, 5);
+    expect(decideDispatch(tightened, { ...tool('x-host-a-w', 'write'), gateOpened: true })).toMatchObject({ decision: 'deny', rule: 'tier' });
+  });
+
   it('validates a policy document with its schema (the config key and the REST body alike)', () => {
     const schemas = SchemaRegistry.shared();
     expect(schemas.validate('tool-dispatch-policy', { tiers: { write: 'approve', exec: 'deny' }, tools: { 'mcp:files.*': 'approve', 'x-host-a-b': 'allow' } })).toEqual([]);

@@ -32,6 +32,11 @@ export interface DispatchSubject {
   toolId: string;
   safetyTier: ToolSafetyTier;
   approval?: ToolApproval;
+  /**
+   * An approval gate was already opened for this call (a node running again once its gate is decided):
+   * an `allow` stays `approve`, so the gate's outcome holds even when the policy was loosened meanwhile.
+   */
+  gateOpened?: boolean;
 }
 
 /** A decision and why: the facts every record of it (run event, audit entry) carries. */
@@ -41,7 +46,7 @@ export interface DispatchVerdict {
   safetyTier: ToolSafetyTier;
   policyRevision: number;
   policySource: DispatchPolicySource;
-  /** `tier`, `tool:<id or prefix*>` (a per-tool rule), or `descriptor` (the descriptor's `approval: "always"` asked for the gate). */
+  /** `tier`, `tool:<id or prefix*>` (a per-tool rule), `descriptor` (its `approval: "always"`) or `gate` (a gate already opened for the call). */
   rule: string;
   /** Whether a policy is configured at all (source not `default`): only then are decisions recorded. */
   governed: boolean;
@@ -81,8 +86,8 @@ export function toolRule(tools: Record<string, DispatchDecision>, toolId: string
 /**
  * THE dispatch decision: every path that calls a tool (a `core.tool` node, the tool-session seam, the
  * MCP invoke seam, and through `core.tool` the MCP mount) asks this before calling. A per-tool rule
- * wins over the tier; a descriptor that says `approval: "always"` turns an `allow` into `approve`
- * (never a `deny` into anything else): the stricter of the two holds.
+ * wins over the tier; a descriptor that says `approval: "always"`, or a gate already opened for the
+ * call, turns an `allow` into `approve` (never a `deny` into anything else): the stricter holds.
  */
 export function decideDispatch(policy: EffectiveDispatchPolicy, tool: DispatchSubject): DispatchVerdict {
   const byTool = toolRule(policy.tools, tool.toolId);
@@ -91,6 +96,9 @@ export function decideDispatch(policy: EffectiveDispatchPolicy, tool: DispatchSu
   if (tool.approval === 'always' && STRICTNESS[decision] < STRICTNESS.approve) {
     decision = 'approve';
     rule = 'descriptor';
+  } else if (tool.gateOpened && STRICTNESS[decision] < STRICTNESS.approve) {
+    decision = 'approve';
+    rule = 'gate';
   }
   return { decision, toolId: tool.toolId, safetyTier: tool.safetyTier, policyRevision: policy.revision, policySource: policy.source, rule, governed: policy.source !== 'default' };
 }

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AuditLogService, auditActor } from '../../../platform/audit/audit-log.service';
 import { ConflictError, DomainError, ValidationError } from '../../../platform/errors/domain-error';
 import type { Principal } from '../../../platform/identity/principal';
+import { EventLogService } from '../../../platform/events/event-log.service';
 import { SchemaRegistry } from '../../../platform/schemas/schema-registry';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from '../tool-catalog.config';
 import { decideDispatch, DispatchDecision, DispatchPolicyDocument, DispatchPolicySource, DispatchSubject, DispatchVerdict, effectivePolicy } from './dispatch-policy';
@@ -90,6 +91,7 @@ export class ToolDispatchService {
     private readonly ds: DataSource,
     private readonly audit: AuditLogService,
     @Inject(TOOL_CATALOG_SETTINGS) private readonly settings: ToolCatalogSettings,
+    private readonly events: EventLogService,
   ) {}
 
   /** The policy in force for a tenant, with its layers. */
@@ -98,11 +100,21 @@ export class ToolDispatchService {
     return view(this.settings.dispatchPolicy, row);
   }
 
-  /** THE decision (dispatch-policy.ts `decideDispatch` over the tenant's policy in force). */
-  async decide(scope: { tenant: string }, tool: DispatchSubject): Promise<DispatchVerdict> {
+  /**
+   * THE decision (dispatch-policy.ts `decideDispatch` over the tenant's policy in force). In a run
+   * (`inRun`), a node running again after its approval gate was opened keeps the gate: an `allow` of a
+   * policy loosened meanwhile stays `approve`, so a denied gate is never followed by the call.
+   */
+  async decide(scope: { tenant: string; workspace?: string }, tool: DispatchSubject, inRun?: { runId: string; nodeId: string }): Promise<DispatchVerdict> {
     const row = await this.ds.getRepository(ToolDispatchPolicyEntity).findOne({ where: { tenant: scope.tenant } });
     const override = row ? { tiers: row.tiers, tools: row.tools } : undefined;
-    return decideDispatch(effectivePolicy(this.settings.dispatchPolicy, override, row?.revision ?? 0), tool);
+    const policy = effectivePolicy(this.settings.dispatchPolicy, override, row?.revision ?? 0);
+    const verdict = decideDispatch(policy, tool);
+    if (verdict.decision !== 'allow' || !verdict.governed || !inRun) return verdict;
+    // Only a governed decision opens a recorded gate; its `pending` record is in the node's events.
+    const earlier = await this.events.read(scope.workspace ? { tenant: scope.tenant, workspace: scope.workspace } : { tenant: scope.tenant }, inRun.runId, { type: DISPATCH_DECIDED_EVENT, nodeId: inRun.nodeId, limit: 100 });
+    const gateOpened = earlier.some((e) => e.payload.toolId === tool.toolId && e.payload.approval === 'pending');
+    return gateOpened ? decideDispatch(policy, { ...tool, gateOpened }) : verdict;
   }
 
   /**
