@@ -29,6 +29,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/compact-tools': 'the RFC 0112 compact view of the same catalog, `{tools}` whole like the standard view',
   '/v1/export': 'one ExportBundle (RFC 0098): a bundle is imported whole (dependsOn spans it), so it is not a page',
   '/v1/host/sample/export': 'the conformance seam of /v1/export',
+  '/.well-known/oauth-protected-resource/v1/host/openwop/mcp': 'one RFC 9728 metadata document (its arrays are lists of URLs and scopes, not a collection)',
   '/v1/runs/{runId}/events/poll': 'pages by the protocol’s own cursor, lastSequence (gap-free per stream)',
   '/v1/runs/{runId}/events': 'the event stream; its JSON read pages like the poll, by lastSequence / Last-Event-ID (at most 1000 events an answer)',
   '/v1/mcp/servers': 'the MCP servers the host configuration names: a bounded list of configuration, not tenant data that grows',

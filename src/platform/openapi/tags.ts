@@ -12,6 +12,7 @@ export const OPENAPI_TAGS: Record<string, string> = {
   identity: 'The authenticated caller: tenant, workspace, principal and expanded scopes.',
   interrupts: 'Human-in-the-loop interrupts: the points where a run waits for a person, and their resolution.',
   keys: 'API keys of the caller’s tenant (or workspace): mint (the secret is shown once), list and revoke.',
+  mcp: 'The host as an MCP server (streamable HTTP, MCP 2026-07-28 and 2025-06-18): the caller\'s governed tools and exposed workflows, each call a durable run; and its OAuth protected-resource metadata (RFC 9728).',
   operations: 'Operating the host: Prometheus metrics and the like.',
   packs: 'Node packs: the packages of node types that workflows can use on this host.',
   portability: 'Portability (RFC 0098): export the caller’s estate as a secret-free bundle and import one, all or nothing.',
