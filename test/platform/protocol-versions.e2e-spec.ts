@@ -168,11 +168,21 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
       expect(poll.status).toBe(200);
       expect(poll.body.events.map((e: { type: string }) => e.type)).toContain('run.completed');
       expect(new Set(poll.body.events.map((e: { runId: string }) => e.runId))).toEqual(new Set([readAt === 2 ? `default/${bare}` : bare]));
-      // Cancelling a finished run answers the same under both majors (the same handler).
+      // Cancelling a finished run: v1 answers the run as it ended, v2 refuses it 409 run_terminal (the same handler).
       const cancel = await t.http('POST', `${urls[0]}/cancel`, { token, headers, body: {} });
-      expect(cancel.status).toBe(200);
-      expect(cancel.body.runId).toBe(readAt === 2 ? `default/${bare}` : bare);
+      if (readAt === 1) {
+        expect(cancel.status).toBe(200);
+        expect(cancel.body.runId).toBe(bare);
+      } else {
+        expect(cancel.status).toBe(409);
+        expect(cancel.body).toEqual({ error: 'run_terminal', message: expect.any(String), details: { runStatus: 'completed' } });
+        v2EnvelopeOk(cancel.body);
+      }
       expect(cancel.headers['openwop-version']).toBe(`${readAt}.0`);
+      // Pause and resume of a finished run: v2 names the refusal run_terminal.
+      const resume = await t.http('POST', `${urls[0]}:resume`, { token, headers, body: {} });
+      expect(resume.status).toBe(409);
+      expect(resume.body.error).toBe(readAt === 2 ? 'run_terminal' : 'run_not_paused');
     }
     // v1 answers keep the bare id.
     expect((await t.http('GET', `/v1/runs/${bare2}`, { token })).body.runId).toBe(bare2);
@@ -275,6 +285,18 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     // On /v1 the v1 names keep their meaning.
     const v1 = await t.http('POST', '/v1/runs', { token, body, headers: { 'x-force-engine-version': '2' } });
     expect(v1.status).toBe(403);
+  });
+
+  it('major 2 holds Idempotency-Key to its grammar (22-128 characters); v1 keeps accepting what it did', async () => {
+    const body = { workflowId: 'conformance-noop', inputs: {} };
+    const short = await t.http('POST', '/runs', { token, body, headers: { 'openwop-version': '2.0', 'idempotency-key': 'too-short' } });
+    expect(short.status).toBe(400);
+    expect(short.body.error).toBe('idempotency_key_invalid');
+    v2EnvelopeOk(short.body);
+    const ok = await t.http('POST', '/runs', { token, body, headers: { 'openwop-version': '2.0', 'idempotency-key': 'a-key-of-twenty-two-chars' } });
+    expect(ok.status).toBe(201);
+    const v1 = await t.http('POST', '/v1/runs', { token, body, headers: { 'idempotency-key': 'too-short' } });
+    expect(v1.status).toBe(201);
   });
 
   it('a client version never refuses a v1 request', async () => {

@@ -25,9 +25,23 @@ export function isV2RegisteredCode(code: string): boolean {
   return Object.prototype.hasOwnProperty.call(REGISTRY, code);
 }
 
+const TERMINAL_RUN_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * v1 codes v2 spells otherwise. A run control refused by the run's state (runs.md §Pause and
+ * resume) is `run_terminal` on a finished run and `run_state_conflict` (with `details.runStatus`)
+ * on any other.
+ */
+function v2Code(error: string, details: Record<string, unknown> | undefined): string {
+  if (error === 'run_not_pausable' || error === 'run_not_paused') {
+    return TERMINAL_RUN_STATUSES.has(String(details?.runStatus)) ? 'run_terminal' : 'run_state_conflict';
+  }
+  return error;
+}
+
 /** The major-2 form of an answer the filter composed for major 1. */
 export function toV2Envelope(status: number, body: ErrorEnvelope): { status: number; body: ErrorEnvelope } {
-  let error = body.error;
+  let error = v2Code(body.error, body.details);
   if (isV2RegisteredCode(error)) {
     // A registered code travels at its registered status (v1's 501 capability_not_provided is a 422 here).
     status = REGISTRY[error];

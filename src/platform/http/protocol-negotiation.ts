@@ -37,6 +37,10 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
     if (r) return done(new DomainError(r.code, r.status, r.message, r.details));
     if (protocol.major >= 2) {
       renameV2RequestHeaders(request.headers);
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && !(typeof key === 'string' && V2_IDEMPOTENCY_KEY.test(key))) {
+        return done(new DomainError('idempotency_key_invalid', 400, 'Idempotency-Key must be 22 to 128 characters of A-Z, a-z, 0-9, ".", "_", "~" and "-".', { pattern: V2_IDEMPOTENCY_KEY.source }));
+      }
       const header = request.headers['openwop-client-version'];
       const client = clientVersion(Array.isArray(header) ? header[0] : header);
       const [minMajor, minMinor] = clientVersion(MIN_CLIENT_VERSION)!;
@@ -63,6 +67,9 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
   });
 }
 
+/** The v2 grammar of `Idempotency-Key` (spec v2 idempotency.md §Layer 1); v1 accepts any key it always did. */
+const V2_IDEMPOTENCY_KEY = /^[A-Za-z0-9._~-]{22,128}$/;
+
 /** v2 request headers whose v1 names the handlers read (spec v2 headers.md); the v1 names mean nothing at major 2. */
 const V2_REQUEST_HEADERS: Array<[v2: string, v1: string]> = [
   ['openwop-dedup', 'x-dedup'],
@@ -87,9 +94,17 @@ function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, payload: u
   const tenant = (request as FastifyRequest & { principal?: { tenant?: string } }).principal?.tenant;
   if (!tenant || typeof payload !== 'string' || !/^\/v1\/runs(\/|:|\?|$)/.test(request.url)) return payload;
   if (!/^application\/json/i.test(String(reply.getHeader('content-type') ?? ''))) return payload;
+  let body: unknown;
   try {
-    return JSON.stringify(projectBulkAnswer(request, bindRunAnswer(JSON.parse(payload), tenant)));
+    body = JSON.parse(payload);
   } catch {
     return payload;
   }
+  // v1 answers a cancel of a run that had already finished with the run (200); v2 refuses it (runs.md §Cancel).
+  const status = (body as { status?: unknown } | null)?.status;
+  if (reply.statusCode === 200 && /^\/v1\/runs\/[^/]+\/cancel(\?|$)/.test(request.url) && (status === 'completed' || status === 'failed')) {
+    reply.code(409);
+    return JSON.stringify({ error: 'run_terminal', message: `The run is already ${status}.`, details: { runStatus: status } });
+  }
+  return JSON.stringify(projectBulkAnswer(request, bindRunAnswer(body, tenant)));
 }

@@ -107,3 +107,10 @@ describe('binding run answers', () => {
     expect(bindRunAnswer({ runId: 'short' }, 'acme')).toEqual({ runId: 'short' });
   });
 });
+
+describe('v2 codes for v1 run-control refusals', () => {
+  it('names a refusal by a finished run run_terminal, any other run_state_conflict', () => {
+    expect(toV2Envelope(409, { error: 'run_not_paused', message: 'm', details: { runStatus: 'completed' } }).body.error).toBe('run_terminal');
+    expect(toV2Envelope(409, { error: 'run_not_pausable', message: 'm', details: { runStatus: 'paused' } })).toEqual({ status: 409, body: { error: 'run_state_conflict', message: 'm', details: { runStatus: 'paused' } } });
+  });
+});
