@@ -26,6 +26,9 @@ describe('protocol majors: resolving a request before routing', () => {
     expect(resolveProtocol('/v1/runs', '1.0', both).protocol?.refusal).toBeUndefined();
     expect(resolveProtocol('/v1/runs', '2', both).protocol?.refusal).toEqual(expect.objectContaining({ code: 'protocol_version_mismatch', status: 400 }));
     expect(resolveProtocol('/v1/host/sample/test/reset', '2.0', both)).toEqual({ url: '/v1/host/sample/test/reset' });
+    // Proprietary /v1/host/<org>/... routes (the MCP mount) have no major either; the manifest's host operations do.
+    expect(resolveProtocol('/v1/host/openwop/mcp', '2.0', both)).toEqual({ url: '/v1/host/openwop/mcp' });
+    expect(resolveProtocol('/v1/host/effect-seams', '2.0', both).protocol?.refusal?.code).toBe('protocol_version_mismatch');
   });
 
   it('an unversioned operation runs its /v1 twin under major 2, and under header-less major 1 while 2 is served', () => {

@@ -96,8 +96,15 @@ export function isManifestPath(p: string): boolean {
   return MANIFEST.some((re) => re.test(p));
 }
 
-/** Seams and test routes under `/v1` that are not protocol operations (no major, no protocol header). */
-const V1_SEAMS = ['/v1/host/sample/', '/v1/host/workspace/', '/v1/packs-test/'];
+/**
+ * Paths under `/v1` that are not protocol operations (no major, no protocol header, any
+ * `OpenWOP-Version` accepted): the test seams and the proprietary `/v1/host/<org>/...` routes (the
+ * MCP mount among them), except the host operations the manifest names (`/host/events`, ...).
+ */
+function v1WithoutMajor(p: string): boolean {
+  if (p.startsWith('/v1/packs-test/')) return true;
+  return p.startsWith('/v1/host/') && !isManifestPath(p.slice('/v1'.length));
+}
 
 /** The v2 seams profile's paths (spec v2 §11) and the `/v1` seams that serve them. */
 const V2_SEAMS: Array<[string, string]> = [
@@ -155,7 +162,7 @@ export function resolveProtocol(url: string, header: string | undefined, majors:
   const query = q < 0 ? '' : url.slice(q);
   const served = majors.includes(2);
   if (p === '/v1' || p.startsWith('/v1/')) {
-    if (V1_SEAMS.some((s) => p.startsWith(s))) return { url };
+    if (v1WithoutMajor(p)) return { url };
     const asked = header === undefined ? 1 : requestedMajor(header);
     const protocol: RequestProtocol = { major: 1, version: versionOf(1) };
     if (asked !== 1) {
