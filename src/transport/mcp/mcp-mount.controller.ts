@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Header, HttpCode, Inject, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Inject, Logger, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiBody, ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
@@ -39,6 +39,8 @@ class SseStream {
 @Controller()
 @UseFilters(McpMountErrorFilter)
 export class McpMountController {
+  private readonly logger = new Logger('mcp-mount');
+
   constructor(
     private readonly mount: McpMountService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
@@ -62,7 +64,16 @@ export class McpMountController {
     const accepts = String(req.headers.accept ?? '');
     let stream: SseStream | undefined;
     const notify = /text\/event-stream/i.test(accepts) ? (message: Record<string, unknown>) => (stream ??= new SseStream(reply)).send(message) : undefined;
-    const answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify);
+    let answer: Awaited<ReturnType<McpMountService['handle']>>;
+    try {
+      answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify);
+    } catch (e) {
+      // Once the stream is open the status is sent: the failure is the request's JSON-RPC error on it.
+      if (!stream) throw e;
+      this.logger.error({ msg: 'MCP request failed after its stream opened', err: e });
+      const id = body && typeof body === 'object' && !Array.isArray(body) ? ((body as { id?: unknown }).id ?? null) : null;
+      return stream.end({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error' } });
+    }
     if (stream) return stream.end(answer.body);
     reply.status(answer.status);
     if (answer.body === undefined) return reply.send();
