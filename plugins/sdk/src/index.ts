@@ -10,3 +10,4 @@ export * from './node-executor';
 export * from './tool-source-contract';
 export * from './run-artifacts';
 export * from './audit';
+export * from './mcp';

@@ -1,4 +1,5 @@
 import { defineExtensionPoint, extensionMetadata } from './extension-point';
+import type { McpJsonRpcError, NodeMcp } from './mcp';
 import type { NodeArtifacts } from './run-artifacts';
 import type { ToolReplayPolicy } from './tool-source';
 
@@ -75,6 +76,12 @@ export interface NodeExecutionContext {
    * compile; the host's run engine always provides it.
    */
   artifacts?: NodeArtifacts;
+  /**
+   * Since 1.8: the operator's MCP servers by `serverId` (`callTool`, `listTools`, `readResource`,
+   * `serverHealth`), each resolving to the server's MCP result unaltered (see `NodeMcp`). Optional in
+   * the type so that contexts built by older kits still compile; the host's run engine provides it.
+   */
+  mcp?: NodeMcp;
 }
 
 /** What a node asks for when it suspends on an interrupt. */
@@ -128,9 +135,22 @@ export class NodeExecutionError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** Since 1.8: machine-readable facts of the failure (e.g. `{ service: 'mcp' }`). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'NodeExecutionError';
+  }
+}
+
+/**
+ * Since 1.8: an MCP server answered a `ctx.mcp` request with a JSON-RPC error. `error` is that
+ * `Error { code, message, data? }` exactly as the server sent it; the node-failure code is `mcp_error`.
+ */
+export class NodeMcpError extends NodeExecutionError {
+  constructor(readonly error: McpJsonRpcError) {
+    super('mcp_error', `The MCP server answered error ${error.code}: ${error.message}`, { service: 'mcp', error });
+    this.name = 'NodeMcpError';
   }
 }
 
@@ -161,6 +181,8 @@ export interface NodeExecutorContractOptions {
   expectErrorCode?: string;
   /** The run principal (default a contract tenant with no scopes). */
   principal?: NodeExecutionContext['principal'];
+  /** Since 1.8: what the kit hands the executor as `ctx.mcp` (default: none, as on a host without MCP servers). */
+  mcp?: NodeMcp;
 }
 
 export interface NodeExecutorContractReport {
@@ -264,6 +286,7 @@ export async function checkNodeExecutorContract(executor: NodeExecutorProvider, 
         return { artifactId, name: a?.name, contentType: a?.contentType ?? 'application/octet-stream', sizeBytes, nodeId: `contract-node-${n}`, createdAt: new Date().toISOString() };
       },
     },
+    ...(opts.mcp ? { mcp: opts.mcp } : {}),
   });
 
   const runOnce = async (sink: typeof events): Promise<{ result?: NodeExecutionResult; error?: unknown }> => {

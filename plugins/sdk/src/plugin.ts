@@ -1,7 +1,7 @@
 import type { DynamicModule, Type } from '@nestjs/common';
 
 /** The SDK's own version; plugins compile against it and the host checks `hostRange`. */
-export const PLUGIN_API_VERSION = '1.7.0';
+export const PLUGIN_API_VERSION = '1.8.0';
 
 export const PLUGIN_BRAND = 'openwop-host.plugin' as const;
 
