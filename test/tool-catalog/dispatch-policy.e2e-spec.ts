@@ -256,6 +256,17 @@ describe('tool catalog: governed dispatch policy from the host config', () => {
     expect((await t.http('GET', '/v1/tools/dispatch-policy', { token: other })).body).toMatchObject({ revision: 0, source: 'config', tiers: { exec: 'deny' } });
   });
 
+  it('gives two concurrent first changes of a tenant two revisions, and refuses the one made from a stale expectedRevision', async () => {
+    const admin = await t.key({ tenant: 'race', principal: 'admin', scopes: ['tools:manage'] });
+    const put = (body: Record<string, unknown>) => t.http('PUT', '/v1/tools/dispatch-policy', { token: admin, body });
+    const both = await Promise.all([put({ tiers: { read: 'deny' } }), put({ tiers: { read: 'approve' } })]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both.map((r) => r.body.revision).sort()).toEqual([1, 2]);
+    const raced = await Promise.all([put({ tiers: {}, expectedRevision: 2 }), put({ tiers: {}, expectedRevision: 2 })]);
+    expect(raced.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await t.http('GET', '/v1/tools/dispatch-policy', { token: admin })).body.revision).toBe(3);
+  });
+
   it('governs the MCP invoke seam by the operator\'s classification, before the server is contacted', async () => {
     const caller = await t.key({ tenant: 'mcp', principal: 'caller', scopes: ['tools:read', 'runs:create'] });
     const invoke = (tool: string) => t.http('POST', '/v1/host/sample/mcp/invoke', { token: caller, body: { serverUrl: 'http://127.0.0.1:9/mcp', tool, arguments: {} } });

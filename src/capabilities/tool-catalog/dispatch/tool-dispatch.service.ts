@@ -164,20 +164,25 @@ export class ToolDispatchService {
       if (expectedRevision !== undefined && expectedRevision !== revision) {
         throw new ConflictError('dispatch_policy_conflict', `The policy is at revision ${revision}, not ${expectedRevision}: read it again before changing it.`, { revision });
       }
+      // The increment is the upsert's own (two first writes of a tenant, which no row lock orders, still
+      // make two revisions); an expectedRevision is checked again on the row it updates.
       const [written] = (await m.query(
-        `INSERT INTO "tool_dispatch_policy" ("tenant", "revision", "tiers", "tools", "updated_at", "updated_by") VALUES ($1, $2, $3, $4, now(), $5)
-         ON CONFLICT ("tenant") DO UPDATE SET "revision" = EXCLUDED."revision", "tiers" = EXCLUDED."tiers", "tools" = EXCLUDED."tools", "updated_at" = now(), "updated_by" = EXCLUDED."updated_by"
+        `INSERT INTO "tool_dispatch_policy" ("tenant", "revision", "tiers", "tools", "updated_at", "updated_by") VALUES ($1, 1, $2, $3, now(), $4)
+         ON CONFLICT ("tenant") DO UPDATE SET "revision" = "tool_dispatch_policy"."revision" + 1, "tiers" = EXCLUDED."tiers", "tools" = EXCLUDED."tools", "updated_at" = now(), "updated_by" = EXCLUDED."updated_by"
+         WHERE $5::integer IS NULL OR "tool_dispatch_policy"."revision" = $5::integer
          RETURNING *`,
-        [principal.tenant, revision + 1, JSON.stringify(policy.tiers ?? {}), JSON.stringify(policy.tools ?? {}), principal.principal],
+        [principal.tenant, JSON.stringify(policy.tiers ?? {}), JSON.stringify(policy.tools ?? {}), principal.principal, expectedRevision ?? null],
       )) as Array<Record<string, unknown>>;
+      if (!written) throw new ConflictError('dispatch_policy_conflict', `The policy changed while this change was made: read it again before changing it.`, { revision: revision + 1 });
+      const newRevision = Number(written.revision);
       await this.audit.record(m, {
         tenant: principal.tenant,
         actor: auditActor(principal),
         action: 'tool.dispatch-policy-changed',
         resource: { type: 'tool-dispatch-policy', id: principal.tenant },
         details: {
-          policyRevision: revision + 1,
-          previousRevision: revision,
+          policyRevision: newRevision,
+          previousRevision: newRevision - 1,
           tiers: Object.entries(policy.tiers ?? {}).map(([k, v]) => `${k}=${v}`).sort(),
           tools: Object.entries(policy.tools ?? {}).map(([k, v]) => `${k}=${v}`).sort(),
         },
