@@ -10,6 +10,9 @@ export { isMcpRoundSession, completedCall, failedCall } from './mcp/mcp-tool-ses
 export type { McpRoundSession } from './mcp/mcp-tool-session';
 export type { McpCallRound, McpInputRequest, McpRetry } from './mcp/mcp-connect';
 export { MCP_MRTR_MAX_ROUNDS, McpRoundsExceededError } from './mcp/mcp-revision';
+// ctx.mcp (RFC 0204 §A): requests to the tenant's MCP servers answered with the server's results unaltered.
+export { McpHostService, MCP_CONFORMANCE_DOWN } from './mcp/mcp-host.service';
+export type { McpCaller } from './mcp/mcp-client.service';
 // Governed dispatch: the one decision every tool-calling path asks before it calls (core.tool nodes,
 // and through them the MCP mount), its record, and the errors of the paths that cannot wait for a gate.
 export { ToolDispatchService, ToolDispatchDeniedError, ToolApprovalRequiredError, DISPATCH_DECIDED_EVENT, verdictFacts } from './dispatch/tool-dispatch.service';

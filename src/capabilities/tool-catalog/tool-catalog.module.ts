@@ -7,6 +7,7 @@ import { InstalledPacksService } from './packs/installed-packs.service';
 import { McpAdminController } from './mcp/mcp-admin.controller';
 import { McpClientAdvertiser } from './mcp/mcp-client.advertiser';
 import { McpClientService } from './mcp/mcp-client.service';
+import { McpHostService } from './mcp/mcp-host.service';
 import { McpInvokeController } from './mcp/mcp-invoke.controller';
 import { McpInvokeService } from './mcp/mcp-invoke.service';
 import { McpToolPinEntity } from './mcp/mcp-tool-pin.entity';
@@ -52,12 +53,13 @@ import { CatalogClock, ToolCatalogService } from './tool-catalog.service';
     McpToolSource,
     HostExtensionToolSource,
     McpClientService,
+    McpHostService,
     McpToolPinsService,
     McpInvokeService,
     McpClientAdvertiser,
     ToolDispatchService,
   ],
-  exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService, ToolDispatchService, InstalledPacksService],
+  exports: [ToolCatalogService, ToolSessionService, PackDirectory, McpClientService, McpHostService, ToolDispatchService, InstalledPacksService],
 })
 export class ToolCatalogModule {
   static readonly entities = [McpToolPinEntity, ToolDispatchPolicyEntity];

@@ -15,6 +15,7 @@ import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
 import { MCP_CURRENT_REVISION, MCP_LEGACY_REVISION, MCP_REVISIONS, McpMissingCapabilityError, McpRevisionError } from './mcp-revision';
 import { inMcpClientSpan, McpEndpoint, mcpEndpointOf } from './mcp-semconv';
+import type { McpWireTap } from './mcp-wire-tap';
 
 export type McpEra = 'modern' | 'legacy';
 
@@ -37,6 +38,8 @@ export interface McpConnectOptions {
   authenticated?: boolean;
   /** A still-fresh verdict of this server: connect without probing. */
   prior?: McpVerdict;
+  /** Keeps the server's answers as they came on the wire (`ctx.mcp` answers them unaltered). */
+  tap?: McpWireTap;
 }
 
 /** A connected client and the revision every one of its requests carries. */
@@ -66,16 +69,18 @@ function downgradeBar(cfg: McpServerConfig, o: McpConnectOptions): 'version-down
   return undefined;
 }
 
-function transportOf(cfg: McpServerConfig): Transport {
+function transportOf(cfg: McpServerConfig, tap?: McpWireTap): Transport {
   if (cfg.transport === 'stdio') {
     const stdio = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, cwd: cfg.cwd, stderr: 'pipe' });
     // Drain the server's stderr so a chatty server cannot block on a full pipe; it is not logged
     // because servers print whatever they like there, credentials included.
     stdio.stderr?.on('data', () => undefined);
-    return stdio;
+    return tap ? tap.watch(stdio, { deliveries: true }) : stdio;
   }
   // Each request carries the trace context current when it is sent (the tool call's span).
-  return new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: (url, init) => fetch(url, withTraceHeaders(init)) });
+  const send = (url: string | URL, init?: RequestInit) => fetch(url, withTraceHeaders(init));
+  const http = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: tap ? tap.fetch(send) : send });
+  return tap ? tap.watch(http, { deliveries: false }) : http;
 }
 
 /**
@@ -114,7 +119,7 @@ export async function connectMcp(cfg: McpServerConfig, o: McpConnectOptions): Pr
   seedRequestIds(client);
   const prior = o.prior && !legacyOnly && !(bar && o.prior.era === 'legacy') ? o.prior : undefined;
   try {
-    await client.connect(transportOf(cfg), {
+    await client.connect(transportOf(cfg, o.tap), {
       signal: o.signal,
       timeout: o.timeoutMs,
       ...(prior ? { prior: prior.era === 'modern' && prior.discover ? { kind: 'modern', discover: prior.discover } : { kind: 'legacy' } } : {}),
@@ -143,9 +148,20 @@ export async function connectMcp(cfg: McpServerConfig, o: McpConnectOptions): Pr
   };
 }
 
+/** A failure of the connection itself: fetch's TypeError, or a socket error (ECONNREFUSED, ENOTFOUND...). */
+function isTransportFailure(cause: unknown): boolean {
+  // By name: fetch's errors come from another realm than this module's globals under some loaders.
+  for (let c = cause as { name?: unknown; code?: unknown; cause?: unknown } | undefined, depth = 0; c && depth < 4; c = c.cause as typeof c, depth++) {
+    if (c.name === 'TypeError' || (typeof c.code === 'string' && /^E[A-Z]+$/.test(c.code))) return true;
+  }
+  return false;
+}
+
 /** The boundary error of a failed connect that was about revisions, or undefined for any other failure. */
 function revisionFailure(e: unknown, requested: string, bar: 'version-downgrade-forbidden' | 'unauthenticated' | undefined): McpRevisionError | undefined {
   if (e instanceof SdkError && e.code === SdkErrorCode.EraNegotiationFailed) {
+    // The probe never reached the server (refused, reset, unresolvable): a transport failure, not a revision one.
+    if (isTransportFailure(e.cause ?? (e.data as { cause?: unknown } | undefined)?.cause)) return undefined;
     if (bar === 'version-downgrade-forbidden') return new McpRevisionError(requested, bar, `The MCP server does not speak ${requested}, and this server's policy forbids the downgrade.`);
     if (bar === 'unauthenticated') return new McpRevisionError(requested, bar, `The MCP server does not speak ${requested}, and an unauthenticated exchange is never downgraded.`);
     return new McpRevisionError(requested, 'unsupported', `The MCP server does not offer revision ${requested}.`);

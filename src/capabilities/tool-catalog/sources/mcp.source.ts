@@ -140,6 +140,16 @@ export class McpToolSource implements ToolSourceProvider, OnApplicationShutdown 
     return new McpToolSession(cfg.id, toolName, conn, timeoutMs);
   }
 
+  /**
+   * The definition a configured server lists for one tool now (the catalog's cached listing, as a
+   * call through the catalog reads it), for the pinned-definition check of a direct call (`ctx.mcp`).
+   */
+  async listedTool(cfg: McpServerConfig, caller: McpCaller, toolName: string, signal: AbortSignal): Promise<McpListedTool | undefined> {
+    if (!this.connections.has(cfg.id)) return undefined;
+    const listing = await this.serverListing(cfg, { tenant: caller.tenant, workspace: caller.workspace }, signal);
+    return listing.tools.find((t) => t.name === toolName);
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));
   }
