@@ -5,6 +5,7 @@ import { EventLogService } from '../../platform/events/event-log.service';
 import { HealthService } from '../../platform/health/health.service';
 import { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
+import { NodeMcpBinder } from './node-mcp';
 import { ApprovalsService } from '../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
@@ -73,6 +74,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     private readonly ledger: ActivityLedger,
     private readonly notifications: DatabaseNotifications,
     private readonly artifacts: RunArtifactsService,
+    private readonly nodeMcp: NodeMcpBinder,
   ) {
     this.owner = leaseOwnerId(settings.instanceId);
     this.leases = new LeaseKeeper<string, RunLeaseInfo>({
@@ -111,6 +113,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
       metrics: this.metrics,
       ledger: this.ledger,
       artifacts: this.artifacts,
+      nodeMcp: this.nodeMcp,
       releaseWhenPossible: (runId, fence) => this.releaseWhenPossible(runId, fence),
       finished: (runId) => this.finished(runId),
     };

@@ -323,6 +323,7 @@ export class RunExecution {
         interrupt: (req) => this.interrupt(n, req),
       };
       ctx.artifacts = this.inserted.artifacts(this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload)));
+      this.d.nodeMcp?.bind(ctx, this.principal); // ctx.mcp (node-mcp.ts)
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
       const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;

@@ -5,6 +5,7 @@ import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.
 import type { RunArtifactsService } from './artifacts/run-artifacts.service';
 import type { ApprovalsService } from '../approvals';
 import type { NodeExecutorRegistry } from './node-executor-registry.service';
+import type { NodeMcpBinder } from './node-mcp';
 import type { SuspendRequest } from './run-gates';
 import type { PauseRequest, RunStore } from './run-store';
 import type { EngineWriteError } from './run-writer';
@@ -60,6 +61,8 @@ export interface ExecutionDeps {
   ledger: ActivityLedger;
   /** Where `ctx.artifacts.put` stores what a node produces (and announces it with `artifact.created`). */
   artifacts: Pick<RunArtifactsService, 'forNode'>;
+  /** Gives a node's context its `ctx.mcp`, bound to the run's principal (absent: no `ctx.mcp`). */
+  nodeMcp?: Pick<NodeMcpBinder, 'bind'>;
   /** Hands the lease back once the database answers again (the execution stopped because it was away). */
   releaseWhenPossible(runId: string, fence: number): void;
   /** The execution of the run ended (whatever its outcome). */

@@ -14,6 +14,8 @@ import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreToolExecutor } from './executors/core-tool.executor';
 import { CoreConformanceMcpInvokeExecutor } from './executors/core-conformance-mcp-invoke.executor';
+import { CoreConformanceMcpClientExecutor } from './executors/core-conformance-mcp-client.executor';
+import { NodeMcpBinder } from './node-mcp';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunEngineService } from './run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
@@ -74,6 +76,8 @@ import { TransportRunsService } from './transport-runs.service';
     CoreFailExecutor,
     CoreToolExecutor,
     CoreConformanceMcpInvokeExecutor,
+    CoreConformanceMcpClientExecutor,
+    NodeMcpBinder,
     CoreApprovalExecutor,
     WorkflowPackChecks,
     CoreClarificationExecutor,

@@ -4,7 +4,7 @@ import { ArtifactRegistryService } from '../../platform/artifacts/artifact-regis
 import { NotFoundError } from '../../platform/errors/domain-error';
 import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
-import { MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
+import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './workflow-definition-view';
 
@@ -233,12 +233,18 @@ export class WorkflowResolver {
     if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
     if (this.settings.fixtures && SEAM_CHAINS[workflowId]) return { chainId: workflowId, dag: SEAM_CHAINS[workflowId] };
     if (this.mcpFixtures() && MCP_CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: MCP_CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
+    if (this.mcpFixtures() && MCP_CLIENT_FIXTURES[workflowId]) return { chainId: workflowId, dag: MCP_CLIENT_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
     return undefined;
   }
 
   fixtureIds(): string[] {
     if (!this.settings.fixtures) return [];
     return [...Object.keys(CONFORMANCE_FIXTURES), ...(this.mcpFixtures() ? Object.keys(MCP_CONFORMANCE_FIXTURES) : [])];
+  }
+
+  /** The `ctx.mcp` fixture's id while it is served (not in `fixtureIds`: advertised only with the v2 `mcp.client` facet). */
+  mcpClientFixtureIds(): string[] {
+    return this.mcpFixtures() ? Object.keys(MCP_CLIENT_FIXTURES) : [];
   }
 
   /** The MCP fixtures are served only with the MCP server they call configured. */

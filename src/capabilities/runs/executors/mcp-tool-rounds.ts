@@ -47,15 +47,32 @@ function elicitationOf(inputRequests: Record<string, McpInputRequest>): { key: s
  * outputs and performs no effect. A rejected interrupt answers the server `decline`.
  */
 export async function callMcpTool(session: McpRoundSession, args: Record<string, unknown>, ctx: NodeExecutionContext, interruptible: boolean): Promise<ToolCallResult> {
-  const perform = (run: () => Promise<McpCallRound>): Promise<McpCallRound> => (ctx.effect ? ctx.effect(EFFECT_KEY, run) : run());
+  const r = await mcpToolRounds(session, args, ctx, { interruptible, effectKey: EFFECT_KEY });
+  return 'failed' in r ? failedCall(r.failed) : completedCall(r.result);
+}
+
+/**
+ * The rounds of one logical MCP tool call, as `callMcpTool` describes them: the complete result of
+ * the last round exactly as the session answered it, or what a round failed with (the step's own
+ * refusals, the interrupt's and the rounds bound, are thrown). Shared with `ctx.mcp.callTool`, whose
+ * rounds carry the server's result unaltered and whose effect key names its server and tool.
+ */
+export async function mcpToolRounds(
+  session: Pick<McpRoundSession, 'mcp' | 'round'>,
+  args: Record<string, unknown>,
+  ctx: NodeExecutionContext,
+  o: { interruptible: boolean; effectKey: string },
+): Promise<{ result: Record<string, unknown> } | { failed: unknown }> {
+  const { interruptible } = o;
+  const perform = (run: () => Promise<McpCallRound>): Promise<McpCallRound> => (ctx.effect ? ctx.effect(o.effectKey, run) : run());
   let round: McpCallRound;
   try {
     round = await perform(() => session.round(args, undefined, ctx.signal));
   } catch (e) {
-    return failedCall(e);
+    return { failed: e };
   }
   for (let rounds = 0; round.resultType === 'input_required'; rounds++) {
-    if (!interruptible) throw new NodeExecutionError('mcp_input_unsupported', 'The MCP tool asked for input, which this step cannot ask for (approval: always, or several calls in one session).');
+    if (!interruptible) throw new NodeExecutionError('mcp_input_unsupported', 'The MCP tool asked for input, which this step cannot ask for (its one interrupt is taken: an approval, several calls in one session, or an earlier question).');
     if (rounds >= RUN_MRTR_MAX_ROUNDS) throw new NodeExecutionError('mcp_mrtr_rounds_exceeded', `The MCP tool asked for input again after ${RUN_MRTR_MAX_ROUNDS} answered round in one step.`);
     const ask = elicitationOf(round.inputRequests);
     const { mcp } = session;
@@ -80,8 +97,8 @@ export async function callMcpTool(session: McpRoundSession, args: Record<string,
     try {
       round = await perform(() => session.round(args, retry, ctx.signal));
     } catch (e) {
-      return failedCall(e);
+      return { failed: e };
     }
   }
-  return completedCall(round.result);
+  return { result: round.result };
 }

@@ -1,0 +1,117 @@
+import { Injectable } from '@nestjs/common';
+import { McpCallToolResult, McpListToolsResult, McpReadResourceResult, NodeExecutionContext, NodeExecutionError, NodeMcp } from '@openwop-host/plugin-sdk';
+import type { Principal } from '../../platform/identity/principal';
+import { McpCaller, McpHostService, ToolDispatchService } from '../tool-catalog';
+import { mcpToolRounds } from './executors/mcp-tool-rounds';
+import { Suspend } from './run-gates';
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v);
+}
+
+function requireString(v: unknown, what: string): string {
+  if (typeof v !== 'string' || !v) throw new NodeExecutionError('invalid_arguments', `ctx.mcp needs ${what}, a non-empty string.`, { service: 'mcp' });
+  return v;
+}
+
+/**
+ * Gives a node's context its `ctx.mcp` (plugin SDK `NodeMcp`, RFC 0204 §A), bound to the run's
+ * principal and tenant: the servers the operator configured for the tenant, through the tool
+ * catalog's `McpHostService`, each answer the server's result unaltered.
+ *
+ * `callTool` is governed like a `core.tool` call: the tenant's dispatch policy first (deny fails
+ * `tool_dispatch_denied`; approve waits on an approval gate, `approval_denied` when rejected; each
+ * governed decision recorded), then the pinned-definition hold (`mcp_tool_held`), then the call, every
+ * round one of the node's effects (`ctx.effect`, keyed by server, tool and the pack's idempotency
+ * key), so a node executed again reads a recorded round instead of calling again and a replay calls
+ * nothing. A tool asking for input (MRTR) is asked as the node's clarification interrupt and retried
+ * with the answer (mcp-tool-rounds.ts), when the node has not used its one interrupt of this execution
+ * (`ctx.interrupt`, `ctx.awaitApproval`, an approval of the policy); otherwise the call fails
+ * `mcp_input_unsupported`. An `InputRequiredResult` never reaches the node.
+ */
+@Injectable()
+export class NodeMcpBinder {
+  constructor(
+    private readonly host: McpHostService,
+    private readonly dispatch: ToolDispatchService,
+  ) {}
+
+  bind(ctx: NodeExecutionContext, principal: Principal): void {
+    let interruptUsed = false;
+    const { interrupt, awaitApproval } = ctx;
+    ctx.interrupt = (req) => {
+      interruptUsed = true;
+      return interrupt(req);
+    };
+    ctx.awaitApproval = (req) => {
+      interruptUsed = true;
+      return awaitApproval(req);
+    };
+    const caller: McpCaller = {
+      tenant: principal.tenant,
+      workspace: principal.workspace,
+      principal: { principal: principal.principal, kind: principal.kind, ...(principal.keyId ? { keyId: principal.keyId } : {}), scopes: principal.scopes },
+    };
+    const tenant = principal.tenant;
+    const mcp: NodeMcp = {
+      callTool: async (req) => {
+        const name = requireString(req?.name, 'name');
+        const args = req.arguments ?? {};
+        if (!isObject(args)) throw new NodeExecutionError('invalid_arguments', 'ctx.mcp.callTool arguments must be an object.', { service: 'mcp' });
+        if (req.idempotencyKey !== undefined && typeof req.idempotencyKey !== 'string') throw new NodeExecutionError('invalid_arguments', 'ctx.mcp.callTool idempotencyKey must be a string.', { service: 'mcp' });
+        const cfg = await this.host.server(req.serverId, tenant);
+        await this.governed(this.host.dispatchSubject(cfg, name), principal, ctx);
+        await this.host.assertCallable(cfg, caller, name, ctx.signal);
+        const host = this.host;
+        const session = {
+          mcp: {
+            serverId: cfg.id,
+            toolName: name,
+            get protocolVersion() {
+              return host.revisionOf(cfg.id);
+            },
+          },
+          round: (a: Record<string, unknown>, retry: Parameters<McpHostService['callToolRound']>[4], signal: AbortSignal) => host.callToolRound(cfg, caller, name, a, retry, signal),
+        };
+        const effectKey = `mcp:tools/call:${cfg.id}/${name}${req.idempotencyKey ? `#${req.idempotencyKey}` : ''}`;
+        const r = await mcpToolRounds(session, args, ctx, { interruptible: !interruptUsed, effectKey });
+        if ('failed' in r) throw r.failed;
+        return r.result as McpCallToolResult;
+      },
+      listTools: async (req) => {
+        const cfg = await this.host.server(req?.serverId, tenant);
+        if (req.cursor !== undefined && typeof req.cursor !== 'string') throw new NodeExecutionError('invalid_arguments', 'ctx.mcp.listTools cursor must be a string.', { service: 'mcp' });
+        return (await this.host.listTools(cfg, caller, req.cursor, ctx.signal)) as McpListToolsResult;
+      },
+      readResource: async (req) => {
+        const cfg = await this.host.server(req?.serverId, tenant);
+        return (await this.host.readResource(cfg, caller, requireString(req.uri, 'uri'), ctx.signal)) as McpReadResourceResult;
+      },
+      serverHealth: async (req) => this.host.serverHealth(await this.host.server(req?.serverId, tenant), caller, ctx.signal),
+    };
+    ctx.mcp = mcp;
+  }
+
+  /** The tenant's dispatch decision on the call, recorded; as `core.tool` asks it (core-tool.executor.ts). */
+  private async governed(subject: ReturnType<McpHostService['dispatchSubject']>, principal: Principal, ctx: NodeExecutionContext): Promise<void> {
+    const verdict = await this.dispatch.decide(principal, subject, { runId: ctx.runId, nodeId: ctx.nodeId });
+    const where = { path: 'run' as const, runId: ctx.runId, nodeId: ctx.nodeId, emit: (type: string, payload: Record<string, unknown>) => ctx.emit(type, payload) };
+    if (verdict.decision === 'deny') {
+      await this.dispatch.record(principal, verdict, where);
+      throw new NodeExecutionError('tool_dispatch_denied', `The dispatch policy denies calls of ${subject.toolId} (tier ${subject.safetyTier}, policy revision ${verdict.policyRevision}).`);
+    }
+    if (verdict.decision === 'approve') {
+      let outcome: 'granted' | 'denied';
+      try {
+        outcome = await ctx.awaitApproval({ title: `Allow the call of ${subject.toolId} (${subject.safetyTier} tier) in run ${ctx.runId}`, artifactType: 'tool-call' });
+      } catch (e) {
+        if (e instanceof Suspend) await this.dispatch.record(principal, verdict, { ...where, approval: 'pending' });
+        throw e;
+      }
+      await this.dispatch.record(principal, verdict, { ...where, approval: outcome });
+      if (outcome !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${subject.toolId} was not approved.`);
+      return;
+    }
+    await this.dispatch.record(principal, verdict, where);
+  }
+}
