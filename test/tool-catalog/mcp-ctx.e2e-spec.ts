@@ -141,6 +141,27 @@ describe('ctx.mcp: MCP results unaltered for node executors (e2e)', () => {
     expect((badCursor as NodeMcpError).error.code).toBe(-32602);
   });
 
+  it('callTool runs MRTR itself: the question is the node\'s clarification, the retry echoes requestState, the node sees only the final result', async () => {
+    const approver = await t.key({ principal: 'answerer', scopes: ['approvals:respond', 'runs:read'] });
+    const created = await t.http('POST', '/v1/runs', { token: runner, body: { workflowId: FIXTURE, inputs: { method: 'callTool', serverId: 'conformance', name: 'needs_input', arguments: {} } } });
+    expect(created.status).toBe(201);
+    const runId = created.body.runId as string;
+    expect((await waitForStatus(t, runner, runId, ['waiting-input', 'failed', 'completed'], 30_000)).status).toBe('waiting-input');
+    const asked = last((x) => x.method === 'tools/call' && params(x).name === 'needs_input');
+    expect((asked?.result as { resultType?: string }).resultType).toBe('input_required');
+    const ok = await t.http('POST', `/v1/runs/${runId}/interrupts/mcp-client`, { token: approver, body: { resumeValue: { action: 'accept', content: { name: 'Ada' } } } });
+    expect(ok.status).toBe(200);
+    expect((await waitForStatus(t, runner, runId, ['completed', 'failed'], 30_000)).status).toBe('completed');
+    const retry = last((x) => x.method === 'tools/call' && params(x).name === 'needs_input');
+    expect(params(retry as McpExchange).requestState).toBe((asked?.result as { requestState: string }).requestState);
+    const events = await runEvents(t, runner, runId);
+    const result = events.find((e) => e.type === 'node.completed' && e.payload?.nodeId === 'mcp-client')?.payload?.outputs?.result;
+    expect(result).toEqual(retry?.result);
+    expect(result.content).toEqual([{ type: 'text', text: 'hello Ada' }]);
+    // The first round was read back from the invocation log when the node ran again: two calls in all.
+    expect(fake.exchanges().filter((x) => x.method === 'tools/call' && params(x).name === 'needs_input')).toHaveLength(2);
+  });
+
   it("callTool asks the tenant's dispatch policy first: a denied tier fails the node before the server is contacted", async () => {
     expect((await t.http('PUT', '/v1/tools/dispatch-policy', { token: admin, body: { tiers: { write: 'deny' } } })).status).toBe(200);
     try {
