@@ -153,7 +153,7 @@ describe('operator console in a browser', () => {
   it('finds a tool by search, source and safety tier, and shows its descriptor with schemas', async () => {
     const page = await signIn(adminA);
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability']);
+    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability', 'MCP']);
     await page.getByRole('row', { name: /x-host-acme-refund/ }).waitFor();
     await page.getByLabel('Search').fill('invoice');
     await page.getByLabel('Source').selectOption('host-extension');
@@ -348,7 +348,7 @@ describe('operator console in a browser', () => {
 
   it('a viewer key sees every page it may read and no write action anywhere', async () => {
     const page = await signIn(viewerA);
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs']);
+    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'MCP']);
     const writes = /^(Apply|Reject|Archive|Save revision|Grant|Deny|Pause|Resume|Abandon|Connect…|Rotate|Delete|Uninstall|Download export|Plan import \(dry run\)|Apply import)$/;
     await goTo(page, 'Proposals');
     await page.getByRole('link', { name: proposalA.title }).click();

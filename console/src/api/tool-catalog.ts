@@ -1,5 +1,5 @@
-/** The tool catalog (`/v1/tools`) through the generated client. */
-import { api, call, Schemas } from './client';
+/** The tool catalog (`/v1/tools`) and its governed dispatch policy through the generated client. */
+import { api, call, paths, Schemas } from './client';
 
 export type Tool = Schemas['ToolDescriptor'];
 export type CompactTool = Schemas['CompactToolDescriptor'];
@@ -20,4 +20,12 @@ export function getTool(toolId: string, compact: boolean): Promise<Tool & Compac
   const params = { path: { toolId } };
   const read: Promise<AnyTool> = compact ? call(api.GET('/v1/compact-tools/{toolId}', { params })) : call(api.GET('/v1/tools/{toolId}', { params }));
   return read as Promise<Tool & CompactTool>;
+}
+
+export type DispatchPolicy = paths['/v1/tools/dispatch-policy']['get']['responses'][200]['content']['application/json'];
+export type DispatchDecision = DispatchPolicy['tiers']['pure'];
+
+/** The tenant's dispatch policy in force, its layers and revision (`tools:manage`, tenant-level credential). */
+export function getDispatchPolicy(): Promise<DispatchPolicy> {
+  return call(api.GET('/v1/tools/dispatch-policy'));
 }

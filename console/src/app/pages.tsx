@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { ApprovalsPage } from '../pages/approvals';
 import { ConnectionsPage } from '../pages/connections';
 import { GoalsPage } from '../pages/goals';
+import { McpPage } from '../pages/mcp';
 import { PortabilityPage } from '../pages/portability';
 import { ProposalsPage } from '../pages/proposals';
 import { RunsPage } from '../pages/runs';
@@ -26,4 +27,6 @@ export const PAGES: PageDef[] = [
   { id: 'runs', title: 'Runs', visible: (i) => can(i, 'runs:read'), render: (i, r) => <RunsPage identity={i} selected={r.id} /> },
   { id: 'approvals', title: 'Approvals', visible: (i) => can(i, 'approvals:respond'), render: (i) => <ApprovalsPage identity={i} /> },
   { id: 'portability', title: 'Portability', visible: (i) => can(i, 'portability:export') || can(i, 'portability:import'), render: (i) => <PortabilityPage identity={i} /> },
+  // Readable with tools:read (how to connect a client); its servers, pins and policy need tools:manage and say so.
+  { id: 'mcp', title: 'MCP', visible: (i) => can(i, 'tools:read') || can(i, 'tools:manage'), render: (i) => <McpPage identity={i} /> },
 ];
