@@ -86,6 +86,8 @@ export interface ResolvedChain {
   description?: string;
   /** The workflow-chain pack that holds it (none for a fixture). */
   pack?: string;
+  /** The JSON Schema of the run inputs the chain declares (its `parameters`), when it declares one. */
+  parameters?: Record<string, unknown>;
 }
 
 /** The chains a scope (tenant, workspace) has installed, as read at a version of the tenant's catalog. */
@@ -227,7 +229,8 @@ export class WorkflowResolver {
       const chain = chains.find((c) => c && c.chainId === chainId);
       if (chain) {
         const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-        return { chainId, dag: chain.dag as Record<string, unknown>, label: str(chain.label), version: str(chain.version) ?? str(m.version), description: str(chain.description), pack: str(m.name) };
+        const parameters = chain.parameters && typeof chain.parameters === 'object' && !Array.isArray(chain.parameters) ? (chain.parameters as Record<string, unknown>) : undefined;
+        return { chainId, dag: chain.dag as Record<string, unknown>, label: str(chain.label), version: str(chain.version) ?? str(m.version), description: str(chain.description), pack: str(m.name), ...(parameters ? { parameters } : {}) };
       }
     }
     if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
