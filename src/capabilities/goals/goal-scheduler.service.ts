@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { GoalWorkerProvider, GoalWorkSubject } from '@openwop-host/plugin-sdk';
 import canonicalize from 'canonicalize';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HealthService } from '../../platform/health/health.service';
 import { HeldLease, LeaseKeeper, LeaseStore } from '../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../platform/leases/lease-owner';
+import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { GoalSchedulerMetrics } from './goal-scheduler.metrics';
 import { GoalClock } from './goal-clock';
 import { ContinuationIntent, ContinuationItem, ContinuationResult, GoalContinuationService } from './goal-continuation.service';
@@ -65,6 +66,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
   /** Every pass's lease, keyed by the pass's owner id; stopped on shutdown, which aborts the passes. */
   private readonly passes: LeaseKeeper<string>;
   private ticking?: Promise<SchedulerPassResult>;
+  private ticker?: LocalTaskHandle;
 
   constructor(
     private readonly store: GoalStore,
@@ -72,7 +74,7 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
     private readonly workers: GoalWorkerSelector,
     private readonly clock: GoalClock,
     private readonly health: HealthService,
-    private readonly registry: SchedulerRegistry,
+    private readonly scheduler: PeriodicTaskService,
     private readonly metrics: GoalSchedulerMetrics,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     @Inject(GOALS_SETTINGS) private readonly settings: GoalsSettings,
@@ -82,18 +84,13 @@ export class GoalSchedulerService implements OnApplicationBootstrap, OnApplicati
 
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
-    const timer = setInterval(() => void this.tick(), this.config.schedulerTickMs);
-    timer.unref();
-    this.registry.addInterval(TICKER, timer);
+    // Every replica ticks (the claims share the goals out); a tick while a pass runs is skipped.
+    this.ticker = this.scheduler.every({ name: TICKER, intervalMs: this.config.schedulerTickMs, run: () => this.tick() });
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.passes.stop();
-    try {
-      this.registry.deleteInterval(TICKER);
-    } catch {
-      /* the ticker was not started */
-    }
+    await this.ticker?.stop();
     await this.ticking?.catch(() => undefined);
   }
 

@@ -16,6 +16,8 @@ import { RUN_GATE_SUBJECT } from './run-gates';
 import { EagerInsertOutcome, EagerStart } from './run-eager-start';
 import { ClaimedRow, FlushParams, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
 import { RunClaimer } from './run-claimer';
+import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { LeaseLost } from './run-writer';
 import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
@@ -55,7 +57,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
   private readonly leases: LeaseKeeper<string, RunLeaseInfo>;
   /** Finds work: slots, claim passes, claims folded into writes, runs claimed at once. */
   private readonly claimer: RunClaimer;
-  private ticker?: NodeJS.Timeout;
+  private ticker?: LocalTaskHandle;
   private stopped = false;
   /** The shutdown, once: every caller waits for the same handback. */
   private stopping?: Promise<void>;
@@ -75,6 +77,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     private readonly notifications: DatabaseNotifications,
     private readonly artifacts: RunArtifactsService,
     private readonly nodeMcp: NodeMcpBinder,
+    private readonly scheduler: PeriodicTaskService,
   ) {
     this.owner = leaseOwnerId(settings.instanceId);
     this.leases = new LeaseKeeper<string, RunLeaseInfo>({
@@ -130,8 +133,8 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
       lock: (m, gate) => lockRun(m, { runId: gate.subjectId }),
     });
     if (!this.settings.executing) return;
-    this.ticker = setInterval(() => void this.claimAvailable(), this.settings.claimIntervalMs);
-    this.ticker.unref();
+    // Every tick asks the claimer, which folds a tick into the pass in flight (one more pass after it).
+    this.ticker = this.scheduler.every({ name: 'runs.claim', intervalMs: this.settings.claimIntervalMs, run: async () => void this.claimAvailable() });
     // Another replica's unclaimed run (or handed-back lease) wakes this one at once; the ticker
     // remains the bound when notifications are missed or not delivered (the embedded engine).
     this.notifications.subscribe(RUNS_CHANNEL, () => this.noteClaimable());
@@ -163,7 +166,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
 
   private async handBack(): Promise<void> {
     this.stopped = true;
-    if (this.ticker) clearInterval(this.ticker);
+    void this.ticker?.stop();
     await this.claimer.settled();
     const running = [...this.executions.values()];
     for (const e of running) this.stop(e, 'shutdown');

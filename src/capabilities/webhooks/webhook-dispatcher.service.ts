@@ -8,6 +8,8 @@ import { HOST_VERSION } from '../../platform/discovery/discovery.service';
 import { EventEntity } from '../../platform/events/event.entities';
 import { toView } from '../../platform/events/event-log.service';
 import { MetricsService } from '../../platform/metrics/metrics.service';
+import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
+import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { WebhookSubscriptionEntity } from './webhook.entities';
 import type { Resolver } from '../../platform/http/egress-guard';
 import { guardedPost } from '../../platform/http/guarded-post';
@@ -47,10 +49,9 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   private readonly logger = new Logger('webhooks.delivery');
   private readonly outcomes: Counter<'outcome'>;
   private running = false;
-  private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
-  private loop?: Promise<void>;
-  private wakeLoop?: () => void;
+  /** The outbox poll, on the platform scheduler: every pollMs after the last pass, or at once when a delivery frees a slot. */
+  private poll?: LocalTaskHandle;
   /** Replaced by tests to resolve names without DNS. */
   resolver?: Resolver;
 
@@ -59,6 +60,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     private readonly credentials: CredentialStoreService,
     metrics: MetricsService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
+    private readonly scheduler: PeriodicTaskService,
   ) {
     this.outcomes = metrics.counter({
       name: 'openwop_webhook_delivery_attempts_total',
@@ -74,18 +76,18 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
     this.running = true;
-    this.loop = this.run();
+    this.poll = this.scheduler.every({ name: 'webhooks.delivery', intervalMs: this.settings.pollMs, cadence: 'delay', run: () => this.pass() });
+    this.poll.wake();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.wakeLoop?.();
-    await this.loop;
+    await this.poll?.stop();
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async run(): Promise<void> {
+  /** Claims and starts due deliveries while slots are free and rows come. */
+  private async pass(): Promise<void> {
     while (this.running) {
       let claimed = 0;
       try {
@@ -98,7 +100,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
               .catch((e) => this.logger.error({ msg: 'webhook delivery crashed', deliveryId: row.id, err: (e as Error).message }))
               .finally(() => {
                 this.inFlight.delete(p);
-                this.wakeLoop?.();
+                this.poll?.wake();
               });
             this.inFlight.add(p);
           }
@@ -110,16 +112,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
       if (!this.running) break;
       // A full batch means more may be due: look again at once (after a slot frees up).
       const full = claimed > 0 && this.inFlight.size < this.settings.concurrency;
-      if (full) continue;
-      await new Promise<void>((resolve) => {
-        this.wakeLoop = () => {
-          if (this.timer) clearTimeout(this.timer);
-          this.wakeLoop = undefined;
-          resolve();
-        };
-        this.timer = setTimeout(() => this.wakeLoop?.(), this.settings.pollMs);
-        this.timer.unref?.();
-      });
+      if (!full) return;
     }
   }
 

@@ -6,6 +6,8 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { HOST_VERSION } from '../discovery/discovery.service';
 import type { Resolver } from '../http/egress-guard';
 import { guardedPost } from '../http/guarded-post';
+import type { LocalTaskHandle } from '../scheduler/local-task';
+import { PeriodicTaskService } from '../scheduler/periodic-task.service';
 
 /** What a sink receives for each sealed checkpoint (one JSON line of the file; the webhook's body). */
 export interface AuditCheckpointRecord {
@@ -56,37 +58,32 @@ export async function queueCheckpointExport(m: EntityManager, config: HostConfig
 export class AuditCheckpointExporter implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('audit.export');
   private readonly sinks: Array<'file' | 'webhook'>;
-  private timer?: NodeJS.Timeout;
+  /** The outbox poll, on the platform scheduler: POLL_MS after the last pass. */
+  private poll?: LocalTaskHandle;
   private running?: Promise<void>;
-  private stopped = false;
   /** Replaced by tests to resolve names without DNS. */
   resolver?: Resolver;
 
   constructor(
     private readonly ds: DataSource,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
+    private readonly scheduler: PeriodicTaskService,
   ) {
     this.sinks = auditExportSinks(config.audit);
   }
 
   onApplicationBootstrap(): void {
     if (!this.sinks.length || !this.config.schedulerEnabled) return;
-    const tick = () => {
-      this.timer = setTimeout(() => {
-        void this.drain()
-          .catch((err) => this.logger.warn({ msg: 'audit checkpoint export pass failed; trying again', err }))
-          .finally(() => {
-            if (!this.stopped) tick();
-          });
-      }, POLL_MS);
-      this.timer.unref();
-    };
-    tick();
+    this.poll = this.scheduler.every({
+      name: 'audit.checkpoint-export',
+      intervalMs: POLL_MS,
+      cadence: 'delay',
+      run: () => this.drain().catch((err) => this.logger.warn({ msg: 'audit checkpoint export pass failed; trying again', err })),
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    await this.poll?.stop();
     await this.running?.catch(() => undefined);
   }
 

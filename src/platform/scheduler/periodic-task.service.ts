@@ -6,6 +6,7 @@ import { LeaseKeeper, LeaseStore } from '../leases/lease-keeper';
 import { leaseOwnerId } from '../leases/lease-owner';
 import { sqlLeaseStore } from '../leases/sql-lease-store';
 import { WiringFault } from '../errors/internal-fault';
+import { LocalTask, LocalTaskHandle, LocalTaskLoop } from './local-task';
 
 export interface PeriodicTask {
   /** Unique, stable name (the lease row's key). */
@@ -27,7 +28,10 @@ export interface PeriodicTask {
 }
 
 /**
- * Host-wide periodic work, run once per slot across any number of replicas. The local ticker is an
+ * The host's periodic work, all of it: `register` a PeriodicTask for work run once per slot across
+ * any number of replicas, `every` a LocalTask for a loop every replica runs on its own (claim
+ * tickers and outbox polls). No other file keeps a timer of periodic work (a scan checks
+ * setInterval). Host-wide periodic work, run once per slot across any number of replicas. The local ticker is an
  * @nestjs/schedule interval (OPENWOP_SCHEDULER_TICK_MS); the claim is a conditional UPDATE on the
  * database clock, so clock skew between replicas does not matter, and a crashed replica's lease
  * simply expires. A running task's lease is kept by a LeaseKeeper, so a long task keeps its slot and a
@@ -43,6 +47,7 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
   private readonly owner: string;
   private ticking?: Promise<void>;
   private readonly abort = new AbortController();
+  private readonly loops = new Map<string, LocalTaskHandle>();
 
   constructor(
     private readonly ds: DataSource,
@@ -59,6 +64,30 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     this.keepers.set(task.name, new LeaseKeeper({ owner: this.owner, leaseMs: leaseMsOf(task), store: this.store, log: this.logger }));
   }
 
+  /**
+   * Starts a loop this replica runs on its own (see LocalTask), now: its owner starts it when it is
+   * ready and stops it (the handle) before what it uses closes; the scheduler stops what is left at shutdown.
+   */
+  every(task: LocalTask): LocalTaskHandle {
+    if (this.loops.has(task.name)) throw new WiringFault(`local task "${task.name}" started twice`);
+    const loop = new LocalTaskLoop(task, (err) => this.logger.error({ msg: 'local task pass failed', task: task.name, err }));
+    const interval = loop.start();
+    if (interval) this.registry.addInterval(task.name, interval);
+    const handle: LocalTaskHandle = {
+      wake: () => loop.wake(),
+      stop: async () => {
+        if (this.loops.get(task.name) === handle) {
+          this.loops.delete(task.name);
+          // The schedule module may have cleared its registry already (its own shutdown).
+          if (interval && this.registry.getIntervals().includes(task.name)) this.registry.deleteInterval(task.name);
+        }
+        await loop.stop();
+      },
+    };
+    this.loops.set(task.name, handle);
+    return handle;
+  }
+
   onApplicationBootstrap(): void {
     if (!this.config.schedulerEnabled) return;
     const timer = setInterval(() => void this.tick(), this.config.schedulerTickMs);
@@ -68,6 +97,7 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     this.abort.abort();
+    await Promise.all([...this.loops.values()].map((l) => l.stop()));
     try {
       this.registry.deleteInterval('openwop-host.scheduler');
     } catch {
