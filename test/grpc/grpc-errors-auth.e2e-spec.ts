@@ -176,7 +176,7 @@ describe('gRPC transport: errors, authentication and scopes', () => {
     // Each method with its REST twin and that route's scopes (schemas/route-scopes.txt, docs/grpc.md).
     expect(g.t.app.get(EngineServiceImplementation).served()).toEqual([
       { method: 'GetCapabilities', kind: 'unary', route: 'GET /.well-known/openwop', scopes: [] },
-      { method: 'GetWorkflow', kind: 'unary', route: 'GET /v1/workflows/:workflowId', scopes: ['manifest:read'] },
+      { method: 'GetWorkflow', kind: 'unary', route: 'GET /v1/workflows/:workflowId', scopes: [], anyOfScopes: ['manifest:read', 'runs:create'] },
       { method: 'CreateRun', kind: 'unary', route: 'POST /v1/runs', scopes: ['runs:create'] },
       { method: 'GetRun', kind: 'unary', route: 'GET /v1/runs/:runId', scopes: ['runs:read'] },
       { method: 'CancelRun', kind: 'unary', route: 'POST /v1/runs/:runId/cancel', scopes: ['runs:cancel'] },
@@ -192,6 +192,9 @@ describe('gRPC transport: errors, authentication and scopes', () => {
       { method: 'RegisterWebhook', kind: 'unary', route: 'POST /v1/webhooks', scopes: ['runs:read'], anyOfScopes: ['webhooks:manage', 'runs:create'] },
       { method: 'UnregisterWebhook', kind: 'unary', route: 'DELETE /v1/webhooks/:webhookId', scopes: [], anyOfScopes: ['webhooks:manage', 'runs:create'] },
       { method: 'VerifyAuditLog', kind: 'unary', route: 'GET /v1/audit/verify', scopes: ['audit:read'] },
+      { method: 'ListRuns', kind: 'unary', route: 'GET /v1/runs', scopes: ['runs:read'] },
+      { method: 'ListTools', kind: 'unary', route: 'GET /v1/tools', scopes: ['tools:read'] },
+      { method: 'ListApprovals', kind: 'unary', route: 'GET /v1/approvals', scopes: ['approvals:respond'] },
     ]);
     expect(g.t.app.get(EngineServiceImplementation).served().map((m: { method: string }) => m.method).sort()).toEqual(ENGINE_METHODS.filter((m) => !NOT_SERVED.includes(m)).sort());
   });

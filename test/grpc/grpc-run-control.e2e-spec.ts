@@ -99,9 +99,9 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
       expect(answered(await call('GetWorkflow', { workflowId: 'vendor.test.grpcctl.chain' }, full))).toEqual(viaRest.body);
     });
 
-    it('PERMISSION_DENIED without manifest:read; NOT_FOUND for an unknown and another tenant\'s workflow', async () => {
+    it('PERMISSION_DENIED without manifest:read or runs:create; NOT_FOUND for an unknown and another tenant\'s workflow', async () => {
       const denied = await sameRefusal('GetWorkflow', { workflowId: 'vendor.test.grpcctl.chain' }, reader, { method: 'GET', url: '/v1/workflows/vendor.test.grpcctl.chain' }, grpc.status.PERMISSION_DENIED, 403);
-      expect(denied.details).toEqual({ requiredScopes: ['manifest:read'], missingScopes: ['manifest:read'] });
+      expect(denied.details).toEqual({ requiredScopes: [], requiredAnyOfScopes: ['manifest:read', 'runs:create'] });
       await sameRefusal('GetWorkflow', { workflowId: 'vendor.test.grpcctl.missing' }, full, { method: 'GET', url: '/v1/workflows/vendor.test.grpcctl.missing' }, grpc.status.NOT_FOUND, 404);
       await sameRefusal('GetWorkflow', { workflowId: 'vendor.test.grpcctl.theirs' }, full, { method: 'GET', url: '/v1/workflows/vendor.test.grpcctl.theirs' }, grpc.status.NOT_FOUND, 404);
       // The owner reads it, over both transports.

@@ -246,11 +246,13 @@ describe('runs: control and history', () => {
       expect((await t.http('GET', '/v1/workflows/workflow:test-fanout', { token: key })).body.id).toBe('workflow:test-fanout');
     });
 
-    it('is tenant-scoped and needs manifest:read', async () => {
+    it('is tenant-scoped and needs manifest:read, or runs:create (who may start a workflow may read it)', async () => {
       expect((await t.http('GET', '/v1/workflows/test-fanout', { token: stranger })).status).toBe(404);
       expect((await t.http('GET', '/v1/workflows/no-such-chain', { token: key })).body.error).toBe('not_found');
       const reader = await t.key({ scopes: ['runs:read'] });
       expect((await t.http('GET', '/v1/workflows/test-fanout', { token: reader })).status).toBe(403);
+      const starter = await t.key({ scopes: ['runs:create'] });
+      expect((await t.http('GET', '/v1/workflows/test-fanout', { token: starter })).status).toBe(200);
       expect((await t.http('GET', '/v1/workflows/test-fanout')).status).toBe(401);
     });
   });

@@ -23,7 +23,7 @@ import { EagerStartAbandoned } from './run-eager-start';
 import { insertPendingRun, insertWrittenRun, RunInsertValues } from './run-insert';
 import type { ClaimedRow } from './run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
-import { AuthorSchemas, AuthorValidator, SchemaNotCompiled } from '../../platform/schemas/author-schemas';
+import { checkRunInputs } from './run-inputs';
 
 export interface CreateRunRequest {
   workflowId: string;
@@ -72,8 +72,6 @@ const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-inp
  */
 @Injectable()
 export class RunCreationService {
-  private readonly schemas = AuthorSchemas.shared();
-
   constructor(
     private readonly ds: DataSource,
     private readonly resolver: WorkflowResolver,
@@ -313,7 +311,7 @@ export class RunCreationService {
     if (hit?.chain) {
       try {
         const definition = this.executable(req.workflowId, hit.chain.dag);
-        this.checkInputs(hit.chain.parameters, req.inputs);
+        checkRunInputs(hit.chain.parameters, req.inputs);
         return { definition, version: hit.version };
       } catch (e) {
         if (!(e instanceof DomainError)) throw e;
@@ -323,34 +321,11 @@ export class RunCreationService {
     const chain = current.chain(req.workflowId);
     if (!chain) throw new NotFoundError(`No workflow "${req.workflowId}" is installed for your tenant.`, { workflowId: req.workflowId });
     const definition = this.executable(req.workflowId, chain.dag);
-    this.checkInputs(chain.parameters, req.inputs);
+    checkRunInputs(chain.parameters, req.inputs);
     return { definition, version: current.version };
   }
 
-  /**
-   * The run's inputs against the parameters the chain declares (its input JSON Schema, compiled as an
-   * author schema, patterns on the linear-time engine): every problem at once, 400 `validation_error`,
-   * nothing written. A chain that declares none takes any inputs.
-   */
-  private checkInputs(parameters: Record<string, unknown> | undefined, inputs: Record<string, unknown> | undefined): void {
-    if (!parameters) return;
-    let validate: AuthorValidator;
-    try {
-      validate = this.schemas.compile(parameters);
-    } catch (e) {
-      if (!(e instanceof SchemaNotCompiled)) throw e;
-      throw new UnprocessableError('workflow_invalid', 'The workflow declares input parameters that are not a JSON Schema this host can check.', {
-        problems: e.problems.map((p) => ({ path: `/parameters${p.path}`, message: p.message })),
-      });
-    }
-    const problems = validate(inputs ?? {});
-    if (problems.length) {
-      throw new ValidationError('inputs do not satisfy the parameters the workflow declares.', {
-        field: 'inputs',
-        problems: problems.slice(0, 50).map((p) => ({ path: `/inputs${p.path}`, message: p.message })),
-      });
-    }
-  }
+
 
   /** The chain's DAG parsed, every node served by an executor that accepts its config (else 422). */
   private executable(workflowId: string, dag: Record<string, unknown>): WorkflowDefinition {
