@@ -45,6 +45,15 @@ describe('host configuration', () => {
     expect(() => loadHostConfig({ OPENWOP_CONFIG: path.join(dir, 'missing.json') })).toThrow(/cannot read/);
   });
 
+  it('takes OPENWOP_PLUGINS_DIR as an absolute folder, and refuses one that is not a folder before any database work', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'owh-plugins-'));
+    expect(loadHostConfig({}).pluginsDir).toBeUndefined();
+    expect(loadHostConfig({ OPENWOP_PLUGINS_DIR: path.relative(process.cwd(), dir) }).pluginsDir).toBe(dir);
+    expect(() => loadHostConfig({ OPENWOP_PLUGINS_DIR: path.join(dir, 'missing') })).toThrow(ConfigError);
+    fs.writeFileSync(path.join(dir, 'file'), '');
+    expect(() => loadHostConfig({ OPENWOP_PLUGINS_DIR: path.join(dir, 'file') })).toThrow(/OPENWOP_PLUGINS_DIR: .* is not a folder/);
+  });
+
   it('documents every setting and every scope in the README or its docs/ pages', () => {
     const root = path.join(__dirname, '../../..');
     const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md'));

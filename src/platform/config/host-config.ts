@@ -27,6 +27,8 @@ export interface HostConfig {
   configFile?: string;
   file: HostConfigFile;
   plugins: string[];
+  /** Folder outside the checkout that plugins are installed into (`npm install --prefix`); names in `plugins` resolve from it first. */
+  pluginsDir?: string;
   pluginsStrict: boolean;
   testSeams: boolean;
   maxRequestBodyBytes: number;
@@ -168,6 +170,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_DATA_DIR', default: './.data', description: 'Folder of the embedded database (and its socket, used by the CLI while the host runs).' },
   { name: 'OPENWOP_CONFIG', description: 'Path of a JSON or YAML file with structured settings (MCP servers, host-extension tools, plugin options), validated against schemas/host-config.schema.json.' },
   { name: 'OPENWOP_PLUGINS', description: 'Comma-separated plugin package names or paths to load.' },
+  { name: 'OPENWOP_PLUGINS_DIR', description: 'Folder plugins are installed into (`npm install --prefix <dir> --legacy-peer-deps <plugin.tgz>`), outside the host\'s checkout: the package names of OPENWOP_PLUGINS are looked up in it first, and its plugins share the host\'s Nest and plugin SDK.' },
   { name: 'OPENWOP_PLUGINS_STRICT', default: 'false', description: 'When true, a plugin that fails to load stops the host.' },
   { name: 'OPENWOP_TEST_SEAMS', default: 'false', description: 'Serve the /v1/host/sample/* conformance seams (authenticated). Never on in production.' },
   { name: 'OPENWOP_MAX_BODY_BYTES', default: '1048576', description: 'Request body limit, enforced and advertised as limits.maxRequestBodyBytes.' },
@@ -263,6 +266,13 @@ export function parsePgSettings(name: string, value: string | undefined): Record
     out[m[1]] = m[2];
   }
   return out;
+}
+
+function pluginsDir(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const dir = path.resolve(value);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new ConfigError(`OPENWOP_PLUGINS_DIR: ${dir} is not a folder`);
+  return dir;
 }
 
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -372,6 +382,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     configFile,
     file: loadConfigFile(configFile, schemas),
     plugins: (str(env, 'OPENWOP_PLUGINS') ?? '').split(',').map((p) => p.trim()).filter(Boolean),
+    pluginsDir: pluginsDir(str(env, 'OPENWOP_PLUGINS_DIR')),
     pluginsStrict: bool(env, 'OPENWOP_PLUGINS_STRICT', false),
     testSeams,
     maxRequestBodyBytes: envInt(env, 'OPENWOP_MAX_BODY_BYTES', 1048576, 1024, 1024 * 1024 * 1024),

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DynamicModule, Provider, Type } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
@@ -8,6 +9,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, type HostConfig } from '../config/host-config';
 import type { SchemaRegistry } from '../schemas/schema-registry';
 import type { PluginStateStore } from './plugin-state.store';
+import { shareHostPackagesWith, sharesHostPackages } from './plugin-peers';
 import { PROJECT_ROOT } from '../project-root';
 import { withTraceHeaders } from '../tracing/tracing';
 
@@ -33,13 +35,27 @@ const GLOBAL_ENHANCERS = new Set<unknown>([APP_GUARD, APP_FILTER, APP_PIPE, APP_
 
 export class PluginLoadError extends Error {}
 
-function resolveSpecifier(spec: string, cwd: string): string {
+/** A path (relative to `cwd`) or a package name, looked up in the plugins folder first, then from `cwd` and the host. */
+function resolveSpecifier(spec: string, cwd: string, pluginsDir?: string): string {
   try {
     if (spec.startsWith('.') || path.isAbsolute(spec)) return require.resolve(path.resolve(cwd, spec));
-    return require.resolve(spec, { paths: [cwd, PROJECT_ROOT] });
+    return require.resolve(spec, { paths: [...(pluginsDir ? [pluginsDir] : []), cwd, PROJECT_ROOT] });
   } catch {
-    throw new PluginLoadError(`cannot find the package or file "${spec}" (is it installed?)`);
+    throw new PluginLoadError(`cannot find the package or file "${spec}" (is it installed${pluginsDir ? ` in OPENWOP_PLUGINS_DIR ${pluginsDir}` : ''}?)`);
   }
+}
+
+/** The folder of the package a file belongs to (its nearest package.json). */
+function packageRoot(file: string): string {
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json')) || path.dirname(dir) === dir) return dir;
+  }
+}
+
+/** A plugin outside the host's folder shares the host's Nest and SDK (plugin-peers.ts). */
+function sharePeers(resolved: string): void {
+  const real = fs.realpathSync(resolved);
+  if (!real.startsWith(`${fs.realpathSync(PROJECT_ROOT)}${path.sep}`) && !sharesHostPackages(real)) shareHostPackagesWith(packageRoot(real));
 }
 
 function pluginLogger(base: Logger, id: string): PluginLogger {
@@ -134,22 +150,25 @@ export function assertCuratedDependencies(mod: DynamicModule | Type<unknown>, id
 }
 
 /**
- * Loads the plugins named in OPENWOP_PLUGINS: resolve the package or path, check its brand and the
+ * Loads the plugins named in OPENWOP_PLUGINS: resolve the package (from OPENWOP_PLUGINS_DIR first) or
+ * path, share the host's Nest and SDK with it when it lies outside the host's folder, check its brand and the
  * host range it supports, validate its options against its own JSON Schema, build its module with
  * curated host services, and refuse global enhancers. A failure is reported and skips that plugin,
  * unless OPENWOP_PLUGINS_STRICT=true.
  */
 export function loadPlugins(
-  config: Pick<HostConfig, 'plugins' | 'pluginsStrict' | 'file'>,
+  config: Pick<HostConfig, 'plugins' | 'pluginsDir' | 'pluginsStrict' | 'file'>,
   deps: { logger: Logger; schemas: SchemaRegistry; state: PluginStateStore; cwd?: string },
 ): PluginLoadResult {
   const loaded: LoadedPlugin[] = [];
   const failed: PluginFailure[] = [];
   const ids = new Set<string>();
+  if (config.pluginsDir && config.plugins.length) shareHostPackagesWith(config.pluginsDir);
   for (const specifier of config.plugins) {
     let id: string | undefined;
     try {
-      const resolved = resolveSpecifier(specifier, deps.cwd ?? process.cwd());
+      const resolved = resolveSpecifier(specifier, deps.cwd ?? process.cwd(), config.pluginsDir);
+      sharePeers(resolved);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const exported = require(resolved) as Record<string, unknown>;
       const candidate = [exported.default, exported.plugin, exported].find(isPlugin) as BrandedPlugin | undefined;
