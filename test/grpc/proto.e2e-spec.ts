@@ -48,9 +48,14 @@ const SPEC_METHODS = [
   'VerifyAuditLog',
 ];
 
+/** This host's additions, after the profile's methods: twins of the host's own REST collection routes. */
+const HOST_METHODS = ['ListRuns', 'ListTools', 'ListApprovals'];
+
 const SCHEMAS_DIR = path.join(PROJECT_ROOT, 'schemas', 'openwop');
 /** The protocol's published api/openapi.yaml, kept as reference data for this test. */
 const OPENAPI = parseYaml(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'openwop', 'openapi.yaml'), 'utf8')) as Json;
+/** The host's own OpenAPI document (npm run openapi:generate): the routes the host methods are the twins of. */
+const HOST_OPENAPI = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'schemas', 'openapi.json'), 'utf8')) as Json;
 
 function schemaFile(name: string): Json {
   return JSON.parse(fs.readFileSync(path.join(SCHEMAS_DIR, name), 'utf8'));
@@ -138,42 +143,43 @@ function jsonTypes(loc: Located): Set<string> | 'any' | 'unresolved' {
   return 'any';
 }
 
-function operation(operationId: string): { path: string; method: string; op: Json } {
-  for (const [p, item] of Object.entries<Json>(OPENAPI.paths)) {
+function operation(operationId: string, doc: Json = OPENAPI): { path: string; method: string; op: Json } {
+  for (const [p, item] of Object.entries<Json>(doc.paths)) {
     for (const [method, op] of Object.entries<Json>(item)) if (op?.operationId === operationId) return { path: p, method, op: { ...op, parameters: [...(item.parameters ?? []), ...(op.parameters ?? [])] } };
   }
   throw new Error(`no operation ${operationId}`);
 }
 
-function parameters(op: Json): Array<{ in: string; name: string; required?: boolean; schema?: Json }> {
-  return op.parameters.map((p: Json) => resolve({ node: p, doc: OPENAPI }).node);
+function parameters(op: Json, doc: Json = OPENAPI): Array<{ in: string; name: string; required?: boolean; schema?: Json }> {
+  return op.parameters.map((p: Json) => resolve({ node: p, doc }).node);
 }
 
 /** What a request message mirrors: the operation's path and query parameters plus its JSON body. */
-function requestShape(operationId: string): ObjectShape & { headers: string[] } {
-  const { op } = operation(operationId);
+function requestShape(operationId: string, doc: Json = OPENAPI): ObjectShape & { headers: string[] } {
+  const { op } = operation(operationId, doc);
   const body = op.requestBody?.content?.['application/json']?.schema;
-  const shape: ObjectShape = body ? objectShape({ node: body, doc: OPENAPI }) : { properties: new Map(), required: new Set(), closed: true };
+  const shape: ObjectShape = body ? objectShape({ node: body, doc }) : { properties: new Map(), required: new Set(), closed: true };
   const headers: string[] = [];
-  for (const p of parameters(op)) {
+  for (const p of parameters(op, doc)) {
     if (p.in === 'header') {
       headers.push(p.name.toLowerCase());
       continue;
     }
-    shape.properties.set(p.name, { node: p.schema ?? {}, doc: OPENAPI });
+    shape.properties.set(p.name, { node: p.schema ?? {}, doc });
     if (p.in === 'path' || p.required) shape.required.add(p.name);
   }
   return { ...shape, headers };
 }
 
 /** The success body of an operation. */
-function responseLocated(operationId: string): Located {
-  const { op } = operation(operationId);
+function responseLocated(operationId: string, doc: Json = OPENAPI): Located {
+  const { op } = operation(operationId, doc);
   const [, res] = Object.entries<Json>(op.responses).find(([code, r]) => /^2/.test(code) && r.content?.['application/json'])!;
-  return { node: res.content['application/json'].schema, doc: OPENAPI };
+  return { node: res.content['application/json'].schema, doc };
 }
 
-type Source = { operation: string; part: 'request' | 'response' } | { file: string; pointer?: string };
+/** An operation of the protocol's document, or (`host: true`) of the host's own. */
+type Source = { operation: string; part: 'request' | 'response'; host?: boolean } | { file: string; pointer?: string };
 
 interface Mirror {
   message: string;
@@ -184,6 +190,11 @@ interface Mirror {
   renames?: Record<string, string>;
   /** Members the spec folds in from another operation's request. */
   alsoFrom?: { operation: string; members: string[] };
+  /**
+   * Members REST always sends that may be null (a page's `nextCursor`): proto3 strings have no null,
+   * so the field is `optional` and left unset for null, and the codec does not write it as required.
+   */
+  nullable?: string[];
 }
 
 const MIRRORS: Mirror[] = [
@@ -233,6 +244,14 @@ const MIRRORS: Mirror[] = [
   { message: 'AuditCheckpoint', source: { file: 'audit-verify-result.schema.json', pointer: '/$defs/Checkpoint' } },
   { message: 'AuditAnomaly', source: { file: 'audit-verify-result.schema.json', pointer: '/$defs/Anomaly' } },
   { message: 'BulkCancelRunResult', source: { operation: 'bulkCancelRuns', part: 'response' } },
+  // The host's additions: its own collection routes (schemas/openapi.json).
+  { message: 'ListRunsRequest', source: { operation: 'listRuns', part: 'request', host: true } },
+  { message: 'ListRunsResponse', source: { operation: 'listRuns', part: 'response', host: true }, nullable: ['nextCursor'] },
+  { message: 'ListToolsRequest', source: { operation: 'listTools', part: 'request', host: true } },
+  // GET /v1/tools answers the standard view as a bare array, the compact view as {tools}: the message is the latter's shape for both.
+  { message: 'ListToolsResponse', source: { operation: 'listCompactTools', part: 'response', host: true } },
+  { message: 'ListApprovalsRequest', source: { operation: 'listApprovals', part: 'request', host: true } },
+  { message: 'ListApprovalsResponse', source: { operation: 'listApprovals', part: 'response', host: true }, nullable: ['nextCursor'] },
 ];
 // BulkCancelRunResult is the `results[]` item of the bulk-cancel response.
 const ITEM_OF: Record<string, string> = { BulkCancelRunResult: '/properties/results/items' };
@@ -240,12 +259,12 @@ const ITEM_OF: Record<string, string> = { BulkCancelRunResult: '/properties/resu
 function mirrored(m: Mirror): { shape: ObjectShape; isRequest: boolean; located?: Located } {
   const s = m.source;
   if ('operation' in s && s.part === 'request') {
-    const shape = requestShape(s.operation);
+    const shape = requestShape(s.operation, s.host ? HOST_OPENAPI : OPENAPI);
     for (const member of m.alsoFrom?.members ?? []) shape.properties.set(member, requestShape(m.alsoFrom!.operation).properties.get(member)!);
     return { shape, isRequest: true };
   }
   let located: Located;
-  if ('operation' in s) located = resolve(responseLocated(s.operation));
+  if ('operation' in s) located = resolve(responseLocated(s.operation, s.host ? HOST_OPENAPI : OPENAPI));
   else {
     const doc = schemaFile(s.file);
     located = { node: s.pointer ? atPointer(doc, s.pointer) : doc, doc };
@@ -284,9 +303,12 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
     const onWarning = (w: Error) => warnings.push(w.message);
     process.on('warning', onWarning);
     let def: protoLoader.PackageDefinition;
+    let withStatus: protoLoader.PackageDefinition;
     try {
       process.chdir(PROJECT_ROOT);
       def = protoLoader.loadSync('openwop.proto', { includeDirs: ['schemas/grpc'] });
+      // google.rpc.Status (an error's details) is the file beside it, loaded with it by a client that reads them.
+      withStatus = protoLoader.loadSync(['openwop.proto', 'google/rpc/status.proto'], { includeDirs: ['schemas/grpc'] });
       await new Promise((r) => setImmediate(r)); // emitWarning reports on a later tick
     } finally {
       process.chdir(cwd);
@@ -294,11 +316,35 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
     }
     expect(warnings).toEqual([]);
     expect(def[ENGINE_SERVICE]).toBeDefined();
-    expect(def['google.rpc.Status']).toBeDefined();
+    expect(withStatus[ENGINE_SERVICE]).toBeDefined();
+    expect(withStatus['google.rpc.Status']).toBeDefined();
     const pkg = grpc.loadPackageDefinition(def) as Json;
     const Engine = pkg.openwop.v1.Engine as grpc.ServiceClientConstructor;
     expect(typeof Engine).toBe('function');
-    expect(Object.keys(Engine.service)).toEqual(SPEC_METHODS);
+    expect(Object.keys(Engine.service)).toEqual([...SPEC_METHODS, ...HOST_METHODS]);
+  });
+
+  it('imports only what its messages use, and names the packages of the generated code (go_package, java_package, csharp_namespace)', () => {
+    const text = fs.readFileSync(path.join(ENGINE_PROTO_DIR, 'openwop.proto'), 'utf8');
+    const imports = [...text.matchAll(/^import\s+"([^"]+)";/gm)].map((m) => m[1]);
+    expect(imports.sort()).toEqual(['google/protobuf/empty.proto', 'google/protobuf/struct.proto']);
+    // Every import is used by a field or a method of the file (protoc warns about an unused one; the
+    // Python client test compiles with protoc and expects no output at all).
+    const referenced = new Set<string>();
+    const engine = root.lookupService(ENGINE_SERVICE);
+    for (const m of engine.methodsArray) for (const t of [m.resolvedRequestType!, m.resolvedResponseType!]) referenced.add(t.fullName);
+    for (const t of (messages as unknown as { nestedArray: unknown[] }).nestedArray.filter((n): n is Type => n instanceof Type)) {
+      for (const f of t.fieldsArray) if (f.resolvedType) referenced.add(f.resolvedType.fullName);
+    }
+    const provides: Record<string, string[]> = {
+      'google/protobuf/empty.proto': ['.google.protobuf.Empty'],
+      'google/protobuf/struct.proto': ['.google.protobuf.Struct', '.google.protobuf.Value', '.google.protobuf.ListValue'],
+    };
+    for (const i of imports) expect([i, provides[i].some((t) => referenced.has(t))]).toEqual([i, true]);
+    const option = (name: string) => new RegExp(`^option ${name} = "([^"]+)";`, 'm').exec(text)?.[1];
+    expect(option('go_package')).toMatch(/^[a-z0-9.\-/]+\/openwop\/v1;openwopv1$/);
+    expect(option('java_package')).toBe('dev.openwop.v1');
+    expect(option('csharp_namespace')).toBe('OpenWop.V1');
   });
 
   it('needs only the files committed beside it and the well-known types protobufjs bundles', () => {
@@ -318,12 +364,18 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
     ]);
   });
 
-  it('the service has exactly the methods of the spec, each the PascalCase of a REST operationId, unary except the event stream', () => {
+  it('the service has exactly the methods of the spec, then the host\'s, each the PascalCase of a REST operationId, unary except the event stream', () => {
     const def = loadEnginePackageDefinition();
     const service = def[ENGINE_SERVICE] as protoLoader.ServiceDefinition;
-    expect(Object.keys(service)).toEqual(SPEC_METHODS);
+    expect(Object.keys(service)).toEqual([...SPEC_METHODS, ...HOST_METHODS]);
     const operationIds = new Set<string>();
     for (const item of Object.values<Json>(OPENAPI.paths)) for (const op of Object.values<Json>(item)) if (op?.operationId) operationIds.add(op.operationId);
+    const hostOperationIds = new Set<string>();
+    for (const item of Object.values<Json>(HOST_OPENAPI.paths)) for (const op of Object.values<Json>(item)) if (op?.operationId) hostOperationIds.add(op.operationId);
+    for (const name of HOST_METHODS) {
+      expect([name, hostOperationIds.has(name[0].toLowerCase() + name.slice(1))]).toEqual([name, true]);
+      expect([name, service[name].responseStream, (service[name].requestType.type as { name: string }).name, (service[name].responseType.type as { name: string }).name]).toEqual([name, false, `${name}Request`, `${name}Response`]);
+    }
     for (const name of SPEC_METHODS) {
       const m = service[name];
       expect(operationIds.has(name[0].toLowerCase() + name.slice(1))).toBe(true);
@@ -353,6 +405,7 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
   describe.each(MIRRORS.map((m) => [m.message, m] as const))('%s', (_, mirror) => {
     const t = type(mirror.message);
     const { shape, isRequest } = mirrored(mirror);
+    for (const n of mirror.nullable ?? []) shape.required.delete(n);
     const fields = t.fieldsArray.filter((f) => f.name !== ADDITIONAL_PROPERTIES_FIELD);
     const restName = (name: string) => mirror.renames?.[name] ?? name;
 
@@ -418,14 +471,23 @@ describe('gRPC proto: schemas/grpc/openwop.proto', () => {
         const member = shape.properties.get(snakeToCamel(f.name))!;
         let want = resolve(member).node;
         if (f.repeated) want = resolve({ node: want.items, doc: resolve(member).doc }).node;
-        expect([f.name, mirrored(nested).located?.node]).toEqual([f.name, want]);
+        const got = mirrored(nested).located?.node;
+        if ('operation' in mirror.source && mirror.source.host) {
+          // The host's document carries its own copy of the protocol schema (its component, keys sorted): the same schema by title, members and requirements.
+          const outline = (n: Json) => ({ title: n.title, properties: Object.keys(n.properties ?? {}).sort(), required: [...(n.required ?? [])].sort() });
+          expect([f.name, outline(got)]).toEqual([f.name, outline(want)]);
+        } else {
+          expect([f.name, got]).toEqual([f.name, want]);
+        }
       }
     });
 
     if (isRequest) {
       it('leaves the REST headers to metadata', () => {
-        const { op } = operation((mirror.source as { operation: string }).operation);
-        const headerNames = parameters(op).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
+        const source = mirror.source as { operation: string; host?: boolean };
+        const doc = source.host ? HOST_OPENAPI : OPENAPI;
+        const { op } = operation(source.operation, doc);
+        const headerNames = parameters(op, doc).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
         for (const h of headerNames) expect([h, t.fields[h.replace(/-/g, '_')]]).toEqual([h, undefined]);
       });
     }

@@ -3,3 +3,6 @@ export { ApprovalsModule } from './approvals.module';
 export { ApprovalsService } from './approvals.service';
 export type { ApprovalState, ApprovalView, DecisionOptions, GateRequest, GateSubject, InterruptKind, RejectionPolicy } from './approvals.service';
 export type { ApprovalEntity } from './approval.entity';
+// For the gRPC transport's ListApprovals: the REST route it is the twin of, and that route's query DTO.
+export { ApprovalsController } from './approvals.controller';
+export { ApprovalListQuery } from './approvals.dto';

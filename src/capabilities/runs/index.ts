@@ -22,7 +22,7 @@ export { MCP_EXPOSE_TOOL, MCP_EXPOSE_RESOURCE, MCP_EXPOSE_PROMPT, MCP_HANDLE_ELI
 export { CALL_TOOL_CHAIN, type ResolvedChain } from './workflow-resolver.service';
 // The REST request DTOs, so another transport validates with REST's own rules (and refuses in the
 // same words), with the two checks their decorators cannot express.
-export { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery } from './runs.dto';
+export { BulkCancelBody, bulkCancelRunIds, CancelRunBody, CreateRunBody, ForkRunBody, resumeReason, RunControlBody, RunEventsQuery, RunListQuery } from './runs.dto';
 export { ResolveInterruptBody } from './interrupts/interrupts.dto';
 // The REST routes, named by a gRPC method as its twin: their scopes and rate-limit class are read
 // from these controllers' route metadata.

@@ -19,3 +19,6 @@ export { ToolDispatchService, ToolDispatchDeniedError, ToolApprovalRequiredError
 export type { DispatchPath, DispatchRecordContext, DispatchPolicyView } from './dispatch/tool-dispatch.service';
 export { decideDispatch, effectivePolicy, SAFETY_TIERS, DISPATCH_DECISIONS } from './dispatch/dispatch-policy';
 export type { DispatchDecision, DispatchPolicyDocument, DispatchVerdict, DispatchSubject, EffectiveDispatchPolicy } from './dispatch/dispatch-policy';
+// For the gRPC transport's ListTools: the REST route it is the twin of, and the route's reading of its query.
+export { ToolCatalogController } from './tool-catalog.controller';
+export { parseCatalogSource, parseCatalogView } from './catalog-query';

@@ -1,29 +1,14 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { TOOL_SOURCE_KINDS, ToolDescriptor, ToolSourceKind } from '@openwop-host/plugin-sdk';
+import { TOOL_SOURCE_KINDS, ToolDescriptor } from '@openwop-host/plugin-sdk';
 import type { FastifyReply } from 'fastify';
-import { ValidationError } from '../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { parseCatalogSource as parseSource, parseCatalogView as parseView } from './catalog-query';
 import type { CompactToolDescriptor } from './compact-descriptor';
 import { CatalogView, ToolCatalogService } from './tool-catalog.service';
-
-/** Any `view` other than `compact` is the standard view (RFC 0112), so it is not validated as an enum. */
-function parseView(view: unknown): CatalogView {
-  if (view === undefined) return 'standard';
-  if (typeof view !== 'string') throw new ValidationError('view must be given once.', { field: 'view' });
-  return view === 'compact' ? 'compact' : 'standard';
-}
-
-function parseSource(source: unknown): ToolSourceKind | undefined {
-  if (source === undefined) return undefined;
-  if (typeof source !== 'string' || !TOOL_SOURCE_KINDS.includes(source as ToolSourceKind)) {
-    throw new ValidationError(`source must be one of ${TOOL_SOURCE_KINDS.join(', ')}.`, { field: 'source', allowed: TOOL_SOURCE_KINDS });
-  }
-  return source as ToolSourceKind;
-}
 
 /**
  * The protocol's `view` parameter (RFC 0112). It changes the shape of the answer, so the document

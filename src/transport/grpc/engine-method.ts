@@ -5,7 +5,7 @@ import type { Principal } from '../../platform/identity/principal';
 import type { TraceContext } from '../../platform/tracing/trace-context';
 import type { JsonObject } from './json-struct';
 
-/** The methods of openwop.v1.Engine (grpc-transport.md §"Service definition"), in the profile's order. */
+/** The methods of openwop.v1.Engine: the profile's (grpc-transport.md §"Service definition"), in its order, then this host's additions. */
 export const ENGINE_METHODS = [
   'GetCapabilities',
   'GetWorkflow',
@@ -24,6 +24,10 @@ export const ENGINE_METHODS = [
   'RegisterWebhook',
   'UnregisterWebhook',
   'VerifyAuditLog',
+  // This host's additions: the collection routes, with their filters and paging.
+  'ListRuns',
+  'ListTools',
+  'ListApprovals',
 ] as const;
 export type EngineMethodName = (typeof ENGINE_METHODS)[number];
 

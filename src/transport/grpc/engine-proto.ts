@@ -8,6 +8,8 @@ import { ProtoJsonCodec } from './json-struct';
 /** The folder holding openwop.proto and the google/rpc protos it imports (its include path). */
 export const ENGINE_PROTO_DIR = path.join(PROJECT_ROOT, 'schemas', 'grpc');
 export const ENGINE_PROTO_FILE = 'openwop.proto';
+/** google.rpc.Status, the message an error travels in; openwop.proto does not import it (no message refers to it), so it is loaded beside. */
+export const STATUS_PROTO_FILE = 'google/rpc/status.proto';
 export const ENGINE_PACKAGE = 'openwop.v1';
 export const ENGINE_SERVICE = `${ENGINE_PACKAGE}.Engine`;
 
@@ -26,7 +28,7 @@ export const ENGINE_PROTO_LOADER_OPTIONS: protoLoader.Options = {
 };
 
 export function loadEnginePackageDefinition(): protoLoader.PackageDefinition {
-  return protoLoader.loadSync(ENGINE_PROTO_FILE, ENGINE_PROTO_LOADER_OPTIONS);
+  return protoLoader.loadSync([ENGINE_PROTO_FILE, STATUS_PROTO_FILE], ENGINE_PROTO_LOADER_OPTIONS);
 }
 
 /**
@@ -41,7 +43,7 @@ export function loadEngineRoot(): Root {
     const candidate = path.join(ENGINE_PROTO_DIR, target);
     return fs.existsSync(candidate) ? candidate : bundled(origin, target);
   };
-  root.loadSync(path.join(ENGINE_PROTO_DIR, ENGINE_PROTO_FILE), { keepCase: true });
+  root.loadSync([path.join(ENGINE_PROTO_DIR, ENGINE_PROTO_FILE), path.join(ENGINE_PROTO_DIR, STATUS_PROTO_FILE)], { keepCase: true });
   root.resolveAll();
   return root;
 }
@@ -86,6 +88,10 @@ export const ENGINE_REQUIRED_FIELDS: Readonly<Record<string, readonly string[]>>
   'openwop.v1.VerifyAuditLogResponse': ['from_seq', 'to_seq', 'chain_valid', 'checkpoints', 'anomalies'],
   'openwop.v1.AuditCheckpoint': ['checkpoint', 'at_sequence', 'merkle_root', 'signature'],
   'openwop.v1.AuditAnomaly': ['at_seq', 'expected_prev_hash', 'actual_prev_hash'],
+  // The lists: the items always; next_cursor is absent on the last page (REST's null).
+  'openwop.v1.ListRunsResponse': ['runs'],
+  'openwop.v1.ListToolsResponse': ['tools'],
+  'openwop.v1.ListApprovalsResponse': ['approvals'],
 };
 
 let codec: ProtoJsonCodec | undefined;

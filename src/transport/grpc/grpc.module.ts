@@ -1,6 +1,8 @@
 import { Module, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { ApprovalsModule } from '../../capabilities/approvals';
 import { RunsModule } from '../../capabilities/runs';
+import { ToolCatalogModule } from '../../capabilities/tool-catalog';
 import { WebhooksModule } from '../../capabilities/webhooks';
 import { AuthGuard } from '../../platform/identity/auth.guard';
 import { EngineServiceImplementation } from './engine-service';
@@ -10,6 +12,7 @@ import { GrpcMetrics } from './grpc.metrics';
 import { GetCapabilitiesMethod } from './methods/discovery.method';
 import { InspectInterruptByTokenMethod, ResolveInterruptByRunMethod, ResolveInterruptByTokenMethod } from './methods/interrupts.methods';
 import { VerifyAuditLogMethod } from './methods/audit.methods';
+import { ListApprovalsMethod, ListRunsMethod, ListToolsMethod } from './methods/lists.methods';
 import { BulkCancelRunsMethod, CancelRunMethod, CreateRunMethod, ForkRunMethod, GetArtifactMethod, GetRunMethod, PauseRunMethod, ResumeRunMethod, StreamRunEventsMethod } from './methods/runs.methods';
 import { RegisterWebhookMethod, UnregisterWebhookMethod } from './methods/webhooks.methods';
 import { GetWorkflowMethod } from './methods/workflows.methods';
@@ -37,6 +40,9 @@ export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [
   GetArtifactMethod,
   RegisterWebhookMethod,
   UnregisterWebhookMethod,
+  ListRunsMethod,
+  ListToolsMethod,
+  ListApprovalsMethod,
 ];
 
 /**
@@ -46,7 +52,7 @@ export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [
  * only built (tests, the CLI's export and import).
  */
 @Module({
-  imports: [DiscoveryModule, RunsModule, WebhooksModule],
+  imports: [DiscoveryModule, RunsModule, WebhooksModule, ApprovalsModule, ToolCatalogModule],
   providers: [AuthGuard, GrpcMetrics, EngineServiceImplementation, GrpcListener, GrpcAdvertiser, ...ENGINE_METHOD_PROVIDERS],
   exports: [GrpcListener, EngineServiceImplementation],
 })
