@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { rowsOf } from '../../platform/database/rows';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import type { Principal } from '../../platform/identity/principal';
@@ -117,11 +118,11 @@ export class RunControlService {
       if (row.status !== 'paused') throw new ConflictError('run_not_paused', `The run is ${row.status}, not paused.`, { runStatus: row.status });
       const prior = (row.metadata?.pause ?? {}) as Partial<PauseRequest>;
       const back = prior.fromStatus === 'pending' ? 'pending' : 'running';
-      const [{ now }] = (await m.query(
+      const [{ now }] = rowsOf<{ now: string }>(await m.query(
         `UPDATE "run" SET "status" = $2, "metadata" = coalesce("metadata", '{}'::jsonb) - 'pause', "lease_owner" = NULL, "lease_expires_at" = NULL WHERE "id" = $1
          RETURNING to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "now"`,
         [run.id, back],
-      ).then((r: unknown) => (Array.isArray(r) && Array.isArray(r[0]) ? r[0] : r))) as Array<{ now: string }>;
+      ));
       await this.events.appendBatch({ tenant: run.tenant, workspace: run.workspace ?? undefined }, run.id, [{ type: 'run.resumed', payload: { ...(reason ? { reason } : {}) } }], m);
       return now;
     });

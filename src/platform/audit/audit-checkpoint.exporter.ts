@@ -5,6 +5,7 @@ import { auditExportSinks } from '../config/audit-settings';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { HOST_VERSION } from '../discovery/discovery.service';
 import type { Resolver } from '../http/egress-guard';
+import { rowsOf } from '../database/rows';
 import { guardedPost } from '../http/guarded-post';
 import type { LocalTaskHandle } from '../scheduler/local-task';
 import { PeriodicTaskService } from '../scheduler/periodic-task.service';
@@ -118,7 +119,7 @@ export class AuditCheckpointExporter implements OnApplicationBootstrap, OnApplic
        RETURNING e."sink", e."checkpoint", e."record", e."attempts"`,
       [this.sinks, LEASE_MS],
     )) as unknown;
-    const list = (Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as ClaimedExport[];
+    const list = rowsOf<ClaimedExport>(rows);
     return list.sort((a, b) => (a.record.tenant < b.record.tenant ? -1 : a.record.tenant > b.record.tenant ? 1 : a.record.atSequence - b.record.atSequence));
   }
 
