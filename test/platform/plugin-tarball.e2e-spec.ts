@@ -80,7 +80,7 @@ describe('the plugin SDK package', () => {
       copyPackage(path.join(ROOT, 'plugins/sdk'), path.join(work, 'sdk'));
       const packed = packInto(path.join(work, 'sdk'), work);
       const files = packed[0].files.map((f) => f.path);
-      expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'index.js', 'dist/index.js', 'dist/index.d.ts', 'dist/plugin.js', 'dist/tool-source.d.ts', 'dist/tool-source-contract.js']));
+      expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'CHANGELOG.md', 'index.js', 'dist/index.js', 'dist/index.d.ts', 'dist/plugin.js', 'dist/tool-source.d.ts', 'dist/tool-source-contract.js']));
       expect(files.some((f) => f.startsWith('src/') || f.includes('.spec.') || f.startsWith('tsconfig'))).toBe(false);
       execFileSync('tar', ['-xzf', path.join(work, packed[0].filename), '-C', work]);
       const manifest = JSON.parse(fs.readFileSync(path.join(work, 'package/package.json'), 'utf8')) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
