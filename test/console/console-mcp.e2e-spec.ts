@@ -123,6 +123,12 @@ describe('operator console: MCP', () => {
     expect(await pinOf('lookup')).toMatchObject({ state: 'approved', approvedDigest: changed.observedDigest, approvedBy: 'ada' });
     expect(await relist()).toContain('mcp:current.lookup');
     await shot(page, '13-mcp-approved');
+    // The pins by state (the host's ?state filter): nothing is held any more.
+    await page.getByLabel('State').selectOption('held');
+    await page.getByText('No tool is held: every server serves the definitions approved.').waitFor();
+    await page.getByLabel('State').selectOption('approved');
+    await pins.getByRole('cell', { name: 'current.lookup', exact: true }).waitFor();
+    expect(await pins.getByRole('row').count()).toBe(3);
   });
 
   it('shows the dispatch policy in force read-only, and the mount URL with a client configuration holding no key', async () => {
