@@ -155,9 +155,10 @@ describe('ctx.mcp: MCP results unaltered for node executors (e2e)', () => {
     const retry = last((x) => x.method === 'tools/call' && params(x).name === 'needs_input');
     expect(params(retry as McpExchange).requestState).toBe((asked?.result as { requestState: string }).requestState);
     const events = await runEvents(t, runner, runId);
-    const result = events.find((e) => e.type === 'node.completed' && e.payload?.nodeId === 'mcp-client')?.payload?.outputs?.result;
+    const completed = events.find((e) => e.type === 'node.completed' && e.payload?.nodeId === 'mcp-client')?.payload as { outputs: { result: { content: unknown } } } | undefined;
+    const result = completed?.outputs.result;
     expect(result).toEqual(retry?.result);
-    expect(result.content).toEqual([{ type: 'text', text: 'hello Ada' }]);
+    expect(result?.content).toEqual([{ type: 'text', text: 'hello Ada' }]);
     // The first round was read back from the invocation log when the node ran again: two calls in all.
     expect(fake.exchanges().filter((x) => x.method === 'tools/call' && params(x).name === 'needs_input')).toHaveLength(2);
   });
