@@ -19,6 +19,7 @@ import { argsHash, CatalogEntry, DispatchRecordContext, DispatchVerdict, isMcpRo
 import { Suspend } from '../run-gates';
 import { RunsService } from '../runs.service';
 import { callMcpTool } from './mcp-tool-rounds';
+import { checkToolArguments } from './tool-arguments';
 
 /** The actor id written on the RFC 0064 call events of tool nodes (3-256 chars). */
 export const RUN_AGENT_ID = 'openwop-host.run-engine';
@@ -103,6 +104,8 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       if (e instanceof DomainError && e.status === 404) throw new NodeExecutionError('tool_not_found', `No tool "${toolId}" is visible to the run principal.`);
       throw e;
     }
+    // The arguments against the tool's declared input schema, before anything is decided or called.
+    checkToolArguments(entry, args);
     // Governed dispatch: nothing is opened or called before the policy allows it (or its gate is granted).
     const verdict = await this.governed(entry, principal, ctx);
     const sessionId = randomUUID();
