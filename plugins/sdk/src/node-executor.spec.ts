@@ -1,5 +1,14 @@
 import 'reflect-metadata';
-import { checkNodeExecutorContract, NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from './node-executor';
+import type { NodeMcp } from './mcp';
+import { checkNodeExecutorContract, NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider, NodeMcpError } from './node-executor';
+
+@NodeExecutor({ typeId: 'vendor.kit.mcp' })
+class UsesMcp implements NodeExecutorProvider {
+  async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
+    if (!ctx.mcp) throw new NodeExecutionError('capability_not_provided', 'no ctx.mcp');
+    return { outputs: { result: await ctx.mcp.callTool({ serverId: 's', name: 'echo', arguments: { text: 'x' } }) } };
+  }
+}
 
 @NodeExecutor({ typeId: 'vendor.kit.good', replayPolicy: 'deterministic' })
 class Good implements NodeExecutorProvider {
@@ -82,5 +91,26 @@ describe('checkNodeExecutorContract', () => {
 
   it('checks an expected error code', async () => {
     expect((await checkNodeExecutorContract(new Good(), { config: { ms: 1 }, expectErrorCode: 'nope' })).problems).toEqual([expect.stringMatching(/resolved, expected a rejection/)]);
+  });
+
+  it('hands the executor the ctx.mcp it is given (1.8), none by default', async () => {
+    const mcp: NodeMcp = {
+      callTool: async (r) => ({ content: [{ type: 'text', text: String(r.arguments?.text) }], _meta: { 'x/k': 1 } }),
+      listTools: async () => ({ tools: [] }),
+      readResource: async () => ({ contents: [] }),
+      serverHealth: async () => ({ state: 'reachable' }),
+    };
+    const r = await checkNodeExecutorContract(new UsesMcp(), { mcp });
+    expect(r.problems).toEqual([]);
+    expect(r.result?.outputs).toEqual({ result: { content: [{ type: 'text', text: 'x' }], _meta: { 'x/k': 1 } } });
+    expect((await checkNodeExecutorContract(new UsesMcp(), { expectErrorCode: 'capability_not_provided' })).problems).toEqual([]);
+  });
+
+  it('NodeMcpError carries the JSON-RPC error as sent and fails the node mcp_error', () => {
+    const e = new NodeMcpError({ code: -32602, message: 'bad', data: { x: 1 } });
+    expect(e).toBeInstanceOf(NodeExecutionError);
+    expect(e.code).toBe('mcp_error');
+    expect(e.error).toEqual({ code: -32602, message: 'bad', data: { x: 1 } });
+    expect(e.details).toEqual({ service: 'mcp', error: { code: -32602, message: 'bad', data: { x: 1 } } });
   });
 });
