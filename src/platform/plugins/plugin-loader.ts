@@ -164,6 +164,8 @@ export function loadPlugins(
   const failed: PluginFailure[] = [];
   const ids = new Set<string>();
   if (config.pluginsDir && config.plugins.length) shareHostPackagesWith(config.pluginsDir);
+  // A plugin installed in the folder is loaded only when named: installing code never enables it.
+  if (config.pluginsDir && !config.plugins.length) deps.logger.warn({ msg: 'OPENWOP_PLUGINS_DIR is set but OPENWOP_PLUGINS names no plugin: none is loaded', pluginsDir: config.pluginsDir });
   for (const specifier of config.plugins) {
     let id: string | undefined;
     try {
