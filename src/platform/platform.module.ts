@@ -35,6 +35,7 @@ import { RouteAudit } from './identity/route-audit';
 import { OpenApiController } from './openapi/openapi.controller';
 import { OpenApiHolder } from './openapi/openapi-holder';
 import { PluginStateStore } from './plugins/plugin-state.store';
+import { HostSecretStore } from './secrets/host-secret.store';
 import { RetentionService } from './retention/retention.service';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
@@ -85,6 +86,7 @@ export class PlatformModule {
       ActivityLedger,
       RetentionService,
       DatabaseNotifications,
+      HostSecretStore,
     ];
     return {
       module: PlatformModule,
