@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { McpCallToolResult, McpListToolsResult, McpReadResourceResult, NodeExecutionContext, NodeExecutionError, NodeMcp } from '@openwop-host/plugin-sdk';
 import type { Principal } from '../../platform/identity/principal';
 import { McpCaller, McpHostService, ToolDispatchService } from '../tool-catalog';
+import { governedCall } from './executors/governed-call';
 import { mcpToolRounds } from './executors/mcp-tool-rounds';
-import { Suspend } from './run-gates';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);
@@ -60,7 +60,7 @@ export class NodeMcpBinder {
         if (!isObject(args)) throw new NodeExecutionError('invalid_arguments', 'ctx.mcp.callTool arguments must be an object.', { service: 'mcp' });
         if (req.idempotencyKey !== undefined && typeof req.idempotencyKey !== 'string') throw new NodeExecutionError('invalid_arguments', 'ctx.mcp.callTool idempotencyKey must be a string.', { service: 'mcp' });
         const cfg = await this.host.server(req.serverId, tenant);
-        await this.governed(this.host.dispatchSubject(cfg, name), principal, ctx);
+        await governedCall(this.dispatch, principal, this.host.dispatchSubject(cfg, name), ctx);
         await this.host.assertCallable(cfg, caller, name, ctx.signal);
         const host = this.host;
         const session = {
@@ -90,28 +90,5 @@ export class NodeMcpBinder {
       serverHealth: async (req) => this.host.serverHealth(await this.host.server(req?.serverId, tenant), caller, ctx.signal),
     };
     ctx.mcp = mcp;
-  }
-
-  /** The tenant's dispatch decision on the call, recorded; as `core.tool` asks it (core-tool.executor.ts). */
-  private async governed(subject: ReturnType<McpHostService['dispatchSubject']>, principal: Principal, ctx: NodeExecutionContext): Promise<void> {
-    const verdict = await this.dispatch.decide(principal, subject, { runId: ctx.runId, nodeId: ctx.nodeId });
-    const where = { path: 'run' as const, runId: ctx.runId, nodeId: ctx.nodeId, emit: (type: string, payload: Record<string, unknown>) => ctx.emit(type, payload) };
-    if (verdict.decision === 'deny') {
-      await this.dispatch.record(principal, verdict, where);
-      throw new NodeExecutionError('tool_dispatch_denied', `The dispatch policy denies calls of ${subject.toolId} (tier ${subject.safetyTier}, policy revision ${verdict.policyRevision}).`);
-    }
-    if (verdict.decision === 'approve') {
-      let outcome: 'granted' | 'denied';
-      try {
-        outcome = await ctx.awaitApproval({ title: `Allow the call of ${subject.toolId} (${subject.safetyTier} tier) in run ${ctx.runId}`, artifactType: 'tool-call' });
-      } catch (e) {
-        if (e instanceof Suspend) await this.dispatch.record(principal, verdict, { ...where, approval: 'pending' });
-        throw e;
-      }
-      await this.dispatch.record(principal, verdict, { ...where, approval: outcome });
-      if (outcome !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${subject.toolId} was not approved.`);
-      return;
-    }
-    await this.dispatch.record(principal, verdict, where);
   }
 }

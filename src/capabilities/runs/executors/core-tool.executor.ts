@@ -15,11 +15,12 @@ import {
 import { DomainError } from '../../../platform/errors/domain-error';
 import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
-import { argsHash, CatalogEntry, DispatchRecordContext, DispatchVerdict, isMcpRoundSession, ToolCatalogService, ToolDispatchService } from '../../tool-catalog';
+import { argsHash, CatalogEntry, isMcpRoundSession, ToolCatalogService, ToolDispatchService } from '../../tool-catalog';
 import { Suspend } from '../run-gates';
 import { RunsService } from '../runs.service';
 import { callMcpTool } from './mcp-tool-rounds';
 import { checkToolArguments } from './tool-arguments';
+import { governedCall } from './governed-call';
 
 /** The actor id written on the RFC 0064 call events of tool nodes (3-256 chars). */
 export const RUN_AGENT_ID = 'openwop-host.run-engine';
@@ -107,7 +108,8 @@ export class CoreToolExecutor implements NodeExecutorProvider {
     // The arguments against the tool's declared input schema, before anything is decided or called.
     checkToolArguments(entry, args);
     // Governed dispatch: nothing is opened or called before the policy allows it (or its gate is granted).
-    const verdict = await this.governed(entry, principal, ctx);
+    const d = entry.descriptor;
+    const verdict = await governedCall(this.dispatch, principal, { toolId: d.toolId, safetyTier: d.safetyTier, approval: d.approval }, ctx);
     const sessionId = randomUUID();
     const correlation = { correlationId: sessionId };
     let outcome: 'completed' | 'failed' | 'cancelled' = 'failed';
@@ -189,36 +191,6 @@ export class CoreToolExecutor implements NodeExecutorProvider {
       if (suspended) outcome = 'cancelled';
       await ctx.emit('tool.session.closed', { sessionId, toolId, outcome, ...(suspended ? { suspended: true } : {}) }, correlation).catch((e: unknown) => this.log.warn({ msg: 'could not close the tool session bracket', err: (e as Error).message }));
     }
-  }
-
-  /**
-   * Asks the dispatch policy (the tool-catalog's one decision) and records the answer: `deny` fails
-   * the node `tool_dispatch_denied`; `approve` waits on an approval gate (recorded when it opens and
-   * when it is decided) and a rejection fails the node `approval_denied`; the tool is called only after.
-   */
-  private async governed(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<DispatchVerdict> {
-    const d = entry.descriptor;
-    const verdict = await this.dispatch.decide(principal, { toolId: d.toolId, safetyTier: d.safetyTier, approval: d.approval }, { runId: ctx.runId, nodeId: ctx.nodeId });
-    const where: DispatchRecordContext = { path: 'run', runId: ctx.runId, nodeId: ctx.nodeId, emit: (type, payload) => ctx.emit(type, payload) };
-    if (verdict.decision === 'deny') {
-      await this.dispatch.record(principal, verdict, where);
-      throw new NodeExecutionError('tool_dispatch_denied', `The dispatch policy denies calls of ${d.toolId} (tier ${d.safetyTier}, policy revision ${verdict.policyRevision}).`);
-    }
-    if (verdict.decision === 'approve') {
-      let outcome: 'granted' | 'denied';
-      try {
-        outcome = await ctx.awaitApproval({ title: `Allow the call of ${d.toolId} (${d.safetyTier} tier) in run ${ctx.runId}`, artifactType: 'tool-call' });
-      } catch (e) {
-        // The gate opens when the run parks; the node runs again once it is decided.
-        if (e instanceof Suspend) await this.dispatch.record(principal, verdict, { ...where, approval: 'pending' });
-        throw e;
-      }
-      await this.dispatch.record(principal, verdict, { ...where, approval: outcome });
-      if (outcome !== 'granted') throw new NodeExecutionError('approval_denied', `The call of ${d.toolId} was not approved.`);
-      return verdict;
-    }
-    await this.dispatch.record(principal, verdict, where);
-    return verdict;
   }
 
   private async callWorkflow(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
