@@ -2605,6 +2605,33 @@ export interface operations {
                     };
                 };
             };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
         };
     };
     getMetrics: {

@@ -86,6 +86,8 @@ export class McpMountController {
   @Header('Cache-Control', 'public, max-age=300')
   @ApiOperation({ operationId: 'mcpProtectedResourceMetadata', summary: 'OAuth 2.0 protected-resource metadata of the MCP mount (RFC 9728)' })
   @ApiOkResponse({ schema: { type: 'object', required: ['resource'], properties: { resource: { type: 'string' }, authorization_servers: { type: 'array', items: { type: 'string' } }, bearer_methods_supported: { type: 'array', items: { type: 'string' } }, scopes_supported: { type: 'array', items: { type: 'string' } }, resource_name: { type: 'string' } } } })
+  // Public reads are rate-limited per client address.
+  @ApiErrors(429)
   metadata(@Req() req: FastifyRequest): Record<string, unknown> {
     const issuer = this.config.jwt.issuer;
     return {
