@@ -36,7 +36,7 @@ import { Logger, makeWorkerUtils, run as runGraphile, runMigrations, Runner, Tas
 import PgBoss from 'pg-boss';
 import { Client, Pool } from 'pg';
 import type { Host } from '../src/bootstrap';
-import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../src/capabilities/runs/engine/run-engine.service';
 import { parseDefinition, WorkflowDefinition } from '../src/capabilities/runs/workflow-definition';
 import { ArtifactRegistryService } from '../src/platform/artifacts/artifact-registry.service';
 import { ApiKeyService } from '../src/platform/identity/api-key.service';

@@ -18,7 +18,7 @@ import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import type { Host } from '../src/bootstrap';
-import { RunEngineService } from '../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../src/capabilities/runs/engine/run-engine.service';
 import { bootQuietHost, cpuMeter, CpuReading, createBenchDatabase, forkReplica, formatCpu, insertPendingRuns, runBenchmark, serveReplica } from './harness';
 
 const NODES = 10;

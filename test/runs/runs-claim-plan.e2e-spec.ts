@@ -3,7 +3,7 @@
  * backlog it neither sorts nor scans it (it used to sort every claimable run on every claim), and it
  * still takes the oldest first and skips leased ones.
  */
-import { CLAIM_RUNS_SQL } from '../../src/capabilities/runs/run-engine.service';
+import { CLAIM_RUNS_SQL } from '../../src/capabilities/runs/engine/run-engine.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
 interface PlanNode {

@@ -4,7 +4,7 @@
  * append, its emit is refused and nothing lands in the log; under its own lease the same emit lands.
  */
 import * as path from 'node:path';
-import { RunEngineService } from '../../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import type { LateEmitProbe } from '../fixtures/plugins/late-emit-plugin';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';

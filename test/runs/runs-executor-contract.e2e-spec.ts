@@ -1,7 +1,7 @@
 /** The plugin SDK's node-executor contract kit run on the built-in executors and on a plugin's, as the host registered them. */
 import * as path from 'node:path';
 import { checkNodeExecutorContract } from '@openwop-host/plugin-sdk';
-import { NodeExecutorRegistry } from '../../src/capabilities/runs/node-executor-registry.service';
+import { NodeExecutorRegistry } from '../../src/capabilities/runs/engine/node-executor-registry.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('runs: node executors conform to the SDK contract kit', () => {

@@ -5,7 +5,7 @@
  * statements are also checked to survive a migration that adds a column under them.
  */
 import { randomUUID } from 'node:crypto';
-import { claimRuns, FlushParams, flushRuns, NodeAlreadyCompleted } from '../../src/capabilities/runs/run-store';
+import { claimRuns, FlushParams, flushRuns, NodeAlreadyCompleted } from '../../src/capabilities/runs/engine/run-store';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('runs: the multi-run flush statement', () => {

@@ -4,7 +4,7 @@
  * flight aborted, nothing more written), an operator's cancel is seen by the renewal, and a stopping
  * host hands back the leases of the runs it was executing.
  */
-import { RunEngineService } from '../../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, runEvents, waitForStatus } from './run-kit';
 

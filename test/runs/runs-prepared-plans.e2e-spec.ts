@@ -6,7 +6,7 @@
  * embedded engine has no such sessions: its connections share one and name no statements.)
  */
 import { randomUUID } from 'node:crypto';
-import { CLAIM_RUNS_SQL, flushValues, FLUSH_SQL } from '../../src/capabilities/runs/run-store';
+import { CLAIM_RUNS_SQL, flushValues, FLUSH_SQL } from '../../src/capabilities/runs/engine/run-store';
 import { preparedStatement, runPrepared } from '../../src/platform/database/prepared-statement';
 import { createTestApp, TestApp } from '../support/test-app';
 

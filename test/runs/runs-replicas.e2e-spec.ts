@@ -7,7 +7,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { RunEngineService } from '../../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { expectNoDoubleCompletion, expectSchemaValid, installChains, runEvents, waitForStatus } from './run-kit';
 

@@ -6,7 +6,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as pg from 'pg';
-import { RunEngineService } from '../../src/capabilities/runs/run-engine.service';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { DatabaseNotifications } from '../../src/platform/database/database-notifications';
 import { createTestApp, TestApp } from '../support/test-app';

@@ -4,7 +4,7 @@ import { rowsOf } from '../../platform/database/rows';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import type { Principal } from '../../platform/identity/principal';
-import { PauseRequest, RunEngineService } from './run-engine.service';
+import { PauseRequest, RunEngineService } from './engine/run-engine.service';
 import { findRun, TERMINAL } from './run-snapshot';
 import { RunsService } from './runs.service';
 

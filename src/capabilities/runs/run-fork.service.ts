@@ -12,7 +12,7 @@ import { UUID } from '../../platform/ids';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
 import { formatTraceparent } from '../../platform/tracing/tracing';
-import { RunEngineService } from './run-engine.service';
+import { RunEngineService } from './engine/run-engine.service';
 import { RunCreationService } from './run-creation.service';
 import type { RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';

@@ -8,10 +8,10 @@ import { RUN_CREATE_SCOPE, RunLauncherRegistry, WorkflowRunLauncher } from '../.
 import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { ApprovalsService } from '../approvals';
-import { NodeExecutorRegistry } from './node-executor-registry.service';
+import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';
-import { RunEngineService } from './run-engine.service';
+import { RunEngineService } from './engine/run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
 import { RunMetrics } from './runs.metrics';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal } from '../../platform/identity/principal';
 import { RunCreationService } from './run-creation.service';
-import { RunEngineService } from './run-engine.service';
+import { RunEngineService } from './engine/run-engine.service';
 import type { RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
 

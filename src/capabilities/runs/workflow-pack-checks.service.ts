@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '../../platform/artifacts/install-checks';
 import { ToolCatalogService } from '../tool-catalog';
 import { chainPackProblems, NodeConfigProblem, StructuredConfigCheck } from './chain-pack-checks';
-import { NodeExecutorRegistry } from './node-executor-registry.service';
+import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 
 /** The registry kind of workflow-chain packs. */
 const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';

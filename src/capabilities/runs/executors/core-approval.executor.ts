@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
 import { isValidScope } from '../../../platform/identity/scopes';
-import type { SuspendRequest } from '../run-gates';
+import type { SuspendRequest } from '../engine/run-gates';
 
 /** The resume schema of an approval interrupt: the accept / reject vocabulary, an optional named voter and feedback. */
 export const APPROVAL_RESUME_SCHEMA: Record<string, unknown> = {

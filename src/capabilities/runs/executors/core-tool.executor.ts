@@ -16,7 +16,7 @@ import { DomainError } from '../../../platform/errors/domain-error';
 import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
 import { argsHash, CatalogEntry, isMcpRoundSession, ToolCatalogService, ToolDispatchService } from '../../tool-catalog';
-import { Suspend } from '../run-gates';
+import { Suspend } from '../engine/run-gates';
 import { RunsService } from '../runs.service';
 import { callMcpTool } from './mcp-tool-rounds';
 import { checkToolArguments } from './tool-arguments';

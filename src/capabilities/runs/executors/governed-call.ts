@@ -1,7 +1,7 @@
 import { NodeExecutionContext, NodeExecutionError } from '@openwop-host/plugin-sdk';
 import type { Principal } from '../../../platform/identity/principal';
 import type { DispatchRecordContext, DispatchSubject, DispatchVerdict, ToolDispatchService } from '../../tool-catalog';
-import { Suspend } from '../run-gates';
+import { Suspend } from '../engine/run-gates';
 
 /**
  * A run step's tool call asks the dispatch policy (the tool-catalog's one decision) and records the

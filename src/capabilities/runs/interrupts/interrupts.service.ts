@@ -5,7 +5,7 @@ import { UUID } from '../../../platform/ids';
 import { AuthorSchemas, AuthorValidator, SchemaNotCompiled } from '../../../platform/schemas/author-schemas';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { ApprovalsService, type ApprovalEntity, type ApprovalView } from '../../approvals';
-import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../run-engine.service';
+import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../engine/run-engine.service';
 import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 import { tokenResumeValue } from './interrupts.dto';
 import { InterruptTokenService } from './interrupt-tokens.service';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { isDatabaseUnavailable } from '../../platform/database/database-driver';
+import { isDatabaseUnavailable } from '../../../platform/database/database-driver';
 import type { NodeExecutionContext } from '@openwop-host/plugin-sdk';
-import type { BatchEvent } from '../../platform/events/event-log.service';
+import type { BatchEvent } from '../../../platform/events/event-log.service';
 import type { FlushParams, FlushResult, NodeWrite, RunUpdate } from './run-store';
 
 /** The claim no longer holds the run's lease: this execution writes nothing more. */

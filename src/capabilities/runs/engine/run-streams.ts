@@ -1,8 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { EventLogService } from '../../platform/events/event-log.service';
-import type { RunStreams } from '../../platform/events/run-streams';
-import type { TenantScope } from '../../platform/identity/principal';
+import { EventLogService } from '../../../platform/events/event-log.service';
+import type { RunStreams } from '../../../platform/events/run-streams';
+import type { TenantScope } from '../../../platform/identity/principal';
 
 /**
  * The event log's questions about the streams that are runs, answered with the run table's SQL

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from '../../platform/database/database-driver';
+import { isDatabaseUnavailable } from '../../../platform/database/database-driver';
 import type { FlushParams, FlushResult } from './run-store';
 
 interface Waiting {

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { McpCallToolResult, McpListToolsResult, McpReadResourceResult, NodeExecutionContext, NodeExecutionError, NodeMcp } from '@openwop-host/plugin-sdk';
-import type { Principal } from '../../platform/identity/principal';
-import { McpCaller, McpHostService, ToolDispatchService } from '../tool-catalog';
-import { governedCall } from './executors/governed-call';
-import { mcpToolRounds } from './executors/mcp-tool-rounds';
+import type { Principal } from '../../../platform/identity/principal';
+import { McpCaller, McpHostService, ToolDispatchService } from '../../tool-catalog';
+import { governedCall } from '../executors/governed-call';
+import { mcpToolRounds } from '../executors/mcp-tool-rounds';
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return !!v && typeof v === 'object' && !Array.isArray(v);

@@ -1,10 +1,10 @@
 import { InterruptRequest, NodeExecutionError } from '@openwop-host/plugin-sdk';
-import type { BatchEvent } from '../../platform/events/event-log.service';
-import type { Principal } from '../../platform/identity/principal';
-import { AuthorSchemas } from '../../platform/schemas/author-schemas';
-import type { ApprovalsService } from '../approvals';
+import type { BatchEvent } from '../../../platform/events/event-log.service';
+import type { Principal } from '../../../platform/identity/principal';
+import { AuthorSchemas } from '../../../platform/schemas/author-schemas';
+import type { ApprovalsService } from '../../approvals';
 import type { ClaimedRow, NodeWrite, RunStoreTx } from './run-store';
-import type { DagNode } from './workflow-definition';
+import type { DagNode } from '../workflow-definition';
 
 /** The approval-gate subject kind of suspended run nodes. */
 export const RUN_GATE_SUBJECT = 'run-node';

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { InterruptRequest, NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
-import { isDatabaseUnavailable } from '../../platform/database/database-driver';
-import type { BatchEvent } from '../../platform/events/event-log.service';
-import type { Principal } from '../../platform/identity/principal';
-import { effectRunner } from '../../platform/idempotency/activity-ledger.service';
+import { isDatabaseUnavailable } from '../../../platform/database/database-driver';
+import type { BatchEvent } from '../../../platform/events/event-log.service';
+import type { Principal } from '../../../platform/identity/principal';
+import { effectRunner } from '../../../platform/idempotency/activity-ledger.service';
 import type { RegisteredExecutor } from './node-executor-registry.service';
-import type { RunNodeEntity } from './run-node.entity';
+import type { RunNodeEntity } from '../run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
 import { Breach, costBreach, Execution, ExecutionDeps, leaseExpiredMessage, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
 import { afterInsert } from './run-eager-start';
-import { ReplaySource } from './run-replay';
+import { ReplaySource } from '../run-replay';
 import { RunTrace } from './run-tracing';
 import { EngineWriteError, LeaseLost, nodeEmitter, RunWriter } from './run-writer';
-import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from './workflow-definition';
+import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';
 
 /** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
 export class RunExecution {

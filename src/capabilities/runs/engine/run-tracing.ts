@@ -1,5 +1,5 @@
-import { parseTraceContext, TraceContext, withTraceContext } from '../../platform/tracing/trace-context';
-import { SpanHandle, startSpan } from '../../platform/tracing/tracing';
+import { parseTraceContext, TraceContext, withTraceContext } from '../../../platform/tracing/trace-context';
+import { SpanHandle, startSpan } from '../../../platform/tracing/tracing';
 
 /** What the run spans read of a claimed run row. */
 export interface TracedRunRow {

@@ -1,10 +1,10 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
-import { eventInsertCtes, eventInsertValues } from '../../platform/events/event-log.service';
-import { InvariantViolation } from '../../platform/errors/internal-fault';
+import { RUNS_CHANNEL } from '../../../platform/database/database-notifications';
+import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
+import { eventInsertCtes, eventInsertValues } from '../../../platform/events/event-log.service';
+import { InvariantViolation } from '../../../platform/errors/internal-fault';
 import { FlushParams, FlushResult, flushRows, writtenEvents, writtenViews } from './run-store';
-import { CHAIN_CATALOG_VERSION_SQL } from './workflow-resolver.service';
+import { CHAIN_CATALOG_VERSION_SQL } from '../workflow-resolver.service';
 
 /**
  * The statements that insert a run created by `POST /v1/runs` (or a host launch): the row only

@@ -1,14 +1,14 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InterruptRequest } from '@openwop-host/plugin-sdk';
-import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, toView } from '../../platform/events/event-log.service';
-import type { EventEntity } from '../../platform/events/event.entities';
-import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
-import type { LeaseStore } from '../../platform/leases/lease-keeper';
+import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../../platform/database/database-notifications';
+import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, toView } from '../../../platform/events/event-log.service';
+import type { EventEntity } from '../../../platform/events/event.entities';
+import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
+import type { LeaseStore } from '../../../platform/leases/lease-keeper';
 import { FlushBatcher } from './run-flush-batcher';
-import { RunNodeEntity, RunNodeStatus } from './run-node.entity';
-import type { WorkflowDefinition } from './workflow-definition';
-import { InvariantViolation } from '../../platform/errors/internal-fault';
+import { RunNodeEntity, RunNodeStatus } from '../run-node.entity';
+import type { WorkflowDefinition } from '../workflow-definition';
+import { InvariantViolation } from '../../../platform/errors/internal-fault';
 
 /**
  * Every statement of the run engine, each a function of the connection it runs on (the data source,

@@ -1,4 +1,4 @@
-import { DATABASE_UNAVAILABLE } from '../../platform/database/database-driver';
+import { DATABASE_UNAVAILABLE } from '../../../platform/database/database-driver';
 import { FlushBatcher } from './run-flush-batcher';
 import type { FlushParams, FlushResult } from './run-store';
 

@@ -1,5 +1,5 @@
 import type { NodeArtifacts, NodeExecutionContext } from '@openwop-host/plugin-sdk';
-import type { effectRunner } from '../../platform/idempotency/activity-ledger.service';
+import type { effectRunner } from '../../../platform/idempotency/activity-ledger.service';
 import type { Execution } from './run-execution.types';
 import type { FlushParams, FlushResult, RunStore, RunStoreTx } from './run-store';
 import { LeaseLost } from './run-writer';

@@ -1,26 +1,26 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { DatabaseNotifications, RUNS_CHANNEL } from '../../platform/database/database-notifications';
-import { EventLogService } from '../../platform/events/event-log.service';
-import { HealthService } from '../../platform/health/health.service';
-import { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
-import { RunArtifactsService } from './artifacts/run-artifacts.service';
+import { DatabaseNotifications, RUNS_CHANNEL } from '../../../platform/database/database-notifications';
+import { EventLogService } from '../../../platform/events/event-log.service';
+import { HealthService } from '../../../platform/health/health.service';
+import { ActivityLedger } from '../../../platform/idempotency/activity-ledger.service';
+import { RunArtifactsService } from '../artifacts/run-artifacts.service';
 import { NodeMcpBinder } from './node-mcp';
-import { ApprovalsService } from '../approvals';
+import { ApprovalsService } from '../../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
 import { Execution, ExecutionDeps, RunLeaseInfo, StopReason } from './run-execution.types';
-import { LeaseKeeper } from '../../platform/leases/lease-keeper';
-import { leaseOwnerId } from '../../platform/leases/lease-owner';
+import { LeaseKeeper } from '../../../platform/leases/lease-keeper';
+import { leaseOwnerId } from '../../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
 import { EagerInsertOutcome, EagerStart } from './run-eager-start';
 import { ClaimedRow, FlushParams, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
 import { RunClaimer } from './run-claimer';
-import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
-import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
+import type { LocalTaskHandle } from '../../../platform/scheduler/local-task';
+import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { LeaseLost } from './run-writer';
-import { RunMetrics } from './runs.metrics';
-import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
+import { RunMetrics } from '../runs.metrics';
+import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 
 /** How long a stopping engine waits for its executions to stop before it hands their leases back all the same. */
 const SHUTDOWN_WAIT_MS = 5000;

@@ -5,7 +5,7 @@ import { insertRunSql, INSERT_WRITTEN_SQL } from './run-insert';
 /**
  * The engine's SQL, compared with the committed snapshot (__snapshots__/run-store.spec.ts.snap):
  * a changed statement shows in review as a changed snapshot. Update it with `npx jest
- * src/capabilities/runs/run-store.spec.ts -u` only when the change is meant.
+ * src/capabilities/runs/engine/run-store.spec.ts -u` only when the change is meant.
  */
 describe('run-store SQL', () => {
   it('every fixed statement', () => {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { collectExtensions } from '../../platform/plugins/extension-registry';
+import { collectExtensions } from '../../../platform/plugins/extension-registry';
 import { NODE_TYPE_ID_PATTERN, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 
 export interface RegisteredExecutor {

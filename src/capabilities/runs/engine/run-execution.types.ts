@@ -1,17 +1,17 @@
 import type { NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
-import type { EventLogService } from '../../platform/events/event-log.service';
-import type { HeldLease } from '../../platform/leases/lease-keeper';
-import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
-import type { RunArtifactsService } from './artifacts/run-artifacts.service';
-import type { ApprovalsService } from '../approvals';
+import type { EventLogService } from '../../../platform/events/event-log.service';
+import type { HeldLease } from '../../../platform/leases/lease-keeper';
+import type { ActivityLedger } from '../../../platform/idempotency/activity-ledger.service';
+import type { RunArtifactsService } from '../artifacts/run-artifacts.service';
+import type { ApprovalsService } from '../../approvals';
 import type { NodeExecutorRegistry } from './node-executor-registry.service';
 import type { NodeMcpBinder } from './node-mcp';
 import type { SuspendRequest } from './run-gates';
 import type { PauseRequest, RunStore } from './run-store';
 import type { EngineWriteError } from './run-writer';
-import type { RunMetrics } from './runs.metrics';
-import type { RunsSettings } from './runs.settings';
-import type { DagNode } from './workflow-definition';
+import type { RunMetrics } from '../runs.metrics';
+import type { RunsSettings } from '../runs.settings';
+import type { DagNode } from '../workflow-definition';
 
 /** The resolved RFC 0058 bounds of a run (stored in `configurable`). */
 export interface RunBounds {

@@ -1,11 +1,11 @@
 import type { NodeExecutionContext, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
-import type { BatchEvent } from '../../platform/events/event-log.service';
-import type { ActivityLedger } from '../../platform/idempotency/activity-ledger.service';
+import type { BatchEvent } from '../../../platform/events/event-log.service';
+import type { ActivityLedger } from '../../../platform/idempotency/activity-ledger.service';
 import type { RegisteredExecutor } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
 import type { Execution, ExecutionDeps } from './run-execution.types';
 import type { ClaimedRow, FlushParams, FlushResult, PauseRequest, RunStore } from './run-store';
-import type { DagNode, WorkflowDefinition } from './workflow-definition';
+import type { DagNode, WorkflowDefinition } from '../workflow-definition';
 
 /** A store in memory: every flush is recorded (and fenced), nothing else is in it. */
 class FakeStore implements RunStore {
