@@ -6,7 +6,7 @@ import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
-import { WorkflowDefinitionView, workflowDefinitionView } from './workflow-definition-view';
+import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
 
 /** The artifact kind of installed workflow-chain packs (the tool catalog's installer writes it). */
 const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';

@@ -1,11 +1,11 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { AnyScope, CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
-import type { Principal } from '../../platform/identity/principal';
-import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { AnyScope, CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { protocolSchemaRef } from '../../../platform/openapi/protocol-schemas';
 import type { WorkflowDefinitionView } from './workflow-definition-view';
-import { WorkflowResolver } from './workflow-resolver.service';
+import { WorkflowResolver } from '../workflow-resolver.service';
 
 @ApiTags('workflows')
 @Controller()

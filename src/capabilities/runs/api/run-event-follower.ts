@@ -1,6 +1,6 @@
-import type { EventLogService, RunEventView } from '../../platform/events/event-log.service';
-import type { TenantScope } from '../../platform/identity/principal';
-import type { RunSnapshot } from './run-snapshot';
+import type { EventLogService, RunEventView } from '../../../platform/events/event-log.service';
+import type { TenantScope } from '../../../platform/identity/principal';
+import type { RunSnapshot } from '../run-snapshot';
 
 /** The run events after which a run's stream has nothing more to say. */
 export const TERMINAL_RUN_EVENTS: ReadonlySet<string> = new Set(['run.completed', 'run.failed', 'run.cancelled']);

@@ -1,16 +1,16 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
-import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
-import type { Principal } from '../../platform/identity/principal';
-import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { RunDiff, RunForkService } from './run-fork.service';
+import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.service';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { RunDiff, RunForkService } from '../run-fork.service';
 import { KeyedRunOperations } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
 import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
-import { BulkCancelResult, RunControlService } from './run-control.service';
+import { BulkCancelResult, RunControlService } from '../run-control.service';
 
 /**
  * Operator control of runs: pause and resume, fork (replay or branch from an event sequence), diff

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../../platform/identity/principal';
-import { IdempotencyStore, IdempotentAnswer } from '../../platform/idempotency/idempotency-store.service';
-import { ForkRequest, RunForkService } from './run-fork.service';
-import { RunsService } from './runs.service';
+import type { Principal } from '../../../platform/identity/principal';
+import { IdempotencyStore, IdempotentAnswer } from '../../../platform/idempotency/idempotency-store.service';
+import { ForkRequest, RunForkService } from '../run-fork.service';
+import { RunsService } from '../runs.service';
 
 /**
  * The run operations that honour an `Idempotency-Key`, written once for both transports: REST and

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { NotFoundError } from '../../platform/errors/domain-error';
-import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
-import type { Principal } from '../../platform/identity/principal';
+import { NotFoundError } from '../../../platform/errors/domain-error';
+import { EventLogService, RunEventView } from '../../../platform/events/event-log.service';
+import type { Principal } from '../../../platform/identity/principal';
 import { followRunEvents } from './run-event-follower';
 import { admits, parseStreamModes, UnsupportedStreamModeError } from './stream-modes';
 

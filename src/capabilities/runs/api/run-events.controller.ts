@@ -1,16 +1,16 @@
 import { Controller, Get, Logger, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { NotFoundError, ValidationError } from '../../platform/errors/domain-error';
-import { EventLogService, RunEventView } from '../../platform/events/event-log.service';
-import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
-import type { Principal } from '../../platform/identity/principal';
-import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
+import { NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
+import { EventLogService, RunEventView } from '../../../platform/events/event-log.service';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { protocolSchemaRef } from '../../../platform/openapi/protocol-schemas';
 import { followRunEvents, TERMINAL_RUN_EVENTS } from './run-event-follower';
 import { RunEventsQuery } from './runs.dto';
 import { header } from './runs.http';
-import { RunsService } from './runs.service';
+import { RunsService } from '../runs.service';
 import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from './stream-modes';
 
 /**

@@ -1,5 +1,5 @@
-import { parseDefinition } from './workflow-definition';
-import type { ResolvedChain } from './workflow-resolver.service';
+import { parseDefinition } from '../workflow-definition';
+import type { ResolvedChain } from '../workflow-resolver.service';
 
 /** The wire WorkflowDefinition (workflow-definition.schema.json). */
 export interface WorkflowDefinitionView {

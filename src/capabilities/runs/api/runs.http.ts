@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ValidationError } from '../../platform/errors/domain-error';
+import { ValidationError } from '../../../platform/errors/domain-error';
 
 /** Request helpers of the run routes (runs, run-control and run-events controllers). */
 

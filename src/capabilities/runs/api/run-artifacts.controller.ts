@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
-import type { Principal } from '../../platform/identity/principal';
-import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
-import { RunArtifactReader } from './artifacts/run-artifact-reader.service';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { RunArtifactReader } from '../artifacts/run-artifact-reader.service';
 
 /**
  * `GET /v1/runs/{runId}/artifacts/{artifactId}`: the bytes a node stored (`ctx.artifacts.put`,

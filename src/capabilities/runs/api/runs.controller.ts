@@ -2,18 +2,18 @@ import { createHash } from 'node:crypto';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ValidationError } from '../../platform/errors/domain-error';
-import { REPLAY_HEADER } from '../../platform/idempotency/idempotency-store.service';
-import { EventLogService } from '../../platform/events/event-log.service';
-import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
-import type { Principal } from '../../platform/identity/principal';
-import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
+import { DomainError, ValidationError } from '../../../platform/errors/domain-error';
+import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.service';
+import { EventLogService } from '../../../platform/events/event-log.service';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { CancelRunBody, CreateRunBody, RunListQuery } from './runs.dto';
 import { baseUrl, etagMatches, header } from './runs.http';
 import { CREATED, DEFINITION_SCHEMA, PAGE_SCHEMA, REPLAY, SNAPSHOT } from './runs.openapi';
-import { RunCreationService } from './run-creation.service';
-import { RunDefinitionView, RunPage, RunSnapshot } from './run-snapshot';
-import { RunsService } from './runs.service';
+import { RunCreationService } from '../run-creation.service';
+import { RunDefinitionView, RunPage, RunSnapshot } from '../run-snapshot';
+import { RunsService } from '../runs.service';
 import { KeyedRunOperations } from './keyed-run-operations';
 
 /**
