@@ -8,7 +8,7 @@ export { RunsService } from './runs.service';
 export { RunEngineService } from './engine/run-engine.service';
 export { WorkflowResolver } from './workflow-resolver.service';
 export { InterruptsService } from './interrupts/interrupts.service';
-export { RunForkService } from './run-fork.service';
+export { RunForkService } from './replay/run-fork.service';
 
 // For the transports (gRPC, MCP): the services behind the run routes, the same calls REST makes.
 export { RunCreationService } from './run-creation.service';

@@ -29,7 +29,7 @@ import { RunsService } from './runs.service';
 import { RunRetention } from './run-retention';
 import { RunControlService } from './run-control.service';
 import { RunCreationService } from './run-creation.service';
-import { RunForkService } from './run-fork.service';
+import { RunForkService } from './replay/run-fork.service';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../platform/identity/principal';
 import { IdempotencyStore, IdempotentAnswer } from '../../../platform/idempotency/idempotency-store.service';
-import { ForkRequest, RunForkService } from '../run-fork.service';
+import { ForkRequest, RunForkService } from '../replay/run-fork.service';
 import { RunsService } from '../runs.service';
 
 /**

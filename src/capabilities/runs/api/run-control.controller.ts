@@ -5,7 +5,7 @@ import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.s
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { RunDiff, RunForkService } from '../run-fork.service';
+import { RunDiff, RunForkService } from '../replay/run-fork.service';
 import { KeyedRunOperations } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { PageQuery } from '../../../platform/pagination/page-query';
-import { FORK_MODES, ForkMode } from '../run-fork.service';
+import { FORK_MODES, ForkMode } from '../replay/run-fork.service';
 import { RUN_STATUSES } from '../run-snapshot';
 import { MAX_BUFFER_MS } from './stream-modes';
 

@@ -1,5 +1,5 @@
 import { protocolSchemaRef } from '../../../platform/openapi/protocol-schemas';
-import { FORK_MODES, MAX_DIFF_EVENTS } from '../run-fork.service';
+import { FORK_MODES, MAX_DIFF_EVENTS } from '../replay/run-fork.service';
 
 /** The response schemas of the run routes in the OpenAPI document (runs and run-control controllers). */
 

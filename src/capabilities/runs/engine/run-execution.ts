@@ -10,7 +10,7 @@ import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_ST
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
 import { Breach, costBreach, Execution, ExecutionDeps, leaseExpiredMessage, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
 import { afterInsert } from './run-eager-start';
-import { ReplaySource } from '../run-replay';
+import { ReplaySource } from '../replay/run-replay';
 import { RunTrace } from './run-tracing';
 import { EngineWriteError, LeaseLost, nodeEmitter, RunWriter } from './run-writer';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';

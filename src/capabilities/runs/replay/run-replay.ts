@@ -1,5 +1,5 @@
 import { NodeExecutionContext, NodeExecutionError } from '@openwop-host/plugin-sdk';
-import type { ClaimedRow, RunStore } from './engine/run-store';
+import type { ClaimedRow, RunStore } from '../engine/run-store';
 
 /**
  * The source of a `replay` fork: its nodes' recorded outcomes stand in for every node that is not
