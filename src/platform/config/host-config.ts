@@ -12,6 +12,7 @@ import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from 
 import { loadMcpMountConfig, MCP_MOUNT_ENV_SETTINGS, McpMountConfig, McpMountSettingError } from './mcp-mount-settings';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
+import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig } from './shared-store-settings';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -63,6 +64,7 @@ export interface HostConfig {
   /** Who may read GET /metrics: anyone, a credential with metrics:read, or nobody (route not mounted). */
   metrics: 'public' | 'scope' | 'off';
   rateLimit: RateLimitConfig;
+  sharedStore: SharedStoreConfig; // OPENWOP_REDIS_URL (shared-store-settings): off by default
   database: DatabaseConfig;
   embedded: EmbeddedConfig;
   http: HttpTimeouts;
@@ -201,7 +203,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_SCHEDULER_ENABLED', default: 'true', description: 'Run the scheduler ticker in this replica.' },
   { name: 'OPENWOP_INSTANCE_ID', description: 'Name of this replica in leases and logs (default: hostname and pid).' },
   { name: 'OPENWOP_METRICS', default: 'scope', description: 'Access to GET /metrics (Prometheus): `public` (no credential), `scope` (a credential holding `metrics:read`) or `off` (not served: 404).' },
-  { name: 'OPENWOP_RATE_LIMIT_ENABLED', default: 'true', description: 'Rate-limit requests per credential (and per client address where no credential applies). Counters are per replica.' },
+  { name: 'OPENWOP_RATE_LIMIT_ENABLED', default: 'true', description: 'Rate-limit requests per credential (and per client address where no credential applies). Counters are per replica unless OPENWOP_REDIS_URL names a shared Redis.' },
   { name: 'OPENWOP_RATE_LIMIT_READ', default: '6000/60s', description: 'Budget of each credential for GET/HEAD requests, `<requests>/<window>` (window in ms, s, m or h).' },
   { name: 'OPENWOP_RATE_LIMIT_WRITE', default: '1200/60s', description: 'Budget of each credential for POST, PUT, PATCH and DELETE requests.' },
   { name: 'OPENWOP_RATE_LIMIT_AUTH_FAILURES', default: '60/60s', description: 'Requests refused with 401 allowed per client address; past it the address gets 429 until the window ends.' },
@@ -228,6 +230,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   ...MCP_MOUNT_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
+  ...SHARED_STORE_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
   ...AUDIT_ENV_SETTINGS,
 ];
@@ -429,6 +432,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
         public: budget(env, 'OPENWOP_RATE_LIMIT_PUBLIC', '1200/60s'),
       },
     },
+    sharedStore: loadSharedStoreSettings(env),
     consoleEnabled: bool(env, 'OPENWOP_CONSOLE', true),
     database: {
       poolSize: envInt(env, 'OPENWOP_DB_POOL_SIZE', 10, 1, 1000),

@@ -40,17 +40,17 @@ export class AuthGuard implements CanActivate {
     if (isPublic && !isSeam) {
       const optional = this.reflector.getAllAndOverride<boolean>(OPTIONAL_AUTH_KEY, targets);
       if (!optional || req.headers.authorization === undefined) {
-        this.limiter.take('public', 'address', req.ip);
+        await this.limiter.take('public', 'address', req.ip);
         return true;
       }
       // A credential sent to a public route that reads one must be valid: a refused key is told so.
       try {
         req.principal = await this.authenticate(req);
       } catch (e) {
-        if (e instanceof UnauthenticatedError) this.limiter.take('auth-failures', 'address', req.ip);
+        if (e instanceof UnauthenticatedError) await this.limiter.take('auth-failures', 'address', req.ip);
         throw e;
       }
-      this.limiter.take('read', 'key', RateLimiterService.credentialKey(req.principal));
+      await this.limiter.take('read', 'key', RateLimiterService.credentialKey(req.principal));
       return true;
     }
     const scopes = this.reflector.getAllAndOverride<string[]>(SCOPES_KEY, targets);
@@ -62,10 +62,10 @@ export class AuthGuard implements CanActivate {
     try {
       req.principal = await this.authenticate(req);
     } catch (e) {
-      if (e instanceof UnauthenticatedError) this.limiter.take('auth-failures', 'address', req.ip);
+      if (e instanceof UnauthenticatedError) await this.limiter.take('auth-failures', 'address', req.ip);
       throw e;
     }
-    this.limiter.take(READ_METHODS.has(req.method) ? 'read' : 'write', 'key', RateLimiterService.credentialKey(req.principal));
+    await this.limiter.take(READ_METHODS.has(req.method) ? 'read' : 'write', 'key', RateLimiterService.credentialKey(req.principal));
     // Major 2: a tenant-bound id in the path must name the caller's tenant; bound ids in a body are unbound (docs/versions.md).
     const protocol = requestProtocol(req);
     if (protocol?.boundTenant !== undefined && protocol.boundTenant !== req.principal.tenant) {

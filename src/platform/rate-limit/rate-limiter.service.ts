@@ -1,20 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Counter } from 'prom-client';
 import { HOST_CONFIG, HostConfig, RateBudget, RateClass } from '../config/host-config';
 import { DomainError } from '../errors/domain-error';
+import { HealthService } from '../health/health.service';
 import type { Principal } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
+import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
+import { RedisRateLimitStore } from './redis-rate-limit-store';
+
+/** The /readyz component that tells whether the shared store counts (listed only with OPENWOP_REDIS_URL). */
+export const RATE_LIMIT_STORE_COMPONENT = 'rate-limit-store';
 
 /** Who a budget belongs to: a credential (`key` in the protocol's 429 vocabulary) or a client address. */
 export type RateSubjectKind = 'key' | 'address';
-
-interface Window {
-  start: number;
-  count: number;
-}
-
-/** Past this many live counters, expired ones are swept before a new one is added. */
-const SWEEP_AT = 10_000;
 
 /** 429 `rate_limited` with `Retry-After` (seconds) and the details the protocol asks for. */
 export class RateLimitedError extends DomainError {
@@ -30,36 +28,57 @@ export class RateLimitedError extends DomainError {
 }
 
 /**
- * Fixed-window request budgets per route class, counted in this replica's memory: per credential for
- * authenticated routes (`read` for GET/HEAD, `write` otherwise), per client address for public
- * routes and for refused credentials (`auth-failures`). Windows are aligned on the wall clock, so a
- * window's end (the Retry-After) is the same for every subject.
+ * Fixed-window request budgets per route class: per credential for authenticated routes (`read`
+ * for GET/HEAD, `write` otherwise), per client address for public routes and for refused
+ * credentials (`auth-failures`). Windows are aligned on the wall clock, so a window's end (the
+ * Retry-After) is the same for every subject.
  *
- * Per replica on purpose: a shared counter would cost a database round trip on every request, on
- * the one component the limits exist to protect; with N replicas a subject can use up to N budgets.
+ * The counters are kept in a RateLimitStore: this replica's memory by default (with N replicas a
+ * subject can use up to N budgets; no round trip on the request path), or, with OPENWOP_REDIS_URL, a
+ * Redis server the replicas share (one budget across them). While the shared store does not answer,
+ * requests are counted in this replica's memory again (RedisRateLimitStore): logged, and listed as
+ * the degraded component `rate-limit-store` of /readyz, never a refusal of all traffic.
  */
 @Injectable()
-export class RateLimiterService {
-  private readonly windows = new Map<string, Window>();
+export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
+  private readonly store: RateLimitStore;
   private readonly refused: Counter<'class'>;
-  private readonly longestWindowMs: number;
+  private readonly logger = new Logger('rate-limit');
   /** The clock (ms since the epoch); tests replace it. */
   now: () => number = Date.now;
 
   constructor(
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     metrics: MetricsService,
+    private readonly health: HealthService,
   ) {
     this.refused = metrics.counter({
       name: 'openwop_rate_limited_total',
       help: 'Requests refused with 429 rate_limited, by route class.',
       labelNames: ['class'],
     });
-    this.longestWindowMs = Math.max(...Object.values(config.rateLimit.budgets).map((b) => b.windowMs));
+    const longestWindowMs = Math.max(...Object.values(config.rateLimit.budgets).map((b) => b.windowMs));
+    const memory = new MemoryRateLimitStore(longestWindowMs, () => this.now());
+    this.store = config.rateLimit.enabled && config.sharedStore.redisUrl ? new RedisRateLimitStore(config.sharedStore, memory, (shared, reason) => this.sharedStoreChanged(shared, reason)) : memory;
+  }
+
+  /** With a shared store, connects before the host serves (waiting a little; see RedisRateLimitStore.start). */
+  async onModuleInit(): Promise<void> {
+    if (this.store instanceof RedisRateLimitStore) await this.store.start(Math.max(1_000, this.config.sharedStore.timeoutMs * 4));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.store.close();
   }
 
   get enabled(): boolean {
     return this.config.rateLimit.enabled;
+  }
+
+  /** Where the counters are kept now: `memory` (the default), `redis`, or `memory-fallback` while the shared store does not answer. */
+  get storeKind(): 'memory' | 'redis' | 'memory-fallback' {
+    if (!(this.store instanceof RedisRateLimitStore)) return 'memory';
+    return this.store.isShared ? 'redis' : 'memory-fallback';
   }
 
   /** The budget key of a verified credential: the API key, or the JWT's tenant and principal. */
@@ -68,25 +87,25 @@ export class RateLimiterService {
   }
 
   /** Counts one request of `subject` in `cls`; throws RateLimitedError when it is over the budget. */
-  take(cls: RateClass, kind: RateSubjectKind, subject: string): void {
+  async take(cls: RateClass, kind: RateSubjectKind, subject: string): Promise<void> {
     if (!this.enabled) return;
     const budget = this.config.rateLimit.budgets[cls];
-    const w = this.window(cls, subject, budget);
-    if (w.count >= budget.limit) this.refuse(cls, kind, budget, w);
-    w.count++;
+    const start = this.windowStart(budget);
+    const count = await this.store.hit(`${cls}\u0000${subject}`, start, budget.windowMs);
+    if (count > budget.limit) this.refuse(cls, kind, budget, start);
   }
 
   /** Throws RateLimitedError when `subject` has no budget left in `cls`, without counting a request. */
-  check(cls: RateClass, kind: RateSubjectKind, subject: string): void {
+  async check(cls: RateClass, kind: RateSubjectKind, subject: string): Promise<void> {
     if (!this.enabled) return;
     const budget = this.config.rateLimit.budgets[cls];
-    const w = this.windows.get(`${cls}\u0000${subject}`);
-    if (w && w.start === this.windowStart(budget) && w.count >= budget.limit) this.refuse(cls, kind, budget, w);
+    const start = this.windowStart(budget);
+    if ((await this.store.peek(`${cls}\u0000${subject}`, start)) >= budget.limit) this.refuse(cls, kind, budget, start);
   }
 
-  private refuse(cls: RateClass, kind: RateSubjectKind, budget: RateBudget, w: Window): never {
+  private refuse(cls: RateClass, kind: RateSubjectKind, budget: RateBudget, windowStart: number): never {
     this.refused.inc({ class: cls });
-    throw new RateLimitedError(cls, kind, budget, Math.max(1, w.start + budget.windowMs - this.now()));
+    throw new RateLimitedError(cls, kind, budget, Math.max(1, windowStart + budget.windowMs - this.now()));
   }
 
   private windowStart(budget: RateBudget): number {
@@ -94,24 +113,13 @@ export class RateLimiterService {
     return now - (now % budget.windowMs);
   }
 
-  private window(cls: RateClass, subject: string, budget: RateBudget): Window {
-    const key = `${cls}\u0000${subject}`;
-    const start = this.windowStart(budget);
-    let w = this.windows.get(key);
-    if (!w) {
-      if (this.windows.size >= SWEEP_AT) this.sweep();
-      w = { start, count: 0 };
-      this.windows.set(key, w);
-    } else if (w.start !== start) {
-      w.start = start;
-      w.count = 0;
+  private sharedStoreChanged(shared: boolean, reason?: string): void {
+    if (shared) {
+      this.logger.log('rate limits: counting in the shared Redis store (one budget across replicas)');
+      this.health.report(RATE_LIMIT_STORE_COMPONENT, true, undefined, { store: 'redis' });
+    } else {
+      this.logger.warn(`rate limits: the shared Redis store does not answer (${reason ?? 'unknown reason'}); counting in this replica's memory until it does`);
+      this.health.report(RATE_LIMIT_STORE_COMPONENT, false, 'The shared rate-limit store (Redis) does not answer: each replica counts its own budgets until it does.', { store: 'memory-fallback' });
     }
-    return w;
-  }
-
-  /** Drops counters whose window has ended (memory stays bounded by the subjects active in one window). */
-  private sweep(): void {
-    const horizon = this.now() - this.longestWindowMs;
-    for (const [k, w] of this.windows) if (w.start < horizon) this.windows.delete(k);
   }
 }
