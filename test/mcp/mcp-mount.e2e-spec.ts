@@ -219,27 +219,33 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
       expect(first.resultType).toBe('input_required');
       const [key] = Object.keys(first.inputRequests);
       expect(first.inputRequests[key]).toMatchObject({ method: 'elicitation/create', params: { mode: 'form', message: 'Publish 2.0.0?' } });
-      const done = (await client.callTool({ name: 'release', arguments: { version: '2.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { decision: 'accept' } } } } as never, { allowInputRequired: true } as never)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const done = (await client.callTool({ name: 'release', arguments: { version: '2.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { action: 'accept' } } } } as never, { allowInputRequired: true } as never)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
       expect(done.isError).toBe(false);
       expect(done.structuredContent).toEqual({ published: '2.0.0' });
       // Used once: the same state again is refused.
-      const again = await rpc(base, caller, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'release', arguments: { version: '2.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { decision: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
+      const again = await rpc(base, caller, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'release', arguments: { version: '2.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { action: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
       expect(again.json.error.code).toBe(-32602);
     } finally {
       await client.close();
     }
 
+    // A tool that asks a person needs the caller's elicitation: refused -32021 before any run.
+    const runsBefore = Number((await t.ds.query(`SELECT count(*)::int AS n FROM "run"`))[0].n);
+    const noCap = await rpc(base, nonApprover, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, ...meta() } }, modern('tools/call', 'release'));
+    expect([noCap.status, noCap.json.error.code, noCap.json.error.data]).toEqual([400, -32021, { requiredCapabilities: ['elicitation'] }]);
+    expect(Number((await t.ds.query(`SELECT count(*)::int AS n FROM "run"`))[0].n)).toBe(runsBefore);
+
     const first = await rpc(base, nonApprover, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
     expect(first.json.result.resultType).toBe('input_required');
     const key = Object.keys(first.json.result.inputRequests)[0];
     const runId = first.json.result._meta['io.openwop/runId'];
-    const refused = await rpc(base, nonApprover, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, requestState: first.json.result.requestState, inputResponses: { [key]: { action: 'accept', content: { decision: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
+    const refused = await rpc(base, nonApprover, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, requestState: first.json.result.requestState, inputResponses: { [key]: { action: 'accept', content: { action: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
     expect(refused.status).toBe(403);
     expect(refused.json.error.data.requiredScopes).toEqual(['approvals:respond']);
     const [run] = await t.ds.query(`SELECT "status" FROM "run" WHERE "id" = $1`, [runId]);
     expect(run.status).toBe('waiting-approval');
     // Another caller cannot reuse the approver-less caller's state either: it is bound to its principal.
-    const stolen = await rpc(base, caller, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, requestState: first.json.result.requestState, inputResponses: { [key]: { action: 'accept', content: { decision: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
+    const stolen = await rpc(base, caller, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'release', arguments: { version: '3.0.0' }, requestState: first.json.result.requestState, inputResponses: { [key]: { action: 'accept', content: { action: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
     expect(stolen.json.error).toMatchObject({ code: -32602, data: { reason: 'bind' } });
   });
 
@@ -284,6 +290,49 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('MCP server mount under protocol major 2 (e2e)', () => {
+  let t: TestApp;
+  let base: string;
+  let key: string;
+  const V2 = '/host/openwop/mcp';
+  const post = (body: unknown, headers: Record<string, string>) =>
+    fetch(`${base}${V2}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: await r.json() }));
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
+    await installChains(t, 'default', 'vendor.test.mcp-v2', { 'vendor.test.release': RELEASE });
+    key = await t.key({ scopes: ['tools:read', 'runs:create', 'runs:read', 'approvals:respond'] });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = t.app.getHttpServer().address();
+    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('the v2 discovery root carries the mcp record naming the current-only mount, which serves 2026-07-28 alone', async () => {
+    const d = await fetch(`${base}/.well-known/openwop`, { headers: { 'OpenWOP-Version': '2.0' } }).then((r) => r.json());
+    expect(d.mcp).toMatchObject({ revisions: ['2026-07-28'], preferredVersion: '2026-07-28', minimumRevision: '2026-07-28', profiles: ['mcp-2026-07-28'], serverUrls: [`${base}${V2}`], serverMount: { transports: ['streamable-http'] } });
+    expect(d.mcp.supported).toBeUndefined();
+    const discover = await post({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta() }, modern('server/discover'));
+    expect(discover.json.result.supportedVersions).toEqual(d.mcp.revisions);
+    const headerless = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, {});
+    expect([headerless.status, headerless.json.error.code]).toEqual([400, -32022]);
+    const legacy = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'MCP-Protocol-Version': '2025-06-18' });
+    expect([legacy.status, legacy.json.error.code, legacy.json.error.data.supported]).toEqual([400, -32022, ['2026-07-28']]);
+  });
+
+  it('keys an input request by the tenant-bound interruptId, and the retry is read under that key', async () => {
+    const first = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'release', arguments: { version: '9.0.0' }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
+    const [k] = Object.keys(first.json.result.inputRequests);
+    expect(k).toMatch(/^default\/[A-Za-z0-9._~-]{16,128}$/);
+    const done = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'release', arguments: { version: '9.0.0' }, requestState: first.json.result.requestState, inputResponses: { [k]: { action: 'accept', content: { action: 'accept' } } }, ...meta({ elicitation: {} }) } }, modern('tools/call', 'release'));
+    expect(done.json.result).toMatchObject({ resultType: 'complete', isError: false, structuredContent: { published: '9.0.0' } });
+    expect(done.json.result._meta['io.openwop/runId']).toMatch(/^default\//);
   });
 });
 
@@ -335,7 +384,7 @@ describe('MCP server mount on an embedded engine (e2e)', () => {
       const first = (await client.callTool({ name: 'release', arguments: { version: '1.0.0' } }, { allowInputRequired: true } as never)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
       expect(first.resultType).toBe('input_required');
       const [key] = Object.keys(first.inputRequests);
-      const done = (await client.callTool({ name: 'release', arguments: { version: '1.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { decision: 'accept' } } } } as never, { allowInputRequired: true } as never)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+      const done = (await client.callTool({ name: 'release', arguments: { version: '1.0.0' }, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { action: 'accept' } } } } as never, { allowInputRequired: true } as never)) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
       expect(done.structuredContent).toEqual({ published: '1.0.0' });
     } finally {
       await client.close();

@@ -23,6 +23,8 @@ export interface McpMountConfig {
 }
 
 export const MCP_MOUNT_PATH = '/v1/host/openwop/mcp';
+/** The current-only mount the v2 discovery record names (revision 2026-07-28 alone: v2 lists no legacy revision). */
+export const MCP_MOUNT_V2_PATH = '/host/openwop/mcp';
 
 export const MCP_MOUNT_ENV_SETTINGS: EnvSetting[] = [
   {

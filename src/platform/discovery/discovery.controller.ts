@@ -20,7 +20,7 @@ export class DiscoveryController {
   async document(@Headers('if-none-match') ifNoneMatch: string | undefined, @Req() req: PrincipalRequest, @Res() reply: FastifyReply): Promise<void> {
     // One resource, a representation per protocol major (the request's OpenWOP-Version), each with its own ETag.
     const major = requestMajor(req);
-    const { body, etag } = major === 2 ? await this.discovery.v2Document(req.principal) : await this.discovery.document(req.principal);
+    const { body, etag } = major === 2 ? await this.discovery.v2Document(req.principal, `${req.protocol}://${req.host ?? req.hostname}`) : await this.discovery.document(req.principal);
     reply.header('Cache-Control', req.principal ? 'private, max-age=300' : 'public, max-age=300');
     reply.header('ETag', etag);
     // v2 removed Capabilities-Etag (ETag / If-None-Match only).

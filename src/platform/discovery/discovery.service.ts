@@ -100,8 +100,8 @@ export class DiscoveryDocumentService {
   }
 
   /** The v2 representation (OpenWOP-Version: 2): the closed root projected from the v1 document (v2-root.ts). */
-  async v2Document(principal?: Principal): Promise<{ body: Record<string, unknown>; etag: string }> {
-    const body = sortKeys(v2Root((await this.document(principal)).body)) as Record<string, unknown>;
+  async v2Document(principal?: Principal, origin?: string): Promise<{ body: Record<string, unknown>; etag: string }> {
+    const body = sortKeys(v2Root((await this.document(principal)).body, { origin })) as Record<string, unknown>;
     return { body, etag: etagOf(body) };
   }
 }

@@ -115,9 +115,10 @@ const V2_SEAMS: Array<[string, string]> = [
 
 /**
  * The v2 capability families whose v2 contract this host serves today (the v2 discovery root lists
- * exactly these). Empty while no family's v2 representation is done (docs/versions.md).
+ * exactly these; docs/versions.md). `mcp`: the MCP server's current-only mount (it has no manifest
+ * operation to route).
  */
-export const V2_FAMILIES: ReadonlySet<string> = new Set<string>();
+export const V2_FAMILIES: ReadonlySet<string> = new Set<string>(['mcp']);
 
 /** Manifest operations gated on a family: under major 2 they are `404 not_found` unless it is listed above. */
 const FAMILY_OF: Array<[RegExp, string]> = [

@@ -31,6 +31,11 @@ function progressOf(listener: ProgressListener | undefined): ((snap: { runId: st
   return (snap, completed) => listener({ progress: completed, message: `run ${snap.runId}: ${completed} step${completed === 1 ? '' : 's'} completed${snap.currentNodeId ? `, at ${snap.currentNodeId}` : ''}` });
 }
 
+/** The id a mount answers with: the v2 mount binds host-minted ids to the tenant (`<tenant>/<id>`, v2 ids.schema.json). */
+function wireId(req: McpRequest, principal: Principal, id: string): string {
+  return req.mount === 'v2' ? `${principal.tenant}/${id}` : id;
+}
+
 /** A domain refusal of the run engine, as the JSON-RPC error of the MCP request that caused it. */
 function rpcOf(e: unknown): never {
   if (e instanceof DomainError) {
@@ -94,6 +99,10 @@ export class McpCalls {
       throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for tool ${name}.`, { violations: violations.slice(0, 50).map((v) => ({ path: v.path || '/', message: v.message })) });
     }
     if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args, progress);
+    // A chain that asks a person needs the caller's elicitation at 2026-07-28: refused before any run, never assumed.
+    if (req.era === 'modern' && tool.suspends && !isObject(req.clientCapabilities.elicitation)) {
+      throw new RpcError(RPC.MISSING_CLIENT_CAPABILITY, `Tool ${name} asks for input (an approval or an answer) through elicitation, which this request did not declare.`, { requiredCapabilities: ['elicitation'] });
+    }
     let started: RunState;
     try {
       started = await this.runs.start(principal, tool.workflowId ?? CALL_TOOL_CHAIN, tool.toolId ? { toolId: tool.toolId, arguments: args } : args, ORIGIN);
@@ -105,20 +114,21 @@ export class McpCalls {
 
   /** A settled run as the answer to the call: its result, an `input_required` for its open interrupt, or an error result saying why not now. */
   private async answer(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState): Promise<Record<string, unknown>> {
-    const done = callToolResultOf(state);
+    const onWire = { ...state, runId: wireId(req, principal, state.runId) };
+    const done = callToolResultOf(onWire);
     if (done) return done;
     const open = state.interrupt;
-    if (!open || (state.status !== 'waiting-approval' && state.status !== 'waiting-input')) return errorResult(state, pendingText(state));
+    if (!open || (state.status !== 'waiting-approval' && state.status !== 'waiting-input')) return errorResult(onWire, pendingText(onWire));
     const ask = elicitationOf(open);
-    if (!ask) return errorResult(state, pendingText(state, 'its answer cannot be asked as a form'));
-    if (req.era !== 'modern') return errorResult(state, pendingText(state, 'answering it over MCP needs revision 2026-07-28'));
-    if (!isObject(req.clientCapabilities.elicitation)) return errorResult(state, pendingText(state, 'the client did not declare the elicitation capability'));
+    if (!ask) return errorResult(onWire, pendingText(onWire, 'its answer cannot be asked as a form'));
+    if (req.era !== 'modern') return errorResult(onWire, pendingText(onWire, 'answering it over MCP needs revision 2026-07-28'));
+    if (!isObject(req.clientCapabilities.elicitation)) return errorResult(onWire, pendingText(onWire, 'the client did not declare the elicitation capability'));
     const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId }, { principal, tool: tool.name, arguments: args });
     return {
       resultType: 'input_required',
-      inputRequests: { [open.interruptId]: { method: 'elicitation/create', params: { mode: 'form', message: ask.message, requestedSchema: ask.requestedSchema } } },
+      inputRequests: { [wireId(req, principal, open.interruptId)]: { method: 'elicitation/create', params: { mode: 'form', message: ask.message, requestedSchema: ask.requestedSchema } } },
       requestState,
-      _meta: { [META_RUN_ID]: state.runId },
+      _meta: { [META_RUN_ID]: wireId(req, principal, state.runId) },
     };
   }
 
@@ -133,9 +143,10 @@ export class McpCalls {
       throw e;
     }
     const responses = req.params.inputResponses;
-    const answer = isObject(responses) ? responses[payload.interruptId] : undefined;
+    const key = wireId(req, principal, payload.interruptId);
+    const answer = isObject(responses) ? responses[key] : undefined;
     if (!isObject(answer) || !['accept', 'decline', 'cancel'].includes(answer.action as string)) {
-      throw new RpcError(RPC.INVALID_PARAMS, `inputResponses["${payload.interruptId}"] must be an ElicitResult {action: accept|decline|cancel, content?}.`);
+      throw new RpcError(RPC.INVALID_PARAMS, `inputResponses["${key}"] must be an ElicitResult {action: accept|decline|cancel, content?}.`);
     }
     // MCP content never advances a gate by itself: the caller must be an approver.
     if (!principal.scopes.has(RESPOND_SCOPE)) {
@@ -155,8 +166,8 @@ export class McpCalls {
         await this.runs.cancel(principal, state.runId, 'mcp-elicitation-cancelled');
       } else if (ask.form === 'approval') {
         const content = isObject(answer.content) ? answer.content : {};
-        const decision = answer.action === 'decline' ? 'reject' : content.decision;
-        if (decision !== 'accept' && decision !== 'reject') throw new RpcError(RPC.INVALID_PARAMS, 'An approval is answered with content.decision accept or reject.');
+        const decision = answer.action === 'decline' ? 'reject' : content.action;
+        if (decision !== 'accept' && decision !== 'reject') throw new RpcError(RPC.INVALID_PARAMS, 'An approval is answered with content.action accept or reject.');
         await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { action: decision, ...(typeof content.feedback === 'string' && content.feedback ? { feedback: content.feedback } : {}) });
       } else if (ask.form === 'elicitation') {
         await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, answer.action === 'accept' ? { action: 'accept', content: answer.content ?? {} } : { action: 'decline' });

@@ -15,6 +15,8 @@ export interface ExposedTool {
   /** The catalog tool a call runs (through `openwop.call-tool`). */
   toolId?: string;
   safetyTier?: string;
+  /** The chain has a step that asks a person (an approval, a clarification, an elicitation): a call may need `elicitation`. */
+  suspends?: boolean;
 }
 
 export interface ExposedResource {
@@ -31,6 +33,9 @@ export interface ExposedPrompt {
   arguments: Array<{ name: string; description?: string; required?: boolean }>;
   workflowId: string;
 }
+
+/** Node types that stop a run for a person's answer, which an MCP caller gives through elicitation. */
+const ASKING = new Set(['core.approval', 'core.clarification', MCP_HANDLE_ELICITATION]);
 
 /** The scopes a catalog tool's call needs beyond its own: reading the catalog and starting the run. */
 export const CATALOG_CALL_SCOPES = ['tools:read', 'runs:create'];
@@ -91,7 +96,15 @@ export class McpExposure {
         ...(typeof config.description === 'string' ? { description: config.description } : chain.description ? { description: chain.description } : {}),
         inputSchema: isObject(config.inputSchema) ? { type: 'object', ...config.inputSchema } : { type: 'object' },
         workflowId: chain.chainId,
+        suspends: nodesOf(chain).some((n) => ASKING.has(n.typeId)),
       });
+    }
+    // The conformance fixtures, while the test seams serve them, are tools under their workflowId.
+    for (const id of this.resolver.fixtureIds()) {
+      if (byName.has(id) || !MCP_NAME.test(id)) continue;
+      const chain = await this.resolver.describe(principal, id);
+      if (!chain || (await this.permitted(principal, [chain])).length === 0) continue;
+      byName.set(id, { name: id, ...(chain.description ? { description: chain.description } : {}), inputSchema: { type: 'object' }, workflowId: id, suspends: nodesOf(chain).some((n) => ASKING.has(n.typeId)) });
     }
     if (CATALOG_CALL_SCOPES.every((s) => principal.scopes.has(s))) {
       for (const e of await this.catalog.entries(principal)) {

@@ -6,8 +6,8 @@ import { CurrentPrincipal, Public, Scopes } from '../../platform/identity/decora
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { SeamAlias } from '../../platform/seams/seam-alias';
-import { MCP_MOUNT_PATH } from '../../platform/config/mcp-mount-settings';
-import { MCP_MOUNT_SCOPE, MCP_PRM_PATH, McpMountErrorFilter, mountUrl } from './mcp-mount.errors';
+import { MCP_MOUNT_PATH, MCP_MOUNT_V2_PATH } from '../../platform/config/mcp-mount-settings';
+import { MCP_MOUNT_SCOPE, MCP_PRM_PATH, MCP_V2_PRM_PATH, McpMountErrorFilter, mountUrl } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
 
 /** The response stream of one request (SSE): its notifications, then its answer, then the end. */
@@ -58,7 +58,20 @@ export class McpMountController {
   @ApiBody({ schema: { type: 'object', required: ['jsonrpc', 'method'], properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: { oneOf: [{ type: 'string' }, { type: 'integer' }] }, method: { type: 'string' }, params: { type: 'object', additionalProperties: true } } } })
   @ApiOkResponse({ schema: { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { type: 'string' }, id: {}, result: { type: 'object', additionalProperties: true }, error: { type: 'object', additionalProperties: true } } } })
   @ApiErrors(400, 401, 403, 404)
-  async post(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+  post(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    return this.serve(p, body, req, reply, 'v1');
+  }
+
+  /** The current-only mount the v2 discovery record names: revision 2026-07-28 alone, tenant-bound ids. Not a v1 operation. */
+  @Scopes(MCP_MOUNT_SCOPE)
+  @Post(MCP_MOUNT_V2_PATH)
+  @HttpCode(200)
+  @ApiExcludeEndpoint()
+  postV2(@CurrentPrincipal() p: Principal, @Body() body: unknown, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
+    return this.serve(p, body, req, reply, 'v2');
+  }
+
+  private async serve(p: Principal, body: unknown, req: FastifyRequest, reply: FastifyReply, mount: 'v1' | 'v2'): Promise<unknown> {
     // A client that accepts a stream gets the progress of a long call on it (text/event-stream, opened
     // at the first notification); otherwise, and when nothing was sent before the answer, a JSON body.
     const accepts = String(req.headers.accept ?? '');
@@ -66,7 +79,7 @@ export class McpMountController {
     const notify = /text\/event-stream/i.test(accepts) ? (message: Record<string, unknown>) => (stream ??= new SseStream(reply)).send(message) : undefined;
     let answer: Awaited<ReturnType<McpMountService['handle']>>;
     try {
-      answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify);
+      answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify, mount);
     } catch (e) {
       // Once the stream is open the status is sent: the failure is the request's JSON-RPC error on it.
       if (!stream) throw e;
@@ -89,9 +102,21 @@ export class McpMountController {
   // Public reads are rate-limited per client address.
   @ApiErrors(429)
   metadata(@Req() req: FastifyRequest): Record<string, unknown> {
+    return this.prm(req, MCP_MOUNT_PATH);
+  }
+
+  @Public()
+  @Get(MCP_V2_PRM_PATH)
+  @Header('Cache-Control', 'public, max-age=300')
+  @ApiExcludeEndpoint()
+  metadataV2(@Req() req: FastifyRequest): Record<string, unknown> {
+    return this.prm(req, MCP_MOUNT_V2_PATH);
+  }
+
+  private prm(req: FastifyRequest, path: string): Record<string, unknown> {
     const issuer = this.config.jwt.issuer;
     return {
-      resource: mountUrl(this.config, req),
+      resource: mountUrl(this.config, req, path),
       ...(issuer ? { authorization_servers: [issuer] } : {}),
       bearer_methods_supported: ['header'],
       scopes_supported: [MCP_MOUNT_SCOPE, 'runs:create', 'approvals:respond'],

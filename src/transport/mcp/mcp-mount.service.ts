@@ -3,7 +3,7 @@ import { HOST_NAME, HOST_VERSION } from '../../platform/discovery/discovery.serv
 import type { Principal } from '../../platform/identity/principal';
 import { McpCalls } from './mcp-calls';
 import { ExposedTool, McpExposure } from './mcp-exposure';
-import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf } from './mcp-wire';
+import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
 
 /** Items per page of the mount's lists. */
 const PAGE = 100;
@@ -54,9 +54,11 @@ export class McpMountService {
    * stream may carry before its answer: `notifications/progress` of a `tools/call` that asked for
    * them (`_meta.progressToken`), one per step its run completes.
    */
-  async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void): Promise<MountAnswer> {
-    const req = readRequest(body, headers, MOUNT_REVISIONS);
+  async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void, mount: 'v1' | 'v2' = 'v1'): Promise<MountAnswer> {
+    const supported = mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS;
+    const req = readRequest(body, headers, supported, { legacy: mount === 'v1' });
     if (isRefusal(req)) return { status: req.status, body: req.body };
+    req.mount = mount;
     // A notification (or a client's response) is acknowledged; nothing the host serves acts on one.
     if (req.id === undefined) return { status: 202 };
     try {
@@ -80,7 +82,7 @@ export class McpMountService {
   private async dispatch(principal: Principal, req: McpRequest, notify?: (message: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
     switch (req.method) {
       case 'server/discover':
-        return { supportedVersions: [...MOUNT_REVISIONS], capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
+        return { supportedVersions: [...(req.mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS)], capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
       case 'initialize': {
         const requested = req.params.protocolVersion;
         if (typeof requested !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion.');

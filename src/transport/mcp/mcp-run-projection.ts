@@ -71,14 +71,14 @@ export function isFormSchema(schema: unknown): schema is Record<string, unknown>
   });
 }
 
-/** The requested schema of an approval answered through MCP: accept or reject, and optional feedback. */
+/** The requested schema of an approval answered through MCP: the approval's own resume value, accept or reject and optional feedback. */
 export const APPROVAL_FORM = {
   type: 'object',
   properties: {
-    decision: { type: 'string', title: 'Decision', enum: ['accept', 'reject'] },
+    action: { type: 'string', title: 'Decision', enum: ['accept', 'reject'] },
     feedback: { type: 'string', title: 'Feedback' },
   },
-  required: ['decision'],
+  required: ['action'],
 };
 
 /** How an interrupt's answer is read back: an approval, an MCP elicitation (ElicitResult), or a clarification's answers. */

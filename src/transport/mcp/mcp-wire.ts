@@ -9,6 +9,8 @@ export const MCP_CURRENT = '2026-07-28';
 export const MCP_LEGACY = '2025-06-18';
 /** The revisions the v1 (dual-era) mount serves: the list `server/discover` answers and discovery advertises. */
 export const MOUNT_REVISIONS: readonly string[] = [MCP_CURRENT, MCP_LEGACY];
+/** The revisions the v2 (current-only) mount serves: v2 lists no legacy revision. */
+export const V2_MOUNT_REVISIONS: readonly string[] = [MCP_CURRENT];
 
 export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
@@ -38,6 +40,8 @@ export interface McpRequest {
   revision: string;
   era: Era;
   clientCapabilities: Record<string, unknown>;
+  /** Which mount it came to: the v1 dual-era one, or the v2 current-only one (ids it answers are tenant-bound). */
+  mount?: 'v1' | 'v2';
 }
 
 /** A refusal before dispatch: an HTTP status and a JSON-RPC error. */
@@ -104,7 +108,7 @@ const NAMED: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'prompts/g
  * 2025-06-18 (legacy semantics on this dual-era mount); a `2026-07-28` request must carry the
  * revision in `_meta` and the `Mcp-Method` (and, on a named method, `Mcp-Name`) header.
  */
-export function readRequest(body: unknown, headers: HeaderBag, supported: readonly string[] = MOUNT_REVISIONS): McpRequest | McpRefusal {
+export function readRequest(body: unknown, headers: HeaderBag, supported: readonly string[] = MOUNT_REVISIONS, opts: { legacy?: boolean } = {}): McpRequest | McpRefusal {
   if (Array.isArray(body)) return { status: 400, body: errorBody(null, RPC.INVALID_REQUEST, 'JSON-RPC batches are not served by this mount; send one request per POST.') };
   if (!isObject(body)) return { status: 400, body: errorBody(null, RPC.INVALID_REQUEST, 'The body must be a JSON-RPC 2.0 request object.') };
   const rawId = body.id;
@@ -132,6 +136,10 @@ export function readRequest(body: unknown, headers: HeaderBag, supported: readon
     // Header-less: the legacy era. A body that claims a revision it did not put in the header disagrees with it.
     if (bodyRevision !== undefined) return mismatch(`The body names protocol version ${bodyRevision} but the MCP-Protocol-Version header is absent.`, { header: null, body: bodyRevision });
     if (methodHeader !== undefined && methodHeader !== method) return mismatch(`Mcp-Method "${methodHeader}" disagrees with the body's method "${method}".`, { header: methodHeader, body: method });
+    // A current-only mount serves no header-less request: that is revision 2025-03-26 at most.
+    if (opts.legacy === false) {
+      return { status: 400, body: errorBody(id ?? null, RPC.UNSUPPORTED_PROTOCOL_VERSION, 'A request without MCP-Protocol-Version is MCP 2025-03-26 at most, which this server does not serve.', { supported: [...supported], requested: '2025-03-26' }) };
+    }
     return { id, method, params, revision: MCP_LEGACY, era: 'legacy', clientCapabilities: {} };
   }
 
