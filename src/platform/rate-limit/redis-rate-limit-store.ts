@@ -52,6 +52,8 @@ export class RedisRateLimitStore implements RateLimitStore {
       commandTimeout: config.timeoutMs,
       connectTimeout: Math.max(1_000, config.timeoutMs * 4),
       retryStrategy: (times) => Math.min(100 * times, 2_000),
+      // On close, a connection the server does not end is destroyed after this long.
+      disconnectTimeout: config.timeoutMs,
       // The connection name shows in CLIENT LIST.
       connectionName: 'openwop-host',
     }) as Redis & HitCommand;
