@@ -752,6 +752,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key: mint its successor (shown once) and keep the old key working for the overlap only (openwop-auth-api-key-rotation)
+         * @description Rotate an API key: mint its successor (shown once) and keep the old key working for the overlap only (openwop-auth-api-key-rotation)
+         */
+        post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mcp/servers": {
         parameters: {
             query?: never;
@@ -2075,6 +2095,15 @@ export interface components {
         RotateCredentialBody: {
             /** @description The new credential value. Write-only: stored encrypted and never returned. */
             credential: string;
+        };
+        RotateKeyBody: {
+            /**
+             * Format: date-time
+             * @description Expiry of the successor; by default the rotated key’s own expiry.
+             */
+            expiresAt?: string;
+            /** @description Seconds the rotated key keeps working next to its successor; default and bounds: OPENWOP_KEY_ROTATION_OVERLAP_S, _MIN_OVERLAP_S, _MAX_OVERLAP_S (outside them: 400). */
+            overlapSeconds?: number;
         };
         RunControlBody: {
             /**
@@ -7275,6 +7304,12 @@ export interface operations {
                             /** Format: date-time */
                             revokedAt?: string;
                             roles: string[];
+                            /** Format: date-time */
+                            rotatedAt?: string;
+                            /** Format: uuid */
+                            rotatedFrom?: string;
+                            /** Format: uuid */
+                            rotatedTo?: string;
                             scopes: string[];
                             tenant: string;
                             workspace?: string;
@@ -7373,6 +7408,12 @@ export interface operations {
                             /** Format: date-time */
                             revokedAt?: string;
                             roles: string[];
+                            /** Format: date-time */
+                            rotatedAt?: string;
+                            /** Format: uuid */
+                            rotatedFrom?: string;
+                            /** Format: uuid */
+                            rotatedTo?: string;
                             scopes: string[];
                             tenant: string;
                             workspace?: string;
@@ -7467,6 +7508,12 @@ export interface operations {
                         /** Format: date-time */
                         revokedAt?: string;
                         roles: string[];
+                        /** Format: date-time */
+                        rotatedAt?: string;
+                        /** Format: uuid */
+                        rotatedFrom?: string;
+                        /** Format: uuid */
+                        rotatedTo?: string;
                         scopes: string[];
                         tenant: string;
                         workspace?: string;
@@ -7493,6 +7540,154 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or the caller may not see it. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateKeyBody"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiKey: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** Format: uuid */
+                            id: string;
+                            name?: string;
+                            prefix: string;
+                            principal: string;
+                            /** Format: date-time */
+                            revokedAt?: string;
+                            roles: string[];
+                            /** Format: date-time */
+                            rotatedAt?: string;
+                            /** Format: uuid */
+                            rotatedFrom?: string;
+                            /** Format: uuid */
+                            rotatedTo?: string;
+                            scopes: string[];
+                            tenant: string;
+                            workspace?: string;
+                        };
+                        key: string;
+                        /** Format: date-time */
+                        overlapEndsAt: string;
+                        previous: {
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            expiresAt?: string;
+                            /** Format: uuid */
+                            id: string;
+                            name?: string;
+                            prefix: string;
+                            principal: string;
+                            /** Format: date-time */
+                            revokedAt?: string;
+                            roles: string[];
+                            /** Format: date-time */
+                            rotatedAt?: string;
+                            /** Format: uuid */
+                            rotatedFrom?: string;
+                            /** Format: uuid */
+                            rotatedTo?: string;
+                            scopes: string[];
+                            tenant: string;
+                            workspace?: string;
+                        };
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -38,6 +38,15 @@ function parseSeq(v: string): number {
   return n;
 }
 
+/** An overlap: whole seconds, or a number with s, m, h or d (`90m`, `24h`, `7d`). */
+function parseOverlap(v: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError('expected seconds or a duration such as 90m, 24h or 7d');
+  const n = Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError('the overlap is too long');
+  return n;
+}
+
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** The `version` of the host's package.json (from src/ and from the build alike). */
@@ -128,6 +137,13 @@ export function buildCli(): Command {
     .command('revoke <id>')
     .description('revoke a key by id')
     .action(async (id: string) => (await hostCommands()).keysRevoke(id));
+  keys
+    .command('rotate <id>')
+    .description('rotate a key: mint its successor (printed once); the old key keeps working for the overlap, then is refused')
+    .option('--overlap <duration>', 'how long the old key keeps working: seconds or 90m, 24h, 7d (default and bounds: OPENWOP_KEY_ROTATION_*)', parseOverlap)
+    .option('--expires <iso>', 'expiry of the successor (ISO 8601; default: the old key\'s)', parseDate)
+    .option('--json', 'print {"key", "id", "previousId", "overlapEndsAt"} as JSON')
+    .action(async (id: string, opts: { overlap?: number; expires?: Date; json?: boolean }) => (await hostCommands()).keysRotate(id, opts));
 
   program
     .command('openapi')

@@ -199,6 +199,13 @@ export function keysRevoke(id: string): Promise<void> {
   });
 }
 
+export function keysRotate(id: string, opts: { overlap?: number; expires?: Date; json?: boolean }): Promise<void> {
+  return withMigratedDatabase(async (h, cfg) => {
+    const { key, view, previous } = await keyService(h, cfg).rotate(id, undefined, { overlapSeconds: opts.overlap, expiresAt: opts.expires });
+    if (opts.json) process.stdout.write(`${JSON.stringify({ key, id: view.id, previousId: previous.id, overlapEndsAt: previous.expiresAt })}\n`);
+    else process.stdout.write(`${key}\n\nid ${view.id} · replaces ${previous.id} · tenant ${view.tenant} · principal ${view.principal}\nThe old key (${previous.prefix}…) works until ${previous.expiresAt}, then is refused.\nThe key is shown only once.\n`);
+  });
+}
 
 /** The gRPC transport, when configured: after HTTP listens, so discovery advertises it only once both are up. */
 async function startGrpc(host: Host, cfg: HostConfig): Promise<void> {

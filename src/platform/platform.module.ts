@@ -28,6 +28,7 @@ import { KeyRevocationWatcher } from './identity/key-revocation.watcher';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
+import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
 import { metricsControllers } from './metrics/metrics-mount';
 import { MetricsService } from './metrics/metrics.service';
 import { WhoAmIController } from './identity/whoami.controller';
@@ -102,6 +103,7 @@ export class PlatformModule {
         RouteAudit,
         TracingAdvertiser,
         AuditAdvertiser,
+        AuthProfilesAdvertiser,
         AuditCheckpointSealer,
         AuditCheckpointExporter,
         { provide: APP_GUARD, useClass: AuthGuard },

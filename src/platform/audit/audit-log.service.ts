@@ -15,6 +15,8 @@ import { AuditSigningService, CheckpointSigner } from './audit-signing.service';
 export type AuditAction =
   | 'key.created'
   | 'key.revoked'
+  | 'key.rotated'
+  | 'key.used'
   | 'approval.decided'
   | 'proposal.applied'
   | 'import.applied'

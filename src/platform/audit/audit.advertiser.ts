@@ -5,8 +5,9 @@ import { AuditLogService } from './audit-log.service';
 export const AUDIT_PROFILE = 'openwop-audit-log-integrity';
 
 /**
- * `auth.profiles: [openwop-audit-log-integrity]` and `auth.auditLogIntegrity` (auth-profiles.md
- * §"Capability advertisement"). The public key is read with the signing key at first use; while the
+ * `auth.auditLogIntegrity` (auth-profiles.md §"Capability advertisement"); the profile id itself is
+ * listed in `auth.profiles` by AuthProfilesAdvertiser (src/platform/identity), the list's one author,
+ * under the same condition. The public key is read with the signing key at first use; while the
  * database cannot give it, the claim is left out rather than advertised without a key.
  */
 @Injectable()
@@ -26,7 +27,6 @@ export class AuditAdvertiser implements CapabilityAdvertiser {
     }
     return {
       auth: {
-        profiles: [AUDIT_PROFILE],
         auditLogIntegrity: {
           hashChain: true,
           checkpointSignatureAlgorithm: 'ed25519',

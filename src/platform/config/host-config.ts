@@ -13,6 +13,7 @@ import { loadMcpMountConfig, MCP_MOUNT_ENV_SETTINGS, McpMountConfig, McpMountSet
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig } from './shared-store-settings';
+import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -41,6 +42,8 @@ export interface HostConfig {
   bootstrapKey: boolean;
   /** How long a replica trusts a verified API key before reading it again, while revocations cannot arrive as notifications. */
   keyRecheckMs: number;
+  /** API-key rotation overlaps (src/platform/config/key-rotation-settings). */
+  keyRotation: KeyRotationSettings;
   jwt: {
     secret?: string;
     jwksUrl?: string;
@@ -233,6 +236,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   ...SHARED_STORE_ENV_SETTINGS,
   ...TRACING_ENV_SETTINGS,
   ...AUDIT_ENV_SETTINGS,
+  ...KEY_ROTATION_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -400,6 +404,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     apiKeyPrefix: prefix,
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
     keyRecheckMs: envInt(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
+    keyRotation: loadKeyRotationSettings(env),
     jwt: {
       secret,
       jwksUrl,

@@ -33,6 +33,21 @@ export class ApiKeyEntity extends WorkspaceOwnedEntity {
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt: Date | null;
 
+  /** When this key was rotated (its expiresAt then ends the overlap) and the key that replaced it. */
+  @Column({ name: 'rotated_at', type: 'timestamptz', nullable: true })
+  rotatedAt: Date | null;
+
+  @Column({ name: 'rotated_to', type: 'uuid', nullable: true })
+  rotatedTo: string | null;
+
+  /** The key this one replaced by a rotation. */
+  @Column({ name: 'rotated_from', type: 'uuid', nullable: true })
+  rotatedFrom: string | null;
+
+  /** First use after a rotation, of the rotated key or of its successor (audited as `key.used`). */
+  @Column({ name: 'rotation_used_at', type: 'timestamptz', nullable: true })
+  rotationUsedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,10 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { rowsOf } from '../database/rows';
 import { AuditSigningService } from '../audit/audit-signing.service';
 import { AuditLogService, AuditRecord } from '../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
-import { ValidationError, NotFoundError } from '../errors/domain-error';
+import { ConflictError, ValidationError, NotFoundError } from '../errors/domain-error';
 import type { CursorBinding } from '../pagination/cursor';
 import { keysetPage } from '../pagination/keyset';
 import type { Page, PageRequest } from '../pagination/page-query';
@@ -40,6 +41,28 @@ export interface ApiKeyView {
   expiresAt?: string;
   revokedAt?: string;
   createdAt: string;
+  /** Set once the key was rotated: when, and the id of the key that replaced it (expiresAt ends the overlap). */
+  rotatedAt?: string;
+  rotatedTo?: string;
+  /** The key this one replaced by a rotation. */
+  rotatedFrom?: string;
+}
+
+export interface RotateApiKeyInput {
+  /** Seconds the rotated key keeps working next to its successor (default and bounds: HostConfig.keyRotation). */
+  overlapSeconds?: number;
+  /** Expiry of the successor; by default the rotated key's own expiry (none if it had none). */
+  expiresAt?: Date;
+  /** Called with the key to rotate before anything is written; throws to refuse (a caller lacking the key's scopes). */
+  authorize?: (key: ApiKeyView) => void;
+}
+
+export interface RotatedApiKey {
+  /** The successor's secret, shown once. */
+  key: string;
+  view: ApiKeyView;
+  /** The rotated key as it now stands: its expiresAt is the end of the overlap. */
+  previous: ApiKeyView;
 }
 
 /** The PostgreSQL notification channel a revocation is announced on (payload: the key's lookup id). */
@@ -72,6 +95,7 @@ export class ApiKeyService {
   cacheMs = ApiKeyService.CACHE_MS;
 
   private readonly audit: AuditLogService;
+  private readonly logger = new Logger('api-keys');
 
   constructor(
     private readonly ds: DataSource,
@@ -97,11 +121,20 @@ export class ApiKeyService {
     if (badRole) throw new ValidationError(`unknown role "${badRole}"; roles: ${Object.keys(ROLES).join(', ')}`, { field: 'roles' });
     if (!scopes.length && !roles.length) throw new ValidationError('a key needs at least one scope or role', { field: 'scopes' });
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
+    const { key, entity } = await this.ds.transaction((m) => this.insert(m, { ...input, scopes, roles }, actor));
+    return { key, view: this.view(entity) };
+  }
+
+  /** Inserts a validated key and records `key.created`; the secret never leaves the returned string. */
+  private async insert(
+    m: EntityManager,
+    input: CreateApiKeyInput & { scopes: string[]; roles: string[]; rotatedFrom?: string },
+    actor: KeyActor,
+  ): Promise<{ key: string; entity: ApiKeyEntity }> {
     const lookup = lookupId();
     const secret = randomBytes(32).toString('base64url');
-    const entity = await this.ds.transaction(async (m) => {
-      const repo = m.getRepository(ApiKeyEntity);
-      const saved = await repo.save(
+    const repo = m.getRepository(ApiKeyEntity);
+    const saved = await repo.save(
       repo.create({
         lookupId: lookup,
         secretHash: hash(secret),
@@ -109,24 +142,124 @@ export class ApiKeyService {
         workspace: input.workspace ?? null,
         principal: input.principal,
         name: input.name ?? null,
-        scopes,
-        roles,
+        scopes: input.scopes,
+        roles: input.roles,
         expiresAt: input.expiresAt ?? null,
         revokedAt: null,
+        rotatedAt: null,
+        rotatedTo: null,
+        rotatedFrom: input.rotatedFrom ?? null,
+        rotationUsedAt: null,
       }),
-      );
-      // The scopes a key grants are the audit-relevant fact; its secret never leaves this method.
-      await this.audit.record(m, {
-        tenant: saved.tenant,
-        workspace: saved.workspace ?? undefined,
-        actor,
-        action: 'key.created',
-        resource: { type: 'api-key', id: saved.id },
-        details: { keyPrincipal: saved.principal, scopes: saved.scopes, roles: saved.roles, expiresAt: saved.expiresAt?.toISOString() ?? null },
-      });
-      return saved;
+    );
+    // The scopes a key grants are the audit-relevant fact; its secret never leaves this method.
+    await this.audit.record(m, {
+      tenant: saved.tenant,
+      workspace: saved.workspace ?? undefined,
+      actor,
+      action: 'key.created',
+      resource: { type: 'api-key', id: saved.id },
+      details: {
+        keyPrincipal: saved.principal,
+        scopes: saved.scopes,
+        roles: saved.roles,
+        expiresAt: saved.expiresAt?.toISOString() ?? null,
+        ...(input.rotatedFrom ? { rotatedFrom: input.rotatedFrom } : {}),
+      },
     });
-    return { key: `${this.config.apiKeyPrefix}${lookup}_${secret}`, view: this.view(entity) };
+    return { key: `${this.config.apiKeyPrefix}${lookup}_${secret}`, entity: saved };
+  }
+
+  /**
+   * Rotates a key (openwop-auth-api-key-rotation): mints its successor (same tenant, workspace,
+   * principal, scopes, roles and name) and lets the old key work on for the overlap only: its
+   * expiresAt becomes now + overlap (on the database clock; never later than an expiry it already
+   * had), after which it is refused like any expired key. With a scope, only a key of that scope (any
+   * other answers not found, like an unknown id). A key is rotated once: a revoked, expired or already
+   * rotated key is refused (409). Both halves are audited (`key.created` with `rotatedFrom`,
+   * `key.rotated`), and every replica drops the old key from its verification cache.
+   */
+  async rotate(id: string, scope: TenantScope | undefined, input: RotateApiKeyInput = {}, actor: KeyActor = SYSTEM_ACTOR): Promise<RotatedApiKey> {
+    const { minOverlapS, maxOverlapS, defaultOverlapS } = this.config.keyRotation;
+    const overlap = input.overlapSeconds ?? defaultOverlapS;
+    if (!Number.isInteger(overlap) || overlap < minOverlapS || overlap > maxOverlapS) {
+      throw new ValidationError(`overlapSeconds must be a whole number from ${minOverlapS} to ${maxOverlapS}`, { field: 'overlapSeconds', minOverlapSeconds: minOverlapS, maxOverlapSeconds: maxOverlapS });
+    }
+    if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
+    if (!UUID.test(id)) throw new NotFoundError('No such API key.');
+    const out = await this.ds.transaction(async (m) => {
+      const repo = m.getRepository(ApiKeyEntity);
+      const old = await repo.findOne({ where: scope ? inScope(scope, { id }) : { id }, lock: { mode: 'pessimistic_write' } });
+      if (!old) throw new NotFoundError('No such API key.');
+      input.authorize?.(this.view(old));
+      if (old.revokedAt) throw new ConflictError('key_revoked', 'A revoked key cannot be rotated.');
+      if (old.rotatedTo) throw new ConflictError('key_already_rotated', 'The key was already rotated; rotate its successor.', { successorId: old.rotatedTo });
+      const [{ now }] = (await m.query(`SELECT now() AS "now"`)) as Array<{ now: Date }>;
+      if (old.expiresAt && old.expiresAt.getTime() <= now.getTime()) throw new ConflictError('key_expired', 'An expired key cannot be rotated.');
+      const expiresAt = input.expiresAt ?? old.expiresAt ?? undefined;
+      if (expiresAt && expiresAt.getTime() <= now.getTime()) throw new ValidationError('expiresAt must be in the future', { field: 'expiresAt' });
+      const created = await this.insert(m, {
+        tenant: old.tenant,
+        workspace: old.workspace ?? undefined,
+        principal: old.principal,
+        name: old.name ?? undefined,
+        scopes: old.scopes,
+        roles: old.roles,
+        expiresAt,
+        rotatedFrom: old.id,
+      }, actor);
+      const rows = rowsOf<{ expires_at: Date; rotated_at: Date }>(await m.query(
+        `UPDATE "api_key" SET "rotated_at" = now(), "rotated_to" = $2,
+           "expires_at" = LEAST(COALESCE("expires_at", 'infinity'::timestamptz), now() + make_interval(secs => $3))
+         WHERE "id" = $1 AND "rotated_to" IS NULL AND "revoked_at" IS NULL RETURNING "expires_at", "rotated_at"`,
+        [old.id, created.entity.id, overlap],
+      ));
+      if (!rows.length) throw new ConflictError('key_already_rotated', 'The key was rotated or revoked meanwhile.');
+      Object.assign(old, { expiresAt: rows[0].expires_at, rotatedAt: rows[0].rotated_at, rotatedTo: created.entity.id });
+      // Other replicas drop the old key from their caches now, not at the end of their cache window.
+      await m.query(`SELECT pg_notify($1, $2)`, [KEY_REVOKED_CHANNEL, old.lookupId]);
+      await this.audit.record(m, {
+        tenant: old.tenant,
+        workspace: old.workspace ?? undefined,
+        actor,
+        action: 'key.rotated',
+        resource: { type: 'api-key', id: old.id },
+        details: { keyPrincipal: old.principal, successorId: created.entity.id, overlapSeconds: overlap, overlapEndsAt: old.expiresAt!.toISOString() },
+      });
+      return { key: created.key, view: this.view(created.entity), previous: this.view(old), lookup: old.lookupId };
+    });
+    this.forget(out.lookup);
+    return { key: out.key, view: out.view, previous: out.previous };
+  }
+
+  /**
+   * `key.used` (auth-profiles.md §openwop-auth-api-key-rotation): the first authentication after a
+   * rotation of the rotated key and of its successor, once each (a conditional update decides which
+   * replica records it), so the audit log shows whether clients still use the old key and have moved
+   * to the new one. Other uses are not audited (one entry per request would swamp the chain). A
+   * failure to record is logged and does not refuse the request.
+   */
+  private async noteRotationUse(key: ApiKeyEntity): Promise<void> {
+    try {
+      await this.ds.transaction(async (m) => {
+        const rows = rowsOf<{ rotation_used_at: Date }>(await m.query(
+          `UPDATE "api_key" SET "rotation_used_at" = now() WHERE "id" = $1 AND "rotation_used_at" IS NULL RETURNING "rotation_used_at"`,
+          [key.id],
+        ));
+        key.rotationUsedAt = rows[0]?.rotation_used_at ?? key.rotationUsedAt ?? new Date();
+        if (!rows.length) return;
+        await this.audit.record(m, {
+          tenant: key.tenant,
+          workspace: key.workspace ?? undefined,
+          actor: { principal: key.principal, kind: 'api-key', keyId: key.id },
+          action: 'key.used',
+          resource: { type: 'api-key', id: key.id },
+          details: { keyPrincipal: key.principal, afterRotation: key.rotatedAt !== null, ...(key.rotatedFrom ? { rotatedFrom: key.rotatedFrom } : {}), ...(key.rotatedTo ? { successorId: key.rotatedTo } : {}) },
+        });
+      });
+    } catch (err) {
+      this.logger.warn({ msg: 'could not record the key.used audit entry of a rotated key', keyId: key.id, err });
+    }
   }
 
   async list(tenant: string): Promise<ApiKeyView[]> {
@@ -218,6 +351,7 @@ export class ApiKeyService {
     if (!key || !equal) return { refusal: 'unknown' };
     if (key.revokedAt) return { refusal: 'revoked' };
     if (key.expiresAt && key.expiresAt.getTime() <= Date.now()) return { refusal: 'expired' };
+    if ((key.rotatedAt || key.rotatedFrom) && !key.rotationUsedAt) await this.noteRotationUse(key);
     return {
       principal: {
         tenant: key.tenant,
@@ -243,6 +377,9 @@ export class ApiKeyService {
       expiresAt: e.expiresAt?.toISOString(),
       revokedAt: e.revokedAt?.toISOString(),
       createdAt: e.createdAt.toISOString(),
+      rotatedAt: e.rotatedAt?.toISOString(),
+      rotatedTo: e.rotatedTo ?? undefined,
+      rotatedFrom: e.rotatedFrom ?? undefined,
     };
   }
 }

@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsDateString, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDateString, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
 import { auditActor } from '../audit/audit-log.service';
 import { ForbiddenError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';
@@ -50,6 +50,19 @@ class CreateKeyBody {
   name?: string;
 }
 
+class RotateKeyBody {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Seconds the rotated key keeps working next to its successor; default and bounds: OPENWOP_KEY_ROTATION_OVERLAP_S, _MIN_OVERLAP_S, _MAX_OVERLAP_S (outside them: 400).' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  overlapSeconds?: number;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Expiry of the successor; by default the rotated key’s own expiry.' })
+  @IsOptional()
+  @IsDateString()
+  expiresAt?: string;
+}
+
 const KEY_VIEW = {
   type: 'object',
   required: ['id', 'tenant', 'principal', 'scopes', 'roles', 'prefix', 'createdAt'],
@@ -65,6 +78,9 @@ const KEY_VIEW = {
     expiresAt: { type: 'string', format: 'date-time' },
     revokedAt: { type: 'string', format: 'date-time' },
     createdAt: { type: 'string', format: 'date-time' },
+    rotatedAt: { type: 'string', format: 'date-time' },
+    rotatedTo: { type: 'string', format: 'uuid' },
+    rotatedFrom: { type: 'string', format: 'uuid' },
   },
 };
 
@@ -119,5 +135,40 @@ export class KeysController {
   async revoke(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ApiKeyView> {
     // A workspace-bound caller revokes keys of its own workspace only: others are 404 like unknown ids.
     return this.keys.revoke(id, { tenant: p.tenant, workspace: p.workspace }, auditActor(p));
+  }
+
+  @Scopes('keys:manage')
+  @Post('/v1/keys/:id/rotate')
+  @HttpCode(201)
+  @ApiOperation({
+    operationId: 'rotateApiKey',
+    summary: 'Rotate an API key: mint its successor (shown once) and keep the old key working for the overlap only (openwop-auth-api-key-rotation)',
+  })
+  @ApiBody({ type: RotateKeyBody, required: false })
+  @ApiCreatedResponse({
+    schema: {
+      type: 'object',
+      required: ['key', 'apiKey', 'previous', 'overlapEndsAt'],
+      properties: { key: { type: 'string' }, apiKey: KEY_VIEW, previous: KEY_VIEW, overlapEndsAt: { type: 'string', format: 'date-time' } },
+    },
+  })
+  @ApiErrors(400, 401, 403, 404, 409)
+  async rotate(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() body: RotateKeyBody = {},
+  ): Promise<{ key: string; apiKey: ApiKeyView; previous: ApiKeyView; overlapEndsAt: string }> {
+    const { key, view, previous } = await this.keys.rotate(id, { tenant: p.tenant, workspace: p.workspace }, {
+      overlapSeconds: body?.overlapSeconds,
+      expiresAt: body?.expiresAt ? new Date(body.expiresAt) : undefined,
+      // Like minting: the successor grants exactly the old key's scopes, which the caller must hold.
+      authorize: (k) => {
+        const wanted = [...k.scopes, ...expandRoles(k.roles)];
+        if (!hasScopes(p, wanted)) {
+          throw new ForbiddenError('A key cannot rotate a key granting scopes it does not hold.', { requiredScopes: wanted.filter((s) => !p.scopes.has(s)) });
+        }
+      },
+    }, auditActor(p));
+    return { key, apiKey: view, previous, overlapEndsAt: previous.expiresAt! };
   }
 }

@@ -25,7 +25,7 @@ export const HOST_SCOPES = {
   'portability:import': 'Plan and apply bundle imports.',
   'webhooks:read': 'List and read webhook subscriptions (never their secrets) and their delivery history.',
   'webhooks:manage': 'Register and unregister webhook subscriptions (sends run events to the registered URL).',
-  'keys:manage': 'Create, list and revoke API keys of the own tenant.',
+  'keys:manage': 'Create, list, rotate and revoke API keys of the own tenant.',
   'audit:read': 'Verify the tenant\'s tamper-evident audit log (GET /v1/audit/verify); tenant-level credentials only.',
   'metrics:read': 'Read the Prometheus metrics of the host (GET /metrics, when OPENWOP_METRICS=scope). Host-wide, not tenant-scoped.',
 } as const;
