@@ -7,7 +7,9 @@ import { TenantOwnedEntity, WorkspaceKeyedEntity } from '../../platform/tenancy/
  * before `expires_at`. A denial or the timeout closes it and nothing is installed.
  */
 @Entity({ name: 'approval' })
-@Index('approval_tenant_state_idx', ['tenant', 'state', 'createdAt'])
+// The list's orders, ending in the primary key (migration 1765000000600).
+@Index('approval_tenant_created_idx', ['tenant', 'createdAt', 'id'])
+@Index('approval_tenant_state_created_idx', ['tenant', 'state', 'createdAt', 'id'])
 @Index('approval_subject_idx', ['tenant', 'subjectId'])
 @Index('approval_run_node_idx', ['runId', 'nodeId'])
 export class ApprovalEntity extends WorkspaceKeyedEntity {

@@ -31,7 +31,9 @@ export interface GoalVerdictRecord {
  * that takes over a crashed replica's claim resumes the same iteration instead of starting another.
  */
 @Entity({ name: 'goal' })
-@Index('goal_tenant_state_idx', ['tenant', 'state', 'createdAt'])
+// The list's orders, ending in the primary key (migration 1765000000600).
+@Index('goal_tenant_created_idx', ['tenant', 'createdAt', 'id'])
+@Index('goal_tenant_state_created_idx', ['tenant', 'state', 'createdAt', 'id'])
 // The scheduler's claim looks for due goals across every tenant; this is the one index of the table
 // that cannot lead with tenant (it serves no tenant-facing query).
 @Index('goal_due_idx', ['nextDueAt'])
@@ -157,6 +159,8 @@ export class GoalEntity extends WorkspaceOwnedEntity {
  * run a no-op, so a verdict is never recomputed and a run's cost is never counted twice.
  */
 @Entity({ name: 'goal_run' })
+// A goal's runs in the order they were recorded (migration 1765000000600).
+@Index('goal_run_ordinal_idx', ['tenant', 'goalId', 'ordinal', 'runId'])
 export class GoalRunEntity {
   @PrimaryColumn({ type: 'text' })
   tenant: string;

@@ -8,6 +8,9 @@ import { WorkspaceKeyedEntity } from '../../platform/tenancy/tenant-owned.entity
  */
 @Entity({ name: 'proposal' })
 @Index('proposal_tenant_state_idx', ['tenant', 'workspaceKey', 'state', 'createdAt'])
+// The list's orders for a tenant-level caller, ending in the primary key (migration 1765000000600).
+@Index('proposal_tenant_created_idx', ['tenant', 'createdAt', 'id'])
+@Index('proposal_tenant_state_created_idx', ['tenant', 'state', 'createdAt', 'id'])
 @Index('proposal_evidence_uq', ['tenant', 'workspaceKey', 'evidenceKey'], { unique: true })
 export class ProposalEntity extends WorkspaceKeyedEntity {
   @PrimaryGeneratedColumn('uuid')

@@ -46,7 +46,9 @@ export class WebhookSubscriptionEntity extends WorkspaceOwnedEntity {
  */
 @Entity({ name: 'webhook_delivery' })
 @Index('webhook_delivery_due_idx', ['nextAttemptAt'], { where: `"status" IN ('pending', 'delivering')` })
-@Index('webhook_delivery_history_idx', ['tenant', 'webhookId', 'createdAt'])
+// A subscription's history, and by status, ending in the primary key (migration 1765000000600).
+@Index('webhook_delivery_history_created_idx', ['tenant', 'webhookId', 'createdAt', 'id'])
+@Index('webhook_delivery_status_created_idx', ['tenant', 'webhookId', 'status', 'createdAt', 'id'])
 @Index('webhook_delivery_event_uq', ['webhookId', 'eventId'], { unique: true })
 export class WebhookDeliveryEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')

@@ -1,0 +1,202 @@
+/**
+ * Lists in O(page): every list and poll route's statements, captured as the host really sends them
+ * (every query of the driver's clients made inside the request, TypeORM's and the event log's prepared
+ * statements alike; the routes called over HTTP), are EXPLAINed on a database
+ * seeded large enough for the planner to prefer its indexes. A plan that reads a big table with a
+ * sequential scan, or sorts rows of it (the page's order must come from an index ending in the
+ * primary key, so keyset order is total and a tie group of equal timestamps is never sorted), fails
+ * and prints the plan. The index each statement uses is snapshotted, so a plan change shows in review.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { Client as PgClient } from 'pg';
+import { createTestApp, TestApp } from '../support/test-app';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The tables that grow with a tenant's history: a plan may read them only through an index. */
+const BIG = new Set(['run', 'event', 'event_stream', 'approval', 'goal', 'goal_run', 'proposal', 'webhook_delivery']);
+const SORTS = new Set(['Sort', 'Incremental Sort']);
+const TENANTS = 20;
+const T = 't00';
+
+interface Captured {
+  sql: string;
+  params: unknown[];
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Sort Key'?: string[];
+  Plans?: PlanNode[];
+}
+
+function walk(n: PlanNode, out: PlanNode[] = []): PlanNode[] {
+  out.push(n);
+  for (const c of n.Plans ?? []) walk(c, out);
+  return out;
+}
+
+describe('list and poll statements use indexes on a seeded database', () => {
+  let t: TestApp;
+  let token: string;
+  /** The statements of the request in flight: the driver's query() reads them from the request's async context. */
+  const capture = new AsyncLocalStorage<Captured[]>();
+  const originalQuery = PgClient.prototype.query;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    PgClient.prototype.query = function (this: PgClient, ...args: unknown[]) {
+      const into = capture.getStore();
+      if (into) {
+        const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown];
+        const sql = typeof first === 'string' ? first : first?.text;
+        const params = (typeof first === 'string' ? (Array.isArray(second) ? second : []) : first?.values) ?? [];
+        if (sql && /^\s*(SELECT|WITH)\b/i.test(sql)) into.push({ sql, params });
+      }
+      return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof PgClient.prototype.query;
+    token = await t.key({ tenant: T, principal: 'lister', scopes: ['runs:read', 'approvals:respond', 'proposals:read', 'goals:read', 'connections:read', 'webhooks:read', 'tools:read', 'tools:manage', 'keys:manage'] });
+    const started = Date.now();
+    await seed();
+    // eslint-disable-next-line no-console
+    console.log(`seeded in ${Date.now() - started} ms`);
+  }, 120_000);
+  afterAll(async () => {
+    PgClient.prototype.query = originalQuery;
+    await t?.close();
+  });
+
+  const tenantOf = (expr: string) => `'t' || lpad((${expr} % ${TENANTS})::text, 2, '0')`;
+
+  /** The rows the host writes, in bulk: runs in tie groups of 50 (one statement, one now()), mostly finished. */
+  async function seed(): Promise<void> {
+    const q = (sql: string, p: unknown[] = []) => t.ds.query(sql, p);
+    await q(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "created_at", "workflow_id", "definition", "started_at", "completed_at")
+      SELECT ${tenantOf('i')}, '', 'alice', 'workflow',
+        CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'waiting-approval' WHEN i % 13 = 0 THEN 'failed' ELSE 'completed' END,
+        '{}', now() - ((i / 1000) * interval '1 second'), 'vendor.acme.ship', '{"nodes":[{"id":"a","typeId":"core.noop"}],"edges":[]}',
+        now() - ((i / 1000) * interval '1 second'), now() - ((i / 1000) * interval '1 second') + interval '20 ms'
+      FROM generate_series(1, 50000) AS i`);
+    // Events of a few thousand of the tenant's runs: the streams and the per-run log.
+    await q(`CREATE TEMP TABLE seeded_runs AS SELECT "id", "tenant", "created_at" FROM "run" WHERE "tenant" = $1 ORDER BY "created_at" DESC LIMIT 2000`, [T]);
+    await q(`INSERT INTO "event" ("tenant", "stream_id", "sequence", "type", "payload", "node_id", "created_at")
+      SELECT r."tenant", r."id"::text, s, CASE s WHEN 1 THEN 'run.started' WHEN 10 THEN 'run.completed' ELSE 'node.completed' END, '{"x":1}', CASE WHEN s BETWEEN 2 AND 9 THEN 'a' END, r."created_at"
+      FROM seeded_runs r CROSS JOIN generate_series(1, 10) AS s`);
+    await q(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT "tenant", "id"::text, 10 FROM seeded_runs`);
+    await q(`INSERT INTO "approval" ("tenant", "subject_kind", "subject_id", "state", "required_scope", "quorum", "artifact_ref", "requested_by", "expires_at", "created_at", "updated_at", "decided_at")
+      SELECT ${tenantOf('i')}, 'proposal', gen_random_uuid(), CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'pending' ELSE 'granted' END, 'approvals:respond', 1, 'sha256:00', 'alice',
+        now() + interval '1 day', now() - ((i / 1000) * interval '1 second'), now(), CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN NULL ELSE now() END
+      FROM generate_series(1, 40000) AS i`);
+    await q(`INSERT INTO "goal" ("tenant", "objective", "state", "judge", "continuation_mode", "bounds", "created_at", "updated_at")
+      SELECT ${tenantOf('i')}, 'keep it green', CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'active' ELSE 'satisfied' END, 'host', 'manual', '{}', now() - ((i / 1000) * interval '1 second'), now()
+      FROM generate_series(1, 20000) AS i`);
+    ids.goal = ((await q(`SELECT "id" FROM "goal" WHERE "tenant" = $1 ORDER BY "created_at" DESC LIMIT 1`, [T])) as Array<{ id: string }>)[0].id;
+    await q(`INSERT INTO "goal_run" ("tenant", "goal_id", "run_id", "ordinal", "status", "recorded_at")
+      SELECT g."tenant", g."id", 'run-' || g."id" || '-' || s, s, 'completed', now() FROM "goal" g CROSS JOIN generate_series(1, 3) AS s`);
+    await q(`INSERT INTO "goal_run" ("tenant", "goal_id", "run_id", "ordinal", "status", "recorded_at")
+      SELECT $1, $2, 'run-' || lpad(s::text, 6, '0'), s, 'completed', now() FROM generate_series(4, 20000) AS s`, [T, ids.goal]);
+    await q(`INSERT INTO "proposal" ("tenant", "kind", "state", "artifact_bytes", "artifact_ref", "created_at", "updated_at")
+      SELECT ${tenantOf('i')}, 'automation', CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'draft' ELSE 'rejected' END, '{}', 'sha256:' || i, now() - ((i / 1000) * interval '1 second'), now()
+      FROM generate_series(1, 20000) AS i`);
+    ids.webhook = `wh-${randomUUID()}`;
+    await q(`INSERT INTO "webhook_subscription" ("id", "tenant", "principal", "url", "events", "secret_ref", "secret_fingerprint") VALUES ($1, $2, 'lister', 'https://example.com/hook', '{run.completed}', gen_random_uuid(), 'fp')`, [ids.webhook, T]);
+    await q(`INSERT INTO "webhook_delivery" ("tenant", "webhook_id", "event_id", "run_id", "sequence", "event_type", "status", "attempts", "next_attempt_at", "delivered_at", "created_at", "updated_at")
+      SELECT $1, $2, gen_random_uuid(), 'r' || i, 10, 'run.completed', CASE WHEN i % 401 = 0 THEN 'failed' ELSE 'delivered' END, 1, now(), now(), now() - ((i / 1000) * interval '1 second'), now()
+      FROM generate_series(1, 20000) AS i`, [T, ids.webhook]);
+    ids.run = ((await q(`SELECT "id" FROM seeded_runs ORDER BY "created_at" DESC LIMIT 1`)) as Array<{ id: string }>)[0].id;
+    await q('ANALYZE');
+  }
+
+  /** Calls a route and returns its body and the SELECT statements it sent. */
+  async function call(url: string, headers: Record<string, string> = {}): Promise<{ body: Json; statements: Captured[] }> {
+    const statements: Captured[] = [];
+    const res = await capture.run(statements, () => t.http('GET', url, { token, headers }));
+    if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`);
+    return { body: res.body as Json, statements };
+  }
+
+  /** EXPLAINs each statement; returns the index names used on big tables, and the violations with their plans. */
+  async function plansOf(statements: Captured[]): Promise<{ indexes: string[]; problems: string[] }> {
+    const indexes: string[] = [];
+    const problems: string[] = [];
+    for (const s of statements) {
+      const [{ 'QUERY PLAN': plan }] = (await t.ds.query(`EXPLAIN (FORMAT JSON) ${s.sql}`, s.params)) as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>;
+      const nodes = walk(plan[0].Plan);
+      const bigScans = nodes.filter((n) => n['Relation Name'] && BIG.has(n['Relation Name']));
+      if (!bigScans.length) continue;
+      for (const n of bigScans) if (n['Index Name']) indexes.push(`${n['Relation Name']}.${n['Index Name']}`);
+      // A sort is allowed only over what a Limit beneath it already bounded (a page read in index order, put in the answer's order).
+      const bad = nodes.filter((n) => (n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')) || (SORTS.has(n['Node Type']) && !walk(n).some((c) => c['Node Type'] === 'Limit')));
+      if (bad.length) problems.push(`${bad.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? n['Sort Key']?.join(', ') ?? ''}`).join('; ')}\n  ${s.sql}\n  ${JSON.stringify(s.params)}\n${JSON.stringify(plan[0].Plan, null, 1)}`);
+    }
+    return { indexes: [...new Set(indexes)].sort(), problems };
+  }
+
+  /** A route's first page and, when it has one, its second (the keyset condition). */
+  async function pages(url: string): Promise<Captured[]> {
+    const first = await call(url);
+    const next = first.body.nextCursor as string | null | undefined;
+    if (!next) throw new Error(`${url}: the seeded list should have a second page`);
+    const second = await call(`${url}${url.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(next)}`);
+    return [...first.statements, ...second.statements];
+  }
+
+  /**
+   * The run list still reads `run_tenant_idx` (tenant, created_at): a status filter reads the tenant's
+   * history and a tie group is sorted whole. Its indexes, (tenant, created_at, id) and (tenant, status,
+   * created_at, id), wait for the run table's entity to declare them (the runs capability is being
+   * restructured); these cases then pass, and must move into LISTS.
+   */
+  const RUN_LISTS: Array<[string, () => string]> = [
+    ['runs', () => '/v1/runs?limit=50'],
+    ['runs by a rare status', () => '/v1/runs?limit=3&status=waiting-approval'],
+    ['runs by a common status', () => '/v1/runs?limit=50&status=failed'],
+  ];
+
+  const LISTS: Array<[string, () => string]> = [
+    ['approvals', () => '/v1/approvals?limit=50'],
+    ['approvals by a rare state', () => '/v1/approvals?limit=3&state=pending'],
+    ['proposals', () => '/v1/proposals?limit=50'],
+    ['proposals by a rare state', () => '/v1/proposals?limit=3&state=draft'],
+    ['goals', () => '/v1/goals?limit=50'],
+    ['goals by a rare state', () => '/v1/goals?limit=3&state=active'],
+    ['goal runs', () => `/v1/goals/${ids.goal}/runs?limit=50`],
+    ['webhook deliveries', () => `/v1/webhooks/${ids.webhook}/deliveries?limit=50`],
+    ['webhook deliveries by a rare status', () => `/v1/webhooks/${ids.webhook}/deliveries?limit=3&status=failed`],
+  ];
+
+  const chosen: Record<string, string[]> = {};
+
+  const listReadsOnlyThePage = async (name: string, url: () => string) => {
+    const { indexes, problems } = await plansOf(await pages(url()));
+    chosen[name] = indexes;
+    if (problems.length) throw new Error(`${name}: ${problems.length} statement(s) without an index-ordered plan:\n${problems.join('\n\n')}`);
+    expect(indexes.length).toBeGreaterThan(0);
+  };
+  it.each(LISTS)('%s: first and next page read only the page', listReadsOnlyThePage);
+  it.failing.each(RUN_LISTS)('%s: first and next page read only the page (not yet: the run indexes)', listReadsOnlyThePage);
+
+  it.each([
+    ['events poll', () => `/v1/runs/${ids.run}/events/poll?lastSequence=3&timeout=0`, {}],
+    ['events JSON read', () => `/v1/runs/${ids.run}/events`, { accept: 'application/json' }],
+    ['webhooks', () => '/v1/webhooks?limit=50', {}],
+    ['keys', () => '/v1/keys?limit=50', {}],
+    ['connections', () => '/v1/connections?limit=50', {}],
+    ['installed packs', () => '/v1/installed-packs?limit=50', {}],
+    ['MCP tool pins', () => '/v1/mcp/tool-pins', {}],
+  ] as Array<[string, () => string, Record<string, string>]>)('%s reads only what it answers', async (name, url, headers) => {
+    const { statements } = await call(url(), headers);
+    const { indexes, problems } = await plansOf(statements);
+    chosen[name] = indexes;
+    if (problems.length) throw new Error(`${name}: ${problems.length} statement(s) without an index-ordered plan:\n${problems.join('\n\n')}`);
+  });
+
+  it('the chosen indexes are the reviewed ones', () => {
+    expect(Object.keys(chosen).length).toBe(LISTS.length + RUN_LISTS.length + 7);
+    expect(Object.fromEntries(Object.entries(chosen).sort(([a], [b]) => (a < b ? -1 : 1)))).toMatchSnapshot();
+  });
+});
