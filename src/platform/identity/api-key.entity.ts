@@ -2,7 +2,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 import { WorkspaceOwnedEntity } from '../tenancy/tenant-owned.entity';
 
 @Entity({ name: 'api_key' })
-@Index('api_key_tenant_idx', ['tenant', 'createdAt'])
+// The key list's order, ending in the primary key (migration 1765000000601).
+@Index('api_key_tenant_created_idx', ['tenant', 'createdAt', 'id'])
 export class ApiKeyEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
