@@ -1,8 +1,8 @@
-import { MemoryRateLimitStore } from './rate-limit-store';
+import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
 
 describe('MemoryRateLimitStore', () => {
   it('counts per key and per window: a new window starts again at 1', async () => {
-    const s = new MemoryRateLimitStore(60_000);
+    const s: RateLimitStore = new MemoryRateLimitStore(60_000);
     expect(await s.hit('read\u0000a', 0, 60_000)).toBe(1);
     expect(await s.hit('read\u0000a', 0, 60_000)).toBe(2);
     expect(await s.hit('read\u0000b', 0, 60_000)).toBe(1);
