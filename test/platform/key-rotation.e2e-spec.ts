@@ -19,7 +19,8 @@ describe('API-key rotation', () => {
   let admin: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: ROTATION_ENV });
+    // Test seams on: the conformance fixtures (conformance-noop) the official scenario starts runs of.
+    t = await createTestApp({ env: { ...ROTATION_ENV, OPENWOP_TEST_SEAMS: 'true' } });
     admin = await t.key({ tenant: 'acme', principal: 'root', roles: ['admin'] });
   });
   afterAll(async () => {
@@ -171,6 +172,25 @@ describe('API-key rotation', () => {
     expect(r.status).toBe(201);
     expect(r.body.apiKey).toMatchObject({ workspace: 'w1', principal: 'w1-bot' });
     expect((await t.http('GET', '/v1/whoami', { token: r.body.key })).body).toMatchObject({ tenant: 'acme', workspace: 'w1', principal: 'w1-bot' });
+  });
+
+  it('the official scenario\'s overlap leg: the old key and its successor each create a conformance-noop run owned by the same tenant and principal; a canary bearer is 401 and never echoed', async () => {
+    const old = await mint({ principal: 'runner', scopes: ['runs:create', 'runs:read'] });
+    const rotated = await t.http('POST', `/v1/keys/${old.view.id}/rotate`, { token: admin, body: { overlapSeconds: 600 } });
+    expect(rotated.status).toBe(201);
+    const ids: string[] = [];
+    for (const token of [old.key, rotated.body.key]) {
+      const r = await t.http('POST', '/v1/runs', { token, body: { workflowId: 'conformance-noop' } });
+      expect(r.status).toBe(201);
+      ids.push(r.body.runId);
+      const snap = await t.http('GET', `/v1/runs/${r.body.runId}`, { token });
+      expect(snap.body.owner).toMatchObject({ tenant: 'acme', principal: 'runner' });
+    }
+    expect(ids[0]).not.toBe(ids[1]);
+    const canary = 'owk_canary0d1d2d_NOT_A_REAL_KEY_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const refused = await t.http('POST', '/v1/runs', { token: canary, body: { workflowId: 'conformance-noop' } });
+    expect(refused.status).toBe(401);
+    expect(refused.text).not.toContain(canary);
   });
 
   it('claims the profile in discovery with the configured minimum grace, next to the audit-log-integrity profile', async () => {
