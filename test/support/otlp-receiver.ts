@@ -1,8 +1,10 @@
 /**
- * An OTLP trace receiver for the tests, over HTTP/protobuf (`POST /v1/traces`) and gRPC
- * (`opentelemetry.proto.collector.trace.v1.TraceService/Export`), decoding the requests with the
- * messages of the OTLP specification (opentelemetry-proto, trace/v1 and common/v1: the fields a span
- * tree needs), so what the host's exporter sends is read independently of the exporter's own code.
+ * An OTLP receiver for the tests, traces and metrics, over HTTP/protobuf (`POST /v1/traces`,
+ * `POST /v1/metrics`) and gRPC (`opentelemetry.proto.collector.trace.v1.TraceService/Export`,
+ * `opentelemetry.proto.collector.metrics.v1.MetricsService/Export`), decoding the requests with the
+ * messages of the OTLP specification (opentelemetry-proto, trace/v1, metrics/v1 and common/v1: the
+ * fields a span tree or a data point needs), so what the host's exporters send is read independently
+ * of the exporters' own code.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +34,33 @@ message Span {
   fixed32 flags = 16;
 }
 message Status { string message = 2; int32 code = 3; }
+message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
+message ResourceMetrics { Resource resource = 1; repeated ScopeMetrics scope_metrics = 2; string schema_url = 3; }
+message ScopeMetrics { InstrumentationScope scope = 1; repeated Metric metrics = 2; string schema_url = 3; }
+message Metric {
+  string name = 1;
+  string description = 2;
+  string unit = 3;
+  oneof data { Gauge gauge = 5; Sum sum = 7; Histogram histogram = 9; }
+}
+message Gauge { repeated NumberDataPoint data_points = 1; }
+message Sum { repeated NumberDataPoint data_points = 1; int32 aggregation_temporality = 2; bool is_monotonic = 3; }
+message Histogram { repeated HistogramDataPoint data_points = 1; int32 aggregation_temporality = 2; }
+message NumberDataPoint {
+  repeated KeyValue attributes = 7;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  oneof value { double as_double = 4; sfixed64 as_int = 6; }
+}
+message HistogramDataPoint {
+  repeated KeyValue attributes = 9;
+  fixed64 start_time_unix_nano = 2;
+  fixed64 time_unix_nano = 3;
+  fixed64 count = 4;
+  double sum = 5;
+  repeated fixed64 bucket_counts = 6;
+  repeated double explicit_bounds = 7;
+}
 message KeyValue { string key = 1; AnyValue value = 2; }
 message ArrayValue { repeated AnyValue values = 1; }
 message KeyValueList { repeated KeyValue values = 1; }
@@ -51,6 +80,54 @@ message AnyValue {
 const root = protobuf.parse(OTLP_PROTO, { keepCase: true }).root;
 const Request = root.lookupType('otlp.ExportTraceServiceRequest');
 const Response = root.lookupType('otlp.ExportTraceServiceResponse');
+const MetricsRequest = root.lookupType('otlp.ExportMetricsServiceRequest');
+const EMPTY = Buffer.from(Response.encode(Response.create({})).finish());
+
+/** One data point of one metric, as it arrived (one per export: cumulative points repeat). */
+export interface ReceivedMetricPoint {
+  name: string;
+  unit: string;
+  /** OTLP metric data kind. */
+  kind: 'gauge' | 'sum' | 'histogram';
+  /** Sums only: a counter (true) or an up-down counter. */
+  monotonic?: boolean;
+  attributes: Record<string, unknown>;
+  /** Gauges and sums: the value; histograms: the sum of the observations. */
+  value: number;
+  /** Histograms only. */
+  count?: number;
+  bounds?: number[];
+  resource: Record<string, unknown>;
+  via: 'http/protobuf' | 'grpc';
+}
+
+const num = (v: { toString(): string } | number | undefined) => (v === undefined ? 0 : typeof v === 'number' ? v : Number(v.toString()));
+
+function decodeMetrics(buf: Buffer, via: ReceivedMetricPoint['via']): ReceivedMetricPoint[] {
+  const msg = MetricsRequest.toObject(MetricsRequest.decode(buf), { defaults: false, oneofs: false }) as {
+    resource_metrics?: Array<{ resource?: { attributes?: Array<{ key: string; value?: Any }> }; scope_metrics?: Array<{ metrics?: Array<Record<string, any>> }> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const out: ReceivedMetricPoint[] = [];
+  for (const rm of msg.resource_metrics ?? []) {
+    const resource = attrs(rm.resource?.attributes);
+    for (const sm of rm.scope_metrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        const base = { name: m.name ?? '', unit: m.unit ?? '', resource, via };
+        if (m.histogram) {
+          for (const p of m.histogram.data_points ?? []) {
+            out.push({ ...base, kind: 'histogram', attributes: attrs(p.attributes), value: p.sum ?? 0, count: num(p.count), bounds: p.explicit_bounds ?? [] });
+          }
+          continue;
+        }
+        const kind = m.sum ? 'sum' : 'gauge';
+        for (const p of (m.sum ?? m.gauge)?.data_points ?? []) {
+          out.push({ ...base, kind, ...(m.sum ? { monotonic: m.sum.is_monotonic === true } : {}), attributes: attrs(p.attributes), value: p.as_double ?? num(p.as_int) });
+        }
+      }
+    }
+  }
+  return out;
+}
 
 export interface ReceivedSpan {
   traceId: string;
@@ -119,18 +196,22 @@ export interface OtlpReceiver {
   /** `http://127.0.0.1:<port>` (HTTP: the exporter posts to `<url>/v1/traces`; gRPC: the target). */
   url: string;
   spans: ReceivedSpan[];
-  /** Requests that were not OTLP trace exports (method, path, content type). */
+  /** Every metric data point received, in arrival order. */
+  metrics: ReceivedMetricPoint[];
+  /** Requests that were not OTLP trace or metric exports (method, path, content type). */
   refused: string[];
   /** Resolves once spans matching `pred` have arrived (or rejects after `ms`). */
   waitFor(pred: (spans: ReceivedSpan[]) => boolean, ms?: number): Promise<ReceivedSpan[]>;
+  /** Resolves once metric points matching `pred` have arrived (or rejects after `ms`). */
+  waitForMetrics(pred: (points: ReceivedMetricPoint[]) => boolean, ms?: number): Promise<ReceivedMetricPoint[]>;
   close(): Promise<void>;
 }
 
-function waiter(spans: ReceivedSpan[]) {
-  return async (pred: (s: ReceivedSpan[]) => boolean, ms = 10_000): Promise<ReceivedSpan[]> => {
+function waiter<T extends { name: string }>(spans: T[]) {
+  return async (pred: (s: T[]) => boolean, ms = 10_000): Promise<T[]> => {
     const until = Date.now() + ms;
     while (!pred(spans)) {
-      if (Date.now() > until) throw new Error(`the expected spans did not arrive within ${ms} ms; received: ${spans.map((s) => s.name).join(', ') || 'none'}`);
+      if (Date.now() > until) throw new Error(`the expected items did not arrive within ${ms} ms; received: ${[...new Set(spans.map((s) => s.name))].join(', ') || 'none'}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     return spans;
@@ -140,26 +221,31 @@ function waiter(spans: ReceivedSpan[]) {
 /** OTLP/HTTP with protobuf bodies, as `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` sends. */
 export async function startHttpOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const metrics: ReceivedMetricPoint[] = [];
   const refused: string[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/x-protobuf') {
+      const signal = req.url === '/v1/traces' ? 'traces' : req.url === '/v1/metrics' ? 'metrics' : undefined;
+      if (req.method !== 'POST' || !signal || req.headers['content-type'] !== 'application/x-protobuf') {
         refused.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
         res.writeHead(404).end();
         return;
       }
-      spans.push(...decode(Buffer.concat(chunks), 'http/protobuf'));
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(Buffer.from(Response.encode(Response.create({})).finish()));
+      if (signal === 'traces') spans.push(...decode(Buffer.concat(chunks), 'http/protobuf'));
+      else metrics.push(...decodeMetrics(Buffer.concat(chunks), 'http/protobuf'));
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(EMPTY);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
+    metrics,
     refused,
     waitFor: waiter(spans),
+    waitForMetrics: waiter(metrics),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -167,6 +253,7 @@ export async function startHttpOtlpReceiver(): Promise<OtlpReceiver> {
 /** OTLP/gRPC (cleartext HTTP/2), as `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` sends. */
 export async function startGrpcOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const metrics: ReceivedMetricPoint[] = [];
   const server = new grpc.Server();
   server.addService(
     {
@@ -187,12 +274,33 @@ export async function startGrpcOtlpReceiver(): Promise<OtlpReceiver> {
       },
     },
   );
+  server.addService(
+    {
+      Export: {
+        path: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: (b: Buffer) => b,
+        responseSerialize: () => EMPTY,
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
+    {
+      Export: (call: grpc.ServerUnaryCall<Buffer, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+        metrics.push(...decodeMetrics(call.request, 'grpc'));
+        cb(null, {});
+      },
+    },
+  );
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   return {
     url: `http://127.0.0.1:${port}`,
     spans,
+    metrics,
     refused: [],
     waitFor: waiter(spans),
+    waitForMetrics: waiter(metrics),
     close: () => new Promise<void>((r) => server.tryShutdown(() => r())),
   };
 }

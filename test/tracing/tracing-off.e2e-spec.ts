@@ -83,7 +83,7 @@ describe('tracing off by default', () => {
 
   it('loads the SDK only when tracing is on (the same check sees it then)', async () => {
     const on = await serveAndRun({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
-    expect(on.discovery.observability).toEqual({ otel: { exportProtocols: ['http/json', 'http/protobuf'] } });
+    expect(on.discovery.observability).toEqual({ otel: { exportProtocols: ['http/json', 'http/protobuf'], signals: ['traces'], propagation: ['tracecontext'] } });
     // The run keeps the request's span (same trace, the host's span id), not the caller's.
     expect(on.row.trace_parent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
     expect(on.row.trace_parent).not.toBe(on.traceparent);

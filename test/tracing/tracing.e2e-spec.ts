@@ -201,7 +201,7 @@ describe('tracing over REST, exported with OTLP/HTTP protobuf', () => {
 
   it('advertises its export protocols in discovery while tracing is on', async () => {
     const d = await t.http('GET', '/.well-known/openwop');
-    expect(d.body.observability).toEqual({ otel: { exportProtocols: ['http/json', 'http/protobuf'] } });
+    expect(d.body.observability).toEqual({ otel: { exportProtocols: ['http/json', 'http/protobuf'], signals: ['traces'], propagation: ['tracecontext'] } });
   });
 });
 

@@ -3,7 +3,7 @@ import { envInt } from './env-int';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { SchemaRegistry } from '../schemas/schema-registry';
-import { loadTracingConfig, TRACING_ENV_SETTINGS, TracingConfig } from '../tracing/tracing-config';
+import { loadOtlpMetricsConfig, loadTracingConfig, OTEL_ENV_SETTINGS, OtlpMetricsConfig, TracingConfig } from './otel-settings';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
 import { ConfigError } from './config-error';
 import { KeyringError, parseKeyring } from './credential-keys';
@@ -77,8 +77,8 @@ export interface HostConfig {
   mcpMount: McpMountConfig;
   /** Webhook delivery (src/capabilities/webhooks). */
   webhooks: WebhookSettings;
-  /** OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks. */
-  tracing: TracingConfig;
+  tracing: TracingConfig; // OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks
+  otlpMetrics: OtlpMetricsConfig; // metrics pushed over OTLP (src/platform/metrics): off unless OTEL_METRICS_EXPORTER=otlp
   /** The tamper-evident audit log (src/platform/audit). */
   audit: AuditConfig;
   /** How long finished runs and idempotency records are kept (src/platform/retention). */
@@ -234,7 +234,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   ...WEBHOOK_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
   ...SHARED_STORE_ENV_SETTINGS,
-  ...TRACING_ENV_SETTINGS,
+  ...OTEL_ENV_SETTINGS,
   ...AUDIT_ENV_SETTINGS,
   ...KEY_ROTATION_ENV_SETTINGS,
 ];
@@ -457,6 +457,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     webhooks,
     protocol,
     tracing: loadTracingConfig(env),
+    otlpMetrics: loadOtlpMetricsConfig(env),
     audit: loadAuditSettings(env, { allowPrivate: webhooks.allowPrivate, allowedPorts: webhooks.allowedPorts }),
     retention: {
       runDays: envInt(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),

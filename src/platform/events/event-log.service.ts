@@ -152,6 +152,7 @@ export class EventLogService implements OnModuleInit {
       (await m.query(sql, params)) as Array<{ id: string; sequence: string; created_at: Date }>;
     // One statement is atomic on its own: without a caller's transaction it needs no BEGIN/COMMIT.
     const written = await this.metrics.timeEventAppend(() => write(opts.manager ?? this.ds.manager));
+    this.metrics.eventsAppended(entries);
     const byId = new Map(written.map((w) => [w.id, w]));
     const views = rows.map((r) => {
       const w = byId.get(r.id)!;
@@ -301,6 +302,7 @@ export class EventLogService implements OnModuleInit {
    */
   publish(scope: { tenant: string; workspace: string | null }, streamId: string, events: () => RunEventView[], count: number): void {
     this.tails.written(streamId, events, count);
+    this.metrics.eventsAppended(() => events().map((e) => ({ scope, streamId, type: e.type, payload: e.payload })));
     const offers = this.offers.get(streamId);
     if (offers?.size) {
       const views = events();

@@ -1,10 +1,13 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { WiringFault } from '../errors/internal-fault';
+import { HOST_VERSION } from '../discovery/discovery.service';
+import { type AppendedEvent, type OtlpMetricsBackend, startOtlpMetrics } from './otlp-metrics';
+import type { OtlpMetricsConfig } from './otlp-metrics-config';
 
 /** Every metric the host and its capabilities expose starts with this prefix. */
 export const METRIC_PREFIX = 'openwop_';
@@ -40,11 +43,13 @@ interface PgPoolLike {
  * in one process, as in the tests, keep their own numbers). Platform code records HTTP requests,
  * database pool use and event-log appends here; a capability registers its own collectors through
  * `counter()`, `gauge()` and `histogram()` (a gauge may compute its value at scrape time with
- * `collect`), and `GET /metrics` exposes all of them.
+ * `collect`), and `GET /metrics` exposes all of them. With `OTEL_METRICS_EXPORTER=otlp` they are
+ * also pushed over OTLP (otlp-metrics-sdk.ts), with the metrics spec/v1/observability.md names.
  */
 @Injectable()
-export class MetricsService implements OnModuleInit {
+export class MetricsService implements OnModuleInit, OnApplicationShutdown {
   readonly registry = new Registry();
+  private otlp?: OtlpMetricsBackend;
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly eventAppend: Histogram<string>;
@@ -85,7 +90,10 @@ export class MetricsService implements OnModuleInit {
     });
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    // Every collector is registered by now (constructors run before any module initializes).
+    this.otlp = await startOtlpMetrics(this.config.otlpMetrics, this.registry, { serviceVersion: HOST_VERSION, instanceId: this.config.instanceId });
+    if (this.otlp) new Logger('metrics').log({ msg: 'OpenTelemetry metrics pushed over OTLP', protocol: this.config.otlpMetrics.protocol, endpoint: this.config.otlpMetrics.url ?? 'default', intervalMs: this.config.otlpMetrics.intervalMs });
     if (this.config.metrics === 'off') return;
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
@@ -93,6 +101,28 @@ export class MetricsService implements OnModuleInit {
       this.recordRequest(req.method, req.routeOptions?.url, reply.statusCode, reply.elapsedTime / 1000);
       done();
     });
+  }
+
+  /** Pushes the last figures and stops the OTLP export (nothing while it is off). */
+  async onApplicationShutdown(): Promise<void> {
+    const otlp = this.otlp;
+    this.otlp = undefined;
+    await otlp?.shutdown().catch((e: unknown) => new Logger('metrics').warn({ msg: 'metrics: the last OTLP export failed', err: (e as Error).message }));
+  }
+
+  /** The OTLP export's settings while the metrics are pushed over OTLP (undefined while off). */
+  otlpExportConfig(): OtlpMetricsConfig | undefined {
+    return this.otlp ? this.config.otlpMetrics : undefined;
+  }
+
+  /** Exports the metrics over OTLP now, instead of at the next interval (a no-op while off). */
+  async flushOtlp(): Promise<void> {
+    await this.otlp?.forceFlush();
+  }
+
+  /** Events just appended to the log (or a builder of them): the OTLP run and tool-call metrics count them (one check while off). */
+  eventsAppended(entries: AppendedEvent[] | (() => AppendedEvent[])): void {
+    if (this.otlp) this.otlp.events(typeof entries === 'function' ? entries() : entries);
   }
 
   /** Records one answered request; `route` is the route pattern (`/v1/goals/:id`), never the raw URL. */

@@ -1,0 +1,121 @@
+/**
+ * Metrics pushed over OTLP: with `OTEL_METRICS_EXPORTER=otlp` the host's metrics reach an OTLP
+ * receiver started by the test (over HTTP/protobuf and over gRPC), with the names and attributes of
+ * spec/v1/observability.md for runs, nodes and tool calls and the host's own names for the rest, and
+ * a run moves them; discovery says so. Without it, nothing is sent (and nothing is advertised).
+ */
+import { MetricsService } from '../../src/platform/metrics/metrics.service';
+import { SPEC_METRIC_NAMES } from '../../src/platform/metrics/spec-metric-names';
+import { installChains, waitForStatus } from '../runs/run-kit';
+import { OtlpReceiver, ReceivedMetricPoint, startGrpcOtlpReceiver, startHttpOtlpReceiver } from '../support/otlp-receiver';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const CHAIN = 'vendor.test.metered';
+const CHAINS = { [CHAIN]: { nodes: [{ id: 'a', typeId: 'core.noop', config: {} }, { id: 'b', typeId: 'core.noop', config: {} }], edges: [{ from: 'a', to: 'b' }] } };
+
+/** The points of one export round that match: the last value received for `name` with these attributes. */
+function last(points: ReceivedMetricPoint[], name: string, attrs: Record<string, unknown> = {}): ReceivedMetricPoint | undefined {
+  return points.filter((p) => p.name === name && Object.entries(attrs).every(([k, v]) => p.attributes[k] === v)).at(-1);
+}
+
+async function runOnce(t: TestApp): Promise<string> {
+  const key = await t.key({ scopes: ['runs:create', 'runs:read'] });
+  const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: CHAIN } });
+  expect(r.status).toBe(201);
+  const done = await waitForStatus(t, key, r.body.runId as string, ['completed', 'failed'], 30_000);
+  expect(done.status).toBe('completed');
+  return r.body.runId as string;
+}
+
+describe.each([
+  ['http/protobuf', startHttpOtlpReceiver],
+  ['grpc', startGrpcOtlpReceiver],
+] as const)('metrics pushed over OTLP (%s)', (protocol, start) => {
+  let receiver: OtlpReceiver;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    receiver = await start();
+    t = await createTestApp({
+      env: {
+        OTEL_METRICS_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        // Long: the test flushes when it wants a round, so every round it reads is one it asked for.
+        OTEL_METRIC_EXPORT_INTERVAL: '600000',
+        OTEL_SERVICE_NAME: 'openwop-metrics-under-test',
+      },
+    });
+    await installChains(t, 'default', CHAIN, CHAINS);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it('advertises the observability block: metrics pushed, their spec names, W3C trace context', async () => {
+    const d = await t.http('GET', '/.well-known/openwop');
+    expect(d.body.observability).toEqual({
+      otel: { exportProtocols: protocol === 'grpc' ? ['grpc', 'http/json', 'http/protobuf'] : ['http/json', 'http/protobuf'], signals: ['metrics'], propagation: ['tracecontext'] },
+      metrics: { supported: true, names: [...SPEC_METRIC_NAMES] },
+    });
+  });
+
+  it('sends the spec-named and the host metrics to the receiver, and a run moves them', async () => {
+    const metrics = t.app.get(MetricsService);
+    await metrics.flushOtlp();
+    const before = await receiver.waitForMetrics((p) => p.some((x) => x.name === 'openwop_runs_finished_total'));
+    const finishedBefore = last(before, 'openwop_runs_finished_total', { status: 'completed' })!;
+    expect(finishedBefore).toEqual(expect.objectContaining({ kind: 'sum', monotonic: true }));
+    expect(last(before, 'openwop.run.completed', { 'openwop.workflow_id': CHAIN })).toBeUndefined();
+    const seen = receiver.metrics.length;
+
+    const runId = await runOnce(t);
+    await metrics.flushOtlp();
+    const after = (await receiver.waitForMetrics((p) => p.slice(seen).some((x) => x.name === 'openwop.run.duration'))).slice(seen);
+
+    // The export's resource names the service.
+    expect(after[0].resource).toEqual(expect.objectContaining({ 'service.name': 'openwop-metrics-under-test' }));
+    expect(after.every((p) => p.via === protocol)).toBe(true);
+    // spec/v1/observability.md: runs (counter and histogram, with their attributes), queue and backlog gauges, nodes, in-flight runs.
+    const attrs = { 'openwop.workflow_id': CHAIN, 'openwop.run_status': 'completed', 'openwop.tenant_id': 'default' };
+    expect(last(after, 'openwop.run.completed', attrs)).toEqual(expect.objectContaining({ kind: 'sum', monotonic: true, unit: '1', value: 1 }));
+    const duration = last(after, 'openwop.run.duration', attrs)!;
+    expect(duration).toEqual(expect.objectContaining({ kind: 'histogram', unit: 's', count: 1 }));
+    expect(duration.bounds).toEqual([0.5, 1, 2.5, 5, 10, 30, 60, 300, 600, 1800, 3600]);
+    expect(duration.value).toBeGreaterThanOrEqual(0);
+    for (const name of ['openwop.queue.depth', 'openwop.run.backlog']) {
+      expect(last(after, name, { 'openwop.tenant_id': 'all' })).toEqual(expect.objectContaining({ kind: 'gauge', value: 0 }));
+    }
+    expect(last(after, 'openwop.run.active', { 'openwop.tenant_id': 'all' })).toEqual(expect.objectContaining({ kind: 'sum', monotonic: false, value: 0 }));
+    expect(last(after, 'openwop.node.completed', { 'openwop.node_type': 'core.noop', 'openwop.run_status': 'completed' })?.value).toBeGreaterThanOrEqual(2);
+    // The host's own names, as GET /metrics shows them: the finished-runs counter moved by one.
+    expect(last(after, 'openwop_runs_finished_total', { status: 'completed' })!.value).toBe(finishedBefore.value + 1);
+    expect(last(after, 'openwop_http_requests_total', { method: 'POST', route: '/v1/runs', status: '201' })?.value).toBeGreaterThanOrEqual(1);
+    // Never a run id as a metric attribute (unbounded).
+    expect(JSON.stringify(after)).not.toContain(runId);
+    expect(receiver.refused).toEqual([]);
+  });
+});
+
+describe('metrics not pushed over OTLP unless asked', () => {
+  it('sends nothing and advertises nothing with OTEL_METRICS_EXPORTER unset, even with an endpoint set', async () => {
+    const receiver = await startHttpOtlpReceiver();
+    const t = await createTestApp({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_METRIC_EXPORT_INTERVAL: '100' } });
+    try {
+      await installChains(t, 'default', CHAIN, CHAINS);
+      const metrics = t.app.get(MetricsService);
+      expect(metrics.otlpExportConfig()).toBeUndefined();
+      await runOnce(t);
+      await metrics.flushOtlp();
+      // Several export intervals pass.
+      await new Promise((r) => setTimeout(r, 500));
+      expect((await t.http('GET', '/.well-known/openwop')).body.observability).toBeUndefined();
+    } finally {
+      await t.close();
+    }
+    expect([receiver.metrics, receiver.spans, receiver.refused]).toEqual([[], [], []]);
+    await receiver.close();
+  });
+});
