@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { AutomationRunnerService } from '../../src/capabilities/proposals/automations/automation-runner.service';
 import { GoalClock } from '../../src/capabilities/goals/goal-clock';
 import { GoalSchedulerService } from '../../src/capabilities/goals/goal-scheduler.service';
-import { RunsService } from '../../src/capabilities/runs/runs.service';
+import { RunLauncher } from '../../src/capabilities/runs/run-launcher.service';
 import { ToolCatalogService } from '../../src/capabilities/tool-catalog/tool-catalog.service';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
@@ -222,7 +222,7 @@ describe('delegation matrix: a creator missing a required scope is refused and n
     });
 
     it('a principal without runs:create starts no child run', async () => {
-      const runs = t.app.get(RunsService);
+      const runs = t.app.get(RunLauncher);
       const before = await rowCounts(t);
       await expect(runs.startChild(systemPrincipal('dst', undefined, ['tools:mcp:echo', 'tools:read']), 'vendor.test.scoped', {}, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({
         status: 403,

@@ -5,7 +5,7 @@
  * seam, and the conformance fixtures.
  */
 import { ActivityFailedError, ActivityLedger, effectRunner, logicalInvocationId } from '../../src/platform/idempotency/activity-ledger.service';
-import { RunsService } from '../../src/capabilities/runs/runs.service';
+import { RunLauncher } from '../../src/capabilities/runs/run-launcher.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { runEvents, waitForStatus } from './run-kit';
 
@@ -77,7 +77,7 @@ describe('runs: creation fidelity, idempotency, dedup, cancel, fixtures', () => 
     });
 
     it('keeps host-minted keys out of the callers\' keyspace: a caller sending a host key neither takes nor replays the host run', async () => {
-      const launcher = t.app.get(RunsService);
+      const launcher = t.app.get(RunLauncher);
       const principal = { tenant: 'default', principal: 'tester', scopes: new Set(['runs:create', 'runs:read']), kind: 'system' as const };
       const hostRun = await launcher.launch(principal, { workflowId: 'conformance-noop' }, { idempotencyKey: 'automation:slot-1' });
       const caller = await post({ workflowId: 'conformance-noop' }, { 'idempotency-key': 'automation:slot-1' });

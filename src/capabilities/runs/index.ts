@@ -5,6 +5,7 @@
 // Its module and the services other capabilities call.
 export { RunsModule } from './runs.module';
 export { RunsService } from './runs.service';
+export { RunLauncher } from './run-launcher.service';
 export { RunEngineService } from './engine/run-engine.service';
 export { WorkflowResolver } from './workflow-resolver.service';
 export { InterruptsService } from './interrupts/interrupts.service';

@@ -26,6 +26,7 @@ import { RunEventsController } from './api/run-events.controller';
 import { IdempotencySeamsController } from './seams/idempotency-seams.controller';
 import { RunMetrics } from './runs.metrics';
 import { RunsService } from './runs.service';
+import { RunLauncher } from './run-launcher.service';
 import { RunRetention } from './run-retention';
 import { RunControlService } from './run-control.service';
 import { RunCreationService } from './run-creation.service';
@@ -68,6 +69,7 @@ import { TransportRunsService } from './transport-runs.service';
     RunEngineService,
     RunCreationService,
     RunsService,
+    RunLauncher,
     RunControlService,
     RunForkService,
     RunsAdvertiser,
@@ -97,7 +99,7 @@ import { TransportRunsService } from './transport-runs.service';
     ...MCP_MOUNT_EXECUTORS,
   ],
   // What other capabilities and the transports use (through index.ts).
-  exports: [RunsService, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
+  exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
   static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity];

@@ -1,114 +1,40 @@
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { ConflictError, NotFoundError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from './run.entity';
-import { RUN_CREATE_SCOPE, RunLauncherRegistry, WorkflowRunLauncher } from '../../platform/run-ports/run-launcher';
-import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { ApprovalsService } from '../approvals';
-import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
 import { RunMetrics } from './runs.metrics';
-import { parseDefinition, WorkflowDefinition } from './workflow-definition';
-import { WorkflowResolver } from './workflow-resolver.service';
+import type { WorkflowDefinition } from './workflow-definition';
 import { UUID } from '../../platform/ids';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
-import { CreateRunRequest, HOST_KEY_PREFIX, RunCreationService } from './run-creation.service';
 import { findRun, readRunSnapshot, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
 import { scopeCondition, scopedQuery } from '../../platform/tenancy/workspace-scope';
 
-/** Most chains one run's authority is worked out over (a chain calling chains calling chains...). */
-const MAX_CHAINS = 100;
-
-/** Workflow runs: reads, listing and cancellation; creation is RunCreationService's, run control RunControlService's, execution the engine's. */
+/**
+ * Workflow runs: reads, listing and cancellation; creation is RunCreationService's, launching on
+ * another's behalf (the platform's run launcher, child runs) RunLauncher's, run control
+ * RunControlService's, execution the engine's.
+ */
 @Injectable()
-export class RunsService implements OnModuleInit, WorkflowRunLauncher {
+export class RunsService {
   constructor(
-    private readonly launchers: RunLauncherRegistry,
     private readonly ds: DataSource,
-    private readonly resolver: WorkflowResolver,
-    private readonly executors: NodeExecutorRegistry,
     private readonly engine: RunEngineService,
     private readonly events: EventLogService,
     private readonly approvals: ApprovalsService,
     private readonly metrics: RunMetrics,
     private readonly interrupts: InterruptsService,
     private readonly audit: AuditLogService,
-    private readonly creation: RunCreationService,
     private readonly artifacts: RunArtifactsService,
   ) {}
-
-  onModuleInit(): void {
-    this.launchers.register(this);
-  }
-
-  async launch(principal: Principal, req: CreateRunRequest, opts: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean } = {}): Promise<{ runId: string }> {
-    // A key the host minted (a goal iteration, an automation slot) lives in a keyspace no caller's
-    // Idempotency-Key can reach (idempotency.md §"Keyspace separation"): see HOST_KEY_PREFIX.
-    const key = opts.idempotencyKey === undefined ? undefined : `${HOST_KEY_PREFIX}${opts.idempotencyKey}`;
-    const { snapshot } = await this.creation.create(principal, req, key, undefined, opts.manager, { recordRefusal: opts.recordRefusal, requireCreateScope: true, hostKey: true });
-    return { runId: snapshot.runId };
-  }
-
-  async requiredScopes(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<string[]> {
-    const needed = new Set<string>([RUN_CREATE_SCOPE]);
-    const seen = new Set<string>();
-    const queue = [workflowId];
-    // Chains calling chains: each once (cycles and diamonds included), at most MAX_CHAINS of them.
-    while (queue.length && seen.size < MAX_CHAINS) {
-      const wf = queue.shift()!;
-      if (seen.has(wf)) continue;
-      seen.add(wf);
-      const dag = await this.resolver.resolve(scope, wf, manager ?? this.ds.manager);
-      const definition = dag ? parseDefinition(wf, dag).definition : undefined;
-      for (const n of definition?.nodes ?? []) {
-        const needs = await this.executors.get(n.typeId)?.provider.requiredScopesOf?.(n.config, { tenant: scope.tenant, workspace: scope.workspace });
-        for (const s of needs?.scopes ?? []) needed.add(s);
-        for (const child of needs?.childWorkflows ?? []) if (!seen.has(child)) queue.push(child);
-      }
-    }
-    return [...needed].sort();
-  }
-
-  start(runId: string): void {
-    this.engine.kick(runId);
-  }
-
-  async status(scope: TenantScope, runId: string): Promise<{ status: string; outputs?: Record<string, unknown>; error?: { code: string; message: string }; costUsd?: number } | undefined> {
-    const run = await this.find(scope, runId);
-    if (!run) return undefined;
-    return { status: run.status, ...(run.outputs ? { outputs: run.outputs } : {}), ...(run.error ? { error: run.error } : {}), costUsd: run.costUsd };
-  }
-
-  /**
-   * A child run of a `workflow` tool (same principal, no idempotency key). The child acts for the
-   * parent's principal, so that principal must hold everything the child chain needs
-   * (`requiredScopes`): otherwise 403 `forbidden` with `details.requiredScopes`, and no child run.
-   */
-  async startChild(principal: Principal, workflowId: string, inputs: Record<string, unknown>, parentRunId: string): Promise<string> {
-    requireDelegable(principal, await this.requiredScopes(principal, workflowId), `A child run of "${workflowId}"`);
-    return (await this.creation.create(principal, { workflowId, inputs }, undefined, parentRunId, undefined, { requireCreateScope: true })).snapshot.runId;
-  }
-
-  /** Waits until a run is terminal (cancelling it when `signal` fires). */
-  async awaitTerminal(principal: Principal, runId: string, signal: AbortSignal): Promise<RunSnapshot> {
-    let cancelled = false;
-    for (;;) {
-      const snap = await this.get(principal, runId);
-      if (TERMINAL.has(snap.status)) return snap;
-      if (signal.aborted && !cancelled) {
-        cancelled = true;
-        await this.cancel(principal, runId).catch(() => undefined);
-      }
-      await this.engine.waitLocal(runId, 200);
-    }
-  }
 
   async get(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunSnapshot> {
     return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, this.artifacts);

@@ -5,6 +5,7 @@ import { RunCreationService } from './run-creation.service';
 import { RunEngineService } from './engine/run-engine.service';
 import type { RunSnapshot } from './run-snapshot';
 import { RunsService } from './runs.service';
+import { RunLauncher } from './run-launcher.service';
 
 /** The statuses in which a run is still moving by itself: a caller waiting for it to settle keeps waiting. */
 const MOVING = new Set(['pending', 'running', 'cancelling']);
@@ -26,16 +27,17 @@ export class TransportRunsService {
   constructor(
     private readonly creation: RunCreationService,
     private readonly runs: RunsService,
+    private readonly launcher: RunLauncher,
     private readonly engine: RunEngineService,
   ) {}
 
   /** The scopes a caller needs to start `workflowId` (runs:create and every scope its chain's nodes need). */
   requiredScopes(principal: Principal, workflowId: string): Promise<string[]> {
-    return this.runs.requiredScopes(principal, workflowId);
+    return this.launcher.requiredScopes(principal, workflowId);
   }
 
   async start(principal: Principal, workflowId: string, inputs: Record<string, unknown>, origin: TransportRunOrigin): Promise<RunSnapshot> {
-    requireDelegable(principal, await this.runs.requiredScopes(principal, workflowId), `A run of "${workflowId}"`);
+    requireDelegable(principal, await this.launcher.requiredScopes(principal, workflowId), `A run of "${workflowId}"`);
     const { snapshot } = await this.creation.create(principal, { workflowId, inputs }, undefined, undefined, undefined, { requireCreateScope: true, ...origin });
     return snapshot;
   }

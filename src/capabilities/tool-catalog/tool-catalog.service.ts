@@ -9,9 +9,10 @@ import {
   ToolSourceKind,
   ToolSourceProvider,
   ToolSourceMeta,
+  ToolSession,
 } from '@openwop-host/plugin-sdk';
 import { collectExtensions } from '../../platform/plugins/extension-registry';
-import { NotFoundError } from '../../platform/errors/domain-error';
+import { NotFoundError, UnprocessableError } from '../../platform/errors/domain-error';
 import { HealthService } from '../../platform/health/health.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { CompactToolDescriptor, toCompact } from './compact-descriptor';
@@ -215,6 +216,24 @@ export class ToolCatalogService implements OnApplicationBootstrap {
     const e = snap.byId.get(toolId);
     if (!e || !visibleTo(e.descriptor, principal.scopes)) throw new NotFoundError('No such tool.');
     return e;
+  }
+
+  /** Whether a tool can be called in a session: its source opens sessions (a `workflow` tool runs as a child run instead). */
+  invocable(entry: CatalogEntry): boolean {
+    return !!entry.source.provider.openSession;
+  }
+
+  /**
+   * A session on a tool the principal may see, acting as that principal: the one way a catalog tool
+   * is called (core.tool nodes, which the tool-session seam and the MCP mount run). `tool` is its id
+   * (unknown and hidden ids are the same 404) or the entry the caller already read with `entry`, so
+   * the catalog is not asked twice. 422 `tool_not_invocable` when its source opens no sessions.
+   */
+  async open(principal: Principal, tool: string | CatalogEntry, signal: AbortSignal): Promise<ToolSession> {
+    const entry = typeof tool === 'string' ? await this.entry(principal, tool) : tool;
+    const provider = entry.source.provider;
+    if (!provider.openSession) throw new UnprocessableError('tool_not_invocable', 'The source of this tool does not support invocation.', { toolId: entry.descriptor.toolId });
+    return provider.openSession(entry.descriptor.toolId, { tenant: principal.tenant, workspace: principal.workspace, principal: principal.principal, scopes: principal.scopes, signal });
   }
 
   /** Loads the scope's catalog (its sources' listings) unless it is loaded and current. */

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import {
   NodeExecutionContext,
   NodeExecutionError,
@@ -17,7 +16,7 @@ import { inSpan } from '../../../platform/tracing/tracing';
 import type { Principal } from '../../../platform/identity/principal';
 import { argsHash, CatalogEntry, isMcpRoundSession, ToolCatalogService, ToolDispatchService } from '../../tool-catalog';
 import { Suspend } from '../engine/run-gates';
-import { RunsService } from '../runs.service';
+import { RunLauncher } from '../run-launcher.service';
 import { callMcpTool } from './mcp-tool-rounds';
 import { checkToolArguments } from './tool-arguments';
 import { governedCall } from './governed-call';
@@ -57,7 +56,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
 
   constructor(
     private readonly catalog: ToolCatalogService,
-    private readonly moduleRef: ModuleRef,
+    private readonly launcher: RunLauncher,
     private readonly dispatch: ToolDispatchService,
   ) {}
 
@@ -142,7 +141,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
               if (source === 'workflow') {
                 r = await this.callWorkflow(entry, principal, args, ctx);
               } else {
-                session ??= await this.openSession(entry, principal, ctx);
+                session ??= await this.catalog.open(principal, entry, ctx.signal);
                 r = isMcpRoundSession(session) ? await callMcpTool(session, args, ctx, interruptible) : await session.call(args, ctx.signal);
               }
               if (r.status !== 'ok') span?.fail(r.error?.code || 'tool_call_failed');
@@ -195,19 +194,12 @@ export class CoreToolExecutor implements NodeExecutorProvider {
 
   private async callWorkflow(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
     // A chain calling a chain: a child run of the same principal; its outputs are the result.
-    const runs = this.moduleRef.get(RunsService, { strict: false });
-    const child = await runs.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
-    const done = await runs.awaitTerminal(principal, child, ctx.signal);
+    const child = await this.launcher.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
+    const done = await this.launcher.awaitTerminal(principal, child, ctx.signal);
     // The child's cost is the parent's too.
     const costUsd = done.metrics?.openwopCost.usd ?? 0;
     if (done.status === 'completed') return { status: 'ok', content: done.outputs ?? {}, costUsd };
     return { status: 'error', error: { code: 'subrun_failed', message: `Child run ${child} ended ${done.status}.` }, costUsd };
-  }
-
-  private async openSession(entry: CatalogEntry, principal: Principal, ctx: NodeExecutionContext): Promise<ToolSession> {
-    const provider = entry.source.provider;
-    if (!provider.openSession) throw new NodeExecutionError('tool_not_invocable', 'The source of this tool does not support invocation.');
-    return provider.openSession(entry.descriptor.toolId, { tenant: principal.tenant, workspace: principal.workspace, principal: principal.principal, scopes: principal.scopes, signal: ctx.signal });
   }
 }
 

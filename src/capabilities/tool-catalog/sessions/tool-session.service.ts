@@ -58,7 +58,7 @@ export class ToolSessionService {
   /** The tool a smoke session uses when none is named: the first invocable tool with safe sample arguments. */
   async defaultTool(principal: Principal): Promise<CatalogEntry> {
     for (const e of await this.catalog.entries(principal)) {
-      if (e.source.provider.openSession && e.source.provider.sampleArguments?.(e.descriptor.toolId) !== undefined) return e;
+      if (this.catalog.invocable(e) && e.source.provider.sampleArguments?.(e.descriptor.toolId) !== undefined) return e;
     }
     throw new UnprocessableError('tool_not_invocable', 'No tool in your catalog can run a session without arguments.');
   }
@@ -71,7 +71,7 @@ export class ToolSessionService {
     const entry = req.toolId ? await this.catalog.entry(principal, req.toolId) : await this.defaultTool(principal);
     const provider = entry.source.provider;
     const toolId = entry.descriptor.toolId;
-    if (!provider.openSession && entry.descriptor.source !== 'workflow') {
+    if (!this.catalog.invocable(entry) && entry.descriptor.source !== 'workflow') {
       throw new UnprocessableError('tool_not_invocable', 'The source of this tool does not support invocation.', { toolId });
     }
     // Governed dispatch: the seam answers synchronously and cannot wait for an approval gate, so a call
