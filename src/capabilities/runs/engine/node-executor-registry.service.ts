@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { collectExtensions } from '../../../platform/plugins/extension-registry';
-import { NODE_TYPE_ID_PATTERN, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { NODE_TYPE_ID_PATTERN, NodeExecutionContext, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import type { DagNode } from '../workflow-definition';
 
 export interface RegisteredExecutor {
   typeId: string;
@@ -44,4 +45,12 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
   typeIds(): string[] {
     return [...this.byType.keys()].sort();
   }
+}
+
+/** A node's replay policy: its executor's for its config (core.tool: the tool's), `non-deterministic` when nothing serves it. */
+export async function nodeReplayPolicy(executors: Pick<NodeExecutorRegistry, 'get'>, n: DagNode, principal: NodeExecutionContext['principal']): Promise<ToolReplayPolicy> {
+  const ex = executors.get(n.typeId);
+  if (!ex) return 'non-deterministic';
+  if (ex.provider.replayPolicyOf) return ex.provider.replayPolicyOf(n.config, principal);
+  return ex.replayPolicy;
 }

@@ -26,7 +26,7 @@ import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 const SHUTDOWN_WAIT_MS = 5000;
 
 // The engine's vocabulary, where the rest of the capability has always found it.
-export type { RunBounds } from './run-execution.types';
+export type { RunBounds } from './run-bounds';
 export { RUN_GATE_SUBJECT } from './run-gates';
 export { CLAIM_RUNS_SQL, WAITING_STATUS, WAITING_STATUSES } from './run-store';
 export type { ClaimedRow, PauseRequest } from './run-store';

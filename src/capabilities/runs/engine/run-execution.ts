@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { InterruptRequest, NodeExecutionContext, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
+import { InterruptRequest, NodeExecutionContext } from '@openwop-host/plugin-sdk';
 import { isDatabaseUnavailable } from '../../../platform/database/database-driver';
 import type { BatchEvent } from '../../../platform/events/event-log.service';
 import type { Principal } from '../../../platform/identity/principal';
 import { effectRunner } from '../../../platform/idempotency/activity-ledger.service';
-import type { RegisteredExecutor } from './node-executor-registry.service';
+import { nodeReplayPolicy, type RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from '../run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
-import { Breach, costBreach, Execution, ExecutionDeps, leaseExpiredMessage, loopBreach, NodeOutcome, nodeReplayPolicy, runBounds, RunBounds, StopReason, watchRunDuration } from './run-execution.types';
+import type { Execution, ExecutionDeps, NodeOutcome, StopReason } from './run-execution.types';
+import { Breach, costBreach, loopBreach, runBounds, RunBounds, watchRunDuration } from './run-bounds';
 import { afterInsert } from './run-eager-start';
 import { ReplaySource } from '../replay/run-replay';
 import { RunTrace } from './run-tracing';
-import { EngineWriteError, LeaseLost, nodeEmitter, RunWriter } from './run-writer';
+import { EngineWriteError, LeaseLost, leaseExpiredMessage, nodeEmitter, RunWriter } from './run-writer';
 import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';
 
 /** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
@@ -169,7 +170,7 @@ export class RunExecution {
     for (const n of this.def.nodes) {
       const s = this.state.get(n.id);
       if (s?.status !== 'running') continue;
-      const policy = await this.replayPolicy(n);
+      const policy = await nodeReplayPolicy(this.d.executors, n, this.principal);
       if (policy === 'non-deterministic') {
         const error = { code: 'node_interrupted', message: `Node ${n.id} was in flight when its replica stopped; it is not safe to repeat (replayPolicy ${policy}).` };
         this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
@@ -277,10 +278,6 @@ export class RunExecution {
     this.nodeAbort.abort();
   }
 
-  private replayPolicy(n: DagNode): Promise<ToolReplayPolicy> {
-    return nodeReplayPolicy(this.d.executors, n, this.principal);
-  }
-
   private async launch(n: DagNode): Promise<NodeOutcome> {
     const ex = this.d.executors.get(n.typeId) as RegisteredExecutor;
     const prior = this.state.get(n.id);
@@ -288,7 +285,7 @@ export class RunExecution {
     const base = { node: n, attempt, safe: true };
     try {
       if (!ex) throw Object.assign(new Error(`No executor serves ${n.typeId}.`), { code: 'unknown_node_type' });
-      const policy = await this.replayPolicy(n);
+      const policy = await nodeReplayPolicy(this.d.executors, n, this.principal);
       base.safe = policy !== 'non-deterministic';
       this.queue({ type: 'node.started', nodeId: n.id, payload: { nodeId: n.id, typeId: n.typeId, attempt } });
       // The in-flight marker, so the run's nodeStates show the node running as its events do. A

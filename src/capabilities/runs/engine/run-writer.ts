@@ -7,6 +7,16 @@ import type { FlushParams, FlushResult, NodeWrite, RunUpdate } from './run-store
 /** The claim no longer holds the run's lease: this execution writes nothing more. */
 export class LeaseLost extends Error {}
 
+/**
+ * The message of a run whose lease expired: after renewals that failed (the database away), or
+ * because this process stalled so long that no renewal could be sent (a blocked event loop is not
+ * a database outage, and an operator looks for its cause elsewhere).
+ */
+export function leaseExpiredMessage(stalledMs: number | undefined): string {
+  if (stalledMs !== undefined) return 'run lease expired because this process stalled (its event loop was blocked) and could not renew it; the run resumes from what was written';
+  return 'run lease could not be renewed while the database was away; the run resumes when it answers';
+}
+
 /** The engine's own write of a run failed (not a node): the run is retried or failed as a whole. */
 export class EngineWriteError extends Error {
   constructor(
