@@ -299,7 +299,7 @@ describe('MCP server mount under protocol major 2 (e2e)', () => {
   let key: string;
   const V2 = '/host/openwop/mcp';
   const post = (body: unknown, headers: Record<string, string>) =>
-    fetch(`${base}${V2}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    fetch(`${base}${V2}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any })); // eslint-disable-line @typescript-eslint/no-explicit-any
 
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
@@ -315,7 +315,7 @@ describe('MCP server mount under protocol major 2 (e2e)', () => {
   });
 
   it('the v2 discovery root carries the mcp record naming the current-only mount, which serves 2026-07-28 alone', async () => {
-    const d = await fetch(`${base}/.well-known/openwop`, { headers: { 'OpenWOP-Version': '2.0' } }).then((r) => r.json());
+    const d = (await fetch(`${base}/.well-known/openwop`, { headers: { 'OpenWOP-Version': '2.0' } }).then((r) => r.json())) as { mcp: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(d.mcp).toMatchObject({ revisions: ['2026-07-28'], preferredVersion: '2026-07-28', minimumRevision: '2026-07-28', profiles: ['mcp-2026-07-28'], serverUrls: [`${base}${V2}`], serverMount: { transports: ['streamable-http'] } });
     expect(d.mcp.supported).toBeUndefined();
     const discover = await post({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: meta() }, modern('server/discover'));
