@@ -98,12 +98,12 @@ export interface ReceivedMetricPoint {
   count?: number;
   bounds?: number[];
   resource: Record<string, unknown>;
-  via: 'http/protobuf' | 'grpc';
+  via: 'http/protobuf' | 'http/json' | 'grpc';
 }
 
 const num = (v: { toString(): string } | number | undefined) => (v === undefined ? 0 : typeof v === 'number' ? v : Number(v.toString()));
 
-function decodeMetrics(buf: Buffer, via: ReceivedMetricPoint['via']): ReceivedMetricPoint[] {
+function decodeMetrics(buf: Buffer, via: 'http/protobuf' | 'grpc'): ReceivedMetricPoint[] {
   const msg = MetricsRequest.toObject(MetricsRequest.decode(buf), { defaults: false, oneofs: false }) as {
     resource_metrics?: Array<{ resource?: { attributes?: Array<{ key: string; value?: Any }> }; scope_metrics?: Array<{ metrics?: Array<Record<string, any>> }> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
@@ -218,7 +218,48 @@ function waiter<T extends { name: string }>(spans: T[]) {
   };
 }
 
-/** OTLP/HTTP with protobuf bodies, as `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` sends. */
+type JsonKv = Array<{ key: string; value?: Record<string, unknown> }>;
+
+/** An OTLP/JSON AnyValue (camelCase fields; 64-bit integers as strings). */
+function jsonValue(v: Record<string, unknown> | undefined): unknown {
+  if (!v) return undefined;
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.boolValue !== undefined) return v.boolValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (v.doubleValue !== undefined) return v.doubleValue;
+  if (v.arrayValue) return ((v.arrayValue as { values?: Array<Record<string, unknown>> }).values ?? []).map(jsonValue);
+  return undefined;
+}
+
+const jsonAttrs = (list: JsonKv | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
+
+/** An ExportMetricsServiceRequest in the OTLP/JSON encoding, as `http/json` sends it. */
+function decodeMetricsJson(buf: Buffer): ReceivedMetricPoint[] {
+  const msg = JSON.parse(buf.toString('utf8')) as { resourceMetrics?: Array<{ resource?: { attributes?: JsonKv }; scopeMetrics?: Array<{ metrics?: Array<Record<string, any>> }> }> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const out: ReceivedMetricPoint[] = [];
+  for (const rm of msg.resourceMetrics ?? []) {
+    const resource = jsonAttrs(rm.resource?.attributes);
+    for (const sm of rm.scopeMetrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        const base = { name: m.name ?? '', unit: m.unit ?? '', resource, via: 'http/json' as const };
+        if (m.histogram) {
+          for (const p of m.histogram.dataPoints ?? []) out.push({ ...base, kind: 'histogram', attributes: jsonAttrs(p.attributes), value: p.sum ?? 0, count: Number(p.count ?? 0), bounds: p.explicitBounds ?? [] });
+          continue;
+        }
+        const kind = m.sum ? 'sum' : 'gauge';
+        for (const p of (m.sum ?? m.gauge)?.dataPoints ?? []) {
+          out.push({ ...base, kind, ...(m.sum ? { monotonic: m.sum.isMonotonic === true } : {}), attributes: jsonAttrs(p.attributes), value: p.asDouble ?? Number(p.asInt ?? 0) });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * OTLP/HTTP with protobuf bodies, as `OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf` sends (and, for
+ * metrics, JSON bodies, as `http/json` sends).
+ */
 export async function startHttpOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const metrics: ReceivedMetricPoint[] = [];
@@ -228,14 +269,16 @@ export async function startHttpOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const signal = req.url === '/v1/traces' ? 'traces' : req.url === '/v1/metrics' ? 'metrics' : undefined;
-      if (req.method !== 'POST' || !signal || req.headers['content-type'] !== 'application/x-protobuf') {
+      const json = signal === 'metrics' && req.headers['content-type'] === 'application/json';
+      if (req.method !== 'POST' || !signal || (req.headers['content-type'] !== 'application/x-protobuf' && !json)) {
         refused.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
         res.writeHead(404).end();
         return;
       }
       if (signal === 'traces') spans.push(...decode(Buffer.concat(chunks), 'http/protobuf'));
-      else metrics.push(...decodeMetrics(Buffer.concat(chunks), 'http/protobuf'));
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(EMPTY);
+      else metrics.push(...(json ? decodeMetricsJson(Buffer.concat(chunks)) : decodeMetrics(Buffer.concat(chunks), 'http/protobuf')));
+      if (json) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      else res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(EMPTY);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -1,6 +1,6 @@
 /**
  * Metrics pushed over OTLP: with `OTEL_METRICS_EXPORTER=otlp` the host's metrics reach an OTLP
- * receiver started by the test (over HTTP/protobuf and over gRPC), with the names and attributes of
+ * receiver started by the test (over HTTP/protobuf, HTTP/JSON and gRPC), with the names and attributes of
  * spec/v1/observability.md for runs, nodes and tool calls and the host's own names for the rest, and
  * a run moves them; discovery says so. Without it, nothing is sent (and nothing is advertised).
  */
@@ -29,6 +29,7 @@ async function runOnce(t: TestApp): Promise<string> {
 
 describe.each([
   ['http/protobuf', startHttpOtlpReceiver],
+  ['http/json', startHttpOtlpReceiver],
   ['grpc', startGrpcOtlpReceiver],
 ] as const)('metrics pushed over OTLP (%s)', (protocol, start) => {
   let receiver: OtlpReceiver;
