@@ -130,7 +130,9 @@ describe('list and poll statements use indexes on a seeded database', () => {
       const nodes = walk(plan[0].Plan);
       const bigScans = nodes.filter((n) => n['Relation Name'] && BIG.has(n['Relation Name']));
       if (!bigScans.length) continue;
-      for (const n of bigScans) if (n['Index Name']) indexes.push(`${n['Relation Name']}.${n['Index Name']}`);
+      // The credential's lookup is checked like every statement but left out of the snapshot: a replica whose
+      // notifications arrive caches verified keys, one without (the embedded engine) looks the key up on every request.
+      for (const n of bigScans) if (n['Index Name'] && n['Index Name'] !== 'api_key_lookup_uq') indexes.push(`${n['Relation Name']}.${n['Index Name']}`);
       // A sort is allowed only over what a Limit beneath it already bounded (a page read in index order, put in the answer's order).
       const bad = nodes.filter((n) => (n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')) || (SORTS.has(n['Node Type']) && !walk(n).some((c) => c['Node Type'] === 'Limit')));
       if (bad.length) problems.push(`${bad.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? n['Sort Key']?.join(', ') ?? ''}`).join('; ')}\n  ${s.sql}\n  ${JSON.stringify(s.params)}\n${JSON.stringify(plan[0].Plan, null, 1)}`);
