@@ -5,7 +5,8 @@ import { SingleBar } from 'cli-progress';
 import { DomainError } from '../../platform/errors/domain-error';
 import { systemPrincipal } from '../../platform/identity/principal';
 import { expandRoles } from '../../platform/identity/scopes';
-import { EXPORT_SCOPE, IMPORT_SCOPE, ImportPlan, ImportProgress, ImportResult, PortabilityService } from './portability.service';
+import { EXPORT_SCOPE, IMPORT_SCOPE, ImportProgress, ImportResult, PortabilityService } from './portability.service';
+import type { ImportPlan } from './import-plan';
 
 /**
  * `openwop-host export` / `openwop-host import`: the same service the HTTP routes use, run with a

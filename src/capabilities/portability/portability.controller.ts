@@ -7,7 +7,8 @@ import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import type { ExportBundle } from './bundle-checks';
-import { EXPORT_SCOPE, IMPORT_SCOPE, ImportPlan, ImportResult, PortabilityService } from './portability.service';
+import { EXPORT_SCOPE, IMPORT_SCOPE, ImportResult, PortabilityService } from './portability.service';
+import type { ImportPlan } from './import-plan';
 import { IMPORT_PLAN_SCHEMA, IMPORT_REQUEST_SCHEMA, IMPORT_RESULT_SCHEMA } from './portability.openapi';
 import { SeamAlias } from '../../platform/seams/seam-alias';
 

@@ -33,7 +33,7 @@ import {
   topologicalOrder,
 } from './bundle-checks';
 import { portabilityConfig, PortabilityConfig } from './portability.config';
-import { prepareKinds } from './prepare-kinds';
+import { bundleProblems, ImportPlan, PlanEntry, PlannedItem, planView, prepareKinds } from './import-plan';
 import type { ImportingScope } from './kinds/artifact-backed-portable-kind';
 import { ExtensionFault, InvariantViolation } from '../../platform/errors/internal-fault';
 
@@ -45,42 +45,6 @@ const APPLY_BATCH = 2_000;
 export const IMPORT_SCOPE = 'portability:import';
 /** What importing an item of a kind whose provider declares nothing requires (fail closed). */
 const DEFAULT_IMPORT_ITEM_SCOPE = 'packs:publish';
-
-export type PlanAction = 'create' | 'update' | 'skip' | 'conflict';
-
-export interface PlannedItem {
-  ref: string;
-  kind: BundleItemKind;
-  action: PlanAction;
-  reason: string;
-  targetId?: string;
-  secretsToRebind?: string[];
-  violations?: PortableViolation[];
-}
-
-export interface PlanEntry {
-  ref: string;
-  kind: BundleItemKind;
-  reason: string;
-}
-
-/** The dry-run answer (RFC 0098 §C plan, in the superset shape every known reader accepts). */
-export interface ImportPlan {
-  dryRun: true;
-  migrated: false;
-  bundleVersion: '1';
-  bundleOrigin: string;
-  itemCount: number;
-  byKind: Record<string, number>;
-  order: string[];
-  items: PlannedItem[];
-  creates: PlanEntry[];
-  updates: PlanEntry[];
-  skips: PlanEntry[];
-  conflicts: PlanEntry[];
-  counts: { create: number; update: number; skip: number; conflict: number };
-  secretsToRebind: string[];
-}
 
 export type ItemResult = PortableApplyResult | 'failed';
 
@@ -449,46 +413,8 @@ function dependencyLevels(order: readonly BundleItem[]): number[][] {
   return levels;
 }
 
-function planView(bundle: ExportBundle, order: BundleItem[], planned: PlannedItem[]): ImportPlan {
-  const entry = (p: PlannedItem): PlanEntry => ({ ref: p.ref, kind: p.kind, reason: p.reason });
-  const byKind: Record<string, number> = {};
-  for (const i of bundle.items) byKind[i.kind] = (byKind[i.kind] ?? 0) + 1;
-  const of = (a: PlanAction) => planned.filter((p) => p.action === a);
-  return {
-    dryRun: true,
-    migrated: false,
-    bundleVersion: SUPPORTED_BUNDLE_VERSION,
-    bundleOrigin: bundle.source.origin,
-    itemCount: bundle.items.length,
-    byKind,
-    order: order.map((i) => i.ref),
-    items: planned,
-    creates: of('create').map(entry),
-    updates: of('update').map(entry),
-    skips: of('skip').map(entry),
-    conflicts: of('conflict').map(entry),
-    counts: { create: of('create').length, update: of('update').length, skip: of('skip').length, conflict: of('conflict').length },
-    secretsToRebind: unique(planned.flatMap((p) => p.secretsToRebind ?? [])),
-  };
-}
-
 function requireScope(p: Principal, scope: string): void {
   if (!p.scopes.has(scope)) throw new ForbiddenError(`The credential lacks the ${scope} scope.`, { requiredScopes: [scope], missingScopes: [scope] });
-}
-
-/** The violations of refused items as `{path, code, message}`, `path` a JSON Pointer into the bundle (`/items/<i>/payload...`). */
-function bundleProblems(bundle: ExportBundle, refused: PlannedItem[]): Array<{ path: string; code: string; message: string }> {
-  const index = new Map(bundle.items.map((item, i) => [item.ref, i]));
-  const out: Array<{ path: string; code: string; message: string }> = [];
-  for (const p of refused) {
-    const base = `/items/${index.get(p.ref) ?? 0}`;
-    const violations = p.violations?.length ? p.violations : [{ path: '', message: p.reason }];
-    for (const v of violations) {
-      const code = (v as { code?: unknown }).code;
-      out.push({ path: `${base}/payload${v.path}`, code: typeof code === 'string' ? code : p.violations?.length ? 'invalid_item' : 'conflict', message: v.message });
-    }
-  }
-  return out.slice(0, 500);
 }
 
 function toScope(p: Principal): PortabilityScope {
