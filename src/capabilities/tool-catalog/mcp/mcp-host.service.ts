@@ -29,7 +29,7 @@ const CALL_CAPABILITIES = { elicitation: { form: {} } };
  * audit as the catalog's calls). Its rejections are the SDK's: `not_found` (`details.service: "mcp"`)
  * for a server the tenant does not have, `NodeMcpError` for the server's JSON-RPC error (unaltered),
  * `mcp_unreachable` for a transport failure, `mcp_tool_held` for a held tool. The run engine's
- * binding (runs/node-mcp.ts) adds the effect seam, MRTR and the dispatch policy to calls.
+ * binding (runs/engine/node-mcp.ts) adds the effect seam, MRTR and the dispatch policy to calls.
  *
  * With the test seams on and the `conformance` server configured, `conformance.down` is bound to a
  * loopback port the host reserved and closed (the conformance suite's unreachable server).
