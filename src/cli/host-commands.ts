@@ -186,7 +186,8 @@ export function keysList(opts: { tenant: string; json?: boolean }): Promise<void
     if (opts.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else
       for (const k of list) {
-        const state = k.revokedAt ? 'revoked' : k.expiresAt && new Date(k.expiresAt) < new Date() ? 'expired' : 'active';
+        // A rotated key still in its overlap is `rotated` (its successor is the key to hand out).
+        const state = k.revokedAt ? 'revoked' : k.expiresAt && new Date(k.expiresAt) < new Date() ? 'expired' : k.rotatedTo ? 'rotated' : 'active';
         process.stdout.write(`${k.id}  ${k.prefix}…  ${state.padEnd(7)}  ${k.principal}  ${[...k.scopes, ...k.roles.map((r) => `role:${r}`)].join(',')}\n`);
       }
   });

@@ -218,5 +218,9 @@ describe('API-key rotation', () => {
     const printed = await run(process.execPath, [BIN, 'keys', 'rotate', human.view.id, '--overlap', '90m'], { env, timeout: 90_000 });
     expect(printed.stdout).toMatch(/^owk_[a-z0-9]{12}_\S+\n\nid [0-9a-f-]{36} · replaces /);
     expect(printed.stdout).toMatch(/works until \S+, then is refused/);
+    const listed = (await run(process.execPath, [BIN, 'keys', 'list', '--tenant', 'acme'], { env, timeout: 90_000 })).stdout.split('\n');
+    expect(listed.find((l) => l.startsWith(human.view.id))).toMatch(/ rotated /);
+    expect(listed.find((l) => l.startsWith(old.view.id))).toMatch(/ expired /);
+    expect(listed.find((l) => l.startsWith(out.id))).toMatch(/ active /);
   }, 240_000);
 });
