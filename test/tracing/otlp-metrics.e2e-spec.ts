@@ -5,6 +5,7 @@
  * a run moves them; discovery says so. Without it, nothing is sent (and nothing is advertised).
  */
 import { MetricsService } from '../../src/platform/metrics/metrics.service';
+import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { SPEC_METRIC_NAMES } from '../../src/platform/metrics/spec-metric-names';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { OtlpReceiver, ReceivedMetricPoint, startGrpcOtlpReceiver, startHttpOtlpReceiver } from '../support/otlp-receiver';
@@ -61,6 +62,9 @@ describe.each([
       otel: { exportProtocols: protocol === 'grpc' ? ['grpc', 'http/json', 'http/protobuf'] : ['http/json', 'http/protobuf'], signals: ['metrics'], propagation: ['tracecontext'] },
       metrics: { supported: true, names: [...SPEC_METRIC_NAMES] },
     });
+    // Valid against the published capabilities schema, and mirrored under the `capabilities` wrapper the suite reads.
+    expect(SchemaRegistry.shared().validate('capabilities', d.body)).toEqual([]);
+    expect(d.body.capabilities.observability).toEqual(d.body.observability);
   });
 
   it('sends the spec-named and the host metrics to the receiver, and a run moves them', async () => {
