@@ -7,21 +7,24 @@
 import { MetricsService } from '../../src/platform/metrics/metrics.service';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
 import { SPEC_METRIC_NAMES } from '../../src/platform/metrics/spec-metric-names';
+import { startTracedMcpServer } from '../fixtures/mcp/traced-http-fixture';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { OtlpReceiver, ReceivedMetricPoint, startGrpcOtlpReceiver, startHttpOtlpReceiver } from '../support/otlp-receiver';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const CHAIN = 'vendor.test.metered';
 const CHAINS = { [CHAIN]: { nodes: [{ id: 'a', typeId: 'core.noop', config: {} }, { id: 'b', typeId: 'core.noop', config: {} }], edges: [{ from: 'a', to: 'b' }] } };
+const TOOL_CHAIN = 'vendor.test.metered.tool';
+const TOOL_CHAINS = { [TOOL_CHAIN]: { nodes: [{ id: 'call', typeId: 'core.tool', config: { toolId: 'mcp:remote.lookup', arguments: { q: 'x' } } }] } };
 
 /** The points of one export round that match: the last value received for `name` with these attributes. */
 function last(points: ReceivedMetricPoint[], name: string, attrs: Record<string, unknown> = {}): ReceivedMetricPoint | undefined {
   return points.filter((p) => p.name === name && Object.entries(attrs).every(([k, v]) => p.attributes[k] === v)).at(-1);
 }
 
-async function runOnce(t: TestApp): Promise<string> {
-  const key = await t.key({ scopes: ['runs:create', 'runs:read'] });
-  const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: CHAIN } });
+async function runOnce(t: TestApp, workflowId = CHAIN): Promise<string> {
+  const key = await t.key({ scopes: ['runs:create', 'runs:read', 'tools:read'] });
+  const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId } });
   expect(r.status).toBe(201);
   const done = await waitForStatus(t, key, r.body.runId as string, ['completed', 'failed'], 30_000);
   expect(done.status).toBe('completed');
@@ -34,11 +37,14 @@ describe.each([
   ['grpc', startGrpcOtlpReceiver],
 ] as const)('metrics pushed over OTLP (%s)', (protocol, start) => {
   let receiver: OtlpReceiver;
+  let mcp: Awaited<ReturnType<typeof startTracedMcpServer>>;
   let t: TestApp;
 
   beforeAll(async () => {
     receiver = await start();
+    mcp = await startTracedMcpServer();
     t = await createTestApp({
+      configFile: { tools: { mcpServers: [{ id: 'remote', transport: 'http', url: mcp.url }] } },
       env: {
         OTEL_METRICS_EXPORTER: 'otlp',
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
@@ -48,11 +54,12 @@ describe.each([
         OTEL_SERVICE_NAME: 'openwop-metrics-under-test',
       },
     });
-    await installChains(t, 'default', CHAIN, CHAINS);
+    await installChains(t, 'default', CHAIN, { ...CHAINS, ...TOOL_CHAINS });
   });
 
   afterAll(async () => {
     await t?.close();
+    await mcp?.close();
     await receiver?.close();
   });
 
@@ -101,6 +108,18 @@ describe.each([
     // Never a run id as a metric attribute (unbounded).
     expect(JSON.stringify(after)).not.toContain(runId);
     expect(receiver.refused).toEqual([]);
+  });
+
+  it('counts a run’s tool calls as activity invocations, with their duration', async () => {
+    const metrics = t.app.get(MetricsService);
+    const seen = receiver.metrics.length;
+    await runOnce(t, TOOL_CHAIN);
+    await metrics.flushOtlp();
+    const after = (await receiver.waitForMetrics((p) => p.slice(seen).some((x) => x.name === 'openwop.activity.duration'))).slice(seen);
+    const attrs = { provider: 'mcp', 'openwop.tool_id': 'mcp:remote.lookup', 'openwop.run_status': 'success' };
+    expect(last(after, 'openwop.activity.invocations', attrs)).toEqual(expect.objectContaining({ kind: 'sum', monotonic: true, value: 1 }));
+    expect(last(after, 'openwop.activity.duration', attrs)).toEqual(expect.objectContaining({ kind: 'histogram', unit: 's', count: 1 }));
+    expect(last(after, 'openwop.node.completed', { 'openwop.node_type': 'core.tool', 'openwop.run_status': 'completed' })?.value).toBe(1);
   });
 });
 
