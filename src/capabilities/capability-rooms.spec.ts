@@ -12,6 +12,9 @@ import * as path from 'node:path';
  * And no capability looks a provider up at run time through Nest's `ModuleRef`: a dependency is
  * injected, or asked through a platform port (e.g. the run launcher), so the module graph shows it and
  * a cycle fails at start instead of at the first call.
+ *
+ * A tool's session is opened by the tool catalog only (`ToolCatalogService.open`), whoever calls the
+ * tool: a call of a source's `openSession` anywhere else under src/ fails.
  */
 const ROOT = path.resolve(__dirname, '..', '..');
 const RUNS = path.join(ROOT, 'src', 'capabilities', 'runs');
@@ -72,6 +75,14 @@ export function usesModuleRef(text: string): boolean {
   return /\bModuleRef\b/.test(text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, ''));
 }
 
+/** The one file that opens a tool source's sessions. */
+const OPENS_SESSIONS = 'src/capabilities/tool-catalog/tool-catalog.service.ts';
+
+/** Whether a source text calls a tool source's `openSession` (comments aside). */
+export function opensSessions(text: string): boolean {
+  return /\.openSession\s*\(/.test(text.replace(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, ''));
+}
+
 function files(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [path.join(dir, e.name)] : []));
 }
@@ -108,5 +119,18 @@ describe('capability rooms', () => {
     expect(usesModuleRef("import { ModuleRef } from '@nestjs/core';")).toBe(true);
     expect(usesModuleRef('constructor(private readonly refs: ModuleRef) {}')).toBe(true);
     expect(usesModuleRef('// no ModuleRef here\n/* nor ModuleRef */ const x = 1;')).toBe(false);
+  });
+
+  it('only the tool catalog opens a tool source\'s sessions', () => {
+    const found = files(path.join(ROOT, 'src'))
+      .filter((f) => opensSessions(fs.readFileSync(f, 'utf8')))
+      .map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
+    expect(found).toEqual([OPENS_SESSIONS]);
+  });
+
+  it('the session scan fails on a call through the provider, not on a check that it exists (synthetic)', () => {
+    expect(opensSessions('const s = await entry.source.provider.openSession(toolId, ctx);')).toBe(true);
+    expect(opensSessions('if (!e.source.provider.openSession) continue;')).toBe(false);
+    expect(opensSessions('// provider.openSession(x) in a comment')).toBe(false);
   });
 });
