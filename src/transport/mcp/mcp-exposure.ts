@@ -109,7 +109,7 @@ export class McpExposure {
     if (CATALOG_CALL_SCOPES.every((s) => principal.scopes.has(s))) {
       for (const e of await this.catalog.entries(principal)) {
         const d = e.descriptor;
-        if (d.source === 'workflow' || !e.source.provider.openSession) continue;
+        if (d.source === 'workflow' || !this.catalog.invocable(e)) continue;
         if ((d.auth?.scopes ?? []).some((s) => !principal.scopes.has(s))) continue;
         const name = mcpNameOfToolId(d.toolId);
         if (byName.has(name)) continue;
