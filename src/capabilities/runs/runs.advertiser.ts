@@ -18,7 +18,8 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
   ) {}
 
   advertise(): Record<string, unknown> {
-    const fixtures = this.resolver.fixtureIds();
+    // The ctx.mcp fixture is listed too while it is served: v2 reads fixtures[] beside its mcp.client facet.
+    const fixtures = [...this.resolver.fixtureIds(), ...this.resolver.mcpClientFixtureIds()];
     return {
       // Interrupts (openwop-interrupts): a node may ask a clarification (`clarification.request`,
       // resolved with its answers), one round per node execution, one envelope per turn.

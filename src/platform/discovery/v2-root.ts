@@ -62,6 +62,8 @@ const RECORDS: Record<string, (v1: Record<string, unknown>, ctx: V2Context) => R
       ...(absolute ? { serverUrls: [absolute] } : {}),
       serverMount: { transports: ['streamable-http'] },
       mrtr: { maxRounds: 4 },
+      // Pack code gets ctx.mcp (callTool, listTools, readResource, serverHealth) against the configured servers.
+      client: true,
     };
   },
 };
