@@ -118,7 +118,7 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
       this.logger.log('rate limits: counting in the shared Redis store (one budget across replicas)');
       this.health.report(RATE_LIMIT_STORE_COMPONENT, true, undefined, { store: 'redis' });
     } else {
-      this.logger.warn(`rate limits: the shared Redis store does not answer (${reason ?? 'unknown reason'}); counting in this replica's memory until it does`);
+      this.logger.warn({ msg: "rate limits: the shared Redis store does not answer; counting in this replica's memory until it does", reason: reason ?? 'unknown reason' });
       this.health.report(RATE_LIMIT_STORE_COMPONENT, false, 'The shared rate-limit store (Redis) does not answer: each replica counts its own budgets until it does.', { store: 'memory-fallback' });
     }
   }
