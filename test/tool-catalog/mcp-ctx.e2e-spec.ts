@@ -47,10 +47,10 @@ describe('ctx.mcp: MCP results unaltered for node executors (e2e)', () => {
   const last = (pred: (x: McpExchange) => boolean) => [...fake.exchanges()].reverse().find(pred);
   const params = (x: McpExchange) => (x.params ?? {}) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-  it('is not listed in the v1 discovery fixtures, but resolves as a workflow while the seams are on', async () => {
+  it('is listed in the discovery fixtures while the seams serve it (v2 reads them beside mcp.client: true)', async () => {
     const doc = await t.http('GET', '/.well-known/openwop');
     expect(doc.body.fixtures).toContain('conformance-mcp-tool-roundtrip');
-    expect(doc.body.fixtures).not.toContain(FIXTURE);
+    expect(doc.body.fixtures).toContain(FIXTURE);
   });
 
   it('callTool resolves the server CallToolResult unaltered: _meta (the nonce, serverInfo) and resultType kept', async () => {
