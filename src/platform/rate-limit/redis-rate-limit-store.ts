@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import type { SharedStoreConfig } from '../config/shared-store-settings';
 import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
+import { WiringFault } from '../errors/internal-fault';
 
 /** Told when the shared counters become usable (`true`) or unusable (`false`, with the reason), once per change. */
 export type SharedStoreListener = (shared: boolean, reason?: string) => void;
@@ -43,7 +44,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     private readonly fallback: MemoryRateLimitStore,
     private readonly listener: SharedStoreListener,
   ) {
-    if (!config.redisUrl) throw new Error('RedisRateLimitStore needs OPENWOP_REDIS_URL');
+    if (!config.redisUrl) throw new WiringFault('RedisRateLimitStore needs OPENWOP_REDIS_URL');
     this.prefix = `${config.keyPrefix}rl:`;
     this.redis = new Redis(config.redisUrl, {
       lazyConnect: true,
