@@ -1,6 +1,6 @@
 import type { EnvSetting } from '../config/env-setting';
 import { ConfigError } from '../config/config-error';
-import { OTLP_PROTOCOLS, type OtlpProtocol } from '../tracing/tracing-config';
+import { otlpTarget, type OtlpProtocol } from '../tracing/tracing-config';
 
 export interface OtlpMetricsConfig {
   /** Push metrics over OTLP. Off: the OpenTelemetry metrics SDK is never loaded. */
@@ -44,24 +44,11 @@ export function loadOtlpMetricsConfig(env: NodeJS.ProcessEnv): OtlpMetricsConfig
   for (const e of exporters) {
     if (e !== 'otlp' && e !== 'none' && e !== 'prometheus') throw new ConfigError(`OTEL_METRICS_EXPORTER: this host pushes metrics with otlp only (prometheus is GET /metrics; or none), got "${e}"`);
   }
-  const protocol = str(env, 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL') ?? str(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
-  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol)) throw new ConfigError(`OTEL_EXPORTER_OTLP_METRICS_PROTOCOL must be grpc, http/protobuf or http/json; got "${protocol}"`);
-  let url = str(env, 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT');
-  const base = str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-  if (!url && base) url = protocol === 'grpc' ? base : `${base.replace(/\/+$/, '')}/v1/metrics`;
-  if (url) {
-    let u: URL | undefined;
-    try {
-      u = new URL(url);
-    } catch {
-      u = undefined;
-    }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new ConfigError(`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT must be an http:// or https:// URL, got "${url}"`);
-  }
+  const { protocol, url } = otlpTarget(env, 'METRICS', { protocolSetting: 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL', endpointSetting: 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' });
   const disabled = /^(true|1|yes)$/i.test(str(env, 'OTEL_SDK_DISABLED') ?? '');
   return {
     enabled: !disabled && exporters.includes('otlp'),
-    protocol: protocol as OtlpProtocol,
+    protocol,
     ...(url ? { url } : {}),
     intervalMs: millis(env, 'OTEL_METRIC_EXPORT_INTERVAL', 60_000),
     timeoutMs: millis(env, 'OTEL_METRIC_EXPORT_TIMEOUT', 30_000),

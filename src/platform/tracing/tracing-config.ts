@@ -37,6 +37,30 @@ function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
+/**
+ * Where one signal's OTLP exports go, from the standard variables: its protocol
+ * (`OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/protobuf) and its URL
+ * (`OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT` as is, else `OTEL_EXPORTER_OTLP_ENDPOINT` plus `/v1/<signal>` for HTTP).
+ * `names` are the settings a refusal names.
+ */
+export function otlpTarget(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS', names: { protocolSetting: string; endpointSetting: string }): { protocol: OtlpProtocol; url?: string } {
+  const protocol = str(env, `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) ?? str(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
+  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol)) throw new ConfigError(`${names.protocolSetting} must be grpc, http/protobuf or http/json; got "${protocol}"`);
+  let url = str(env, `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`);
+  const base = str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (!url && base) url = protocol === 'grpc' ? base : `${base.replace(/\/+$/, '')}/v1/${signal.toLowerCase()}`;
+  if (url) {
+    let u: URL | undefined;
+    try {
+      u = new URL(url);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new ConfigError(`${names.endpointSetting} must be an http:// or https:// URL, got "${url}"`);
+  }
+  return { protocol: protocol as OtlpProtocol, ...(url ? { url } : {}) };
+}
+
 /** Reads OPENWOP_TRACING and the standard OTEL_* variables the host itself interprets. */
 export function loadTracingConfig(env: NodeJS.ProcessEnv): TracingConfig {
   const raw = str(env, 'OPENWOP_TRACING');
@@ -45,24 +69,9 @@ export function loadTracingConfig(env: NodeJS.ProcessEnv): TracingConfig {
   for (const e of exporters) {
     if (e !== 'otlp' && e !== 'none') throw new ConfigError(`OTEL_TRACES_EXPORTER: this host exports traces with otlp only (or none), got "${e}"`);
   }
-  const protocol = str(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? str(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf';
-  if (!(OTLP_PROTOCOLS as readonly string[]).includes(protocol)) {
-    throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be grpc, http/protobuf or http/json; got "${protocol}"`);
-  }
-  let url = str(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-  const base = str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
-  if (!url && base) url = protocol === 'grpc' ? base : `${base.replace(/\/+$/, '')}/v1/traces`;
-  if (url) {
-    let u: URL | undefined;
-    try {
-      u = new URL(url);
-    } catch {
-      u = undefined;
-    }
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL, got "${url}"`);
-  }
+  const { protocol, url } = otlpTarget(env, 'TRACES', { protocolSetting: 'OTEL_EXPORTER_OTLP_PROTOCOL', endpointSetting: 'OTEL_EXPORTER_OTLP_ENDPOINT' });
   const serviceName = str(env, 'OTEL_SERVICE_NAME') ?? 'openwop-host';
-  const cfg = (enabled: boolean, reason: TracingConfig['reason']): TracingConfig => ({ enabled, reason, protocol: protocol as OtlpProtocol, ...(url ? { url } : {}), serviceName });
+  const cfg = (enabled: boolean, reason: TracingConfig['reason']): TracingConfig => ({ enabled, reason, protocol, ...(url ? { url } : {}), serviceName });
   if (/^(true|1|yes)$/i.test(str(env, 'OTEL_SDK_DISABLED') ?? '')) return cfg(false, 'sdk-disabled');
   if (raw !== undefined) {
     if (!/^(true|1|yes)$/i.test(raw)) return cfg(false, 'off');
