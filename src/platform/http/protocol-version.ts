@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
+import { V2_RECORDS } from '../discovery/v2-records';
 import { unbindRunPath } from './bound-ids';
 
 /**
@@ -114,11 +115,11 @@ const V2_SEAMS: Array<[string, string]> = [
 ];
 
 /**
- * The v2 capability families whose v2 contract this host serves today (the v2 discovery root lists
- * exactly these; docs/versions.md). `mcp`: the MCP server's current-only mount (it has no manifest
- * operation to route).
+ * The v2 capability families whose v2 contract this host serves today: derived from the family
+ * records (`src/platform/discovery/v2-records/`), so an operation of a family is routed at major 2
+ * exactly when the family has a record (docs/versions.md).
  */
-export const V2_FAMILIES: ReadonlySet<string> = new Set<string>(['mcp']);
+export const V2_FAMILIES: ReadonlySet<string> = new Set<string>(V2_RECORDS.map((r) => r.family));
 
 /** Manifest operations gated on a family: under major 2 they are `404 not_found` unless it is listed above. */
 const FAMILY_OF: Array<[RegExp, string]> = [

@@ -1,0 +1,12 @@
+import { MCP_RECORD } from './mcp';
+import type { V2FamilyRecord } from './types';
+
+export type { V2Context, V2FamilyRecord } from './types';
+
+/**
+ * The v2 family records this host serves, one file per family (docs/versions.md, "Adding a v2
+ * family"). The v2 root lists a family's record when it returns one; `V2_FAMILIES` (the families
+ * whose operations are routed at major 2) is derived from this list. To add a family: write
+ * `<family>.ts` here exporting a `V2FamilyRecord`, and add it below (keep the list sorted by family).
+ */
+export const V2_RECORDS: readonly V2FamilyRecord[] = [MCP_RECORD];
