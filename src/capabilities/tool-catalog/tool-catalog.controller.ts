@@ -1,7 +1,8 @@
-import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { TOOL_SOURCE_KINDS, ToolDescriptor } from '@openwop-host/plugin-sdk';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { requestMajor } from '../../platform/http/protocol-version';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
@@ -9,6 +10,7 @@ import { protocolSchemaRef } from '../../platform/openapi/protocol-schemas';
 import { parseCatalogSource as parseSource, parseCatalogView as parseView } from './catalog-query';
 import type { CompactToolDescriptor } from './compact-descriptor';
 import { CatalogView, ToolCatalogService } from './tool-catalog.service';
+import { toV2Descriptor } from './v2-descriptor';
 
 /**
  * The protocol's `view` parameter (RFC 0112). It changes the shape of the answer, so the document
@@ -55,9 +57,10 @@ export class ToolCatalogController {
     @Query('view') view: unknown,
     @Query('source') source: unknown,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
+    @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer | undefined> {
-    return this.sendList(p, parseView(view), source, ifNoneMatch, reply);
+    return this.sendList(p, parseView(view), source, ifNoneMatch, reply, requestMajor(req));
   }
 
   @Scopes('tools:read')
@@ -80,7 +83,7 @@ export class ToolCatalogController {
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<Buffer | undefined> {
-    return this.sendList(p, 'compact', source, ifNoneMatch, reply);
+    return this.sendList(p, 'compact', source, ifNoneMatch, reply, 1);
   }
 
   @Scopes('tools:read')
@@ -94,8 +97,11 @@ export class ToolCatalogController {
   @ApiQuery(VIEW_QUERY)
   @ApiOkResponse({ description: 'The tool, standard view.', schema: protocolSchemaRef('ToolDescriptor') })
   @ApiErrors(400, 401, 403, 404)
-  async get(@CurrentPrincipal() p: Principal, @Param('toolId') toolId: string, @Query('view') view: unknown): Promise<ToolDescriptor | CompactToolDescriptor> {
-    return parseView(view) === 'compact' ? this.catalog.getCompact(p, toolId) : this.catalog.get(p, toolId);
+  async get(@CurrentPrincipal() p: Principal, @Param('toolId') toolId: string, @Query('view') view: unknown, @Req() req: FastifyRequest): Promise<ToolDescriptor | CompactToolDescriptor> {
+    if (parseView(view) === 'compact') return this.catalog.getCompact(p, toolId);
+    const d = await this.catalog.get(p, toolId);
+    // Major 2 (GET /tools/{toolId}): the v2 descriptor, with RFC 0204 annotations derived from the host-assigned fields.
+    return requestMajor(req) >= 2 ? toV2Descriptor(d) : d;
   }
 
   @Scopes('tools:read')
@@ -112,8 +118,8 @@ export class ToolCatalogController {
     return this.catalog.getCompact(p, toolId);
   }
 
-  private async sendList(p: Principal, view: CatalogView, source: unknown, ifNoneMatch: string | undefined, reply: FastifyReply): Promise<Buffer | undefined> {
-    const { body, etag } = await this.catalog.listJson(p, { view, source: parseSource(source) });
+  private async sendList(p: Principal, view: CatalogView, source: unknown, ifNoneMatch: string | undefined, reply: FastifyReply, major: number): Promise<Buffer | undefined> {
+    const { body, etag } = await this.catalog.listJson(p, { view, source: parseSource(source), major });
     // The body is per principal: shared caches must not keep it.
     reply.header('cache-control', 'private, no-cache').header('etag', etag);
     if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim() === etag)) {

@@ -17,6 +17,7 @@ import { HealthService } from '../../platform/health/health.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { CompactToolDescriptor, toCompact } from './compact-descriptor';
 import { compareToolIds, descriptorProblems, visibleTo } from './descriptor-rules';
+import { toV2Descriptor } from './v2-descriptor';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings } from './tool-catalog.config';
 import { ExtensionFault } from '../../platform/errors/internal-fault';
 
@@ -70,6 +71,8 @@ export interface SerializedCatalog {
 export interface ListOptions {
   view?: CatalogView;
   source?: ToolSourceKind;
+  /** The protocol major of the answer: 2 adds RFC 0204 `annotations` to standard-view descriptors (v2-descriptor.ts). */
+  major?: number;
 }
 
 const MAX_BODIES_PER_SNAPSHOT = 256;
@@ -180,20 +183,24 @@ export class ToolCatalogService implements OnApplicationBootstrap {
   }
 
   /**
-   * The response body of `GET /v1/tools` as JSON text: a bare array (standard view) or
-   * `{tools: [...]}` (compact view). Serialized once per snapshot and distinct view.
+   * The response body of `GET /v1/tools` (and `GET /tools` at major 2) as JSON text: a bare array
+   * (standard view) or `{tools: [...]}` (compact view). Serialized once per snapshot, major and
+   * distinct view.
    */
   async listJson(principal: Principal, opts: ListOptions = {}): Promise<SerializedCatalog> {
     const snap = await this.snapshot(principal);
     const held = snap.relevantScopes.filter((s) => principal.scopes.has(s)).join(' ');
-    const key = `${opts.view ?? 'standard'}|${opts.source ?? ''}|${held}`;
+    const v2 = (opts.major ?? 1) >= 2;
+    const key = `${opts.view ?? 'standard'}|${v2 ? 2 : 1}|${opts.source ?? ''}|${held}`;
     let serialized = snap.bodies.get(key);
     if (serialized === undefined) {
       const visible = snap.entries
         .filter((e) => (!opts.source || e.descriptor.source === opts.source) && visibleTo(e.descriptor, principal.scopes))
         .map((e) => e.descriptor);
       // Encoded once: every response then writes the same bytes without re-serializing or copying.
-      const body = Buffer.from(opts.view === 'compact' ? JSON.stringify({ tools: visible.map(toCompact) }) : JSON.stringify(visible), 'utf8');
+      // The compact view is the same at both majors (no annotations); the standard view gains them at major 2.
+      const standard = v2 ? visible.map(toV2Descriptor) : visible;
+      const body = Buffer.from(opts.view === 'compact' ? JSON.stringify({ tools: visible.map(toCompact) }) : JSON.stringify(standard), 'utf8');
       serialized = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
       if (snap.bodies.size >= MAX_BODIES_PER_SNAPSHOT) snap.bodies.delete(snap.bodies.keys().next().value as string);
       snap.bodies.set(key, serialized);
