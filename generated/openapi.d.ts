@@ -1420,6 +1420,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the installed workflows the caller can start, with their declared inputs
+         * @description List the installed workflows the caller can start, with their declared inputs
+         */
+        get: operations["listWorkflows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workflows/{workflowId}": {
         parameters: {
             query?: never;
@@ -11546,6 +11566,106 @@ export interface operations {
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkflows: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description Only the chains of this workflow-chain pack (its `name`). */
+                pack?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
+                        workflows: {
+                            /** @description What the chain does, as its pack says. */
+                            description: string | null;
+                            /** @description The chain's label, else its id. */
+                            name: string;
+                            /** @description The workflow-chain pack holding the chain. */
+                            pack: string | null;
+                            /** @description The JSON Schema its run inputs are checked against (400 validation_error at `/inputs/...`); null: any inputs. */
+                            parameters: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The chain's (or its pack's) version. */
+                            version: string | null;
+                            /** @description The chain id `POST /v1/runs` takes as `workflowId`. */
+                            workflowId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A Python client of the host's gRPC transport (openwop.v1.Engine), from stubs generated from
-schemas/grpc/openwop.proto: starts a run, follows its events, and when the run stops at an approval
+schemas/grpc/openwop.proto: finds the workflow in ListWorkflows, starts a run, follows its events, and when the run stops at an approval
 gate finds it in ListRuns and ListApprovals (walking their pages), approves it, follows the run to
 its end and prints what it saw as one JSON object.
 
@@ -96,6 +96,11 @@ def main():
     channel = grpc.insecure_channel(target)
     stub = engine.EngineStub(channel)
     report = {}
+
+    # The workflow among those installed (ListWorkflows, page by page), with the inputs it declares.
+    for page, workflow in pages(stub.ListWorkflows, pb.ListWorkflowsRequest(limit=1), "workflows", metadata):
+        if workflow.workflow_id == workflow_id:
+            report["workflow"] = {"page": page, "name": workflow.name, "parameters": json_format.MessageToDict(workflow.parameters)}
 
     request = pb.CreateRunRequest(workflow_id=workflow_id)
     request.inputs.update(inputs)  # run inputs are a Struct: any JSON object

@@ -195,6 +195,7 @@ describe('gRPC transport: errors, authentication and scopes', () => {
       { method: 'ListRuns', kind: 'unary', route: 'GET /v1/runs', scopes: ['runs:read'] },
       { method: 'ListTools', kind: 'unary', route: 'GET /v1/tools', scopes: ['tools:read'] },
       { method: 'ListApprovals', kind: 'unary', route: 'GET /v1/approvals', scopes: ['approvals:respond'] },
+      { method: 'ListWorkflows', kind: 'unary', route: 'GET /v1/workflows', scopes: [], anyOfScopes: ['manifest:read', 'runs:create'] },
     ]);
     expect(g.t.app.get(EngineServiceImplementation).served().map((m: { method: string }) => m.method).sort()).toEqual(ENGINE_METHODS.filter((m) => !NOT_SERVED.includes(m)).sort());
   });

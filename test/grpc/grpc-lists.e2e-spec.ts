@@ -1,6 +1,6 @@
 /**
- * The list methods (this host's additions to openwop.v1.Engine): ListRuns, ListTools and
- * ListApprovals answer, page for page, what their REST collection routes answer for the same
+ * The list methods (this host's additions to openwop.v1.Engine): ListRuns, ListTools,
+ * ListApprovals and ListWorkflows answer, page for page, what their REST collection routes answer for the same
  * filters, limit and cursor (one cursor pages both transports); they refuse what REST refuses, with
  * the REST envelope; and a credential without the route's scope is PERMISSION_DENIED.
  */
@@ -166,6 +166,47 @@ describe('gRPC transport: the list methods', () => {
       const bad = await sameRefusal('ListTools', { source: 'telepathy' }, full, '/v1/tools?source=telepathy', grpc.status.INVALID_ARGUMENT, 400);
       expect(bad.details?.field).toBe('source');
       await sameRefusal('ListTools', {}, reader, '/v1/tools', grpc.status.PERMISSION_DENIED, 403);
+    });
+  });
+
+  describe('ListWorkflows', () => {
+    /** A REST workflow item as the message carries it: null members are unset fields. */
+    const asSummary = (w: Json) => Object.fromEntries(Object.entries(w).filter(([, v]) => v !== null));
+
+    it('answers the REST page (limit, cursor, pack filter) with each chain\'s declared parameters; one cursor pages both', async () => {
+      const viaRest = await rest('/v1/workflows?limit=1', full);
+      expect(viaRest.status).toBe(200);
+      const first = answered(await call('ListWorkflows', { limit: 1 }, full));
+      expect(first).toEqual({ workflows: viaRest.body.workflows.map(asSummary), nextCursor: viaRest.body.nextCursor });
+      // The REST cursor pages gRPC: the second page is REST's second page.
+      const second = answered(await call('ListWorkflows', { limit: 1, cursor: viaRest.body.nextCursor }, full));
+      const restSecond = await rest(`/v1/workflows?limit=1&cursor=${first.nextCursor}`, full);
+      expect(second.workflows).toEqual(restSecond.body.workflows.map(asSummary));
+      const all = answered(await call('ListWorkflows', {}, full));
+      expect(all.nextCursor).toBeUndefined();
+      expect(all.workflows.map((w: Json) => w.workflowId)).toEqual(['vendor.test.grpclist.chain', 'vendor.test.grpclist.gate']);
+      expect(all.workflows[0]).toEqual({
+        workflowId: 'vendor.test.grpclist.chain',
+        name: 'vendor.test.grpclist.chain',
+        version: '1.0.0',
+        description: 'chain vendor.test.grpclist.chain',
+        pack: 'vendor.test.grpclist',
+        parameters: { type: 'object' },
+      });
+      // The other tenant's chain is not listed; the pack filter narrows, and an unknown pack lists nothing.
+      expect(answered(await call('ListWorkflows', {}, other)).workflows.map((w: Json) => w.workflowId)).toEqual(['vendor.test.grpclist.theirs']);
+      expect(answered(await call('ListWorkflows', { pack: 'vendor.test.grpclist' }, full)).workflows).toHaveLength(2);
+      const none = await rest('/v1/workflows?pack=nobody', full);
+      expect(none.body).toEqual({ workflows: [], nextCursor: null });
+      expect(answered(await call('ListWorkflows', { pack: 'nobody' }, full))).toEqual({ workflows: [] });
+    });
+
+    it('refuses what REST refuses (a cursor of another filter, a bad limit); PERMISSION_DENIED without manifest:read or runs:create', async () => {
+      const first = answered(await call('ListWorkflows', { limit: 1 }, full));
+      await sameRefusal('ListWorkflows', { pack: 'vendor.test.grpclist', limit: 1, cursor: first.nextCursor }, full, `/v1/workflows?pack=vendor.test.grpclist&limit=1&cursor=${first.nextCursor}`, grpc.status.INVALID_ARGUMENT, 400);
+      await sameRefusal('ListWorkflows', { limit: 0 }, full, '/v1/workflows?limit=0', grpc.status.INVALID_ARGUMENT, 400);
+      await sameRefusal('ListWorkflows', {}, reader, '/v1/workflows', grpc.status.PERMISSION_DENIED, 403);
+      await sameRefusal('ListWorkflows', {}, undefined, '/v1/workflows', grpc.status.UNAUTHENTICATED, 401);
     });
   });
 });

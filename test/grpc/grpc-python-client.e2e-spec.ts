@@ -2,7 +2,7 @@
  * Clients in other languages from the committed proto: Python stubs are generated from
  * schemas/grpc/openwop.proto (and google/rpc/status.proto beside it) without a single compiler
  * warning, and the documented Python example (examples/grpc-client/run_and_approve.py) drives a
- * test host over them: it creates a run, follows its events, finds the waiting run and its gate in
+ * test host over them: it finds the workflow in ListWorkflows, creates a run, follows its events, finds the waiting run and its gate in
  * ListRuns and ListApprovals page by page, approves it, and reads the finished run, its inputs and
  * outputs, the tool list and an error envelope. What it reports is checked against REST.
  *
@@ -20,7 +20,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../src/platform/project-root';
 import { ENGINE_PROTO_DIR } from '../../src/transport/grpc/engine-proto';
-import { installChains, waitForStatus } from '../runs/run-kit';
+import { installChains, noopChain, waitForStatus } from '../runs/run-kit';
 import { createGrpcTestApp, GrpcTestApp } from './grpc-kit';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -111,6 +111,8 @@ describe('gRPC clients in other languages, from schemas/grpc/openwop.proto', () 
     stubs = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-pystubs-'));
     g = await createGrpcTestApp({ env: { OPENWOP_SCHEDULER_ENABLED: 'false' } });
     token = await g.t.key({ scopes: ['runs:create', 'runs:read', 'approvals:respond', 'tools:read'] });
+    // Two chains, so the example walks ListWorkflows' pages to find the one it starts.
+    await installChains(g.t, 'default', 'vendor.test.grpcpy-first', { 'vendor.test.grpcpy.a-first': noopChain(1) });
     await installChains(g.t, 'default', 'vendor.test.grpcpy', {
       'vendor.test.grpcpy.release': {
         nodes: [
@@ -147,6 +149,9 @@ describe('gRPC clients in other languages, from schemas/grpc/openwop.proto', () 
     const report: Json = JSON.parse(stdout.trim().split('\n').pop()!);
     const runId: string = report.created.runId;
     expect(report.created).toMatchObject({ status: expect.any(String), eventsUrl: `/v1/runs/${runId}/events`, statusUrl: `/v1/runs/${runId}` });
+
+    // Found among the installed workflows (walking ListWorkflows one per page), with its declared inputs.
+    expect(report.workflow).toEqual({ page: 2, name: 'vendor.test.grpcpy.release', parameters: { type: 'object' } });
 
     // Listed, one per page, newest first: its run and the other waiting one, their gates, its gate's title rendered.
     expect(report.waitingRuns).toEqual([{ page: 1, runId }, { page: 2, runId: otherRun }]);

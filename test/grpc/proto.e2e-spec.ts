@@ -49,7 +49,7 @@ const SPEC_METHODS = [
 ];
 
 /** This host's additions, after the profile's methods: twins of the host's own REST collection routes. */
-const HOST_METHODS = ['ListRuns', 'ListTools', 'ListApprovals'];
+const HOST_METHODS = ['ListRuns', 'ListTools', 'ListApprovals', 'ListWorkflows'];
 
 const SCHEMAS_DIR = path.join(PROJECT_ROOT, 'schemas', 'openwop');
 /** The protocol's published api/openapi.yaml, kept as reference data for this test. */
@@ -252,9 +252,12 @@ const MIRRORS: Mirror[] = [
   { message: 'ListToolsResponse', source: { operation: 'listCompactTools', part: 'response', host: true } },
   { message: 'ListApprovalsRequest', source: { operation: 'listApprovals', part: 'request', host: true } },
   { message: 'ListApprovalsResponse', source: { operation: 'listApprovals', part: 'response', host: true }, nullable: ['nextCursor'] },
+  { message: 'ListWorkflowsRequest', source: { operation: 'listWorkflows', part: 'request', host: true } },
+  { message: 'ListWorkflowsResponse', source: { operation: 'listWorkflows', part: 'response', host: true }, nullable: ['nextCursor'] },
+  { message: 'WorkflowSummary', source: { operation: 'listWorkflows', part: 'response', host: true }, nullable: ['version', 'description', 'pack', 'parameters'] },
 ];
 // BulkCancelRunResult is the `results[]` item of the bulk-cancel response.
-const ITEM_OF: Record<string, string> = { BulkCancelRunResult: '/properties/results/items' };
+const ITEM_OF: Record<string, string> = { BulkCancelRunResult: '/properties/results/items', WorkflowSummary: '/properties/workflows/items' };
 
 function mirrored(m: Mirror): { shape: ObjectShape; isRequest: boolean; located?: Located } {
   const s = m.source;

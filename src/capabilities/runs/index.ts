@@ -33,3 +33,5 @@ export { RunEventsController } from './api/run-events.controller';
 export { RunArtifactsController } from './api/run-artifacts.controller';
 export { InterruptsController } from './interrupts/interrupts.controller';
 export { WorkflowsController } from './api/workflows.controller';
+export { listWorkflows, WorkflowListQuery } from './api/workflow-list';
+export type { WorkflowSummary } from './api/workflow-list';

@@ -28,6 +28,7 @@ export const ENGINE_METHODS = [
   'ListRuns',
   'ListTools',
   'ListApprovals',
+  'ListWorkflows',
 ] as const;
 export type EngineMethodName = (typeof ENGINE_METHODS)[number];
 

@@ -92,6 +92,8 @@ export const ENGINE_REQUIRED_FIELDS: Readonly<Record<string, readonly string[]>>
   'openwop.v1.ListRunsResponse': ['runs'],
   'openwop.v1.ListToolsResponse': ['tools'],
   'openwop.v1.ListApprovalsResponse': ['approvals'],
+  'openwop.v1.ListWorkflowsResponse': ['workflows'],
+  'openwop.v1.WorkflowSummary': ['workflow_id', 'name'],
 };
 
 let codec: ProtoJsonCodec | undefined;

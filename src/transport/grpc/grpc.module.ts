@@ -12,7 +12,7 @@ import { GrpcMetrics } from './grpc.metrics';
 import { GetCapabilitiesMethod } from './methods/discovery.method';
 import { InspectInterruptByTokenMethod, ResolveInterruptByRunMethod, ResolveInterruptByTokenMethod } from './methods/interrupts.methods';
 import { VerifyAuditLogMethod } from './methods/audit.methods';
-import { ListApprovalsMethod, ListRunsMethod, ListToolsMethod } from './methods/lists.methods';
+import { ListApprovalsMethod, ListRunsMethod, ListToolsMethod, ListWorkflowsMethod } from './methods/lists.methods';
 import { BulkCancelRunsMethod, CancelRunMethod, CreateRunMethod, ForkRunMethod, GetArtifactMethod, GetRunMethod, PauseRunMethod, ResumeRunMethod, StreamRunEventsMethod } from './methods/runs.methods';
 import { RegisterWebhookMethod, UnregisterWebhookMethod } from './methods/webhooks.methods';
 import { GetWorkflowMethod } from './methods/workflows.methods';
@@ -43,6 +43,7 @@ export const ENGINE_METHOD_PROVIDERS: Type<unknown>[] = [
   ListRunsMethod,
   ListToolsMethod,
   ListApprovalsMethod,
+  ListWorkflowsMethod,
 ];
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApprovalListQuery, ApprovalsController, ApprovalsService } from '../../../capabilities/approvals';
-import { RunListQuery, RunsController, RunsService } from '../../../capabilities/runs';
+import { listWorkflows, RunListQuery, RunsController, RunsService, WorkflowListQuery, WorkflowResolver, WorkflowsController } from '../../../capabilities/runs';
 import { parseCatalogSource, parseCatalogView, ToolCatalogController, ToolCatalogService } from '../../../capabilities/tool-catalog';
 import { EngineCall, EngineMethod, UnaryEngineMethod } from '../engine-method';
 import type { JsonObject } from '../json-struct';
@@ -72,5 +72,26 @@ export class ListApprovalsMethod implements UnaryEngineMethod {
     const q = await call.validate(ApprovalListQuery, request, 'query');
     const found = await this.approvals.list(call.requirePrincipal(), q);
     return page({ approvals: found.items, nextCursor: found.nextCursor });
+  }
+}
+
+/**
+ * ListWorkflows: `GET /v1/workflows` (pack filter, limit, cursor), by workflowId. REST's null
+ * members (version, description, pack, parameters of a chain without them) are unset fields.
+ */
+@Injectable()
+@EngineMethod()
+export class ListWorkflowsMethod implements UnaryEngineMethod {
+  readonly name = 'ListWorkflows';
+  readonly kind = 'unary';
+  readonly rest = { controller: WorkflowsController, handler: 'list' };
+
+  constructor(private readonly resolver: WorkflowResolver) {}
+
+  async handle(call: EngineCall, request: JsonObject): Promise<unknown> {
+    const q = await call.validate(WorkflowListQuery, request, 'query');
+    const found = await listWorkflows(this.resolver, call.requirePrincipal(), q);
+    const workflows = found.workflows.map((w) => Object.fromEntries(Object.entries(w).filter(([, v]) => v !== null)));
+    return page({ workflows, nextCursor: found.nextCursor });
   }
 }
