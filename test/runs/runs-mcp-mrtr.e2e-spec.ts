@@ -55,7 +55,7 @@ describe('MCP client: MRTR in runs and the invoke seam (e2e)', () => {
     expect(disco.body.mcp).toEqual({
       supported: true,
       serverUrls: ['/v1/host/openwop/mcp'],
-      serverMount: { supported: true, transports: ['streamable-http'], samplingBridge: false, elicitationBridge: true },
+      serverMount: { supported: true, transports: ['streamable-http'], samplingBridge: true, elicitationBridge: true },
       protocolVersions: ['2026-07-28', '2025-06-18'],
       preferredVersion: '2026-07-28',
       profiles: ['mcp-2026-07-28', 'mcp-2025-06-18-legacy'],

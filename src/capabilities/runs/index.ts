@@ -19,7 +19,7 @@ export { RunArtifactReader } from './artifacts/run-artifact-reader.service';
 export { RunEventFeed } from './api/run-event-feed.service';
 // For the MCP mount: runs it starts and waits on, the node types that expose a chain, the host chain calling one tool.
 export { TransportRunsService } from './transport-runs.service';
-export { MCP_EXPOSE_TOOL, MCP_EXPOSE_RESOURCE, MCP_EXPOSE_PROMPT, MCP_HANDLE_ELICITATION, MCP_ELICITATION_PROFILE, MCP_NAME } from './executors/core-mcp-mount.executors';
+export { MCP_EXPOSE_TOOL, MCP_EXPOSE_RESOURCE, MCP_EXPOSE_PROMPT, MCP_HANDLE_ELICITATION, MCP_HANDLE_SAMPLING, MCP_ELICITATION_PROFILE, MCP_NAME } from './executors/core-mcp-mount.executors';
 export { CALL_TOOL_CHAIN, type ResolvedChain } from './workflow-resolver.service';
 // The REST request DTOs, so another transport validates with REST's own rules (and refuses in the
 // same words), with the two checks their decorators cannot express.

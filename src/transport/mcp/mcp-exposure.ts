@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../platform/identity/principal';
-import { MCP_EXPOSE_PROMPT, MCP_EXPOSE_RESOURCE, MCP_EXPOSE_TOOL, MCP_HANDLE_ELICITATION, MCP_NAME, TransportRunsService, WorkflowResolver, type ResolvedChain } from '../../capabilities/runs';
+import { MCP_EXPOSE_PROMPT, MCP_EXPOSE_RESOURCE, MCP_EXPOSE_TOOL, MCP_HANDLE_ELICITATION, MCP_HANDLE_SAMPLING, MCP_NAME, TransportRunsService, WorkflowResolver, type ResolvedChain } from '../../capabilities/runs';
 import { ToolCatalogService } from '../../capabilities/tool-catalog';
 
 /** One MCP tool of the mount: an exposed chain, or a tool of the caller's governed catalog. */
@@ -25,6 +25,15 @@ export interface ExposedResource {
   mimeType?: string;
   description?: string;
   workflowId: string;
+}
+
+/** A chain answering MCP `sampling/createMessage` (its last step is `core.openwop.mcp.handle-sampling`). */
+export interface SamplingHandler {
+  workflowId: string;
+  /** The handle-sampling step, whose output is the CreateMessageResult. */
+  nodeId: string;
+  /** The model name the chain answers as (and a caller's `modelPreferences.hints` select by). */
+  model: string;
 }
 
 export interface ExposedPrompt {
@@ -171,5 +180,26 @@ export class McpExposure {
       return types.includes(MCP_HANDLE_ELICITATION) && !types.includes(MCP_EXPOSE_TOOL);
     });
     return (await this.permitted(principal, chains))[0]?.chainId;
+  }
+
+  /**
+   * The chains the legacy sampling bridge may start, sorted by id: those the caller may run that end
+   * in a `core.openwop.mcp.handle-sampling` step (one no edge leaves: its output is the reply) and
+   * expose no tool. `model` is the step's `config.model`, else the chain id.
+   */
+  async samplingHandlers(principal: Principal): Promise<SamplingHandler[]> {
+    const out: SamplingHandler[] = [];
+    for (const c of await this.resolver.list(principal)) {
+      const nodes = Array.isArray(c.dag?.nodes) ? (c.dag.nodes as Array<Record<string, unknown>>).filter(isObject) : [];
+      const edges = Array.isArray(c.dag?.edges) ? (c.dag.edges as Array<Record<string, unknown>>).filter(isObject) : [];
+      if (nodes.some((n) => n.typeId === MCP_EXPOSE_TOOL)) continue;
+      const froms = edges.map((e) => e.from).filter((f): f is string => typeof f === 'string');
+      const step = nodes.find((n) => n.typeId === MCP_HANDLE_SAMPLING && typeof n.id === 'string' && !froms.some((f) => f === n.id || f.startsWith(`${n.id as string}.`)));
+      if (!step) continue;
+      const config = isObject(step.config) ? step.config : {};
+      if ((await this.permitted(principal, [c])).length === 0) continue;
+      out.push({ workflowId: c.chainId, nodeId: step.id as string, model: typeof config.model === 'string' && config.model ? config.model : c.chainId });
+    }
+    return out.sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
   }
 }

@@ -22,7 +22,7 @@ export class McpMountAdvertiser implements CapabilityAdvertiser {
       mcp: {
         supported: true,
         serverUrls: [m.url ?? m.path],
-        serverMount: { supported: true, transports: ['streamable-http'], samplingBridge: false, elicitationBridge: true },
+        serverMount: { supported: true, transports: ['streamable-http'], samplingBridge: true, elicitationBridge: true },
         protocolVersions: [...MOUNT_REVISIONS],
         preferredVersion: MCP_CURRENT,
         profiles: ['mcp-2026-07-28', 'mcp-2025-06-18-legacy'],

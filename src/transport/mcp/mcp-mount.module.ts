@@ -10,6 +10,7 @@ import { McpMountAdvertiser } from './mcp-mount.advertiser';
 import { McpMountController } from './mcp-mount.controller';
 import { McpMountErrorFilter } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
+import { McpSampling } from './mcp-sampling';
 
 /**
  * The MCP transport: the host as an MCP server (src/transport/mcp). It calls the runs, approvals
@@ -24,7 +25,7 @@ export class McpTransportModule {
       module: McpTransportModule,
       imports: [RunsModule, ApprovalsModule, ToolCatalogModule],
       controllers: [McpMountController, seamAliasesOf(McpMountController)],
-      providers: [McpExposure, McpCalls, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
+      providers: [McpExposure, McpCalls, McpSampling, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
     };
   }
 }

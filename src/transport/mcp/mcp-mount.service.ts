@@ -3,6 +3,7 @@ import { HOST_NAME, HOST_VERSION } from '../../platform/discovery/discovery.serv
 import type { Principal } from '../../platform/identity/principal';
 import { McpCalls } from './mcp-calls';
 import { ExposedTool, McpExposure } from './mcp-exposure';
+import { McpSampling } from './mcp-sampling';
 import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
 
 /** Items per page of the mount's lists. */
@@ -36,7 +37,7 @@ function toolOnWire(t: ExposedTool): Record<string, unknown> {
  * The host's MCP server (RFC 0020 + RFC 0153): one POSTed JSON-RPC request at a time, read by the
  * wire rules (agreement, then revision), then served under its era. 2026-07-28 is stateless
  * (`server/discover`, no `initialize`, `resultType` and cache hints on results); 2025-06-18 is the
- * legacy profile (`initialize`, `ping`, `logging/setLevel`, the elicitation bridge), served without
+ * legacy profile (`initialize`, `ping`, `logging/setLevel`, the elicitation and sampling bridges), served without
  * a session: every request stands alone on both eras. The caller is already authenticated; what
  * each method shows or runs is decided for that principal.
  */
@@ -47,6 +48,7 @@ export class McpMountService {
   constructor(
     private readonly exposure: McpExposure,
     private readonly calls: McpCalls,
+    private readonly sampling: McpSampling,
   ) {}
 
   /**
@@ -131,6 +133,8 @@ export class McpMountService {
         return this.calls.getPrompt(principal, req);
       case 'elicitation/create':
         return this.calls.bridgeElicitation(principal, req);
+      case 'sampling/createMessage':
+        return this.sampling.createMessage(principal, req);
       default:
         this.logger.warn({ msg: 'MCP method listed as served but not dispatched', method: req.method });
         throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${req.method}`);

@@ -198,7 +198,7 @@ export function statusOf(req: Pick<McpRequest, 'era'>, e: RpcError): number {
 
 /** The methods each era serves (everything else is -32601). */
 export const MODERN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get']);
-export const LEGACY_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'elicitation/create']);
+export const LEGACY_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'elicitation/create', 'sampling/createMessage']);
 
 /** A deterministic page of a sorted list: the cursor is the last key of the previous page, opaque to the client. */
 export function pageOf<T>(items: T[], keyOf: (t: T) => string, cursor: unknown, size: number): { page: T[]; nextCursor?: string } {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { NodeExecutionContext, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
+import { NodeExecutionContext, NodeExecutionError, NodeExecutionResult, NodeExecutor, NodeExecutorProvider } from '@openwop-host/plugin-sdk';
 import { AuthorSchemas } from '../../../platform/schemas/author-schemas';
 import { elicitationResumeSchema } from './mcp-tool-rounds';
 
@@ -14,6 +14,7 @@ export const MCP_EXPOSE_TOOL = 'core.openwop.mcp.expose-tool';
 export const MCP_EXPOSE_RESOURCE = 'core.openwop.mcp.expose-resource';
 export const MCP_EXPOSE_PROMPT = 'core.openwop.mcp.expose-prompt';
 export const MCP_HANDLE_ELICITATION = 'core.openwop.mcp.handle-elicitation';
+export const MCP_HANDLE_SAMPLING = 'core.openwop.mcp.handle-sampling';
 /** The interrupt profile of an elicitation a chain raises: its resume value is an MCP ElicitResult. */
 export const MCP_ELICITATION_PROFILE = 'openwop-mcp-elicitation';
 
@@ -144,4 +145,44 @@ export class McpHandleElicitationExecutor implements NodeExecutorProvider {
   }
 }
 
-export const MCP_MOUNT_EXECUTORS = [McpExposeToolExecutor, McpExposeResourceExecutor, McpExposePromptExecutor, McpHandleElicitationExecutor];
+/** The longest reply a sampling handler answers (characters). */
+const MAX_REPLY = 100_000;
+
+/**
+ * `core.openwop.mcp.handle-sampling {reply?, model?}`: the step that answers an MCP
+ * `sampling/createMessage` the host's mount received (the legacy sampling bridge,
+ * `serverMount.samplingBridge`): the chain holding it is the "model". The bridge starts the chain
+ * with the request as run inputs (`messages`, `prompt` = the last user text, `maxTokens`,
+ * `systemPrompt`, ...); the steps before this one compute the reply, and this step shapes it as an
+ * MCP `CreateMessageResult` (`{role: "assistant", content: {type: "text", text}, model?, stopReason:
+ * "endTurn"}`). The reply is `config.reply` (templated like every config: `{{nodes.<id>.<path>}}`,
+ * `{{inputs.prompt}}`), else the string `text` output of its one direct upstream step. No reply
+ * (no `reply`, no upstream `text`) fails the step `sampling_no_reply`: nothing is invented.
+ */
+@Injectable()
+@NodeExecutor({ typeId: MCP_HANDLE_SAMPLING, replayPolicy: 'deterministic' })
+export class McpHandleSamplingExecutor implements NodeExecutorProvider {
+  validateConfig(config: Record<string, unknown>): string[] {
+    const problems: string[] = [];
+    optionalText(config, 'reply', MAX_REPLY, problems);
+    optionalText(config, 'model', 256, problems);
+    return problems;
+  }
+
+  async execute(ctx: NodeExecutionContext): Promise<NodeExecutionResult> {
+    const texts = Object.values(ctx.inputs).filter(isObject).map((o) => o.text).filter((t): t is string => typeof t === 'string');
+    const text = typeof ctx.config.reply === 'string' && ctx.config.reply ? ctx.config.reply : texts.length === 1 ? texts[0] : undefined;
+    if (text === undefined || !text) {
+      throw new NodeExecutionError(
+        'sampling_no_reply',
+        texts.length > 1
+          ? `Step ${ctx.nodeId} has ${texts.length} upstream steps with a text output: name the reply with config.reply ({{nodes.<id>.text}}).`
+          : `No step of this chain computed a reply: give step ${ctx.nodeId} a config.reply, or put before it a step whose outputs have a text.`,
+      );
+    }
+    const model = typeof ctx.config.model === 'string' && ctx.config.model ? ctx.config.model : undefined;
+    return { outputs: { role: 'assistant', content: { type: 'text', text: text.slice(0, MAX_REPLY) }, ...(model ? { model } : {}), stopReason: 'endTurn' } };
+  }
+}
+
+export const MCP_MOUNT_EXECUTORS = [McpExposeToolExecutor, McpExposeResourceExecutor, McpExposePromptExecutor, McpHandleElicitationExecutor, McpHandleSamplingExecutor];
