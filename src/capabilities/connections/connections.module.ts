@@ -14,6 +14,8 @@ import { HostBuiltinConnectionProviders } from './packs/builtin-providers';
 import { ConnectionPackInstaller } from './packs/connection-pack.installer';
 import { ConnectionPacksController } from './packs/connection-packs.controller';
 import { ConnectionPacksService } from './packs/connection-packs.service';
+import { ProviderRefusals, ProviderRegistryService } from './packs/provider-registry';
+import { ProviderRegistryController } from './packs/provider-registry.controller';
 import { ConnectionRefPortableKind } from './portability/connection-ref.portable-kind';
 import { ConnectionPackSeamsController } from './seams/connection-pack-seams.controller';
 import { CredentialEchoService } from './seams/credential-echo.service';
@@ -27,13 +29,15 @@ import { CONNECTIONS_ENTITIES } from './connections.entities';
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController],
+  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController, ProviderRegistryController],
   providers: [
     ConnectionChangeNotifier,
     BuiltinProviderRegistry,
     HostBuiltinConnectionProviders,
     ConnectionPackInstaller,
     ConnectionPacksService,
+    ProviderRefusals,
+    ProviderRegistryService,
     ConfigCredentialKeyProvider,
     CredentialStoreService,
     ConnectionsService,

@@ -16,6 +16,7 @@ import { ManifestError, validateConnectionPackManifest } from './connection-pack
 import { ConnectionProviderClaimEntity } from './connection-provider-claim.entity';
 import { checkEgress, EgressDecision } from './egress-check';
 import { decideResolution, ProviderSource } from './provider-resolution';
+import { ProviderRefusals } from './provider-registry';
 
 export interface ConnectionPackView {
   name: string;
@@ -62,17 +63,44 @@ export class ConnectionPacksService {
     private readonly events: EventLogService,
     private readonly notifier: ConnectionChangeNotifier,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
+    private readonly refusals: ProviderRefusals,
   ) {}
 
   /**
    * Installs a manifest: credential-material scan → schema → semantics (nothing written on any
    * failure), then the registry install and the provider claim in one transaction. Re-installing
-   * identical bytes is `unchanged`.
+   * identical bytes is `unchanged`. A refused provider claim is recorded for the registry read
+   * (provider-registry.ts). `major` 2 applies v2's provider identity (connection-packs.md §Provider
+   * identity): a pack claiming a built-in's id is refused too, where v1 lets the newer version win.
    */
-  async install(p: Principal, manifest: unknown, origin = 'api', text?: string): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
+  async install(p: Principal, manifest: unknown, origin = 'api', text?: string, major = 1): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
+    try {
+      const result = await this.installOnce(p, manifest, origin, text, major);
+      this.refusals.clear(p.tenant, result.pack.name);
+      return result;
+    } catch (e) {
+      if (e instanceof DomainError && e.code === 'connection_provider_conflict') {
+        const m = manifest as { name?: unknown; provider?: { id?: unknown } };
+        this.refusals.record(p.tenant, {
+          packName: String(m.name),
+          providerId: String(m.provider?.id),
+          code: 'connection_provider_conflict',
+          heldBy: typeof e.details?.heldBy === 'string' ? e.details.heldBy : 'builtin',
+        });
+      }
+      throw e;
+    }
+  }
+
+  private async installOnce(p: Principal, manifest: unknown, origin: string, text: string | undefined, major: number): Promise<{ outcome: InstallOutcome; pack: ConnectionPackView }> {
     requireTenantLevel(p, 'Connection packs');
     const errors = validateConnectionPackManifest(manifest, { maxBytes: connectionsSettings(this.config).maxManifestBytes });
     if (errors.length) throw new ManifestRejectedError(errors);
+    const providerId = (manifest as ConnectionPackManifest).provider.id;
+    // A pack that already holds the id (installed earlier) re-publishes: the claim is its own.
+    if (major >= 2 && this.builtins.get(providerId) && !(await this.holds(p.tenant, providerId, (manifest as ConnectionPackManifest).name))) {
+      throw new ConflictError('connection_provider_conflict', `Provider "${providerId}" is already defined by the host's built-in provider.`, { providerId, heldBy: 'builtin' });
+    }
     const result = await this.ds.transaction(async (m) => {
       // `text`: the manifest as submitted, stored (and hashed into `ref`) byte for byte.
       const r = await this.registry.install(CONNECTION_PACK_KIND, manifest as Record<string, unknown>, { tenant: p.tenant, principal: p.principal }, origin, m, text);
@@ -86,10 +114,15 @@ export class ConnectionPacksService {
     return { outcome: result.outcome, pack: toView(result.artifact) };
   }
 
+  private async holds(tenant: string, providerId: string, packName: string): Promise<boolean> {
+    const claim = await this.ds.getRepository(ConnectionProviderClaimEntity).findOne({ where: { tenant, providerId } });
+    return claim?.packName === packName;
+  }
+
   /** The seam's view of an install: refusals are data (`{installed:false, errors}`), not HTTP errors. */
-  async installForSeam(p: Principal, manifest: unknown, text?: string): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
+  async installForSeam(p: Principal, manifest: unknown, text?: string, major = 1): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
     try {
-      await this.install(p, manifest, 'seam', text);
+      await this.install(p, manifest, 'seam', text, major);
       return { installed: true };
     } catch (e) {
       if (e instanceof ManifestRejectedError) return { installed: false, errors: e.errors.map(({ code, path, message }) => ({ code, path, message })) };

@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { submittedText } from '../../../platform/http/json-text';
+import { requestedMajor } from '../../../platform/http/protocol-version';
 import { rawBodyText } from '../../../platform/http/verbatim-json.interceptor';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '../../../platform/errors/domain-error';
@@ -49,7 +50,10 @@ export class ConnectionPackSeamsController {
   @ApiErrors(400, 401, 403, 404)
   install(@CurrentPrincipal() p: Principal, @Body() body: SeamInstallBody, @Req() req: FastifyRequest): Promise<{ installed: boolean; errors?: Array<{ code: string; path?: string; message: string }> }> {
     const raw = rawBodyText(req);
-    return this.packs.installForSeam(p, body.manifest, raw === undefined ? undefined : submittedText(raw, 'manifest', body.manifest));
+    // Seams have no major of their own; under the v2 seams profile the suite names major 2, whose provider identity applies.
+    const asked = req.headers['openwop-version'];
+    const major = requestedMajor(Array.isArray(asked) ? asked[0] : (asked ?? '1'));
+    return this.packs.installForSeam(p, body.manifest, raw === undefined ? undefined : submittedText(raw, 'manifest', body.manifest), major === 2 ? 2 : 1);
   }
 
   @TestSeam()

@@ -1,3 +1,4 @@
+import { CONNECTIONS_RECORD } from './connections';
 import { MCP_RECORD } from './mcp';
 import { TOOL_CATALOG_RECORD } from './tool-catalog';
 import type { V2FamilyRecord } from './types';
@@ -10,4 +11,4 @@ export type { V2Context, V2FamilyRecord } from './types';
  * whose operations are routed at major 2) is derived from this list. To add a family: write
  * `<family>.ts` here exporting a `V2FamilyRecord`, and add it below (keep the list sorted by family).
  */
-export const V2_RECORDS: readonly V2FamilyRecord[] = [MCP_RECORD, TOOL_CATALOG_RECORD];
+export const V2_RECORDS: readonly V2FamilyRecord[] = [CONNECTIONS_RECORD, MCP_RECORD, TOOL_CATALOG_RECORD];
