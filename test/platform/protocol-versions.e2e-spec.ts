@@ -120,8 +120,9 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     expect(a.body.protocolVersions).toEqual(v1.body.protocolVersions);
     expect(a.body.preferredVersion).toBe('1.0');
     expect(a.body.protocolVersion).toBe('1.0');
-    // Beside the metadata, only the family records the host serves at major 2 (V2_FAMILIES): mcp, with the mount on.
-    expect(Object.keys(a.body).filter((k) => !V2_METADATA.includes(k))).toEqual(['mcp']);
+    // Beside the metadata, only the family records the host serves at major 2 (V2_RECORDS), e.g. mcp with the mount on.
+    expect(Object.keys(a.body).filter((k) => !V2_METADATA.includes(k))).toEqual(expect.arrayContaining(['interrupt', 'mcp', 'replay']));
+    for (const k of Object.keys(a.body).filter((k) => !V2_METADATA.includes(k))) expect(a.body[k]).toMatchObject({ status: expect.any(String), since: '2.0', witness: expect.any(String) });
     expect(a.body.mcp).toMatchObject({ status: 'experimental', since: '2.0', revisions: ['2026-07-28'] });
     expect(a.body.mcp.supported).toBeUndefined();
     for (const removed of ['capabilities', 'profiles', 'supportedTransports', 'grpc', 'limits', 'schemaVersions']) expect(a.body[removed]).toBeUndefined();

@@ -396,6 +396,13 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return (await qb.orderBy('a.created_at', 'DESC').getOne()) ?? undefined;
   }
 
+  /** The latest gate of a run step in any state (tenant- and workspace-scoped), if it ever had one. */
+  async latestOfRunNode(scope: TenantScope, runId: string, nodeId: string): Promise<ApprovalEntity | undefined> {
+    if (!UUID.test(runId)) return undefined;
+    const qb = scopedQuery(this.ds.getRepository(ApprovalEntity).createQueryBuilder('a').where('a.run_id = :r AND a.node_id = :n', { r: runId, n: nodeId }), scope, 'workspace_key');
+    return (await qb.orderBy('a.created_at', 'DESC').getOne()) ?? undefined;
+  }
+
   /** The pending gates of a run, oldest first (its snapshot's interrupt). */
   async pendingOfRun(tenant: string, runId: string, m: EntityManager = this.ds.manager): Promise<ApprovalView[]> {
     const rows = await m.getRepository(ApprovalEntity).find({ where: { tenant, runId, state: 'pending' }, order: { createdAt: 'ASC' } });

@@ -62,7 +62,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /**
  * Binds the run ids of a run operation's JSON answer to the caller's tenant, at the places run
  * answers hold them (never inside run data: inputs, outputs, variables and event payloads are the
- * workflow's): the snapshot (`runId`, `fork.sourceRunId`, `eventsUrl`, `statusUrl`), a list's
+ * workflow's): the snapshot (`runId`, `fork.sourceRunId`, `eventsUrl`, `statusUrl`), a fork's `sourceRunId`, a list's
  * `runs[]`, a bulk answer's `results[]`, a poll's `events[]`.
  */
 export function bindRunAnswer(body: unknown, tenant: string): unknown {
@@ -72,6 +72,7 @@ export function bindRunAnswer(body: unknown, tenant: string): unknown {
     const out: Json = { ...o };
     if ('runId' in out) out.runId = bind(tenant, out.runId);
     if ('parentRunId' in out) out.parentRunId = bind(tenant, out.parentRunId);
+    if ('sourceRunId' in out) out.sourceRunId = bind(tenant, out.sourceRunId);
     if (isObject(out.fork) && 'sourceRunId' in out.fork) out.fork = { ...out.fork, sourceRunId: bind(tenant, out.fork.sourceRunId) };
     if ('eventsUrl' in out) out.eventsUrl = v2Link(out.eventsUrl, tenant);
     if ('statusUrl' in out) out.statusUrl = v2Link(out.statusUrl, tenant);

@@ -6,6 +6,7 @@ import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators'
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunDiff, RunForkService } from '../replay/run-fork.service';
+import { diffClockFields, diffIds, unboundRunId } from '../replay/replay-ids';
 import { KeyedRunOperations } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
@@ -83,8 +84,9 @@ export class RunControlController {
   @ApiParam({ name: 'runId', description: 'Run a.' })
   @ApiOkResponse({ schema: DIFF_SCHEMA })
   @ApiErrors(400, 401, 403, 404)
-  diff(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: RunDiffQuery): Promise<RunDiff> {
-    return this.forks.diff(p, runId, q.against);
+  async diff(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: RunDiffQuery, @Req() req: FastifyRequest): Promise<RunDiff> {
+    // Under major 2 `against` is tenant-bound and the answer names both runs bound (replay-ids.ts).
+    return diffIds(req, p.tenant, await this.forks.diff(p, runId, unboundRunId(req, p.tenant, q.against), diffClockFields(req)));
   }
 
   /**

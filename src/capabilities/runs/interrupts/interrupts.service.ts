@@ -42,6 +42,8 @@ export interface ResolveAnswer {
 }
 
 const INTERRUPT_NOT_FOUND = () => new DomainError('interrupt_not_found', 404, 'No such pending interrupt.');
+/** A run step whose interrupt was resolved, rejected, expired or cancelled with its run (errors.md §One code per state). */
+const ALREADY_RESOLVED = (state: string) => new ConflictError('interrupt_already_resolved', `The interrupt is ${state}.`, { state });
 
 /**
  * Interrupts of run steps (interrupt.md): the same store as the RFC 0051 approval gates (a gate per
@@ -62,14 +64,15 @@ export class InterruptsService {
   ) {}
 
   /** The interrupt a waiting run's snapshot shows: the gate of its current node (else its oldest pending one). */
-  async forSnapshot(run: { id: string; tenant: string; status: string; currentNodeId: string | null }): Promise<InterruptView | undefined> {
+  async forSnapshot(run: { id: string; tenant: string; status: string; currentNodeId: string | null }, major = 1): Promise<InterruptView | undefined> {
     if (!WAITING_STATUSES.includes(run.status)) return undefined;
     const pending = await this.approvals.pendingOfRun(run.tenant, run.id);
     const gate = pending.find((g) => g.nodeId === run.currentNodeId) ?? pending[0];
-    return gate ? this.view(gate) : undefined;
+    return gate ? this.view(gate, major) : undefined;
   }
 
-  private async view(g: ApprovalView): Promise<InterruptView> {
+  /** `major`: the protocol major the view is read under (its token scheme and callback route). */
+  private async view(g: ApprovalView, major = 1): Promise<InterruptView> {
     const requestedAt = g.createdAt;
     const v: InterruptView = {
       interruptId: g.id,
@@ -94,8 +97,8 @@ export class InterruptsService {
     }
     if (g.kind === 'external-event' && g.runId && g.nodeId) {
       const expiresAt = this.tokenExpiry(g.createdAt, g.expiresAt);
-      v.interruptToken = await this.tokens.sign({ runId: g.runId, nodeId: g.nodeId, interruptId: g.id, expiresAt, intent: 'resolve' });
-      v.callbackUrl = `/v1/interrupts/${v.interruptToken}`;
+      v.interruptToken = await this.tokens.sign({ runId: g.runId, nodeId: g.nodeId, interruptId: g.id, expiresAt, intent: 'resolve' }, major);
+      v.callbackUrl = major === 2 ? `/interrupts/${v.interruptToken}` : `/v1/interrupts/${v.interruptToken}`;
       v.tokenExpiresAt = expiresAt;
     }
     return v;
@@ -109,15 +112,22 @@ export class InterruptsService {
   async resolveByRun(p: Principal, runId: string, nodeId: string, resumeValue: unknown): Promise<ResolveAnswer> {
     if (!(await this.runOf(p, runId))) throw new NotFoundError('No such run.');
     const gate = await this.approvals.pendingOfRunNode(p, runId, nodeId);
-    if (!gate) throw INTERRUPT_NOT_FOUND();
+    if (!gate) throw await this.noPendingGate(p, runId, nodeId);
     return this.resolve(p, gate, resumeValue, false);
+  }
+
+  /** No pending gate at a run step: 409 when the step had one (closed since), else 404. */
+  private async noPendingGate(p: Principal, runId: string, nodeId: string): Promise<DomainError> {
+    const closed = await this.approvals.latestOfRunNode(p, runId, nodeId);
+    return closed ? ALREADY_RESOLVED(closed.state) : INTERRUPT_NOT_FOUND();
   }
 
   /** The approval-gate form of the run-scoped route: `{action, voter?, feedback?}` is the resume value. */
   async decideByRun(p: Principal, runId: string, nodeId: string, body: Record<string, unknown>): Promise<ResolveAnswer> {
     if (!(await this.runOf(p, runId))) throw new NotFoundError('No such run.');
     const gate = await this.approvals.pendingOfRunNode(p, runId, nodeId);
-    if (!gate || gate.kind !== 'approval') throw INTERRUPT_NOT_FOUND();
+    if (!gate) throw await this.noPendingGate(p, runId, nodeId);
+    if (gate.kind !== 'approval') throw INTERRUPT_NOT_FOUND();
     return this.resolve(p, gate, body, false);
   }
 
@@ -158,6 +168,8 @@ export class InterruptsService {
     const check = await this.tokens.verify(token);
     if (!check.ok && check.reason === 'malformed') throw new ValidationError('The interrupt token is malformed.', { field: 'token' });
     if (!check.ok && check.reason === 'invalid') throw INTERRUPT_NOT_FOUND();
+    // A v2 token under an algorithm or kid this host does not hold, or whose MAC fails (identity.md §4).
+    if (!check.ok && check.reason === 'unverifiable') throw new DomainError('interrupt_token_invalid', 401, 'The interrupt token is not verifiable by this host.');
     if (!check.ok) throw new DomainError('interrupt_expired', 410, 'The interrupt token expired.');
     const { payload } = check;
     const gate = await this.approvals.byIdUnscoped(payload.interruptId);

@@ -254,12 +254,14 @@ export class RunForkService {
    * reproduces (type, node and payload; event ids, run ids and timestamps always differ), and
    * their states (status, variables, outputs, error). A pure function of the two logs.
    */
-  async diff(scope: TenantScope, runId: string, againstId: string): Promise<RunDiff> {
+  async diff(scope: TenantScope, runId: string, againstId: string, clockFields: readonly string[] = []): Promise<RunDiff> {
     const a = await this.find(scope, runId);
     const b = a ? await this.find(scope, againstId) : undefined;
     if (!a || !b) throw new NotFoundError('No such run.');
     const [ea, eb] = await Promise.all([this.readLog(a), this.readLog(b)]);
-    const key = (e: EventEntity) => canonicalJson({ type: e.type, nodeId: e.nodeId ?? null, payload: e.payload ?? null });
+    // `clockFields`: payload keys left out of the comparison (major 2's run-scoped clock fields, e.g. durationMs).
+    const compared = (p: unknown) => (clockFields.length && p && typeof p === 'object' && !Array.isArray(p) ? Object.fromEntries(Object.entries(p).filter(([k]) => !clockFields.includes(k))) : (p ?? null));
+    const key = (e: EventEntity) => canonicalJson({ type: e.type, nodeId: e.nodeId ?? null, payload: compared(e.payload) });
     const bySeq = (l: EventEntity[]) => new Map(l.map((e) => [Number(e.sequence), e]));
     const ma = bySeq(ea.events);
     const mb = bySeq(eb.events);
