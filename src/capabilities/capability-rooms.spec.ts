@@ -37,6 +37,7 @@ export const RUNS_ROOT_FILES = [
   // Run creation and what it checks.
   'run-creation.service.ts',
   'run-inputs.ts',
+  'run-admission.ts',
   // The workflow definitions the resolver serves and checks.
   'workflow-definition.ts',
   'workflow-definition.spec.ts',

@@ -38,6 +38,7 @@ import { OpenApiHolder } from './openapi/openapi-holder';
 import { PluginStateStore } from './plugins/plugin-state.store';
 import { HostSecretStore } from './secrets/host-secret.store';
 import { RetentionService } from './retention/retention.service';
+import { RetentionAdvertiser } from './retention/retention.advertiser';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
@@ -104,6 +105,7 @@ export class PlatformModule {
         TracingAdvertiser,
         AuditAdvertiser,
         AuthProfilesAdvertiser,
+        RetentionAdvertiser,
         AuditCheckpointSealer,
         AuditCheckpointExporter,
         { provide: APP_GUARD, useClass: AuthGuard },

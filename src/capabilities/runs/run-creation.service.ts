@@ -94,7 +94,7 @@ export class RunCreationService {
     idempotencyKey?: string,
     parentRunId?: string,
     manager?: EntityManager,
-    opts: { recordRefusal?: boolean; requireCreateScope?: boolean; hostKey?: boolean } & CreateRunOptions = {},
+    opts: { recordRefusal?: boolean; requireCreateScope?: boolean; hostKey?: boolean; child?: { nodeId?: string; variables?: Record<string, unknown> } } & CreateRunOptions = {},
   ): Promise<{ snapshot: RunSnapshot; replayed: boolean }> {
     const db = manager ?? this.ds.manager;
     // Runs started on someone's behalf (standing work, child runs) need the scope a caller of POST /v1/runs needs.
@@ -123,6 +123,9 @@ export class RunCreationService {
     if (req.tags) metadata.tags = req.tags;
     if (req.metadata) metadata.metadata = req.metadata;
     if (parentRunId) metadata.parentRunId = parentRunId;
+    // A child run's linkage and its one-shot variable seeds (run-variables.ts), kept with its row.
+    if (parentRunId && opts.child?.nodeId) metadata.parentNodeId = opts.child.nodeId;
+    if (opts.child?.variables && Object.keys(opts.child.variables).length) metadata.variables = opts.child.variables;
     if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
     if (opts.transport) metadata.transport = opts.transport;
     if (opts.trustBoundary) metadata.trustBoundary = opts.trustBoundary;

@@ -10,6 +10,8 @@ import { WorkflowResolver } from './workflow-resolver.service';
 import { CreateRunRequest, HOST_KEY_PREFIX, RunCreationService } from './run-creation.service';
 import { findRun, RunSnapshot, TERMINAL } from './run-snapshot';
 import { RunsService } from './runs.service';
+import { RunNodeEntity } from './run-node.entity';
+import { childRunsOf, ChildRunView, runVariables } from './run-variables';
 
 /** Most chains one run's authority is worked out over (a chain calling chains calling chains...). */
 const MAX_CHAINS = 100;
@@ -78,20 +80,47 @@ export class RunLauncher implements OnModuleInit, WorkflowRunLauncher {
    * parent's principal, so that principal must hold everything the child chain needs
    * (`requiredScopes`): otherwise 403 `forbidden` with `details.requiredScopes`, and no child run.
    */
-  async startChild(principal: Principal, workflowId: string, inputs: Record<string, unknown>, parentRunId: string): Promise<string> {
+  async startChild(
+    principal: Principal,
+    workflowId: string,
+    inputs: Record<string, unknown>,
+    parentRunId: string,
+    child: { nodeId?: string; variables?: Record<string, unknown> } = {},
+  ): Promise<string> {
     requireDelegable(principal, await this.requiredScopes(principal, workflowId), `A child run of "${workflowId}"`);
-    return (await this.creation.create(principal, { workflowId, inputs }, undefined, parentRunId, undefined, { requireCreateScope: true })).snapshot.runId;
+    return (await this.creation.create(principal, { workflowId, inputs }, undefined, parentRunId, undefined, { requireCreateScope: true, child })).snapshot.runId;
   }
 
-  /** Waits until a run is terminal (cancelling it when `signal` fires). */
-  async awaitTerminal(principal: Principal, runId: string, signal: AbortSignal): Promise<RunSnapshot> {
+  /** The child run a node of a parent run started (the latest), found in the database: what a restarted node waits on again. */
+  async childOf(scope: TenantScope, parentRunId: string, parentNodeId: string): Promise<ChildRunView | undefined> {
+    return (await childRunsOf(this.ds.manager, scope, parentRunId, parentNodeId)).at(-1);
+  }
+
+  /** A run's variables as stored now (run-variables.ts); undefined when the scope has no such run. */
+  async variablesOf(scope: TenantScope, runId: string): Promise<Record<string, unknown> | undefined> {
+    const run = await findRun(this.ds.manager, scope, runId);
+    if (!run) return undefined;
+    const nodes = await this.ds.manager.getRepository(RunNodeEntity).find({ where: { runId: run.id } });
+    return runVariables(run, nodes);
+  }
+
+  /**
+   * Waits until a run is terminal, cancelling it when `signal` fires. With `resumable` (a waiting node
+   * that is executed again and finds the same run) it is not cancelled when the signal's reason says
+   * the node stops only here (`shutdown`, `lease`, `pause`); with `cancel: false` it never is.
+   */
+  async awaitTerminal(principal: Principal, runId: string, signal: AbortSignal, opts: { resumable?: boolean; cancel?: boolean } = {}): Promise<RunSnapshot> {
     let cancelled = false;
     for (;;) {
       const snap = await this.runs.get(principal, runId);
       if (TERMINAL.has(snap.status)) return snap;
-      if (signal.aborted && !cancelled) {
-        cancelled = true;
-        await this.runs.cancel(principal, runId).catch(() => undefined);
+      if (signal.aborted) {
+        const handedOver = !!opts.resumable && ['shutdown', 'lease', 'pause'].includes(signal.reason as string);
+        if (handedOver || opts.cancel === false) return snap;
+        if (!cancelled) {
+          cancelled = true;
+          await this.runs.cancel(principal, runId, 'parent-cancelled').catch(() => undefined);
+        }
       }
       await this.engine.waitLocal(runId, 200);
     }

@@ -8,6 +8,7 @@ import type { RunArtifactsService } from './artifacts/run-artifacts.service';
 import type { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { RunNodeEntity } from './run-node.entity';
 import { inScope } from '../../platform/tenancy/workspace-scope';
+import { childRunsOf, ChildRunView, linkageOf, runVariables } from './run-variables';
 
 /**
  * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
@@ -53,6 +54,11 @@ export interface RunSnapshot {
    * is open at its top level; `owner` is closed, so the requester is not put there.
    */
   fork?: { sourceRunId: string; mode: string; fromSeq: number; requestedBy?: string };
+  /** On a child run (`core.subWorkflow`, a `workflow` tool): the run and node that started it. */
+  parentRunId?: string;
+  parentNodeId?: string;
+  /** On a run that started child runs: each child, oldest first (interrupt-profiles.md §openwop-interrupt-cascade-cancel). */
+  childRuns?: ChildRunView[];
 }
 
 /**
@@ -87,6 +93,16 @@ export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsS
   const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run) : undefined;
   if (interrupt) s.interrupt = interrupt;
   if (artifacts && run.kind === 'workflow') s.artifacts = await artifacts.list(run.tenant, run.id);
+  if (run.kind === 'workflow') {
+    const children = await childRunsOf(db, run, run.id);
+    if (children.length) {
+      s.childRuns = children;
+      // A parent whose node waits on a child that waits for a human waits for that human too: it
+      // reads the child's waiting status (the child's interrupt is resolved on the child run).
+      const waiting = s.status === 'running' ? children.find((c) => c.status.startsWith('waiting-')) : undefined;
+      if (waiting) s.status = waiting.status;
+    }
+  }
   return s;
 }
 
@@ -135,7 +151,7 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
     s.nodeStates = Object.fromEntries(
       nodes.map((n) => [n.nodeId, { status: n.status, attempt: n.attempt, ...(n.error ? { error: n.error } : {}) }]),
     );
-    s.variables = { inputs: r.inputs ?? {} };
+    s.variables = runVariables(r, nodes);
     s.configurable = r.configurable ?? {};
     const meta = r.metadata ?? {};
     if (Array.isArray(meta.tags)) s.tags = meta.tags as string[];
@@ -147,6 +163,8 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
       s.fork = { sourceRunId: fork.sourceRunId, mode: fork.mode, fromSeq: fork.fromSeq, ...(r.forkedBy ? { requestedBy: r.forkedBy } : {}) };
     }
     s.metrics = { nodeExecutions: r.nodeExecutions, openwopCost: { usd: r.costUsd } };
+    const link = linkageOf(r);
+    if (link) Object.assign(s, link);
   }
   return s;
 }

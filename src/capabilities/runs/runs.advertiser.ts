@@ -3,6 +3,7 @@ import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capab
 import { EVENT_LOG_SCHEMA_VERSION } from './run-snapshot';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { CapabilityToggles } from './seams/capability-toggles';
 
 /**
  * The interrupt envelopes and limits, the RFC 0058 ceilings runs are checked against (`limits.maxRunDurationMs`, `maxLoopIterations`,
@@ -15,6 +16,7 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
   constructor(
     private readonly resolver: WorkflowResolver,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly toggles: CapabilityToggles,
   ) {}
 
   advertise(): Record<string, unknown> {
@@ -34,6 +36,11 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // Run fork (replay.md, POST /v1/runs/{runId}:fork). No `sideEffectSuppression`: a tool's own
       // replayPolicy can still let it run live in a replay, so the whole-run guarantee is not claimed.
       replay: { supported: true, modes: ['replay', 'branch'] },
+      // Workflow-chain packs (workflow-chain-packs.md): installed (checked at install: node types,
+      // tools, child chains), resolved by chainId and run; `core.subWorkflow` honours `inputMapping`
+      // (RFC 0022 §B) unless the test seam switched it off.
+      workflowChainPacks: { supported: true },
+      subWorkflow: { inputMapping: this.toggles.enabled('subWorkflow.inputMapping') },
       ...(fixtures.length ? { fixtures } : {}),
     };
   }

@@ -15,6 +15,16 @@ export type FinalRunStatus = (typeof FINAL_RUN_STATUSES)[number];
  */
 export const ACTIVE_RUNS_SQL = `SELECT "status", count(*)::int AS "n" FROM "run" WHERE "kind" = 'workflow' AND "status" IN (${ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ')}) GROUP BY 1`;
 
+/** The run a finished count belongs to, for its log line. */
+export interface RunEnd {
+  runId: string;
+  tenant: string;
+  workspace?: string | null;
+  errorCode?: string | null;
+  /** The run's W3C traceparent (the creating request's trace), if it has one. */
+  traceParent?: string | null;
+}
+
 /** How a node execution on this replica ended. */
 export type NodeExecutionOutcome = 'completed' | 'failed' | 'cancelled' | 'suspended';
 
@@ -65,8 +75,17 @@ export class RunMetrics {
     });
   }
 
-  runFinished(status: FinalRunStatus): void {
+  /**
+   * Counts a run that ended here and logs it (production-profile.md §Observability: run id, tenant,
+   * terminal status, error code and the trace the run joined, which correlates it with the request
+   * that created it).
+   */
+  runFinished(status: FinalRunStatus, run?: RunEnd): void {
     this.finished.inc({ status });
+    if (run) {
+      const traceId = run.traceParent ? run.traceParent.split('-')[1] : undefined;
+      this.log.log({ msg: 'run ended', runId: run.runId, tenant: run.tenant, workspace: run.workspace ?? undefined, status, errorCode: run.errorCode ?? undefined, traceId });
+    }
   }
 
   nodeFinished(typeId: string, outcome: NodeExecutionOutcome): void {

@@ -13,6 +13,10 @@ import { CoreDelayExecutor } from './executors/core-delay.executor';
 import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreToolExecutor } from './executors/core-tool.executor';
+import { CoreSubWorkflowExecutor } from './executors/core-subworkflow.executor';
+import { CoreSetVariableExecutor } from './executors/core-set-variable.executor';
+import { CapabilityToggles } from './seams/capability-toggles';
+import { WorkflowSeamsController } from './seams/workflow-seams.controller';
 import { CoreConformanceMcpInvokeExecutor } from './executors/core-conformance-mcp-invoke.executor';
 import { CoreConformanceMcpClientExecutor } from './executors/core-conformance-mcp-client.executor';
 import { NodeMcpBinder } from './engine/node-mcp';
@@ -61,7 +65,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, WorkflowSeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -78,6 +82,9 @@ import { TransportRunsService } from './transport-runs.service';
     CoreDelayExecutor,
     CoreFailExecutor,
     CoreToolExecutor,
+    CoreSubWorkflowExecutor,
+    CoreSetVariableExecutor,
+    CapabilityToggles,
     CoreConformanceMcpInvokeExecutor,
     CoreConformanceMcpClientExecutor,
     NodeMcpBinder,

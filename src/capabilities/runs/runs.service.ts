@@ -17,6 +17,7 @@ import { InterruptsService } from './interrupts/interrupts.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
 import { findRun, readRunSnapshot, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
 import { scopeCondition, scopedQuery } from '../../platform/tenancy/workspace-scope';
+import { childRunsOf } from './run-variables';
 
 /**
  * Workflow runs: reads, listing and cancellation; creation is RunCreationService's, launching on
@@ -124,6 +125,11 @@ export class RunsService {
     else {
       this.metrics.runFinished('cancelled');
       this.events.wake();
+    }
+    // The cascade (interrupt-profiles.md §openwop-interrupt-cascade-cancel): the run's active child
+    // runs are cancelled with it, from the linkage in the database, whoever executes them (or nobody).
+    for (const child of await childRunsOf(this.ds.manager, run, run.id)) {
+      if (!TERMINAL.has(child.status)) await this.cancel(principal, child.runId, 'parent-cancelled').catch(() => undefined);
     }
     return this.get(principal, run.id);
   }

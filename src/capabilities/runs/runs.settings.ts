@@ -22,6 +22,10 @@ export interface RunsSettings {
   interrupts: { tokenTtlMs: number };
   /** A fork that would execute a chain (or chain version) no longer installed: refused, unless `allow` (OPENWOP_FORK_UNINSTALLED_CHAINS). */
   forkUninstalledChains: 'refuse' | 'allow';
+  /** The per-tenant in-flight cap of new runs (OPENWOP_RUN_INFLIGHT_CAP; 0: none) and its Retry-After. */
+  admission: { inflightCap: number; retryAfterSeconds: number };
+  /** The `iss` of the JWTs the host verifies (OPENWOP_JWT_ISSUER): the issuer of a bearer run owner's v2 subject. */
+  jwtIssuer?: string;
 }
 
 export const RUNS_SETTINGS = Symbol.for('openwop-host.runs.settings');
@@ -37,7 +41,7 @@ function num(v: unknown): number | undefined {
  * Reads the section (already validated against the host-config schema). `limits` default to the
  * `goals.limits` values: discovery advertises one `limits` block, so the two may not disagree.
  */
-export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled' | 'forkUninstalledChains'>): RunsSettings {
+export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled' | 'forkUninstalledChains'> & Partial<Pick<HostConfig, 'admission' | 'jwt'>>): RunsSettings {
   const s = (config.file.runs ?? {}) as Record<string, unknown>;
   const own = (s.limits ?? {}) as Record<string, unknown>;
   const goals = (((config.file.goals ?? {}) as Record<string, unknown>).limits ?? {}) as Record<string, unknown>;
@@ -61,5 +65,7 @@ export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'in
     executing: config.schedulerEnabled,
     interrupts: { tokenTtlMs: num(((s.interrupts ?? {}) as Record<string, unknown>).tokenTtlMs) ?? 30 * 60_000 },
     forkUninstalledChains: config.forkUninstalledChains,
+    admission: config.admission ?? { inflightCap: 0, retryAfterSeconds: 5 },
+    ...(config.jwt?.issuer ? { jwtIssuer: config.jwt.issuer } : {}),
   };
 }

@@ -19,6 +19,8 @@ export interface WorkflowDefinition {
   workflowId: string;
   nodes: DagNode[];
   edges: DagEdge[];
+  /** The chain's `variables[]` declarations, when it declares any (their defaults seed a run's variables: run-variables.ts). */
+  variables?: Array<Record<string, unknown>>;
 }
 
 export interface DefinitionProblem {
@@ -74,7 +76,8 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
   if (problems.length) return { problems };
   const order = topologicalOrder(nodes, edges);
   if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle' }] };
-  return { definition: { workflowId, nodes: order, edges }, problems: [] };
+  const variables = Array.isArray(dag.variables) ? dag.variables.filter(isObject) : [];
+  return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}) }, problems: [] };
 }
 
 /** Kahn's algorithm, stable in declaration order; undefined when there is a cycle. */

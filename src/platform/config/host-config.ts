@@ -13,6 +13,7 @@ import { loadMcpMountConfig, MCP_MOUNT_ENV_SETTINGS, McpMountConfig, McpMountSet
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig } from './shared-store-settings';
+import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from './admission-settings';
 import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
 
 /**
@@ -83,6 +84,8 @@ export interface HostConfig {
   audit: AuditConfig;
   /** How long finished runs and idempotency records are kept (src/platform/retention). */
   retention: RetentionConfig;
+  /** Admission of new runs under load: the per-tenant in-flight cap (admission-settings). */
+  admission: AdmissionSettings;
   /** Run artifacts (src/capabilities/runs/artifacts): the largest one a node may store. */
   artifacts: { maxBytes: number };
   /** A fork that would execute a chain (or a chain version) no longer installed: refused (422), unless `allow`. */
@@ -230,6 +233,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_FORK_UNINSTALLED_CHAINS', default: 'refuse', description: 'A fork (`POST /v1/runs/{runId}:fork`) that would execute nodes of a chain no longer installed, or of a version of it no longer installed, is refused with 422 `workflow_not_installed`; `allow` lets it run the chain the source run recorded.' },
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
+  ...ADMISSION_ENV_SETTINGS,
   ...MCP_MOUNT_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
@@ -352,34 +356,11 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
   }
   const host = str(env, 'HOST') ?? '127.0.0.1';
   const testSeams = bool(env, 'OPENWOP_TEST_SEAMS', false);
-  let grpc: GrpcConfig;
-  try {
-    grpc = loadGrpcConfig(env, { host, testSeams });
-  } catch (e) {
-    if (e instanceof GrpcSettingError) throw new ConfigError(e.message);
-    throw e;
-  }
-  let mcpMount: McpMountConfig;
-  try {
-    mcpMount = loadMcpMountConfig(env);
-  } catch (e) {
-    if (e instanceof McpMountSettingError) throw new ConfigError(e.message);
-    throw e;
-  }
-  let webhooks: WebhookSettings;
-  try {
-    webhooks = loadWebhookSettings(env);
-  } catch (e) {
-    if (e instanceof WebhookSettingError) throw new ConfigError(e.message);
-    throw e;
-  }
-  let protocol: ProtocolSettings;
-  try {
-    protocol = loadProtocolSettings(env);
-  } catch (e) {
-    if (e instanceof ProtocolSettingError) throw new ConfigError(e.message);
-    throw e;
-  }
+  // A settings file's own refusal becomes a ConfigError (those files do not import this one).
+  const grpc = asConfigError(() => loadGrpcConfig(env, { host, testSeams }), GrpcSettingError);
+  const mcpMount = asConfigError(() => loadMcpMountConfig(env), McpMountSettingError);
+  const webhooks = asConfigError(() => loadWebhookSettings(env), WebhookSettingError);
+  const protocol = asConfigError(() => loadProtocolSettings(env), ProtocolSettingError);
   return {
     port: envInt(env, 'PORT', 8080, 0, 65535),
     host,
@@ -463,9 +444,19 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       runDays: envInt(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
       idempotencyHours: envInt(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
     },
+    admission: loadAdmissionSettings(env),
     artifacts: { maxBytes: envInt(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
     forkUninstalledChains: forkUninstalled,
   };
+}
+
+function asConfigError<T>(load: () => T, refusal: new (...args: never[]) => Error): T {
+  try {
+    return load();
+  } catch (e) {
+    if (e instanceof refusal) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 function httpTimeouts(env: NodeJS.ProcessEnv): HttpTimeouts {

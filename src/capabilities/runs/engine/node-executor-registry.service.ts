@@ -11,7 +11,19 @@ export interface RegisteredExecutor {
 }
 
 /** Aliases of built-in type ids (the learned-chain synthesizer writes `core.tool.call`). */
-const ALIASES: Record<string, string> = { 'core.tool.call': 'core.tool' };
+const ALIASES: Record<string, string> = { 'core.tool.call': 'core.tool', 'core.control.subWorkflow': 'core.subWorkflow' };
+
+/**
+ * Side-effecting node types that may run again after their replica stopped mid-way, because a second
+ * execution finds the first one's effect instead of repeating it: `core.subWorkflow` finds the child
+ * run it started (by parent run and node) and waits on it again.
+ */
+const RESUMABLE = new Set(['core.subWorkflow']);
+
+/** Whether a node of `typeId` left in flight is executed again (not failed with `node_interrupted`). */
+export function resumesInFlight(typeId: string): boolean {
+  return RESUMABLE.has(ALIASES[typeId] ?? typeId);
+}
 
 /**
  * The node executors of the host and its plugins, found by their `@NodeExecutor` decorator. Two

@@ -4,7 +4,7 @@ import { isDatabaseUnavailable } from '../../../platform/database/database-drive
 import type { BatchEvent } from '../../../platform/events/event-log.service';
 import type { Principal } from '../../../platform/identity/principal';
 import { effectRunner } from '../../../platform/idempotency/activity-ledger.service';
-import { nodeReplayPolicy, type RegisteredExecutor } from './node-executor-registry.service';
+import { nodeReplayPolicy, resumesInFlight, type RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from '../run-node.entity';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
@@ -60,7 +60,7 @@ export class RunExecution {
     exec.writeNow = () => void this.flush().catch(() => undefined);
     this.inserted = afterInsert(exec, () => this.flush());
     // The nodes' signal: aborted with the execution (cancel, pause, lease, shutdown) or alone (a failure, a breach).
-    exec.abort.signal.addEventListener('abort', () => this.nodeAbort.abort(), { once: true });
+    exec.abort.signal.addEventListener('abort', () => this.nodeAbort.abort(exec.reason), { once: true });
     exec.renewed = (info) => (info.cancelRequested ? this.requestStop('cancel') : info.pause && !info.pause.pausedAt && this.requestPause(info.pause));
     this.def = row.definition;
     this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
@@ -171,7 +171,7 @@ export class RunExecution {
       const s = this.state.get(n.id);
       if (s?.status !== 'running') continue;
       const policy = await nodeReplayPolicy(this.d.executors, n, this.principal);
-      if (policy === 'non-deterministic') {
+      if (policy === 'non-deterministic' && !resumesInFlight(n.typeId)) {
         const error = { code: 'node_interrupted', message: `Node ${n.id} was in flight when its replica stopped; it is not safe to repeat (replayPolicy ${policy}).` };
         this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
         this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });

@@ -194,7 +194,7 @@ export class CoreToolExecutor implements NodeExecutorProvider {
 
   private async callWorkflow(entry: CatalogEntry, principal: Principal, args: Record<string, unknown>, ctx: NodeExecutionContext): Promise<ToolCallResult> {
     // A chain calling a chain: a child run of the same principal; its outputs are the result.
-    const child = await this.launcher.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId);
+    const child = await this.launcher.startChild(principal, entry.descriptor.toolId.slice('workflow:'.length), args, ctx.runId, { nodeId: ctx.nodeId });
     const done = await this.launcher.awaitTerminal(principal, child, ctx.signal);
     // The child's cost is the parent's too.
     const costUsd = done.metrics?.openwopCost.usd ?? 0;

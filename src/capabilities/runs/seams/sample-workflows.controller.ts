@@ -8,6 +8,8 @@ import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/d
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { InstalledPacksService } from '../../tool-catalog';
+import { ValidationError } from '../../../platform/errors/domain-error';
+import { CapabilityToggles, usesInputMapping } from './capability-toggles';
 
 class SampleNode {
   @ApiProperty()
@@ -81,7 +83,10 @@ class SampleWorkflowBody {
 @ApiTags('test-seams')
 @Controller()
 export class SampleWorkflowsController {
-  constructor(private readonly packs: InstalledPacksService) {}
+  constructor(
+    private readonly packs: InstalledPacksService,
+    private readonly toggles: CapabilityToggles,
+  ) {}
 
   @TestSeam()
   // A test seam (404 unless OPENWOP_TEST_SEAMS=true), driven by the conformance suite's key, which may
@@ -94,6 +99,10 @@ export class SampleWorkflowsController {
   @ApiOkResponse({ schema: { type: 'object', required: ['workflowId', 'packId', 'outcome'], properties: { workflowId: { type: 'string' }, packId: { type: 'string' }, outcome: { type: 'string', enum: ['created', 'updated', 'unchanged'] } } } })
   @ApiErrors(400, 401, 403, 422)
   async register(@CurrentPrincipal() p: Principal, @Body() body: SampleWorkflowBody, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ workflowId: string; packId: string; outcome: string }> {
+    // RFC 0022 §C: without subWorkflow.inputMapping advertised, a non-empty inputMapping is refused at registration.
+    if (!this.toggles.enabled('subWorkflow.inputMapping') && usesInputMapping({ nodes: body.nodes.map((n) => ({ typeId: n.typeId, config: n.config })) })) {
+      throw new ValidationError('core.subWorkflow inputMapping needs the subWorkflow.inputMapping capability, which this host does not advertise now.', { requiredCapability: 'subWorkflow.inputMapping' });
+    }
     const name = `private.sample-workflows.w${createHash('sha256').update(body.workflowId).digest('hex').slice(0, 24)}`;
     const manifest = {
       name,
