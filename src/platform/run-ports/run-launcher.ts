@@ -17,7 +17,7 @@ export interface WorkflowRunLauncher {
    */
   launch(
     principal: Principal,
-    req: { workflowId: string; inputs?: Record<string, unknown>; configurable?: Record<string, unknown> },
+    req: { workflowId: string; inputs?: Record<string, unknown>; configurable?: Record<string, unknown>; metadata?: Record<string, unknown> },
     opts?: { idempotencyKey?: string; manager?: EntityManager; recordRefusal?: boolean },
   ): Promise<{ runId: string }>;
   /**

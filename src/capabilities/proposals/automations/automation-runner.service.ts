@@ -115,7 +115,8 @@ export class AutomationRunnerService implements OnApplicationBootstrap {
     if (launcher && typeof action.workflowId === 'string') {
       try {
         await m.query('SAVEPOINT automation_run');
-        const { runId } = await launcher.launch(owner, { workflowId: action.workflowId, inputs: action.inputs ?? {} }, { manager: m, idempotencyKey: `automation:${row.id}:${slot.toISOString()}` });
+        // The run's metadata names the automation, so a reader of the run sees what started it (not only its installer).
+        const { runId } = await launcher.launch(owner, { workflowId: action.workflowId, inputs: action.inputs ?? {}, metadata: { automation: row.name } }, { manager: m, idempotencyKey: `automation:${row.id}:${slot.toISOString()}` });
         await m.query('RELEASE SAVEPOINT automation_run');
         started.push(runId);
         return runId;
