@@ -55,4 +55,18 @@ describe('approval voters', () => {
     expect(countedVoter(clerk, fourEyes, 'granted', 'dave', false)).toMatchObject({ key: 'dave' });
     expect(countedVoter(principal('owner'), gate(), 'granted', undefined, false)).toMatchObject({ key: 'owner' });
   });
+
+  it('counts only the principals a gate names in approversList, for a grant and a reject, folded like any voter', () => {
+    const listed = gate({ data: { quorumSource: 'workflow', approversList: ['urn:conformance:listed-approver', 'Alice'] } });
+    expect(code(() => countedVoter(principal('mallory'), listed, 'granted', undefined, false))).toBe('403 forbidden');
+    expect(code(() => countedVoter(principal('mallory'), listed, 'denied', undefined, false))).toBe('403 forbidden');
+    expect(countedVoter(principal('ALICE'), listed, 'granted', undefined, false)).toMatchObject({ key: 'alice' });
+    expect(countedVoter(principal('urn:conformance:listed-approver'), listed, 'denied', undefined, false)).toMatchObject({ actingAs: false });
+    // Acting-as a listed approver is still acting-as (it needs its permission), and naming an unlisted one is refused.
+    const clerk = principal('clerk', ['approvals:respond', 'approvals:act-as']);
+    expect(countedVoter(clerk, listed, 'granted', 'alice', false)).toMatchObject({ key: 'alice', actingAs: true });
+    expect(code(() => countedVoter(clerk, listed, 'granted', 'bob', false))).toBe('403 forbidden');
+    // Not an approval, or no list: nothing changes.
+    expect(countedVoter(principal('mallory'), gate({ kind: 'clarification', data: { approversList: ['alice'] } }), 'granted', undefined, false)).toMatchObject({ key: 'mallory' });
+  });
 });

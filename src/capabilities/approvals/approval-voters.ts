@@ -36,7 +36,8 @@ export interface CountedVoter {
  * Naming another voter is acting-as, a designated permission: `approvals:act-as`, or the scope the
  * gate's `namedVoters.recordedBy` names, and only on a gate whose quorum the workflow set (the
  * host's own quorum counts principals). A gate that refuses self-approval refuses a grant by, or for,
- * the principal that opened it. A signed token's decision (external events only) names no voter.
+ * the principal that opened it. A gate naming its approvers (`data.approversList`) counts only
+ * them. A signed token's decision (external events only) names no voter.
  */
 export function countedVoter(p: Principal, gate: VoterGate, decision: 'granted' | 'denied', named: string | undefined, viaToken: boolean): CountedVoter {
   const own = voterKey(p.principal);
@@ -72,6 +73,12 @@ export function countedVoter(p: Principal, gate: VoterGate, decision: 'granted' 
         requestedBy: gate.requestedBy,
       });
     }
+  }
+  // RFC 0173 §B: a gate naming its approvers (`approversList`, principal refs) is resolved by them
+  // only, whoever else holds the scope, for a grant as for a reject.
+  const approvers = (gate.data as { approversList?: unknown } | null)?.approversList;
+  if (gate.kind === 'approval' && Array.isArray(approvers) && approvers.length && !approvers.some((a) => typeof a === 'string' && voterKey(a) === key)) {
+    throw new ForbiddenError(`"${voter}" is not among the approvers this gate names (approversList).`, { field: 'voter', reason: 'not-an-approver' });
   }
   return { voter, key, actingAs };
 }

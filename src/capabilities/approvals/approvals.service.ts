@@ -204,6 +204,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
                 actions: ['accept', 'reject'],
                 requiredApprovals: quorum,
                 rejectionPolicy,
+                ...(Array.isArray(req.interrupt?.data?.approversList) ? { approversList: req.interrupt.data.approversList } : {}),
                 ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
                 gateId: gate.id,
                 requiredScope,

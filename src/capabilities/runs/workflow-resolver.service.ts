@@ -5,6 +5,7 @@ import { NotFoundError } from '../../platform/errors/domain-error';
 import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
+import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
@@ -57,6 +58,8 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   },
   // Sub-workflows and workflow variables (workflow-fixtures.ts).
   ...WORKFLOW_FIXTURES,
+  // Interrupts and approvals beyond the v1 set (interrupts/interrupt-fixtures.ts).
+  ...INTERRUPT_FIXTURES,
 };
 
 /**

@@ -27,14 +27,15 @@ function namedVotersProblem(v: unknown): string | undefined {
 }
 
 /**
- * `core.approval {title?, requiredApprovals?, rejectionPolicy?, allowSelfApproval?, namedVoters?}`:
+ * `core.approval {title?, requiredApprovals?, rejectionPolicy?, allowSelfApproval?, namedVoters?, approversList?}`:
  * suspends the run in `waiting-approval` on an RFC 0051 approval gate (an `approval` interrupt); the
  * node completes when the gate is granted (by `requiredApprovals` distinct voters, default the host's
  * quorum) and fails with `approval_denied` when it is rejected (one reject under `single-veto`, the
  * default; rejects from more than half of the quorum under `majority`), cancelled or expires.
  * `allowSelfApproval: false` keeps the run's owner from approving (default: the host's
  * `proposals.approval.allowSelfApproval`); `namedVoters.recordedBy` names a scope whose holders may
- * record votes for named voters on this gate (a clerk recording a panel), besides `approvals:act-as`.
+ * record votes for named voters on this gate (a clerk recording a panel), besides `approvals:act-as`;
+ * `approversList` names the principals who alone may resolve it (any other resolver is 403).
  * Re-executing it after a takeover reads the same gate, so it is idempotent.
  */
 @Injectable()
@@ -49,6 +50,12 @@ export class CoreApprovalExecutor implements NodeExecutorProvider {
     if (config.allowSelfApproval !== undefined && typeof config.allowSelfApproval !== 'boolean') problems.push('core.approval config.allowSelfApproval must be true or false');
     const named = config.namedVoters === undefined ? undefined : namedVotersProblem(config.namedVoters);
     if (named) problems.push(named);
+    const list = config.approversList;
+    if (list !== undefined && (!Array.isArray(list) || !list.length || list.length > MAX_APPROVERS || list.some((a) => typeof a !== 'string' || !a.trim() || a.length > 256))) {
+      problems.push(`core.approval config.approversList must be 1 to ${MAX_APPROVERS} principal ids (non-empty strings of at most 256 characters)`);
+    }
+    // The interrupt record's refKinds is ["principal"]: group and role refs are not resolved here, so a gate naming them is refused rather than left open to any holder of the scope.
+    for (const k of ['approverGroupRefs', 'approverRoleRefs']) if (config[k] !== undefined) problems.push(`core.approval config.${k} is not supported by this host (refKinds: principal); name the approvers in approversList`);
     return problems;
   }
 
@@ -64,6 +71,8 @@ export class CoreApprovalExecutor implements NodeExecutorProvider {
       ...(ctx.config.rejectionPolicy === 'majority' || ctx.config.rejectionPolicy === 'single-veto' ? { rejectionPolicy: ctx.config.rejectionPolicy } : {}),
       ...(typeof ctx.config.allowSelfApproval === 'boolean' ? { allowSelfApproval: ctx.config.allowSelfApproval } : {}),
       ...(typeof recordedBy === 'string' && isValidScope(recordedBy) ? { namedVotersScope: recordedBy } : {}),
+      // Who may resolve it (RFC 0173 §B), kept with the gate's data and enforced at every decision.
+      ...(Array.isArray(ctx.config.approversList) ? { data: { approversList: (ctx.config.approversList as string[]).map((a) => a.trim()) } } : {}),
     };
     let value: unknown;
     try {
