@@ -99,7 +99,8 @@ export class RunsService {
           resource: { type: 'run', id: run.id }, details: { reason, statusBefore: row.status },
         });
       if (!row.free) {
-        await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling' WHERE "id" = $1`, [run.id]);
+        // The execution that stops it records run.cancelled with this reason (RunStore.cancelReason).
+        await m.query(`UPDATE "run" SET "cancel_requested" = true, "status" = 'cancelling', "metadata" = coalesce("metadata", '{}'::jsonb) || jsonb_build_object('cancelReason', $2::text) WHERE "id" = $1`, [run.id, reason]);
         await audited();
         return false;
       }

@@ -9,7 +9,7 @@ import { ExposedTool, McpExposure } from './mcp-exposure';
 import { McpRequestStateCodec, RequestStateRefused } from './mcp-request-state';
 import { randomBytes } from 'node:crypto';
 import { HostSecretStore } from '../../platform/secrets/host-secret.store';
-import { callToolResultOf, elicitationOf, errorResult, META_RUN_ID, pendingText, resultOutputs, RunState } from './mcp-run-projection';
+import { callToolResultOf, elicitationOf, errorResult, InterruptForm, META_RUN_ID, pendingText, resultOutputs, RunState } from './mcp-run-projection';
 import { McpRequest, RPC, RpcError } from './mcp-wire';
 
 const ORIGIN = { transport: 'mcp', trustBoundary: 'untrusted' } as const;
@@ -25,6 +25,19 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 /** Hears a call's progress: how many of the run's steps have completed, and which one last. */
 export type ProgressListener = (p: { progress: number; message: string }) => void;
+
+/** The reason a run records when the request that owned it was abandoned by its client (RFC 0198 §G.12). */
+export const REQUEST_CANCELLED_REASON = 'mcp-request-cancelled';
+
+/** What a call's transport tells it beyond the request (the v2 mount's tasks and disconnects). */
+export interface CallIo {
+  /** Aborted when the client goes away before the answer is sent: the run the request owns is then cancelled. */
+  signal?: AbortSignal;
+  /** Told once the run exists (the transport may open the response stream then). */
+  started?: (runId: string) => void;
+  /** Given, the call is answered with the task of its run (`CreateTaskResult`) instead of waiting on it. */
+  task?: (runId: string) => Promise<Record<string, unknown>>;
+}
 
 function progressOf(listener: ProgressListener | undefined): ((snap: { runId: string; currentNodeId?: string }, completed: number) => void) | undefined {
   if (!listener) return undefined;
@@ -81,7 +94,7 @@ export class McpCalls {
     return a;
   }
 
-  async callTool(principal: Principal, req: McpRequest, progress?: ProgressListener): Promise<Record<string, unknown>> {
+  async callTool(principal: Principal, req: McpRequest, progress?: ProgressListener, io: CallIo = {}): Promise<Record<string, unknown>> {
     const name = req.params.name;
     if (typeof name !== 'string' || !name) throw new RpcError(RPC.INVALID_PARAMS, 'params.name must name a tool.');
     const args = this.args(req);
@@ -98,7 +111,7 @@ export class McpCalls {
     if (violations.length) {
       throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for tool ${name}.`, { violations: violations.slice(0, 50).map((v) => ({ path: v.path || '/', message: v.message })) });
     }
-    if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args, progress);
+    if (req.params.requestState !== undefined || req.params.inputResponses !== undefined) return this.retry(principal, req, tool, args, progress, io);
     // A chain that asks a person needs the caller's elicitation at 2026-07-28: refused before any run, never assumed.
     if (req.era === 'modern' && tool.suspends && !isObject(req.clientCapabilities.elicitation)) {
       throw new RpcError(RPC.MISSING_CLIENT_CAPABILITY, `Tool ${name} asks for input (an approval or an answer) through elicitation, which this request did not declare.`, { requiredCapabilities: ['elicitation'] });
@@ -109,7 +122,25 @@ export class McpCalls {
     } catch (e) {
       rpcOf(e);
     }
-    return this.answer(principal, req, tool, args, await this.runs.settled(principal, started.runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress) }));
+    io.started?.(started.runId);
+    if (io.task) return io.task(started.runId);
+    return this.answer(principal, req, tool, args, await this.owned(principal, started.runId, progress, io));
+  }
+
+  /**
+   * Waits on a run the request owns until it settles. A client that leaves before the answer is
+   * sent cancels it, as cancelRun would (RFC 0198 §G.12: the run belongs to the request until then).
+   */
+  private async owned(principal: Principal, runId: string, progress: ProgressListener | undefined, io: CallIo): Promise<RunState> {
+    const state = await this.runs.settled(principal, runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress), ...(io.signal ? { signal: io.signal } : {}) });
+    if (!io.signal?.aborted || ['completed', 'failed', 'cancelled'].includes(state.status)) return state;
+    try {
+      return await this.runs.cancel(principal, runId, REQUEST_CANCELLED_REASON);
+    } catch (e) {
+      // It ended between the read and the cancel: nothing left to stop.
+      if (e instanceof DomainError && e.status === 409) return state;
+      throw e;
+    }
   }
 
   /** A settled run as the answer to the call: its result, an `input_required` for its open interrupt, or an error result saying why not now. */
@@ -133,7 +164,7 @@ export class McpCalls {
   }
 
   /** The MRTR retry: the signed state names the run and the interrupt; the caller's answer resolves it, if the caller may. */
-  private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, progress?: ProgressListener): Promise<Record<string, unknown>> {
+  private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, progress: ProgressListener | undefined, io: CallIo): Promise<Record<string, unknown>> {
     if (typeof req.params.requestState !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'A retry carries the requestState of the input_required answer, as a string.');
     let payload: { runId: string; interruptId: string };
     try {
@@ -162,25 +193,35 @@ export class McpCalls {
     const ask = open && open.interruptId === payload.interruptId ? elicitationOf(open) : undefined;
     if (!open || !ask) throw new RpcError(RPC.INVALID_PARAMS, 'The interrupt this requestState answers is no longer open: a requestState is used once.', { reason: 'consumed' });
     try {
-      if (answer.action === 'cancel') {
-        await this.runs.cancel(principal, state.runId, 'mcp-elicitation-cancelled');
-      } else if (ask.form === 'approval') {
-        const content = isObject(answer.content) ? answer.content : {};
-        const decision = answer.action === 'decline' ? 'reject' : content.action;
-        if (decision !== 'accept' && decision !== 'reject') throw new RpcError(RPC.INVALID_PARAMS, 'An approval is answered with content.action accept or reject.');
-        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { action: decision, ...(typeof content.feedback === 'string' && content.feedback ? { feedback: content.feedback } : {}) });
-      } else if (ask.form === 'elicitation') {
-        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, answer.action === 'accept' ? { action: 'accept', content: answer.content ?? {} } : { action: 'decline' });
-      } else if (answer.action === 'accept') {
-        await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { answers: answer.content ?? {} });
-      } else {
-        await this.approvals.deny(principal, open.interruptId, 'declined through MCP');
-      }
+      await this.resolveOpen(principal, state, open, ask.form, answer);
     } catch (e) {
       if (e instanceof RpcError) throw e;
       rpcOf(e);
     }
-    return this.answer(principal, req, tool, args, await this.runs.settled(principal, state.runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress) }));
+    io.started?.(state.runId);
+    if (io.task) return io.task(state.runId);
+    return this.answer(principal, req, tool, args, await this.owned(principal, state.runId, progress, io));
+  }
+
+  /**
+   * Resolves a run's open interrupt with an MCP answer (an ElicitResult): the MRTR retry's and a task
+   * update's one path to a gate, so both resolve as `resolveInterruptByRun` does (quorum, approvers).
+   */
+  async resolveOpen(principal: Principal, state: RunState, open: NonNullable<RunState['interrupt']>, form: InterruptForm, answer: Record<string, unknown>): Promise<void> {
+    if (answer.action === 'cancel') {
+      await this.runs.cancel(principal, state.runId, 'mcp-elicitation-cancelled');
+    } else if (form === 'approval') {
+      const content = isObject(answer.content) ? answer.content : {};
+      const decision = answer.action === 'decline' ? 'reject' : content.action;
+      if (decision !== 'accept' && decision !== 'reject') throw new RpcError(RPC.INVALID_PARAMS, 'An approval is answered with content.action accept or reject.');
+      await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { action: decision, ...(typeof content.feedback === 'string' && content.feedback ? { feedback: content.feedback } : {}) });
+    } else if (form === 'elicitation') {
+      await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, answer.action === 'accept' ? { action: 'accept', content: answer.content ?? {} } : { action: 'decline' });
+    } else if (answer.action === 'accept') {
+      await this.interrupts.resolveByRun(principal, state.runId, open.nodeId, { answers: answer.content ?? {} });
+    } else {
+      await this.approvals.deny(principal, open.interruptId, 'declined through MCP');
+    }
   }
 
   async readResource(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {

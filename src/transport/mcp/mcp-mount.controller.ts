@@ -29,6 +29,20 @@ class SseStream {
   }
 }
 
+/** Whether the client lists `text/event-stream` first among what it accepts (its preference, when no q-values say otherwise). */
+function prefersStream(accept: string): boolean {
+  const ranked = accept
+    .split(',')
+    .map((part, i) => {
+      const [type, ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+      const q = params.find((x) => x.startsWith('q='));
+      return { type, q: q ? Number(q.slice(2)) || 0 : 1, i };
+    })
+    .filter((m) => m.type && m.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  return ranked[0]?.type === 'text/event-stream';
+}
+
 /**
  * The host as an MCP server over streamable HTTP: one JSON-RPC request per POST, answered with a
  * JSON body, or on the request's own stream when it asked for progress (nothing is kept between
@@ -77,9 +91,14 @@ export class McpMountController {
     const accepts = String(req.headers.accept ?? '');
     let stream: SseStream | undefined;
     const notify = /text\/event-stream/i.test(accepts) ? (message: Record<string, unknown>) => (stream ??= new SseStream(reply)).send(message) : undefined;
+    // The v2 mount: a client leaving before the whole answer is sent abandons the request (and the
+    // run it owns, RFC 0198 §G.12); one that prefers a stream gets it as soon as the run exists.
+    const left = new AbortController();
+    if (mount === 'v2') reply.raw.on('close', () => !reply.raw.writableFinished && left.abort());
+    const io = mount === 'v2' ? { signal: left.signal, ...(prefersStream(accepts) ? { started: () => void (stream ??= new SseStream(reply)) } : {}) } : {};
     let answer: Awaited<ReturnType<McpMountService['handle']>>;
     try {
-      answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify, mount);
+      answer = await this.mount.handle(p, body, req.headers as Record<string, string | string[] | undefined>, notify, mount, io);
     } catch (e) {
       // Once the stream is open the status is sent: the failure is the request's JSON-RPC error on it.
       if (!stream) throw e;
@@ -87,7 +106,12 @@ export class McpMountController {
       const id = body && typeof body === 'object' && !Array.isArray(body) ? ((body as { id?: unknown }).id ?? null) : null;
       return stream.end({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error' } });
     }
-    if (stream) return stream.end(answer.body);
+    if (stream) return stream.end(left.signal.aborted ? undefined : answer.body);
+    if (left.signal.aborted) {
+      // Nobody is there to read an answer.
+      reply.hijack();
+      return reply.raw.destroy();
+    }
     reply.status(answer.status);
     if (answer.body === undefined) return reply.send();
     reply.type('application/json; charset=utf-8');

@@ -11,6 +11,8 @@ import { McpMountController } from './mcp-mount.controller';
 import { McpMountErrorFilter } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
 import { McpSampling } from './mcp-sampling';
+import { McpTasks } from './mcp-tasks';
+import { McpTaskSubscriptions } from './mcp-tasks-listen';
 
 /**
  * The MCP transport: the host as an MCP server (src/transport/mcp). It calls the runs, approvals
@@ -25,7 +27,7 @@ export class McpTransportModule {
       module: McpTransportModule,
       imports: [RunsModule, ApprovalsModule, ToolCatalogModule],
       controllers: [McpMountController, seamAliasesOf(McpMountController)],
-      providers: [McpExposure, McpCalls, McpSampling, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
+      providers: [McpExposure, McpCalls, McpSampling, McpTasks, McpTaskSubscriptions, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
     };
   }
 }

@@ -1,10 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { HOST_NAME, HOST_VERSION } from '../../platform/discovery/discovery.service';
 import type { Principal } from '../../platform/identity/principal';
-import { McpCalls } from './mcp-calls';
+import { CallIo, McpCalls } from './mcp-calls';
 import { ExposedTool, McpExposure } from './mcp-exposure';
 import { McpSampling } from './mcp-sampling';
+import { declaresTasks, McpTasks, TASK_METHODS, TASKS_EXTENSION } from './mcp-tasks';
+import { McpTaskSubscriptions } from './mcp-tasks-listen';
 import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
+
+/** The methods the v2 mount serves beyond the current revision's own: the Tasks extension and its notifications. */
+const V2_METHODS: ReadonlySet<string> = new Set([...TASK_METHODS, 'subscriptions/listen']);
 
 /** Items per page of the mount's lists. */
 const PAGE = 100;
@@ -49,6 +54,8 @@ export class McpMountService {
     private readonly exposure: McpExposure,
     private readonly calls: McpCalls,
     private readonly sampling: McpSampling,
+    private readonly tasks: McpTasks,
+    private readonly subscriptions: McpTaskSubscriptions,
   ) {}
 
   /**
@@ -56,7 +63,7 @@ export class McpMountService {
    * stream may carry before its answer: `notifications/progress` of a `tools/call` that asked for
    * them (`_meta.progressToken`), one per step its run completes.
    */
-  async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void, mount: 'v1' | 'v2' = 'v1'): Promise<MountAnswer> {
+  async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void, mount: 'v1' | 'v2' = 'v1', io: Omit<CallIo, 'task'> = {}): Promise<MountAnswer> {
     const supported = mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS;
     const req = readRequest(body, headers, supported, { legacy: mount === 'v1' });
     if (isRefusal(req)) return { status: req.status, body: req.body };
@@ -65,10 +72,11 @@ export class McpMountService {
     if (req.id === undefined) return { status: 202 };
     try {
       const served = req.era === 'modern' ? MODERN_METHODS : LEGACY_METHODS;
-      if (!served.has(req.method)) {
+      // The Tasks extension and subscriptions/listen are served on the v2 mount only (RFC 0198).
+      if (!served.has(req.method) && !(req.mount === 'v2' && V2_METHODS.has(req.method))) {
         throw new RpcError(RPC.METHOD_NOT_FOUND, req.era === 'modern' && LEGACY_METHODS.has(req.method) ? `${req.method} does not exist in MCP ${req.revision}.` : `Method not found: ${req.method}`);
       }
-      const result = await this.dispatch(principal, req, notify);
+      const result = await this.dispatch(principal, req, notify, io);
       if (result.resultType === 'input_required') return { status: 200, body: { jsonrpc: '2.0', id: req.id, result } };
       return { status: 200, body: resultBody(req, result, { name: HOST_NAME, version: HOST_VERSION }) };
     } catch (e) {
@@ -81,10 +89,13 @@ export class McpMountService {
     return req.era === 'modern' ? { ttlMs, cacheScope: scope } : {};
   }
 
-  private async dispatch(principal: Principal, req: McpRequest, notify?: (message: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+  private async dispatch(principal: Principal, req: McpRequest, notify?: (message: Record<string, unknown>) => void, io: Omit<CallIo, 'task'> = {}): Promise<Record<string, unknown>> {
     switch (req.method) {
-      case 'server/discover':
-        return { supportedVersions: [...(req.mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS)], capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
+      case 'server/discover': {
+        // capabilities.extensions lists exactly the extensions served: Tasks, on the v2 mount.
+        const capabilities = { tools: {}, resources: {}, prompts: {}, ...(req.mount === 'v2' ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) };
+        return { supportedVersions: [...(req.mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS)], capabilities, instructions: INSTRUCTIONS, ...this.cacheHints(req, 'public', DISCOVER_TTL_MS) };
+      }
       case 'initialize': {
         const requested = req.params.protocolVersion;
         if (typeof requested !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'initialize needs params.protocolVersion.');
@@ -124,8 +135,19 @@ export class McpMountService {
         const token = meta?.progressToken;
         const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
         const listener = notify && progressToken !== undefined ? (p: { progress: number; message: string }) => notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...p } }) : undefined;
-        return this.calls.callTool(principal, req, listener);
+        // On the v2 mount a caller that declared Tasks gets its run's task at once (RFC 0198 §B.3), and
+        // until the answer is sent the run belongs to the request: a client that leaves cancels it.
+        if (req.mount !== 'v2') return this.calls.callTool(principal, req, listener);
+        return this.calls.callTool(principal, req, listener, { ...io, ...(declaresTasks(req) ? { task: (runId: string) => this.tasks.created(principal, runId) } : {}) });
       }
+      case 'tasks/get':
+        return this.tasks.get(principal, req);
+      case 'tasks/update':
+        return this.tasks.update(principal, req);
+      case 'tasks/cancel':
+        return this.tasks.cancel(principal, req);
+      case 'subscriptions/listen':
+        return this.subscriptions.listen(principal, req, notify, io.signal);
       case 'resources/read':
         // A read runs a workflow for this caller: never shared.
         return { ...(await this.calls.readResource(principal, req)), ...this.cacheHints(req, 'private', 0) };

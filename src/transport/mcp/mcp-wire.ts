@@ -99,8 +99,8 @@ export function decodeMcpName(v: string): string | undefined {
   }
 }
 
-/** The methods whose `params.name` / `params.uri` the `Mcp-Name` header mirrors. */
-const NAMED: Record<string, 'name' | 'uri'> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+/** The methods whose `params.name` / `params.uri` / `params.taskId` the `Mcp-Name` header mirrors. */
+const NAMED: Record<string, 'name' | 'uri' | 'taskId'> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId' };
 
 /**
  * Reads one POSTed body under the mount's rules, in the order the spec fixes: envelope, then

@@ -105,6 +105,10 @@ export class EagerStart implements RunStore {
     return this.base.recordedOutcomes(p);
   }
 
+  cancelReason(p: { runId: string }): Promise<string | undefined> {
+    return this.written && this.base.cancelReason ? this.base.cancelReason(p) : Promise.resolve(undefined);
+  }
+
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T> {
     // An execution writes its pending progress (the insert) before it opens a transaction.
     if (!this.written) return Promise.reject(new RunNotInserted());

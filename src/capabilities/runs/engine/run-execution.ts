@@ -421,7 +421,8 @@ export class RunExecution {
   private async finishCancelled(): Promise<void> {
     this.skipRemaining('run-cancelled');
     // A node suspended on a gate: close the gate (nobody needs to decide any more).
-    this.queue({ type: 'run.cancelled', payload: { reason: 'cancel-requested', ...this.took(Date.now() - this.startedAtMs) } });
+    const reason = (await this.d.store.cancelReason?.({ runId: this.row.id }).catch(() => undefined)) ?? 'cancel-requested';
+    this.queue({ type: 'run.cancelled', payload: { reason, ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'cancelled', terminal: true });
   }
 

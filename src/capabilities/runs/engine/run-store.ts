@@ -437,6 +437,8 @@ export interface RunStore {
   loadNodes(p: { runId: string }): Promise<RunNodeEntity[]>;
   recordedOutcomes(p: { runId: string; tenant: string }): Promise<Map<string, Record<string, unknown>>>;
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;
+  /** The reason its cancel request recorded (`metadata.cancelReason`), for the run's `run.cancelled`. */
+  cancelReason?(p: { runId: string }): Promise<string | undefined>;
 }
 
 /**
@@ -471,5 +473,6 @@ export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch
     loadNodes: (p) => loadRunNodes(ds.manager, p),
     recordedOutcomes: (p) => recordedOutcomes(ds, p),
     transaction: (work) => ds.transaction((m) => work(tx(m))),
+    cancelReason: async (p) => ((await ds.query(`SELECT "metadata"->>'cancelReason' AS "reason" FROM "run" WHERE "id" = $1`, [p.runId])) as Array<{ reason: string | null }>)[0]?.reason ?? undefined,
   };
 }

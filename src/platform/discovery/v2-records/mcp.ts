@@ -28,7 +28,8 @@ export const MCP_RECORD: V2FamilyRecord = {
       minimumRevision: '2026-07-28',
       refreshedAt: MCP_REFRESHED_AT,
       profiles: ['mcp-2026-07-28'],
-      features: (m.features ?? []).filter((f) => f === 'server-discover' || f === 'mrtr' || f === 'cacheable-lists'),
+      // `extensions`: the v2 mount's server/discover lists the Tasks extension it serves (RFC 0198 §A.1).
+      features: [...(m.features ?? []).filter((f) => f === 'server-discover' || f === 'mrtr' || f === 'cacheable-lists'), 'extensions'],
       ...(absolute ? { serverUrls: [absolute] } : {}),
       serverMount: { transports: ['streamable-http'] },
       mrtr: { maxRounds: 4 },
