@@ -23,6 +23,9 @@ import { NodeMcpBinder } from './engine/node-mcp';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
+import { BackpressureAdvertiser } from './run-admission';
+import { RunDebugBundleController } from './api/run-debug-bundle.controller';
+import { DebugBundleAdvertiser } from './api/run-debug-bundle';
 import { RunArtifactsController } from './api/run-artifacts.controller';
 import { RunsController } from './api/runs.controller';
 import { RunControlController } from './api/run-control.controller';
@@ -65,7 +68,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, WorkflowSeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, WorkflowSeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -80,6 +83,8 @@ import { TransportRunsService } from './transport-runs.service';
     RunsAdvertiser,
     CoreNoopExecutor,
     CoreDelayExecutor,
+    BackpressureAdvertiser,
+    DebugBundleAdvertiser,
     CoreFailExecutor,
     CoreToolExecutor,
     CoreSubWorkflowExecutor,
