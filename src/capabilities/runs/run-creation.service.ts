@@ -25,6 +25,7 @@ import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
 import { checkRunInputs } from './run-inputs';
 
+import { refuseAtCapacity } from './run-admission';
 export interface CreateRunRequest {
   workflowId: string;
   inputs?: Record<string, unknown>;
@@ -115,6 +116,12 @@ export class RunCreationService {
     const configurable = this.resolveBounds(req.configurable ?? {});
     const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
     // With X-Dedup the key is looked up first: the active run of the scope may be the key's own.
+    // At the tenant's in-flight cap a caller's new run is refused (503) before anything is planned; a key already answered replays.
+    if (this.settings.admission.inflightCap > 0 && !opts.hostKey && !parentRunId) {
+      const prior = idempotencyKey ? await this.byIdempotencyKey(principal, idempotencyKey, db) : undefined;
+      if (prior) return this.replay(principal, prior, requestHash, db);
+      await refuseAtCapacity(db, principal, this.settings.admission);
+    }
     if (idempotencyKey && opts.dedup) {
       const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
       if (prior) return this.replay(principal, prior, requestHash, db);
@@ -384,7 +391,7 @@ export class RunCreationService {
     };
     const result = manager ? await write(manager) : await this.ds.transaction(write);
     if (!result.replayed) {
-      this.metrics.runFinished('failed');
+      this.metrics.runFinished('failed', { runId: result.snapshot.runId, tenant: principal.tenant, workspace: principal.workspace, errorCode: refusal.code });
       this.events.wake();
     }
     return result;

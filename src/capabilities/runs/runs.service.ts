@@ -124,7 +124,7 @@ export class RunsService {
     if (direct === 'terminal') return this.get(principal, run.id);
     if (!direct) this.engine.cancelLocal(run.id);
     else {
-      this.metrics.runFinished('cancelled');
+      this.metrics.runFinished('cancelled', { runId: run.id, tenant: run.tenant, workspace: run.workspace });
       this.events.wake();
     }
     // The cascade (interrupt-profiles.md §openwop-interrupt-cascade-cancel): the run's active child
