@@ -239,7 +239,8 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
   });
 
   it('an operation of a family the v2 root does not list is 404 not_found under major 2, and still served under /v1', async () => {
-    for (const [method, op] of [['GET', '/tools'], ['POST', '/webhooks'], ['GET', '/openapi.json']] as const) {
+    // (/tools and /openapi.json are served at major 2 now: test/tool-catalog/tool-catalog-v2.e2e-spec.ts, test/platform/openapi-v2.e2e-spec.ts.)
+    for (const [method, op] of [['POST', '/webhooks']] as const) {
       const r = await both(method, op, { token, ...(method === 'POST' ? { body: {} } : {}) });
       expect(r[1].status).not.toBe(404);
       expect(r[2].status).toBe(404);

@@ -47,9 +47,12 @@ describe('protocol majors: resolving a request before routing', () => {
   });
 
   it('under major 2 an operation of a family not advertised at v2 is not routed (404), nor one without a v2 representation', () => {
-    for (const p of ['/tools', '/tools/x', '/webhooks', '/prompts', '/content/settings', '/runs/r1:fork', '/interrupts/t', '/openapi.json']) {
+    for (const p of ['/prompts', '/prompts/t1', '/content/settings', '/agents', '/runs/r1/compensation', '/runs/r1/artifacts/a1']) {
       expect(resolveProtocol(p, '2.0', both).url).toBe(p);
     }
+    // Families with a record are routed to their v1 handler; /openapi.json answers the v2 document.
+    expect(resolveProtocol('/tools/x', '2.0', both).url).toBe('/v1/tools/x');
+    expect(resolveProtocol('/openapi.json', '2', both).url).toBe('/v1/openapi.json');
     // Header-less (major 1) they run the v1 handler, under v1's name where it differs.
     expect(resolveProtocol('/prompts/t1', undefined, both).url).toBe('/v1/prompt-templates/t1');
   });

@@ -138,8 +138,11 @@ const FAMILY_OF: Array<[RegExp, string]> = [
   [/^\/runs\/[^/]+\/artifacts\//, 'artifactTypes'],
 ];
 
-/** Manifest operations with no major-2 representation yet: never routed to their v1 twin under major 2. */
-const V2_UNSERVED = new Set(['/openapi.json']);
+/**
+ * Manifest operations with no major-2 representation yet: never routed to their v1 twin under major 2.
+ * None today (`/openapi.json` answers the v2 document, src/platform/openapi/v2-openapi.ts).
+ */
+const V2_UNSERVED = new Set<string>();
 
 /** Whether an unversioned manifest path is served under major 2 (its family advertised, its representation done). */
 export function servedAtMajor2(p: string): boolean {

@@ -125,7 +125,7 @@ function bearerScheme(doc: Json): void {
 }
 
 /** The global tag list: each tag an operation uses, with its description from OPENAPI_TAGS. */
-function globalTags(doc: Json): void {
+export function globalTags(doc: Json): void {
   const used = new Set<string>();
   for (const op of operationsOf(doc)) for (const t of (op.tags as string[] | undefined) ?? []) used.add(t);
   doc.tags = [...used].sort().map((name) => (OPENAPI_TAGS[name] ? { name, description: OPENAPI_TAGS[name] } : { name }));
@@ -152,7 +152,7 @@ function openFreeFormArray(s: Json): void {
 }
 
 /** Names of the component schemas nothing outside them references, directly or through other schemas. */
-function unreferencedSchemas(doc: Json): Set<string> {
+export function unreferencedSchemas(doc: Json): Set<string> {
   const schemas = ((doc.components as Json).schemas as Json) ?? {};
   const refsIn = (v: unknown, out: Set<string>): Set<string> => {
     if (Array.isArray(v)) v.forEach((x) => refsIn(x, out));
@@ -308,7 +308,7 @@ function convertNullable(v: unknown): void {
 }
 
 
-function sortDeep(v: unknown, key?: string): unknown {
+export function sortDeep(v: unknown, key?: string): unknown {
   if (Array.isArray(v)) {
     const items = v.map((x) => sortDeep(x));
     if ((key === 'required' || key === 'tags') && items.every((x) => typeof x === 'string')) return [...(items as string[])].sort();
