@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capability-advertiser';
 import { ProposalsService } from './proposals.service';
 import { PROPOSALS_SETTINGS, ProposalsSettings } from './proposals.settings';
+import { MAX_FUTURE_HORIZON } from './automations/automation-spec';
 
 /**
  * `agents.proposals`: advertised whenever this module is mounted (its routes are served, and only
@@ -26,6 +27,10 @@ export class ProposalsAdvertiser implements CapabilityAdvertiser {
           activation: this.settings.activation,
         },
       },
+      // RFC 0052: installed automations fire on their cron (or interval) slots, each slot once
+      // (claimed rows, a key per slot), a backlog of missed slots collapsed into one firing; no
+      // one-off delayed runs and no calendar rules; a schedule whose next slot is past the horizon is refused.
+      scheduling: { supported: true, cron: true, delayed: false, calendar: false, maxFutureHorizon: MAX_FUTURE_HORIZON },
     };
   }
 }

@@ -28,3 +28,14 @@ describe('automation spec', () => {
     expect(nextRunAfter({ intervalMs: 60000 }, now).toISOString()).toBe('2026-03-01T12:01:00.000Z');
   });
 });
+
+describe('schedule horizon (RFC 0052 maxFutureHorizon)', () => {
+  it('refuses a cron that never fires (an interval is capped at a year by the schema)', () => {
+    expect(validateAutomation({ ...base, schedule: { cron: '0 0 30 2 *' } })).toEqual([{ path: '/schedule/cron', message: expect.stringContaining('schedule_horizon_exceeded') }]);
+  });
+
+  it('accepts a yearly and a leap-day schedule', () => {
+    expect(validateAutomation({ ...base, schedule: { cron: '0 0 1 1 *' } })).toEqual([]);
+    expect(validateAutomation({ ...base, schedule: { cron: '0 0 29 2 *' } })).toEqual([]);
+  });
+});

@@ -12,6 +12,15 @@ export interface AutomationSpec {
   action: { type: 'start-run'; workflowId: string; inputs?: Record<string, unknown> };
 }
 
+/**
+ * How far ahead a schedule's next slot may lie (RFC 0052 `maxFutureHorizon`, advertised as
+ * `scheduling.maxFutureHorizon`): a cron whose next slot is further away (`0 0 30 2 *`, a date that
+ * never comes) is refused at install instead of being kept and never firing.
+ */
+export const MAX_FUTURE_HORIZON = 'P5Y';
+/** Five years (of 366 days): a leap-day schedule (`0 0 29 2 *`) waits up to four. */
+const HORIZON_MS = 5 * 366 * 24 * 3600 * 1000;
+
 export function validateAutomation(content: Record<string, unknown>): ArtifactViolation[] {
   const violations = SchemaRegistry.shared()
     .validate('automation', content)
@@ -19,11 +28,16 @@ export function validateAutomation(content: Record<string, unknown>): ArtifactVi
   if (violations.length) return violations;
   const schedule = (content as unknown as AutomationSpec).schedule;
   if ('cron' in schedule) {
+    let next: Date;
+    const now = new Date();
     try {
-      CronExpressionParser.parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: new Date() }).next();
+      next = CronExpressionParser.parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: now }).next().toDate();
     } catch (e) {
+      // cron-parser gives up on an expression with no slot in the years it searches: past the horizon too.
+      if (/no valid|invalid explicit day|limit/i.test((e as Error).message)) return [{ path: '/schedule/cron', message: `schedule_horizon_exceeded: the expression has no slot within ${MAX_FUTURE_HORIZON}` }];
       return [{ path: '/schedule/cron', message: `is not a valid cron expression (${(e as Error).message})` }];
     }
+    if (next.getTime() - now.getTime() > HORIZON_MS) return [{ path: '/schedule/cron', message: `schedule_horizon_exceeded: its next slot (${next.toISOString()}) is beyond ${MAX_FUTURE_HORIZON}` }];
   }
   return [];
 }
