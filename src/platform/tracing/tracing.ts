@@ -67,6 +67,8 @@ export async function startTracing(cfg: TracingConfig, resource: { serviceVersio
   return {
     forceFlush: () => b.forceFlush(),
     async shutdown() {
+      if (earlyTimer) clearTimeout(earlyTimer);
+      earlyTimer = undefined;
       if (backend === b) {
         backend = undefined;
         started = undefined;
@@ -79,6 +81,30 @@ export async function startTracing(cfg: TracingConfig, resource: { serviceVersio
 /** Exports the spans ended so far now, instead of at the next batch (a no-op while tracing is off). */
 export async function flushTracing(): Promise<void> {
   await backend?.forceFlush();
+}
+
+/** How soon after a unit of work ends its spans are exported, and how often such early exports may happen at most. */
+export const EARLY_EXPORT_DELAY_MS = 250;
+export const EARLY_EXPORT_INTERVAL_MS = 1000;
+let earlyTimer: ReturnType<typeof setTimeout> | undefined;
+let lastEarly = 0;
+
+/**
+ * Brings the next export forward after a unit of work (a run's execution) ends, so its trace is in
+ * the backend about when its end is visible, not up to a batch delay (`OTEL_BSP_SCHEDULE_DELAY`,
+ * 5 s by default) later. Coalesced: one export at most every EARLY_EXPORT_INTERVAL_MS, however many
+ * runs end; the batch processor's own schedule goes on. A failed export is the exporter's to report.
+ * A no-op while tracing is off.
+ */
+export function exportSoon(): void {
+  if (!backend || earlyTimer) return;
+  const wait = Math.max(EARLY_EXPORT_DELAY_MS, lastEarly + EARLY_EXPORT_INTERVAL_MS - Date.now());
+  earlyTimer = setTimeout(() => {
+    earlyTimer = undefined;
+    lastEarly = Date.now();
+    backend?.forceFlush().catch(() => undefined);
+  }, wait);
+  earlyTimer.unref?.();
 }
 
 /** Starts a span (undefined while tracing is off). The caller ends it. */

@@ -1,5 +1,5 @@
 import { parseTraceContext, TraceContext, withTraceContext } from '../../../platform/tracing/trace-context';
-import { SpanHandle, startSpan } from '../../../platform/tracing/tracing';
+import { exportSoon, SpanHandle, startSpan } from '../../../platform/tracing/tracing';
 
 /** What the run spans read of a claimed run row. */
 export interface TracedRunRow {
@@ -96,5 +96,7 @@ export class RunTrace {
     if (!this.span) return;
     if (stopped) this.span.setAttributes({ 'openwop.run.stopped': stopped });
     this.span.end();
+    // The run's spans (its nodes', its tool calls', its MCP client spans) leave now, not at the next batch.
+    exportSoon();
   }
 }
