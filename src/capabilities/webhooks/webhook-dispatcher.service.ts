@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -14,7 +13,8 @@ import { WebhookSubscriptionEntity } from './webhook.entities';
 import type { Resolver } from '../../platform/http/egress-guard';
 import { guardedPost } from '../../platform/http/guarded-post';
 import { retryDelayMs } from './webhooks.settings';
-import { SIGNATURE_ALGORITHM } from './webhooks.service';
+import { messageId, SIGNATURE_ALGORITHM, signV1, standardHeaders, whsecKey } from './webhook-signing';
+import { bound, optedIn, v2DeliveryBody } from './webhook-v2';
 
 /** One claimed outbox row. `attempts` already counts this attempt and fences its result. */
 interface ClaimedDelivery {
@@ -28,10 +28,7 @@ interface ClaimedDelivery {
 
 export type AttemptOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string; permanent?: boolean };
 
-/** The v1 signature: `sha256=` + hex HMAC-SHA256 over `{timestamp}.{rawBody}` (webhooks.md §Headers). */
-export function signV1(secret: string, timestamp: number, rawBody: string): string {
-  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
-}
+export { signV1 } from './webhook-signing';
 
 /** Longest error text kept in the delivery history (never a receiver's body, never a secret). */
 const MAX_ERROR = 300;
@@ -161,29 +158,61 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     const event = await this.ds.getRepository(EventEntity).findOne({ where: { tenant: row.tenant, id: row.event_id } });
     if (!event || event.tenant !== sub.tenant) return this.finish(row, { ok: false, error: 'the event no longer exists', permanent: true });
     const runEvent = toView(event);
-    const body = JSON.stringify({ runId: runEvent.runId, tenantId: event.tenant, workspaceId: event.workspace ?? event.tenant, event: runEvent });
-    let secret: string;
+    let secrets: { current: string; previous?: string };
     try {
-      secret = await this.credentials.open(sub.tenant, sub.secretRef);
+      secrets = await this.secrets(sub);
     } catch (e) {
       return this.finish(row, { ok: false, error: `signing secret unavailable: ${(e as Error).message}` });
     }
     const timestamp = Math.floor(Date.now() / 1000);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': `openwop-webhook-dispatcher/${HOST_VERSION}`,
-      'x-openwop-webhook-id': sub.id,
-      'x-openwop-event-type': runEvent.type,
-      'x-openwop-delivery-id': row.id,
-      'x-openwop-timestamp': String(timestamp),
-      'x-openwop-signature': signV1(secret, timestamp, body),
-      'x-openwop-signature-algorithm': SIGNATURE_ALGORITHM,
-    };
+    const base = { 'content-type': 'application/json', 'user-agent': `openwop-webhook-dispatcher/${HOST_VERSION}` };
+    let body: string;
+    let headers: Record<string, string>;
+    if (sub.major === 2) {
+      // A major-2 subscriber (docs/webhooks.md "Major 2"): the v2 body, ids tenant-bound, the five
+      // OpenWOP-* headers and, while major 1 is served beside it, the X-openwop-* family with identical
+      // values; OpenWOP-Signature stays on the previous secret through a rotation overlap.
+      body = v2DeliveryBody(runEvent, event.tenant, event.workspace ?? null);
+      const family = {
+        'webhook-id': bound(sub.tenant, sub.id),
+        'event-type': runEvent.type,
+        timestamp: String(timestamp),
+        signature: signV1(secrets.previous ?? secrets.current, timestamp, body),
+        'signature-algorithm': SIGNATURE_ALGORITHM,
+      };
+      headers = { ...base };
+      for (const [k, v] of Object.entries(family)) {
+        headers[`openwop-${k}`] = v;
+        headers[`x-openwop-${k}`] = v;
+      }
+      if (optedIn(sub.signatureAlgorithms)) {
+        const keys = [secrets.current, ...(secrets.previous ? [secrets.previous] : [])].map(whsecKey).filter((k): k is Buffer => k !== undefined);
+        Object.assign(headers, standardHeaders(keys, messageId(row.id), timestamp, body));
+      }
+    } else {
+      body = JSON.stringify({ runId: runEvent.runId, tenantId: event.tenant, workspaceId: event.workspace ?? event.tenant, event: runEvent });
+      headers = {
+        ...base,
+        'x-openwop-webhook-id': sub.id,
+        'x-openwop-event-type': runEvent.type,
+        'x-openwop-delivery-id': row.id,
+        'x-openwop-timestamp': String(timestamp),
+        'x-openwop-signature': signV1(secrets.current, timestamp, body),
+        'x-openwop-signature-algorithm': SIGNATURE_ALGORITHM,
+      };
+    }
     const outcome = await this.send(sub.url, headers, body);
     if (!outcome.ok) {
       this.logger.warn({ msg: 'webhook delivery attempt failed', deliveryId: row.id, webhookId: sub.id, secretFingerprint: sub.secretFingerprint, attempt: row.attempts, status: outcome.status, error: outcome.error });
     }
     await this.finish(row, outcome);
+  }
+
+  /** The subscription's signing secret, and the previous one while a rotation overlap lasts. */
+  private async secrets(sub: WebhookSubscriptionEntity): Promise<{ current: string; previous?: string }> {
+    const current = await this.credentials.open(sub.tenant, sub.secretRef);
+    if (!sub.previousSecretRef || !sub.previousSecretExpiresAt || sub.previousSecretExpiresAt.getTime() <= Date.now()) return { current };
+    return { current, previous: await this.credentials.open(sub.tenant, sub.previousSecretRef) };
   }
 
   private async finish(row: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {

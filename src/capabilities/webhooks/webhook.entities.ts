@@ -31,6 +31,24 @@ export class WebhookSubscriptionEntity extends WorkspaceOwnedEntity {
   @Column({ name: 'secret_fingerprint', type: 'text' })
   secretFingerprint: string;
 
+  /** The protocol major the subscription was registered under: its deliveries follow that contract (migration 1765000160000). */
+  @Column({ type: 'smallint', default: 1 })
+  major: number;
+
+  /** The signature schemes it opted into (`v1`, `standard-webhooks-1`); null is `v1` alone. */
+  @Column({ name: 'signature_algorithms', type: 'text', array: true, nullable: true })
+  signatureAlgorithms: string[] | null;
+
+  /** A rotation in progress: the previous secret's sealed value, signing beside the new one until `previousSecretExpiresAt`. */
+  @Column({ name: 'previous_secret_ref', type: 'uuid', nullable: true })
+  previousSecretRef: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  @Column({ name: 'rotated_at', type: 'timestamptz', nullable: true })
+  rotatedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -1,12 +1,19 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { AnyScope, CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
 import { WEBHOOK_MANAGERS } from './webhook-scopes';
-import { DeliveriesQuery, RegisterWebhookBody, TenantQuery, WebhookListQuery } from './webhooks.dto';
-import { DELIVERY_LIST, WEBHOOK_LIST, WEBHOOK_REGISTRATION, WEBHOOK_VIEW } from './webhooks.openapi';
-import { DeliveryView, WebhookRegistration, WebhooksService, WebhookView } from './webhooks.service';
+import { requestMajor } from '../../platform/http/protocol-version';
+import { RequestValidationPipe } from '../../platform/http/request-validation.pipe';
+import { REQUEST_VALIDATION } from '../../platform/platform.module';
+import { DeadLettersQuery, DeliveriesQuery, RegisterWebhookBody, RegisterWebhookV2Body, RotateSecretBody, TenantQuery, WebhookListQuery } from './webhooks.dto';
+import { DEAD_LETTER_LIST, DELIVERY_LIST, ROTATION, WEBHOOK_LIST, WEBHOOK_REGISTRATION, WEBHOOK_VIEW } from './webhooks.openapi';
+import { DeadLetterView, DeliveryView, RotationView, WebhookRegistration, WebhookRegistrationV2, WebhooksService, WebhookView } from './webhooks.service';
+import { bound } from './webhook-v2';
+
+/** The registration body is validated per major: v1's (with `tenantId`) or v2's closed one (`secret`, `signatureAlgorithms`). */
+const registrationPipe = new RequestValidationPipe(REQUEST_VALIDATION);
 
 const ID_PARAM = { name: 'webhookId', description: 'The subscription id (wh_<hex>).' };
 
@@ -30,7 +37,13 @@ export class WebhooksController {
   @ApiBody({ type: RegisterWebhookBody })
   @ApiCreatedResponse({ schema: WEBHOOK_REGISTRATION })
   @ApiErrors(400, 401, 403, 409, 503)
-  register(@CurrentPrincipal() p: Principal, @Body() body: RegisterWebhookBody): Promise<WebhookRegistration> {
+  async register(@CurrentPrincipal() p: Principal, @Req() req: { body?: unknown }): Promise<WebhookRegistration | WebhookRegistrationV2> {
+    // One handler for both majors (docs/versions.md): major 2 (POST /webhooks) takes the v2 body and answers the v2 registration.
+    if (requestMajor(req) === 2) {
+      const body = (await registrationPipe.transform(req.body, { type: 'body', metatype: RegisterWebhookV2Body })) as RegisterWebhookV2Body;
+      return this.webhooks.registerV2(p, body);
+    }
+    const body = (await registrationPipe.transform(req.body, { type: 'body', metatype: RegisterWebhookBody })) as RegisterWebhookBody;
     return this.webhooks.register(p, body);
   }
 
@@ -76,5 +89,40 @@ export class WebhooksController {
   async deliveries(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Query() q: DeliveriesQuery): Promise<{ deliveries: DeliveryView[]; nextCursor: string | null }> {
     const page = await this.webhooks.deliveries(p, id, q);
     return { deliveries: page.items, nextCursor: page.nextCursor };
+  }
+
+  @Scopes()
+  @AnyScope(...WEBHOOK_MANAGERS)
+  @Post('/v1/webhooks/:webhookId/rotate-secret')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'rotateWebhookSecret',
+    summary: 'Rotate the secret of a subscription that opted into standard-webhooks-1; the previous secret signs beside the new one for the overlap',
+    description: '400 validation_error when the subscription did not opt in or the secret is not whsec_ of 24-64 bytes; 404 subscription_not_found (not_found at major 2); 403 id_tenant_mismatch for an id bound to another tenant (major 2). No secret is answered.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiBody({ type: RotateSecretBody })
+  @ApiOkResponse({ schema: ROTATION })
+  @ApiErrors(400, 401, 403, 404)
+  async rotate(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Body() body: RotateSecretBody, @Req() req: object): Promise<RotationView> {
+    const r = await this.webhooks.rotateSecret(p, id, body.secret);
+    return requestMajor(req) === 2 ? { ...r, webhookId: bound(p.tenant, r.webhookId) } : r;
+  }
+
+  @Scopes('webhooks:read')
+  @Get('/v1/webhooks/:webhookId/dead-letters')
+  @ApiOperation({
+    operationId: 'listWebhookDeadLetters',
+    summary: 'The deliveries of a subscription whose retries were exhausted, newest first (never their body, headers or the secret)',
+    description: '404 subscription_not_found (not_found at major 2) for an unknown or unregistered subscription. At most 100 records a page.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ schema: DEAD_LETTER_LIST })
+  @ApiErrors(400, 401, 403, 404)
+  async deadLetters(@CurrentPrincipal() p: Principal, @Param('webhookId') id: string, @Query() q: DeadLettersQuery, @Req() req: object): Promise<{ deliveries: DeadLetterView[]; nextCursor: string | null }> {
+    const page = await this.webhooks.deadLetters(p, id, q);
+    const v2 = requestMajor(req) === 2;
+    const deliveries = v2 ? page.items.map((d) => ({ ...d, deliveryId: bound(p.tenant, d.deliveryId), webhookId: bound(p.tenant, d.webhookId), runId: bound(p.tenant, d.runId) })) : page.items;
+    return { deliveries, nextCursor: page.nextCursor };
   }
 }

@@ -83,3 +83,72 @@ export class WebhookSurfaceBody {
   @IsObject()
   args?: Record<string, unknown>;
 }
+
+/**
+ * `POST /webhooks` under protocol major 2 (webhooks.md §Surfaces): closed, no `tenantId` (the
+ * caller's tenant owns the subscription); `secret` optional (generated and returned once when
+ * absent); `signatureAlgorithms` opts into Standard Webhooks (it must then list `v1` and
+ * `standard-webhooks-1`, with a `whsec_` secret; the service checks what depends on the advertised set).
+ */
+export class RegisterWebhookV2Body {
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_URL_LENGTH)
+  url: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  @Matches(EVENT_TYPE, { each: true, message: 'each event must be a dotted run event type such as run.completed' })
+  events: string[];
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16)
+  @MaxLength(256)
+  secret?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(128, { each: true })
+  tags?: string[];
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(8)
+  @IsString({ each: true })
+  signatureAlgorithms?: string[];
+}
+
+export class RotateSecretBody {
+  @ApiProperty({ description: 'The new secret, `whsec_` + base64 of 24-64 bytes. It signs beside the previous one for `webhooks.secretRotation.overlapSeconds`, then alone. Never returned.' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(256)
+  secret: string;
+}
+
+export class DeadLettersQuery extends WebhookListQuery {}
+
+export class WebhookReceiveBody {
+  @ApiProperty({ description: 'The subscription secret the delivery is verified with.' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(1024)
+  secret: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'The delivery headers (the X-openwop-* or OpenWOP-* family).' })
+  @IsObject()
+  headers: Record<string, string>;
+
+  @ApiProperty({ description: 'The raw delivery body, exactly as received.' })
+  @IsString()
+  @MaxLength(1_048_576)
+  body: string;
+}

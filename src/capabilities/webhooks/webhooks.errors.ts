@@ -13,3 +13,10 @@ export class WebhookUrlRejectedError extends DomainError {
     super('webhook_url_rejected', 400, `The webhook URL is not an allowed delivery target: ${reason}.`, { reason });
   }
 }
+
+/** A Standard Webhooks opt-in whose endpoint did not echo the verification challenge (webhooks.md §Standard Webhooks); nothing was persisted. */
+export class WebhookEndpointUnverifiedError extends DomainError {
+  constructor(reason: string) {
+    super('webhook_endpoint_unverified', 400, `The webhook endpoint did not verify: ${reason}.`, { reason });
+  }
+}

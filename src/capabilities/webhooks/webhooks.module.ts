@@ -7,7 +7,10 @@ import { WebhooksAdvertiser } from './webhooks.advertiser';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
 import { WebhookSurfaceSeamController } from './seams/webhook-surface-seam.controller';
+import { WebhookReceiveSeamController } from './seams/webhook-receive-seam.controller';
 import { WEBHOOKS_ENTITIES } from './webhook.entities';
+import { provideWebhooksV2Facets } from '../../platform/discovery/v2-records/webhooks';
+import { DEAD_LETTER_PAGE } from './webhooks.service';
 
 /**
  * Webhooks (webhooks.md): tenant-scoped subscriptions with secrets sealed in the credential store,
@@ -16,7 +19,7 @@ import { WEBHOOKS_ENTITIES } from './webhook.entities';
  */
 @Module({
   imports: [ConnectionsModule],
-  controllers: [WebhooksController, WebhookSurfaceSeamController],
+  controllers: [WebhooksController, WebhookSurfaceSeamController, WebhookReceiveSeamController],
   providers: [WebhooksService, WebhookDispatcherService, WebhooksAdvertiser],
   exports: [WebhooksService],
 })
@@ -30,6 +33,14 @@ export class WebhooksModule implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    // What the v2 `webhooks` record advertises: the retry policy deliveries follow, the dead-letter
+    // read's retention and page ceiling, and the rotation overlap.
+    const w = this.config.webhooks;
+    provideWebhooksV2Facets({
+      retryPolicy: { maxAttempts: w.maxAttempts, backoff: 'exponential' },
+      deadLetter: { retentionDays: w.historyDays, maxPageSize: DEAD_LETTER_PAGE },
+      secretRotation: { overlapSeconds: w.rotationOverlapSeconds },
+    });
     // The delivery history is kept for OPENWOP_WEBHOOK_HISTORY_DAYS, pruned hourly by one replica.
     this.tasks.register({
       name: 'webhooks.history-prune',

@@ -68,3 +68,36 @@ export const SURFACE_RESULT = {
     unregistered: { type: 'boolean' },
   },
 };
+
+export const ROTATION = {
+  type: 'object',
+  required: ['webhookId', 'rotatedAt', 'previousSecretExpiresAt'],
+  properties: {
+    webhookId: { type: 'string' },
+    rotatedAt: { type: 'string', format: 'date-time' },
+    previousSecretExpiresAt: { type: 'string', format: 'date-time', description: 'rotatedAt + webhooks.secretRotation.overlapSeconds: until then the previous secret signs beside the new one.' },
+  },
+};
+
+export const DEAD_LETTER_VIEW = {
+  type: 'object',
+  required: ['deliveryId', 'webhookId', 'runId', 'sequence', 'eventType', 'attempts', 'deadLetteredAt', 'expiresAt'],
+  properties: {
+    deliveryId: { type: 'string' },
+    webhookId: { type: 'string' },
+    runId: { type: 'string' },
+    sequence: { type: 'integer' },
+    eventType: { type: 'string' },
+    attempts: { type: 'integer' },
+    lastStatusCode: { type: 'integer' },
+    lastError: { type: 'string' },
+    deadLetteredAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'deadLetteredAt + webhooks.deadLetter.retentionDays.' },
+  },
+};
+
+export const DEAD_LETTER_LIST = {
+  type: 'object',
+  required: ['deliveries', 'nextCursor'],
+  properties: { deliveries: { type: 'array', items: DEAD_LETTER_VIEW }, nextCursor: NEXT_CURSOR_PROPERTY },
+};

@@ -4,7 +4,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CredentialStoreService } from '../connections';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
-import { ConflictError, ForbiddenError } from '../../platform/errors/domain-error';
+import { ConflictError, ForbiddenError, ValidationError } from '../../platform/errors/domain-error';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
@@ -12,9 +12,13 @@ import { WebhookDeliveryEntity, WebhookSubscriptionEntity } from './webhook.enti
 import { checkWebhookUrl, Resolver, resolveWebhookTarget } from '../../platform/http/egress-guard';
 import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.errors';
 import { inScope, scopedQuery } from '../../platform/tenancy/workspace-scope';
+import { HOST_VERSION } from '../../platform/discovery/discovery.service';
+import { mintWhsec, SIGNATURE_ALGORITHM, whsecKey } from './webhook-signing';
+import { appliedAlgorithms, bound, optedIn, verifyEndpoint } from './webhook-v2';
 
-/** The one signature scheme (webhooks.md §"Signature algorithm versioning"). */
-export const SIGNATURE_ALGORITHM = 'v1';
+export { SIGNATURE_ALGORITHM } from './webhook-signing';
+/** The dead-letter read's page ceiling (`webhooks.deadLetter.maxPageSize`). */
+export const DEAD_LETTER_PAGE = 100;
 /** Subscriptions one tenant may hold (keeps lists and the enqueue join small). */
 export const MAX_SUBSCRIPTIONS_PER_TENANT = 100;
 
@@ -23,6 +27,37 @@ export interface RegisterWebhookInput {
   events: string[];
   tenantId?: string;
   tags?: string[];
+  /** Major 2 only: the subscriber's own secret (else one is generated and returned once). */
+  secret?: string;
+  /** Major 2 only: the signature schemes to apply (`v1`, optionally `standard-webhooks-1`). */
+  signatureAlgorithms?: string[];
+}
+
+/** What a major-2 registration answers (webhooks.md §Surfaces): the id, the applied schemes, a generated secret once. */
+export interface WebhookRegistrationV2 {
+  webhookId: string;
+  signatureAlgorithms: string[];
+  secret?: string;
+}
+
+/** A delivery whose retries were exhausted, as the dead-letter read names it: never its body, headers or the secret. */
+export interface DeadLetterView {
+  deliveryId: string;
+  webhookId: string;
+  runId: string;
+  sequence: number;
+  eventType: string;
+  attempts: number;
+  lastStatusCode?: number;
+  lastError?: string;
+  deadLetteredAt: string;
+  expiresAt: string;
+}
+
+export interface RotationView {
+  webhookId: string;
+  rotatedAt: string;
+  previousSecretExpiresAt: string;
 }
 
 export interface WebhookView {
@@ -139,13 +174,41 @@ export class WebhooksService {
     return checked.url.toString();
   }
 
+  /** `POST /v1/webhooks` (major 1): a generated hex secret, returned once with the subscription's view. */
   async register(p: Principal, input: RegisterWebhookInput): Promise<WebhookRegistration> {
     this.assertTenant(p, input.tenantId);
     const url = await this.checkUrl(input.url);
+    const secret = randomBytes(32).toString('hex');
+    const row = await this.create(p, { ...input, url }, { id: `wh_${randomBytes(12).toString('hex')}`, secret, major: 1, algorithms: null });
+    return { ...view(row), secret };
+  }
+
+  /**
+   * `POST /webhooks` (major 2, webhooks.md §Surfaces): the subscriber's secret or a generated
+   * `whsec_` one (returned once, only then); a Standard Webhooks opt-in is validated and its endpoint
+   * verified before anything is persisted. The id is minted in the tenant-bound grammar.
+   */
+  async registerV2(p: Principal, input: RegisterWebhookInput): Promise<WebhookRegistrationV2> {
+    const algorithms = appliedAlgorithms(input.signatureAlgorithms, input.secret);
+    const url = await this.checkUrl(input.url);
+    const secret = input.secret ?? mintWhsec();
+    if (optedIn(algorithms)) {
+      const { allowPrivate, allowedPorts } = this.config.webhooks;
+      await verifyEndpoint(url, secret, `openwop-webhook-dispatcher/${HOST_VERSION}`, { allowPrivate, allowedPorts, resolver: this.resolver });
+    }
+    const row = await this.create(p, { ...input, url }, { id: `wh-${randomBytes(12).toString('hex')}`, secret, major: 2, algorithms: input.signatureAlgorithms ? algorithms : null });
+    return { webhookId: bound(row.tenant, row.id), signatureAlgorithms: algorithms, ...(input.secret === undefined ? { secret } : {}) };
+  }
+
+  private async create(
+    p: Principal,
+    input: RegisterWebhookInput,
+    mint: { id: string; secret: string; major: number; algorithms: string[] | null },
+  ): Promise<WebhookSubscriptionEntity> {
+    const { id, secret, major, algorithms } = mint;
+    const url = input.url;
     const events = [...new Set(input.events)];
     const tags = input.tags ? [...new Set(input.tags)] : null;
-    const secret = randomBytes(32).toString('hex');
-    const id = `wh_${randomBytes(12).toString('hex')}`;
     const fingerprint = secretFingerprint(secret);
     const row = await this.ds.transaction(async (m) => {
       // A soft cap: two registrations racing at the limit may both pass (it bounds size, not security).
@@ -155,17 +218,17 @@ export class WebhooksService {
       }
       const secretRef = await this.credentials.store(p.tenant, secret, m);
       const repo = m.getRepository(WebhookSubscriptionEntity);
-      await repo.insert({ id, tenant: p.tenant, workspace: p.workspace ?? null, principal: p.principal, url, events, tags, secretRef, secretFingerprint: fingerprint });
+      await repo.insert({ id, tenant: p.tenant, workspace: p.workspace ?? null, principal: p.principal, url, events, tags, secretRef, secretFingerprint: fingerprint, major, signatureAlgorithms: algorithms });
       const saved = await repo.findOneByOrFail({ id, tenant: p.tenant });
       // Only the URL's origin: a path or query may carry a receiver's token.
       await this.audit.record(m, {
         tenant: p.tenant, workspace: p.workspace, actor: auditActor(p), action: 'webhook.registered', resource: { type: 'webhook', id },
-        details: { origin: new URL(url).origin, events, fingerprint },
+        details: { origin: new URL(url).origin, events, fingerprint, ...(major === 2 ? { major, signatureAlgorithms: algorithms ?? [SIGNATURE_ALGORITHM] } : {}) },
       });
       return saved;
     });
     this.logger.log({ msg: 'webhook registered', webhookId: id, tenant: p.tenant, secretFingerprint: fingerprint, events });
-    return { ...view(row), secret };
+    return row;
   }
 
   private where(scope: TenantScope, id?: string): Record<string, unknown> {
@@ -208,9 +271,70 @@ export class WebhooksService {
       if (!row) throw new SubscriptionNotFoundError();
       await m.getRepository(WebhookSubscriptionEntity).delete({ tenant: row.tenant, id: row.id });
       await this.credentials.delete(row.tenant, row.secretRef, m);
+      if (row.previousSecretRef) await this.credentials.delete(row.tenant, row.previousSecretRef, m);
       await this.audit.record(m, { tenant: row.tenant, workspace: row.workspace ?? undefined, actor: auditActor(p), action: 'webhook.unregistered', resource: { type: 'webhook', id: row.id } });
     });
     this.logger.log({ msg: 'webhook unregistered', webhookId: id, tenant: p.tenant });
+  }
+
+  /**
+   * `POST /webhooks/{webhookId}/rotate-secret` (RFC 0201 §E): only for a subscription that opted into
+   * Standard Webhooks (`400 validation_error` otherwise); the new `whsec_` secret signs from now on,
+   * beside the previous one for the configured overlap (in `webhook-signature`; `OpenWOP-Signature`
+   * stays on the previous secret until then). A rotation during an overlap retires the secret that
+   * was already on its way out. No secret is answered.
+   */
+  async rotateSecret(p: Principal, id: string, secret: string): Promise<RotationView> {
+    if (!whsecKey(secret)) throw new ValidationError('secret must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'secret' });
+    const overlap = this.config.webhooks.rotationOverlapSeconds;
+    const out = await this.ds.transaction(async (m) => {
+      const repo = m.getRepository(WebhookSubscriptionEntity);
+      const row = await repo.findOne({ where: this.where(p, id), lock: { mode: 'pessimistic_write' } });
+      if (!row) throw new SubscriptionNotFoundError();
+      if (!optedIn(row.signatureAlgorithms)) throw new ValidationError('Only a subscription that opted into standard-webhooks-1 can rotate its secret.', { field: 'webhookId' });
+      if (row.previousSecretRef) await this.credentials.delete(row.tenant, row.previousSecretRef, m);
+      const secretRef = await this.credentials.store(row.tenant, secret, m);
+      const [{ now }] = (await m.query(`SELECT now() AS "now"`)) as Array<{ now: Date }>;
+      const expires = new Date(now.getTime() + overlap * 1000);
+      const fingerprint = secretFingerprint(secret);
+      await repo.update({ tenant: row.tenant, id: row.id }, { previousSecretRef: row.secretRef, previousSecretExpiresAt: expires, rotatedAt: now, secretRef, secretFingerprint: fingerprint });
+      await this.audit.record(m, {
+        tenant: row.tenant, workspace: row.workspace ?? undefined, actor: auditActor(p), action: 'webhook.secret-rotated', resource: { type: 'webhook', id: row.id },
+        details: { fingerprint, previousFingerprint: row.secretFingerprint, overlapSeconds: overlap },
+      });
+      return { row, rotatedAt: now, expires, fingerprint };
+    });
+    this.logger.log({ msg: 'webhook secret rotated', webhookId: out.row.id, tenant: out.row.tenant, secretFingerprint: out.fingerprint, previousSecretFingerprint: out.row.secretFingerprint });
+    return { webhookId: out.row.id, rotatedAt: out.rotatedAt.toISOString(), previousSecretExpiresAt: out.expires.toISOString() };
+  }
+
+  /**
+   * `GET /webhooks/{webhookId}/dead-letters` (RFC 0188): the subscription's deliveries whose retries
+   * were exhausted, newest first, kept for the history window; a record names a delivery and never
+   * carries its body, headers or the secret. An unknown or unregistered subscription is 404.
+   */
+  async deadLetters(p: Principal, id: string, q: PageRequest & { tenantId?: string }): Promise<Page<DeadLetterView>> {
+    this.assertTenant(p, q.tenantId);
+    const sub = await this.find(p, id);
+    const qb = this.ds.getRepository(WebhookDeliveryEntity).createQueryBuilder('d').where(`d.tenant = :tenant AND d.webhook_id = :webhook AND d.status = 'failed'`, { tenant: sub.tenant, webhook: sub.id });
+    const page = await keysetPage(qb, { ...q, limit: Math.min(q.limit ?? DEAD_LETTER_PAGE, DEAD_LETTER_PAGE) }, {
+      keys: [{ column: 'd.created_at', type: 'timestamptz' }, { column: 'd.id', type: 'uuid' }],
+      direction: 'DESC',
+      binding: { list: `webhook-dead-letters:${sub.id}`, tenant: p.tenant, workspace: p.workspace, filters: {} },
+    });
+    const days = this.config.webhooks.historyDays;
+    return {
+      items: page.items.map((d) => {
+        const v: DeadLetterView = {
+          deliveryId: d.id, webhookId: d.webhookId, runId: d.runId, sequence: Number(d.sequence), eventType: d.eventType, attempts: d.attempts,
+          deadLetteredAt: d.updatedAt.toISOString(), expiresAt: new Date(d.updatedAt.getTime() + days * 86_400_000).toISOString(),
+        };
+        if (d.lastStatusCode !== null) v.lastStatusCode = d.lastStatusCode;
+        if (d.lastError) v.lastError = d.lastError;
+        return v;
+      }),
+      nextCursor: page.nextCursor,
+    };
   }
 
   /** A subscription's delivery history, newest first, a page at a time, optionally of one status. */

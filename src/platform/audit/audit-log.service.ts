@@ -22,6 +22,7 @@ export type AuditAction =
   | 'import.applied'
   | 'webhook.registered'
   | 'webhook.unregistered'
+  | 'webhook.secret-rotated'
   | 'run.created'
   | 'run.cancel-requested'
   | 'run.forked'

@@ -23,6 +23,8 @@ export interface WebhookSettings {
   concurrency: number;
   /** Finished deliveries (succeeded or failed) older than this many days are removed from the history. */
   historyDays: number;
+  /** After a secret rotation (major 2, Standard Webhooks), how long the previous secret keeps signing beside the new one. */
+  rotationOverlapSeconds: number;
 }
 
 export class WebhookSettingError extends Error {}
@@ -37,6 +39,7 @@ export const WEBHOOK_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_WEBHOOK_POLL_MS', description: 'Webhooks: how often an idle delivery worker looks for due deliveries.', default: '1000' },
   { name: 'OPENWOP_WEBHOOK_CONCURRENCY', description: 'Webhooks: deliveries one replica sends at once.', default: '8' },
   { name: 'OPENWOP_WEBHOOK_HISTORY_DAYS', description: 'Webhooks: finished deliveries older than this many days are removed from the delivery history.', default: '30' },
+  { name: 'OPENWOP_WEBHOOK_ROTATION_OVERLAP_SECONDS', description: 'Webhooks (major 2): after POST /webhooks/{id}/rotate-secret, how long the previous secret keeps signing beside the new one (60-604800).', default: '3600' },
 ];
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
@@ -76,6 +79,7 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
     pollMs: int(env, 'OPENWOP_WEBHOOK_POLL_MS', 1000, 10, 60_000),
     concurrency: int(env, 'OPENWOP_WEBHOOK_CONCURRENCY', 8, 1, 256),
     historyDays: int(env, 'OPENWOP_WEBHOOK_HISTORY_DAYS', 30, 1, 3650),
+    rotationOverlapSeconds: int(env, 'OPENWOP_WEBHOOK_ROTATION_OVERLAP_SECONDS', 3600, 60, 604_800),
   };
   if (s.retryMaxMs < s.retryBaseMs) throw new WebhookSettingError('OPENWOP_WEBHOOK_RETRY_MAX_MS must not be smaller than OPENWOP_WEBHOOK_RETRY_BASE_MS');
   return s;

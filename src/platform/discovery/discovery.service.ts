@@ -101,7 +101,10 @@ export class DiscoveryDocumentService {
 
   /** The v2 representation (OpenWOP-Version: 2): the closed root projected from the v1 document (v2-root.ts). */
   async v2Document(principal?: Principal, origin?: string): Promise<{ body: Record<string, unknown>; etag: string }> {
-    const body = sortKeys(v2Root((await this.document(principal)).body, { origin })) as Record<string, unknown>;
+    const root = v2Root((await this.document(principal)).body, { origin });
+    // While the test seams are on, the v2 seams profile is claimed as metadata (spec v2 §11: no family, no root profiles[]).
+    if (this.config.testSeams) root.conformance = { seamsProfile: 'openwop-conformance-seams-v2' };
+    const body = sortKeys(root) as Record<string, unknown>;
     return { body, etag: etagOf(body) };
   }
 }

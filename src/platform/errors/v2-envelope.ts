@@ -36,6 +36,8 @@ function v2Code(error: string, details: Record<string, unknown> | undefined): st
   if (error === 'run_not_pausable' || error === 'run_not_paused') {
     return TERMINAL_RUN_STATUSES.has(String(details?.runStatus)) ? 'run_terminal' : 'run_state_conflict';
   }
+  // An unknown (or unregistered) webhook subscription is the registry's plain not_found (webhooks.md, RFC 0217).
+  if (error === 'subscription_not_found') return 'not_found';
   return error;
 }
 

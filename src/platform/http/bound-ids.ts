@@ -34,11 +34,12 @@ export function wireSegment(bound: string): string {
  * the overlap).
  */
 export function unbindRunPath(p: string): { path: string; tenant?: string } {
-  const m = /^\/runs\/([^/]+)(.*)$/.exec(p);
+  // Run ids, and webhook subscription ids (`/webhooks/{webhookId}...`), the tenant-bound kinds a path names.
+  const m = /^\/(runs|webhooks)\/([^/]+)(.*)$/.exec(p);
   if (!m) return { path: p };
-  const b = BOUND_SEGMENT.exec(m[1]);
+  const b = BOUND_SEGMENT.exec(m[2]);
   if (!b) return { path: p };
-  return { path: `/runs/${b[2]}${b[3] ?? ''}${m[2]}`, tenant: unescapeSegment(b[1]) };
+  return { path: `/${m[1]}/${b[2]}${b[3] ?? ''}${m[3]}`, tenant: unescapeSegment(b[1]) };
 }
 
 const bind = (tenant: string, id: unknown): unknown => (typeof id === 'string' && !id.includes('/') && OPAQUE.test(id) ? `${tenant}/${id}` : id);

@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { checkWebhookUrl, PortRange, Resolver, resolveWebhookTarget } from './egress-guard';
 
-export type GuardedPostOutcome = { ok: true; status: number } | { ok: false; status?: number; error: string };
+export type GuardedPostOutcome = { ok: true; status: number; body?: string } | { ok: false; status?: number; error: string };
 
 export interface GuardedPostOptions {
   /** Accept http:// and private, loopback and link-local targets (local receivers, tests). */
@@ -14,13 +14,15 @@ export interface GuardedPostOptions {
   timeoutMs: number;
   /** Resolves names instead of DNS (tests). */
   resolver?: Resolver;
+  /** Keep up to this many bytes of a 2xx answer's body (`body` of the outcome); by default the body is dropped. */
+  maxResponseBytes?: number;
 }
 
 /**
  * One POST of the host's own outbound deliveries (webhooks, the audit checkpoint export): the URL
  * re-validated by the SSRF guard, its host resolved once and every address checked, the connection
  * made to the address that was checked (no second lookup can answer differently), no redirect
- * followed, one deadline. The receiver's body is read and dropped, never kept.
+ * followed, one deadline. The receiver's body is read and dropped, unless the caller asks to keep a bounded prefix.
  */
 export async function guardedPost(rawUrl: string, headers: Record<string, string>, body: string, opts: GuardedPostOptions): Promise<GuardedPostOutcome> {
   const { allowPrivate, allowedPorts } = opts;
@@ -52,8 +54,21 @@ export async function guardedPost(rawUrl: string, headers: Record<string, string
       },
       (res) => {
         const status = res.statusCode ?? 0;
-        res.on('data', () => undefined);
-        res.on('end', () => settle(status >= 200 && status < 300 ? { ok: true, status } : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `receiver answered ${status}` }));
+        const keep = opts.maxResponseBytes ?? 0;
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on('data', (c: Buffer) => {
+          if (kept >= keep) return;
+          chunks.push(c.subarray(0, keep - kept));
+          kept += Math.min(c.length, keep - kept);
+        });
+        res.on('end', () =>
+          settle(
+            status >= 200 && status < 300
+              ? { ok: true, status, ...(keep > 0 ? { body: Buffer.concat(chunks).toString('utf8') } : {}) }
+              : { ok: false, status, error: status >= 300 && status < 400 ? `redirect ${status} not followed` : `receiver answered ${status}` },
+          ),
+        );
         res.on('error', (e) => settle({ ok: false, status, error: e.message }));
       },
     );
