@@ -265,6 +265,19 @@ describe('MCP Tasks on the v2 mount (e2e)', () => {
     }
   });
 
+  it('a blocking call preferring a stream has it opened at run start; a REST cancel ends it isError, with no notifications/cancelled', async () => {
+    const gone = new AbortController();
+    const res = await fetch(`${base}${MOUNT}`, { method: 'POST', signal: gone.signal, headers: headers(caller, 'tools/call', 'long_tool', 'text/event-stream, application/json'), body: JSON.stringify(envelope('tools/call', { name: 'long_tool', arguments: {} }, {})) });
+    // The 120 s run is still going: the headers came at its start.
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const [row] = await t.ds.query(`SELECT "id" FROM "run" WHERE "workflow_id" = 'vendor.test.long' AND "status" IN ('pending', 'running') ORDER BY "created_at" DESC LIMIT 1`);
+    expect((await t.http('POST', `/v1/runs/${row.id}/cancel`, { token: caller, body: {} })).status).toBe(200);
+    const messages = await sse(res, (m) => m.some((x) => 'result' in x || 'error' in x));
+    expect(messages.some((x) => x.method === 'notifications/cancelled')).toBe(false);
+    expect(messages.pop()?.result).toMatchObject({ isError: true });
+    gone.abort();
+  });
+
   it('a client that stays gets the answer, and a second host on the same database serves the same task', async () => {
     const { taskId } = await task('gate_tool');
     await untilStatus(caller, taskId, 'input_required');

@@ -17,6 +17,8 @@ class SseStream {
   constructor(private readonly reply: FastifyReply) {
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+    // Sent now, not with the first message: a stream opened at run start may carry nothing for a while.
+    reply.raw.flushHeaders();
   }
 
   send(message: unknown): void {
