@@ -51,6 +51,19 @@ export async function hostFetch(o: Pick<HostClientOptions, 'url' | 'urlFrom'>, p
 interface ErrorBody {
   error?: string;
   message?: string;
+  details?: { problems?: unknown };
+}
+
+/**
+ * The refusal line of an error envelope: `<status> <error>: <message>`, then each of a
+ * `validation_error`'s `details.problems` at its path (`/inputs/version: must have required property
+ * 'version'`), so a missing or mistyped run input is named, not only counted.
+ */
+export function refusalLine(status: number, e: ErrorBody, fallback: string): string {
+  const problems = Array.isArray(e.details?.problems)
+    ? (e.details!.problems as Array<{ path?: unknown; message?: unknown }>).filter((p) => p && typeof p.message === 'string').map((p) => (typeof p.path === 'string' && p.path ? `${p.path}: ${p.message}` : String(p.message)))
+    : [];
+  return `${status} ${e.error ?? 'error'}: ${e.message ?? fallback}${problems.length ? ` (${problems.join('; ')})` : ''}`;
 }
 
 /** The host's base URL without a trailing slash. */
@@ -73,8 +86,7 @@ export async function call(o: HostClientOptions, method: string, path: string, b
     if (res.ok) throw new Error(`${res.status}: the host answered something that is not JSON`);
   }
   if (!res.ok) {
-    const e = json as ErrorBody;
-    throw new Error(`${res.status} ${e.error ?? 'error'}: ${e.message ?? text}`);
+    throw new Error(refusalLine(res.status, json as ErrorBody, text));
   }
   return json;
 }
