@@ -28,6 +28,10 @@ export interface ChainCheckHost {
   callsTool(typeId: string): boolean;
   /** True when the tool catalog of the scope the pack is installed in holds `toolId`. */
   toolVisible(toolId: string): Promise<boolean>;
+  /** The child workflow a node of `typeId` starts (`core.subWorkflow`'s `workflowId`), if it starts one. */
+  childWorkflow?(typeId: string, config: Record<string, unknown>): string | undefined;
+  /** True when the scope the pack is installed in can run `workflowId` (an installed chain). */
+  workflowVisible?(workflowId: string): Promise<boolean>;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -116,6 +120,12 @@ async function dagProblems(base: string, dag: unknown, host: ChainCheckHost, loc
         if (!local && !(await host.toolVisible(toolId))) {
           out.push({ path: `${at}/config/toolId`, code: 'unknown_tool', message: `the tool catalog of this tenant has no tool "${toolId}"` });
         }
+      }
+      // A child workflow (core.subWorkflow) must be a chain of this pack or one the tenant can run.
+      const child = host.childWorkflow?.(n.typeId, n.config);
+      if (child && !WHOLE_PLACEHOLDER.test(child) && !localChains.has(child) && host.workflowVisible && !(await host.workflowVisible(child))) {
+        const key = typeof n.config.workflowId === 'string' ? 'workflowId' : 'childWorkflowId';
+        out.push({ path: `${at}/config/${key}`, code: 'unknown_child_workflow', message: `this tenant has no workflow "${child}" to start as a child run` });
       }
     }
     templateProblems(`${at}/config`, n.config, n.id, ids, ancestors.get(n.id) ?? new Set(), out);

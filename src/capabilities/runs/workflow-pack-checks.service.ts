@@ -3,6 +3,7 @@ import { ArtifactInstallCheck, InstallChecks, InstallProblem, Installer } from '
 import { ToolCatalogService } from '../tool-catalog';
 import { chainPackProblems, NodeConfigProblem, StructuredConfigCheck } from './chain-pack-checks';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
+import { WorkflowResolver } from './workflow-resolver.service';
 
 /** The registry kind of workflow-chain packs. */
 const WORKFLOW_CHAIN_PACK = 'workflow-chain-pack';
@@ -19,6 +20,7 @@ export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
     private readonly checks: InstallChecks,
     private readonly executors: NodeExecutorRegistry,
     private readonly catalog: ToolCatalogService,
+    private readonly resolver: WorkflowResolver,
   ) {}
 
   onModuleInit(): void {
@@ -45,6 +47,8 @@ export class WorkflowPackChecks implements ArtifactInstallCheck, OnModuleInit {
       // chain delegates nothing (a run acts with its starter's scopes, checked when it is started),
       // so the installer need not hold the scopes of the tools it calls.
       toolVisible: async (toolId) => (await this.catalog.descriptorOf(scope, toolId)) !== undefined,
+      childWorkflow: (typeId, config) => (this.executors.get(typeId)?.typeId === 'core.subWorkflow' ? String(config.workflowId ?? config.childWorkflowId ?? '') || undefined : undefined),
+      workflowVisible: async (workflowId) => (await this.resolver.describe(scope, workflowId)) !== undefined,
     });
   }
 }
