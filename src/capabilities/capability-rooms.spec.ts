@@ -44,10 +44,12 @@ export const RUNS_ROOT_FILES = [
   'chain-pack-checks.ts',
   'chain-pack-checks.spec.ts',
   'mcp-fixtures.ts',
+  'workflow-fixtures.ts',
   // The run's tables, its wire shape, its records and its part of retention.
   'run.entity.ts',
   'run-node.entity.ts',
   'run-snapshot.ts',
+  'run-variables.ts',
   'run.service.ts',
   'run-retention.ts',
   // Its settings, metrics and discovery advertisement.
