@@ -28,6 +28,7 @@ import { KeyRevocationWatcher } from './identity/key-revocation.watcher';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { KeysController } from './identity/keys.controller';
+import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
 import { metricsControllers } from './metrics/metrics-mount';
 import { MetricsService } from './metrics/metrics.service';
@@ -93,7 +94,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, WhoAmIController, AuditController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

@@ -11,12 +11,14 @@ type Operation = { 'x-test-seam'?: boolean; parameters?: Array<{ name: string; i
 const IDENTITY = /^(tenant|workspace|principal|owner|subject)(id)?$/i;
 
 /**
- * The one exception: the webhook surface seam's body names a `tenantId` because the official
+ * The two exceptions: the webhook surface seam's body names a `tenantId` because the official
  * webhook-tenant-isolation scenario sends one; it is the caller's own tenant or names a sandbox
  * tenant of the caller's (`<caller>/seam/<name>`), never another real tenant
- * (test/webhooks/webhooks-registration.e2e-spec.ts).
+ * (test/webhooks/webhooks-registration.e2e-spec.ts). The authorization decision seam names the
+ * principal a decision is FOR, of the caller's tenant: it acts as the caller, reads that
+ * principal's grants and writes nothing but the audit entry (test/platform/identity-seams.e2e-spec.ts).
  */
-const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/test/surface body.tenantId'];
+const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/authorization/decide body.principal', 'POST /v1/host/sample/test/surface body.tenantId'];
 
 function properties(schema: Schema | undefined, components: Record<string, Schema>, seen = new Set<string>()): string[] {
   if (!schema) return [];

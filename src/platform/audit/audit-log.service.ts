@@ -17,6 +17,7 @@ export type AuditAction =
   | 'key.revoked'
   | 'key.rotated'
   | 'key.used'
+  | 'authorization.decided'
   | 'approval.decided'
   | 'proposal.applied'
   | 'import.applied'

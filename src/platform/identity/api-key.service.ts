@@ -364,6 +364,21 @@ export class ApiKeyService {
     };
   }
 
+  /**
+   * What a principal of the caller's tenant is granted now: the scopes (roles expanded) of its API
+   * keys that are neither revoked nor expired, tenant-level keys and those of `scope.workspace`.
+   * Undefined when it holds none: an unseeded principal, which every decision refuses (RFC 0049 §C).
+   */
+  async grantsOf(scope: TenantScope, principal: string): Promise<ReadonlySet<string> | undefined> {
+    const rows = (await this.ds.query(
+      `SELECT "scopes", "roles" FROM "api_key" WHERE "tenant" = $1 AND "principal" = $2 AND "revoked_at" IS NULL
+         AND ("expires_at" IS NULL OR "expires_at" > now()) AND ("workspace" IS NULL OR "workspace" = $3)`,
+      [scope.tenant, principal, scope.workspace ?? null],
+    )) as Array<{ scopes: string[]; roles: string[] }>;
+    if (!rows.length) return undefined;
+    return new Set(rows.flatMap((r) => [...r.scopes, ...expandRoles(r.roles)]));
+  }
+
   private view(e: ApiKeyEntity): ApiKeyView {
     return {
       id: e.id,
