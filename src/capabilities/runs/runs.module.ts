@@ -25,7 +25,6 @@ import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { BackpressureAdvertiser } from './run-admission';
 import { RunDebugBundleController } from './api/run-debug-bundle.controller';
-import { IdentitySeamsController } from './seams/identity-seams.controller';
 import { DebugBundleAdvertiser } from './api/run-debug-bundle';
 import { RunArtifactsController } from './api/run-artifacts.controller';
 import { RunsController } from './api/runs.controller';
@@ -40,6 +39,8 @@ import { RunControlService } from './run-control.service';
 import { RunCreationService } from './run-creation.service';
 import { RunForkService } from './replay/run-fork.service';
 import { EffectSeamsController } from './replay/effect-seams.controller';
+import { RunEffectsController } from './replay/run-effects.controller';
+import { EffectSeamFireController } from './seams/effect-seam-fire.controller';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
@@ -69,7 +70,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, WorkflowSeamsController, IdentitySeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, WorkflowSeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,

@@ -85,6 +85,18 @@ export class ActivityLedger {
     return { logicalInvocationId: id, result, performed: true };
   }
 
+  /**
+   * The invocation log of one run, oldest first (the effect ledger a run's `GET .../effects` projects):
+   * identity and timing only, never the recorded result.
+   */
+  async invocationsOf(tenant: string, runId: string): Promise<Array<{ logicalInvocationId: string; nodeId: string; ordinal: number; providerKey: string; state: string; createdAt: Date }>> {
+    const rows = (await this.ds.query(
+      `SELECT "logical_invocation_id", "node_id", "ordinal", "provider_key", "state", "created_at" FROM "activity_invocation" WHERE "tenant" = $1 AND "run_id" = $2 ORDER BY "created_at", "node_id", "ordinal"`,
+      [tenant, runId],
+    )) as Array<{ logical_invocation_id: string; node_id: string; ordinal: number; provider_key: string; state: string; created_at: Date }>;
+    return rows.map((r) => ({ logicalInvocationId: r.logical_invocation_id, nodeId: r.node_id, ordinal: Number(r.ordinal), providerKey: r.provider_key, state: r.state, createdAt: new Date(r.created_at) }));
+  }
+
   private async awaitOutcome(id: string, tenant: string, signal?: AbortSignal): Promise<unknown> {
     const until = Date.now() + WAIT_FOR_WINNER_MS;
     for (;;) {

@@ -6,7 +6,7 @@ import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators'
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunDiff, RunForkService } from '../replay/run-fork.service';
-import { diffClockFields, diffIds, unboundRunId } from '../replay/replay-ids';
+import { diffClockFields, diffIds, forkAnswerOf, forkBodyOf, unboundRunId } from '../replay/replay-ids';
 import { KeyedRunOperations } from './keyed-run-operations';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
@@ -72,9 +72,10 @@ export class RunControlController {
   @ApiErrors(400, 401, 403, 404, 409, 422)
   async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
     const key = header(req, 'idempotency-key');
-    const answer = await this.keyed.fork(p, runId, body, key, baseUrl(req));
+    // Under major 2 fromSeq counts the log from 0 (replay-ids.ts).
+    const answer = await this.keyed.fork(p, runId, forkBodyOf(req, body), key, baseUrl(req));
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
-    return answer.body;
+    return forkAnswerOf(req, answer.body);
   }
 
   /** `GET /v1/runs/{runId}:diff?against=` (RFC 0054): the two runs' logs and states compared. */

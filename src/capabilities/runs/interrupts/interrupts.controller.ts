@@ -1,6 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ValidationError } from '../../../platform/errors/domain-error';
+import { requestMajor } from '../../../platform/http/protocol-version';
 import { CurrentPrincipal, Public, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
@@ -25,7 +26,7 @@ const DECIDE_BODY = {
   additionalProperties: false,
 };
 const TOKEN_BODY = { type: 'object', required: ['resumeValue'], properties: { resumeValue: {} }, additionalProperties: false };
-const TOKEN_PARAM = { name: 'token', description: 'The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`.' };
+const TOKEN_PARAM = { name: 'token', description: 'The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`, or under major 2 `ow2.hs256.<kid>.<payload>.<mac>` (a token under another alg or kid is 401 interrupt_token_invalid).' };
 
 /**
  * Interrupts (interrupt.md): resolve a suspended run step by run (`approvals:respond`) or, for an
@@ -45,8 +46,8 @@ export class InterruptsController {
   @ApiBody({ type: ResolveInterruptBody })
   @ApiOkResponse({ schema: RESOLVE_ANSWER })
   @ApiErrors(400, 401, 403, 404, 409, 422)
-  resolve(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: ResolveInterruptBody): Promise<ResolveAnswer> {
-    return this.interrupts.resolveByRun(p, runId, nodeId, body.resumeValue);
+  resolve(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: ResolveInterruptBody, @Req() req: unknown): Promise<ResolveAnswer> {
+    return this.interrupts.resolveByRun(p, runId, nodeId, body.resumeValue, requestMajor(req));
   }
 
   @Scopes('approvals:respond')
@@ -58,9 +59,9 @@ export class InterruptsController {
   @ApiBody({ schema: DECIDE_BODY })
   @ApiOkResponse({ schema: RESOLVE_ANSWER })
   @ApiErrors(400, 401, 403, 404, 409)
-  decide(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
+  decide(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string, @Body() body: Record<string, unknown>, @Req() req: unknown): Promise<ResolveAnswer> {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('The body must be an object {action}.', { field: 'action' });
-    return this.interrupts.decideByRun(p, runId, nodeId, body);
+    return this.interrupts.decideByRun(p, runId, nodeId, body, requestMajor(req));
   }
 
   @Scopes('approvals:respond')

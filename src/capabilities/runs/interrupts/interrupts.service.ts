@@ -109,24 +109,29 @@ export class InterruptsService {
     return new Date(Math.min(Date.parse(createdAt) + this.settings.interrupts.tokenTtlMs, Date.parse(gateExpiresAt))).toISOString();
   }
 
-  async resolveByRun(p: Principal, runId: string, nodeId: string, resumeValue: unknown): Promise<ResolveAnswer> {
+  /** `major`: the protocol major of the request (a closed interrupt answers differently per major). */
+  async resolveByRun(p: Principal, runId: string, nodeId: string, resumeValue: unknown, major = 1): Promise<ResolveAnswer> {
     if (!(await this.runOf(p, runId))) throw new NotFoundError('No such run.');
     const gate = await this.approvals.pendingOfRunNode(p, runId, nodeId);
-    if (!gate) throw await this.noPendingGate(p, runId, nodeId);
+    if (!gate) throw await this.noPendingGate(p, runId, nodeId, major);
     return this.resolve(p, gate, resumeValue, false);
   }
 
-  /** No pending gate at a run step: 409 when the step had one (closed since), else 404. */
-  private async noPendingGate(p: Principal, runId: string, nodeId: string): Promise<DomainError> {
-    const closed = await this.approvals.latestOfRunNode(p, runId, nodeId);
+  /**
+   * No pending gate at a run step. Major 2 (errors.md §One code per state): 409
+   * interrupt_already_resolved when the step had one (resolved, rejected, expired or cancelled with
+   * its run), 404 when it never had. Major 1: the interrupt is gone, 404.
+   */
+  private async noPendingGate(p: Principal, runId: string, nodeId: string, major: number): Promise<DomainError> {
+    const closed = major === 2 ? await this.approvals.latestOfRunNode(p, runId, nodeId) : undefined;
     return closed ? ALREADY_RESOLVED(closed.state) : INTERRUPT_NOT_FOUND();
   }
 
   /** The approval-gate form of the run-scoped route: `{action, voter?, feedback?}` is the resume value. */
-  async decideByRun(p: Principal, runId: string, nodeId: string, body: Record<string, unknown>): Promise<ResolveAnswer> {
+  async decideByRun(p: Principal, runId: string, nodeId: string, body: Record<string, unknown>, major = 1): Promise<ResolveAnswer> {
     if (!(await this.runOf(p, runId))) throw new NotFoundError('No such run.');
     const gate = await this.approvals.pendingOfRunNode(p, runId, nodeId);
-    if (!gate) throw await this.noPendingGate(p, runId, nodeId);
+    if (!gate) throw await this.noPendingGate(p, runId, nodeId, major);
     if (gate.kind !== 'approval') throw INTERRUPT_NOT_FOUND();
     return this.resolve(p, gate, body, false);
   }
