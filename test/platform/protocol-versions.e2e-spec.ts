@@ -239,9 +239,11 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
   });
 
   it('an operation of a family the v2 root does not list is 404 not_found under major 2, and still served under /v1', async () => {
-    // (/tools and /openapi.json are served at major 2 now: test/tool-catalog/tool-catalog-v2.e2e-spec.ts, test/platform/openapi-v2.e2e-spec.ts.)
-    for (const [method, op] of [['POST', '/webhooks']] as const) {
-      const r = await both(method, op, { token, ...(method === 'POST' ? { body: {} } : {}) });
+    // (/tools, /openapi.json and /webhooks are served at major 2 now: test/tool-catalog/tool-catalog-v2.e2e-spec.ts,
+    // test/platform/openapi-v2.e2e-spec.ts, test/webhooks/webhooks-v2.e2e-spec.ts.)
+    // The prompts family: its /v1 twin is /v1/prompt-templates.
+    for (const [method, op, v1] of [['GET', '/prompts', '/v1/prompt-templates']] as const) {
+      const r = { 1: await t.http(method, v1, { token }), 2: await t.http(method, op, { token, headers: { 'openwop-version': '2.0' } }) };
       expect(r[1].status).not.toBe(404);
       expect(r[2].status).toBe(404);
       expect(r[2].body.error).toBe('not_found');
