@@ -56,7 +56,7 @@ function interruptKey(principal: Principal, interruptId: string): string {
 }
 
 /** The run id a `taskId` names for this caller, or undefined (malformed, another tenant's): never told apart. */
-function runIdOf(principal: Principal, taskId: unknown): string | undefined {
+export function runIdOf(principal: Principal, taskId: unknown): string | undefined {
   if (typeof taskId !== 'string' || taskId.length > 400) return undefined;
   let bound: string;
   try {
