@@ -41,7 +41,8 @@ const REGISTRY = {
 };
 
 /**
- * The connection-provider registry read (RFC 0233; `connections.providerRead` in the v2 record):
+ * The connection-provider registry read (RFC 0233's listConnectionProviders / resolveConnectionProvider; the
+ * operationIds differ because v1's provider reads use those names; `connections.providerRead` in the v2 record):
  * unversioned paths, as the v2 scenarios and RFC 0233 name them (they are not manifest operations).
  */
 @ApiTags('connections')
@@ -52,7 +53,7 @@ export class ProviderRegistryController {
   @Scopes('connections:read')
   @Get('/connection-providers')
   @ApiOperation({
-    operationId: 'listConnectionProviders',
+    operationId: 'listConnectionProviderRegistry',
     summary: 'The provider definitions connections resolve against, and refused pack registrations (RFC 0233)',
     description:
       'Every provider id the caller\'s connections resolve against (built-ins and the packs its tenant installed), each bare id once, and the pack registrations this process refused (connection_provider_conflict, naming the holder). Ids, pack names and codes only.',
@@ -66,7 +67,7 @@ export class ProviderRegistryController {
   @Scopes('connections:read')
   @Get('/connection-providers/:providerId')
   @ApiOperation({
-    operationId: 'resolveConnectionProvider',
+    operationId: 'getConnectionProviderDefinition',
     summary: 'The definition one provider id resolves to (RFC 0233)',
     description: 'A bare id resolves to its one definition; with `pack`, only to that pack\'s (the qualified form `<pack>#<id>`). 404 connection_provider_unresolved otherwise.',
   })
