@@ -13,7 +13,8 @@ import { pendingMigrations, runMigrations } from './platform/database/migration-
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
-import { installProtocolNegotiation, protocolRoutingOptions } from './platform/http/protocol-negotiation';
+import { installProtocolNegotiation, protocolRoutingOptions, type RunOwnerSource } from './platform/http/protocol-negotiation';
+import { RunRecordsPort } from './platform/run-ports/run-records';
 import { installSendTimeout } from './platform/http/send-timeout';
 import { installCloseGrace } from './platform/http/close-grace';
 import { HealthService } from './platform/health/health.service';
@@ -134,7 +135,9 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
     installRequestLog(adapter.getInstance());
-    installProtocolNegotiation(adapter.getInstance());
+    // Major-2 run answers render each run's owner subject from the runs capability's records (set below).
+    const runOwners: RunOwnerSource = {};
+    installProtocolNegotiation(adapter.getInstance(), runOwners);
     installRequestTracing(adapter.getInstance());
     let created: NestFastifyApplication | undefined;
     const app = await phase('application', 'cannot start the application', async () => {
@@ -145,6 +148,7 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
           { logger: new PinoNestLogger(logger), abortOnError: false, bufferLogs: false, bodyParser: false },
         );
         const a = created;
+        runOwners.current = a.get(RunRecordsPort, { strict: false });
         // No a.enableShutdownHooks(): its signal handlers ran the shutdown hooks a second time, beside
         // the process's own close (exitOnStop), and that close went on to close the database while
         // the run engine's lease handback was still in flight. Signals are exitOnStop's.

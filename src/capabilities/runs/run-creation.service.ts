@@ -9,6 +9,7 @@ import { RunEntity } from './run.entity';
 import { RUN_CREATE_SCOPE } from '../../platform/run-ports/run-launcher';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { subjectOf } from '../../platform/identity/subject';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
 import { formatTraceparent } from '../../platform/tracing/tracing';
 import { InterruptsService } from './interrupts/interrupts.service';
@@ -24,8 +25,8 @@ import { insertPendingRun, insertWrittenRun, RunInsertValues } from './engine/ru
 import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
 import { checkRunInputs } from './run-inputs';
-
 import { refuseAtCapacity } from './run-admission';
+
 export interface CreateRunRequest {
   workflowId: string;
   inputs?: Record<string, unknown>;
@@ -115,13 +116,13 @@ export class RunCreationService {
     if (opts.dedup && !req.scopeId) throw new ValidationError('X-Dedup: enforce needs a scopeId in the body.', { header: 'X-Dedup', field: 'scopeId' });
     const configurable = this.resolveBounds(req.configurable ?? {});
     const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
-    // With X-Dedup the key is looked up first: the active run of the scope may be the key's own.
     // At the tenant's in-flight cap a caller's new run is refused (503) before anything is planned; a key already answered replays.
     if (this.settings.admission.inflightCap > 0 && !opts.hostKey && !parentRunId) {
       const prior = idempotencyKey ? await this.byIdempotencyKey(principal, idempotencyKey, db) : undefined;
       if (prior) return this.replay(principal, prior, requestHash, db);
       await refuseAtCapacity(db, principal, this.settings.admission);
     }
+    // With X-Dedup the key is looked up first: the active run of the scope may be the key's own.
     if (idempotencyKey && opts.dedup) {
       const prior = await this.byIdempotencyKey(principal, idempotencyKey, db);
       if (prior) return this.replay(principal, prior, requestHash, db);
@@ -136,6 +137,8 @@ export class RunCreationService {
     if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
     if (opts.transport) metadata.transport = opts.transport;
     if (opts.trustBoundary) metadata.trustBoundary = opts.trustBoundary;
+    // Who created the run, through which credential lane: its v2 owner.subject (identity.md §1).
+    metadata.subject = subjectOf(principal, this.settings.jwtIssuer);
     const trace = currentTraceContext();
     let dedupChecked = false;
     // A run is inserted only while the tenant's chains are those it was planned from (the insert
@@ -369,9 +372,9 @@ export class RunCreationService {
       const error = { code: refusal.code, message: refusal.message };
       const insert = async () => (await db.query(
         `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', $10::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
          ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`,
-        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error)],
+        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error), JSON.stringify({ subject: subjectOf(principal, this.settings.jwtIssuer) })],
       )) as Array<{ id: string }>;
       const inserted = await this.insertRun(insert, idempotencyKey);
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);

@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
+import { legacySubject, readSubject, type Subject } from '../../platform/identity/subject';
 import { RunRecords, RunRecordsPort, RunView } from '../../platform/run-ports/run-records';
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { RunEntity } from './run.entity';
@@ -41,6 +42,16 @@ export class RunService implements RunRecords, OnModuleInit {
     for (const r of (await this.ds.query(`SELECT "id", "status" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; status: string }>) {
       found.set(r.id, r.status);
     }
+    return found;
+  }
+
+  /** The owner subjects of a tenant's runs (recorded at creation in `metadata.subject`; legacy before). */
+  async subjects(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, Subject>> {
+    const ids = runIds.filter((id) => UUID_TEXT.test(id));
+    const found = new Map<string, Subject>();
+    if (!ids.length) return found;
+    const rows = (await this.ds.query(`SELECT "id", "principal", "metadata"->'subject' AS "subject" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; principal: string | null; subject: unknown }>;
+    for (const r of rows) found.set(r.id, readSubject(r.subject) ?? legacySubject(scope.tenant, r.principal ?? undefined));
     return found;
   }
 

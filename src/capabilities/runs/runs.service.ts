@@ -63,13 +63,14 @@ export class RunsService {
   }
 
   /** The caller's runs, newest first, a page at a time, optionally of one status. */
-  async list(scope: TenantScope, q: PageRequest & { status?: string }): Promise<RunPage> {
+  async list(scope: TenantScope, q: PageRequest & { status?: string; workflowId?: string }): Promise<RunPage> {
     const qb = scopedQuery(this.ds.getRepository(RunEntity).createQueryBuilder('r'), scope);
     if (q.status) qb.andWhere('r.status = :status', { status: q.status });
+    if (q.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: q.workflowId });
     const page = await keysetPage(qb, q, {
       keys: [{ column: 'r.created_at', type: 'timestamptz' }, { column: 'r.id', type: 'uuid' }],
       direction: 'DESC',
-      binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status } },
+      binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status, workflowId: q.workflowId } },
     });
     return { runs: page.items.map((r) => snapshot(r, [])), nextCursor: page.nextCursor };
   }

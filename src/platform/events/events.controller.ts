@@ -1,4 +1,5 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
@@ -8,7 +9,19 @@ import type { Principal } from '../identity/principal';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { protocolSchemaRef } from '../openapi/protocol-schemas';
 import { EventLogService, HOST_STREAM, RunEventView } from './event-log.service';
-import { RunRecordsPort } from '../run-ports/run-records';
+import { RunRecordsPort, type RunView } from '../run-ports/run-records';
+import { requestMajor } from '../http/protocol-version';
+import { legacySubject } from '../identity/subject';
+import { toV2Event } from './v2-events';
+
+/** The closed major-2 poll answer. */
+interface V2Poll {
+  runId: string;
+  events: Array<Record<string, unknown>>;
+  lastSequence: number;
+  status: string;
+  isTerminal: boolean;
+}
 
 /** Long-poll bounds (rest-endpoints.md: `timeout` 1..60 s, default 30 s). */
 const MAX_POLL_TIMEOUT_S = 60;
@@ -84,7 +97,7 @@ export class EventsController {
   @ApiParam({ name: 'runId', description: 'A run id, or "host" for the tenant host stream' })
   @ApiOkResponse({ schema: POLL_SCHEMA })
   @ApiErrors(400, 401, 403, 404)
-  async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery): Promise<{ events: RunEventView[]; isComplete: boolean; lastSequence: number }> {
+  async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery, @Req() req: FastifyRequest): Promise<{ events: RunEventView[]; isComplete: boolean; lastSequence: number } | V2Poll> {
     const run = runId === HOST_STREAM ? undefined : await this.runs.find(p, runId);
     if (runId !== HOST_STREAM && !run) {
       const any = await this.events.read(p, runId, { limit: 1 });
@@ -97,7 +110,28 @@ export class EventsController {
     const timeoutS = q.timeout ?? (run ? DEFAULT_POLL_TIMEOUT_S : 0);
     const events = await this.events.poll(p, runId, after, finished ? 0 : timeoutS * 1000);
     const isComplete = !!run && (finished ? events.length < PAGE : events.some((e) => TERMINAL_EVENTS.has(e.type)));
+    if (run && requestMajor(req) === 2) return this.v2Poll(p, run, events, after);
     return { events, isComplete, lastSequence: events.length ? events[events.length - 1].sequence : after };
+  }
+
+  /**
+   * The major-2 poll answer (spec v2 events.md §Poll), closed: `{ runId, events, lastSequence,
+   * status, isTerminal }`, the events translated (v2-events.ts), `lastSequence` the highest v2
+   * sequence of the log (−1 while it is empty), `status` the run's, `isTerminal` whether it ended.
+   */
+  private async v2Poll(p: Principal, run: RunView, events: RunEventView[], after: number): Promise<V2Poll> {
+    const subject = (await this.runs.subjects(p, [run.runId])).get(run.runId) ?? legacySubject(p.tenant, run.owner.principal);
+    const owner = { tenant: run.owner.tenant, ...(run.owner.workspace ? { workspace: run.owner.workspace } : {}), subject };
+    const last = events.length ? events[events.length - 1].sequence : Math.min(after, await this.events.lastSequence(p, run.runId));
+    // The status after these events: a run that ended in them is read again (the first read may predate them).
+    const status = events.some((e) => TERMINAL_EVENTS.has(e.type)) && !TERMINAL_STATUSES.has(run.status) ? ((await this.runs.find(p, run.runId))?.status ?? run.status) : run.status;
+    return {
+      runId: run.runId,
+      events: events.map((e) => toV2Event(e, { tenant: p.tenant, owner })),
+      lastSequence: last - 1,
+      status,
+      isTerminal: TERMINAL_STATUSES.has(status),
+    };
   }
 
   /** Conformance seam: a run's events, filterable; an unknown or foreign run id is an empty list. */

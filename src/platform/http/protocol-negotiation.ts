@@ -4,6 +4,10 @@ import type { ProtocolSettings } from '../config/protocol-settings';
 import { DomainError } from '../errors/domain-error';
 import { bindRunAnswer, projectBulkAnswer } from './bound-ids';
 import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol } from './protocol-version';
+import { storedAfter } from '../events/v2-events';
+import type { Subject } from '../identity/subject';
+import type { RunRecords } from '../run-ports/run-records';
+import { flattenV2Configurable, isRunSnapshot, runSubject, toV2Snapshot } from './v2-run-rendering';
 
 /**
  * The one routing mechanism for both protocol majors (docs/versions.md): Fastify's `rewriteUrl`
@@ -29,7 +33,7 @@ export function protocolRoutingOptions(settings: ProtocolSettings): { rewriteUrl
  * 426, and every protocol response, errors and 304s included, names its contract in
  * `OpenWOP-Version` and varies on the request's.
  */
-export function installProtocolNegotiation(fastify: FastifyInstance): void {
+export function installProtocolNegotiation(fastify: FastifyInstance, owners: RunOwnerSource = {}): void {
   fastify.addHook('onRequest', (request, _reply, done) => {
     const protocol = requestProtocol(request);
     if (!protocol) return done();
@@ -37,6 +41,7 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
     if (r) return done(new DomainError(r.code, r.status, r.message, r.details));
     if (protocol.major >= 2) {
       renameV2RequestHeaders(request.headers);
+      v2StreamCursor(request);
       const key = request.headers['idempotency-key'];
       if (key !== undefined && !(typeof key === 'string' && V2_IDEMPOTENCY_KEY.test(key))) {
         return done(new DomainError('idempotency_key_invalid', 400, 'Idempotency-Key must be 22 to 128 characters of A-Z, a-z, 0-9, ".", "_", "~" and "-".', { pattern: V2_IDEMPOTENCY_KEY.source }));
@@ -54,16 +59,28 @@ export function installProtocolNegotiation(fastify: FastifyInstance): void {
     }
     done();
   });
-  fastify.addHook('onSend', (request, reply, payload, done) => {
+  // The major-2 create body's configurable is the closed, nested v2 one; the handler takes v1's flat one.
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (requestProtocol(request)?.major !== 2 || request.method !== 'POST' || !/^\/v1\/runs(\?|$)/.test(request.url)) return done();
+    const body = request.body as Record<string, unknown> | null | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body) || body.configurable === undefined) return done();
+    try {
+      body.configurable = flattenV2Configurable(body.configurable);
+    } catch (e) {
+      return done(e as Error);
+    }
+    done();
+  });
+  fastify.addHook('onSend', async (request, reply, payload) => {
     const protocol = requestProtocol(request);
-    if (protocol?.major === 2) payload = boundRunAnswer(request, reply, payload);
+    if (protocol?.major === 2) payload = await v2RunAnswer(request, reply, payload, owners);
     if (protocol) {
       reply.header('OpenWOP-Version', protocol.version);
       const vary = reply.getHeader('vary');
       const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
       if (!/(^|,)\s*openwop-version\s*(,|$)/i.test(current)) reply.header('Vary', current ? `${current}, OpenWOP-Version` : 'OpenWOP-Version');
     }
-    done(null, payload);
+    return payload;
   });
 }
 
@@ -86,11 +103,28 @@ export function renameV2RequestHeaders(headers: Record<string, string | string[]
   }
 }
 
+/** Where the major-2 rendering reads the owner subjects of runs (the runs capability's records; set once the application exists). */
+export interface RunOwnerSource {
+  current?: Pick<RunRecords, 'subjects'>;
+}
+
 /**
- * A major-2 answer of a run operation with its run ids bound to the caller's tenant (bound-ids.ts).
- * Only JSON text answers of `/runs...` (routed to `/v1/runs...`) with a caller; streams pass as they are.
+ * Under major 2 `Last-Event-ID` on a run's event stream names a v2 sequence (from 0); the handler
+ * resumes after the stored one (from 1). A value that is not a sequence is left for it to refuse.
  */
-function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+function v2StreamCursor(request: FastifyRequest): void {
+  if (request.method !== 'GET' || !/^\/v1\/runs\/[^/]+\/events(\?|$)/.test(request.url)) return;
+  const id = request.headers['last-event-id'];
+  if (typeof id === 'string' && /^\d{1,15}$/.test(id)) request.headers['last-event-id'] = String(storedAfter(Number(id)));
+}
+
+/**
+ * A major-2 answer of a run operation: each RunSnapshot in it (the answer, a list's `runs[]`) in its
+ * closed v2 representation with the owner subject recorded at the run's creation (v2-run-rendering.ts),
+ * then its run ids bound to the caller's tenant (bound-ids.ts). Only JSON text answers of `/runs...`
+ * (routed to `/v1/runs...`) with a caller; streams render themselves.
+ */
+async function v2RunAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown, owners: RunOwnerSource): Promise<unknown> {
   const tenant = (request as FastifyRequest & { principal?: { tenant?: string } }).principal?.tenant;
   if (!tenant || typeof payload !== 'string' || !/^\/v1\/runs(\/|:|\?|$)/.test(request.url)) return payload;
   if (!/^application\/json/i.test(String(reply.getHeader('content-type') ?? ''))) return payload;
@@ -100,6 +134,20 @@ function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, payload: u
   } catch {
     return payload;
   }
+  const snapshots = isRunSnapshot(body) ? [body] : Array.isArray((body as { runs?: unknown } | null)?.runs) ? ((body as { runs: unknown[] }).runs.filter(isRunSnapshot) as Array<Record<string, unknown>>) : [];
+  if (snapshots.length) {
+    const ids = snapshots.map((s) => s.runId as string);
+    const subjects = owners.current ? await owners.current.subjects({ tenant }, ids) : new Map<string, Subject>();
+    const render = (s: Record<string, unknown>) => toV2Snapshot(s, subjects.get(s.runId as string) ?? runSubject(tenant, (s.owner as { principal?: string }).principal, undefined));
+    body = isRunSnapshot(body) ? render(body) : { ...(body as object), runs: snapshots.map(render) };
+  }
+  // A v2 list's last page has no nextCursor (run-list-response.schema.json); v1 writes null.
+  if (Array.isArray((body as { runs?: unknown } | null)?.runs) && (body as { nextCursor?: unknown }).nextCursor === null) delete (body as { nextCursor?: unknown }).nextCursor;
+  return boundRunAnswer(request, reply, body, tenant);
+}
+
+/** A major-2 run answer with its run ids bound to the caller's tenant (bound-ids.ts). */
+function boundRunAnswer(request: FastifyRequest, reply: FastifyReply, body: unknown, tenant: string): unknown {
   // v1 answers a cancel of a run that had already finished with the run (200); v2 refuses it (runs.md §Cancel).
   const status = (body as { status?: unknown } | null)?.status;
   if (reply.statusCode === 200 && /^\/v1\/runs\/[^/]+\/cancel(\?|$)/.test(request.url) && (status === 'completed' || status === 'failed')) {

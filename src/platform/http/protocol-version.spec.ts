@@ -32,7 +32,12 @@ describe('protocol majors: resolving a request before routing', () => {
   });
 
   it('an unversioned operation runs its /v1 twin under major 2, and under header-less major 1 while 2 is served', () => {
-    expect(resolveProtocol('/runs/r1/events/poll?afterSequence=2', '2.0', both)).toEqual({ url: '/v1/runs/r1/events/poll?afterSequence=2', protocol: { major: 2, version: '2.0' } });
+    // The v2 poll cursor (a v2 sequence, from 0) is the v1 handler's lastSequence (stored sequences start at 1).
+    expect(resolveProtocol('/runs/r1/events/poll?afterSequence=2', '2.0', both)).toEqual({ url: '/v1/runs/r1/events/poll?lastSequence=3', protocol: { major: 2, version: '2.0' } });
+    expect(resolveProtocol('/runs/r1/events/poll?timeout=1&lastSequence=9', '2.0', both).url).toBe('/v1/runs/r1/events/poll?timeout=1');
+    expect(resolveProtocol('/runs/r1/events/poll?afterSequence=x', '2.0', both).url).toBe('/v1/runs/r1/events/poll?lastSequence=x');
+    // Major 1 keeps its own cursor.
+    expect(resolveProtocol('/runs/r1/events/poll?afterSequence=2', undefined, both).url).toBe('/v1/runs/r1/events/poll?afterSequence=2');
     expect(resolveProtocol('/runs', undefined, both)).toEqual({ url: '/v1/runs', protocol: { major: 1, version: '1.0' } });
     // Discovery is one resource with two representations: never rewritten.
     expect(resolveProtocol('/.well-known/openwop', '2', both).url).toBe('/.well-known/openwop');

@@ -211,9 +211,26 @@ export function resolveProtocol(url: string, header: string | undefined, majors:
     // The v1 handlers know the bare run id; the tenant it was bound to is checked once the caller is known.
     const { path: unbound, tenant } = unbindRunPath(p);
     if (tenant !== undefined) protocol.boundTenant = tenant;
-    return { protocol, url: v1Twin(unbound) + query };
+    return { protocol, url: v1Twin(unbound) + v2Query(unbound, query) };
   }
   return { protocol, url: v1Twin(p) + query };
+}
+
+/**
+ * A major-2 query as its `/v1` handler reads it: the poll's cursor `afterSequence` (a v2 sequence,
+ * from 0, exclusive) is v1's `lastSequence` (stored sequences start at 1, so the same event is one
+ * higher); v1's own `lastSequence` means nothing at major 2 and is dropped. Other queries pass as they are.
+ */
+export function v2Query(p: string, query: string): string {
+  if (!/^\/runs\/[^/]+\/events\/poll$/.test(p) || !query) return query;
+  const params = new URLSearchParams(query.slice(1));
+  const after = params.get('afterSequence');
+  params.delete('lastSequence');
+  params.delete('afterSequence');
+  // A malformed cursor is left for the handler's validation to refuse (400 validation_error).
+  if (after !== null) params.set('lastSequence', /^(0|[1-9][0-9]{0,14})$/.test(after) ? String(Number(after) + 1) : after);
+  const out = params.toString();
+  return out ? `?${out}` : '';
 }
 
 /** Records the protocol facts on Node's request (read back with requestProtocol). */

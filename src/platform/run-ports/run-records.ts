@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WiringFault } from '../errors/internal-fault';
 import type { Principal, TenantScope } from '../identity/principal';
+import type { Subject } from '../identity/subject';
 
 /** A run as the platform and the capabilities that record runs see it (not the run engine's full snapshot). */
 export interface RunView {
@@ -26,6 +27,8 @@ export interface RunRecords {
   statuses(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, string>>;
   /** A run of the caller's tenant (and workspace), or undefined: never another tenant's. */
   find(scope: TenantScope, runId: string): Promise<RunView | undefined>;
+  /** The owner subjects of a tenant's runs by id, as recorded at creation (legacy for runs created before; other tenants' ids are absent). */
+  subjects(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, Subject>>;
 }
 
 /**
@@ -61,5 +64,9 @@ export class RunRecordsPort implements RunRecords {
 
   find(scope: TenantScope, runId: string): Promise<RunView | undefined> {
     return this.runs.find(scope, runId);
+  }
+
+  subjects(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, Subject>> {
+    return this.runs.subjects(scope, runIds);
   }
 }

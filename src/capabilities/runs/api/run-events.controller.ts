@@ -12,6 +12,13 @@ import { RunEventsQuery } from './runs.dto';
 import { header } from './runs.http';
 import { RunsService } from '../runs.service';
 import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from './stream-modes';
+import { bindRunAnswer } from '../../../platform/http/bound-ids';
+import { requestMajor } from '../../../platform/http/protocol-version';
+import { toV2Snapshot } from '../../../platform/http/v2-run-rendering';
+import { toV2Event } from '../../../platform/events/v2-events';
+import { legacySubject } from '../../../platform/identity/subject';
+import { RunRecordsPort } from '../../../platform/run-ports/run-records';
+import type { RunSnapshot } from '../run-snapshot';
 
 /**
  * A client asking for JSON and not for an event stream (`Accept: application/json`) reads the run's
@@ -36,6 +43,7 @@ export class RunEventsController {
   constructor(
     private readonly runs: RunsService,
     private readonly events: EventLogService,
+    private readonly records: RunRecordsPort,
   ) {}
 
   /**
@@ -82,8 +90,12 @@ export class RunEventsController {
     const after = lastEventId !== undefined ? Number(lastEventId) : (q.lastSequence ?? 0);
     const opened = await this.events.openRun(p, runId, after);
     if (!opened) throw new NotFoundError('No such run.');
+    // Under major 2 every event is rendered in the v2 vocabulary (and a log it cannot be is refused here, before the stream opens).
+    const v2 = requestMajor(req) === 2 ? await this.v2Rendering(p, opened.runId) : undefined;
+    const render = (e: RunEventView): unknown => (v2 ? v2.event(e) : e);
+    const rendered = opened.events.map(render);
     if (wantsJson(header(req, 'accept'))) {
-      await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify({ events: opened.events.filter((e) => admits(modes, e.type)) }));
+      await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify({ events: rendered.filter((_, i) => admits(modes, opened.events[i].type)) }));
       return;
     }
     const snap = { runId: opened.runId, status: opened.status };
@@ -112,7 +124,13 @@ export class RunEventsController {
       if (closed) return;
       if (!raw.write(frame) && !closed) await drained();
     };
-    const frame = (id: number | undefined, event: string, data: unknown) => `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    // An event frame: `id:` its sequence (from 0 under major 2), `event:` its type, `data:` the event, each as the major renders it.
+    const frame = (id: number | undefined, event: string, data: unknown) => `${id !== undefined ? `id: ${v2 ? id - 1 : id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    const eventFrame = (e: RunEventView) => {
+      const r = render(e);
+      return frame(e.sequence, v2 ? ((r as { type: string }).type) : e.type, r);
+    };
+    const snapshotOf = async () => (v2 ? v2.snapshot(await this.runs.get(p, runId)) : this.runs.get(p, runId));
     // bufferMs: admitted events wait here until the window ends or a forced-flush event arrives (deliver).
     let pending: RunEventView[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -122,7 +140,7 @@ export class RunEventsController {
       if (!pending.length) return;
       const out = pending;
       pending = [];
-      await send(frame(out[out.length - 1].sequence, 'batch', out));
+      await send(frame(out[out.length - 1].sequence, 'batch', out.map(render)));
     };
     const deliver = async (e: RunEventView) => {
       pending.push(e);
@@ -133,15 +151,15 @@ export class RunEventsController {
     let ended = false;
     try {
       // Resuming a `values` stream starts from a baseline snapshot.
-      if (values && after > 0) await send(frame(undefined, 'state.snapshot', await this.runs.get(p, runId)));
+      if (values && after > 0) await send(frame(undefined, 'state.snapshot', await snapshotOf()));
       for await (const batch of followRunEvents(this.events, p, snap, after, { waitMs: 5000, closed: () => closed, first: opened.events, readAt: opened.readAt })) {
         if (values) {
           // One snapshot after the transitions of each batch, read once they are in the log.
-          if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await this.runs.get(p, runId)));
+          if (batch.some((e) => triggersSnapshot(e.type)) && !closed) await send(frame(batch[batch.length - 1].sequence, 'state.snapshot', await snapshotOf()));
         } else if (!bufferMs) {
           // The frames of one batch leave in one write (one packet, not one per event); the last batch
           // ends the stream in the same write.
-          const frames = batch.filter((e) => admits(modes, e.type)).map((e) => frame(e.sequence, e.type, e));
+          const frames = batch.filter((e) => admits(modes, e.type)).map(eventFrame);
           if (batch.some((e) => TERMINAL_RUN_EVENTS.has(e.type)) && !closed) {
             ended = true;
             raw.end(frames.join(''));
@@ -165,5 +183,19 @@ export class RunEventsController {
       clearTimeout(timer);
       if (!ended) raw.end();
     }
+  }
+
+  /**
+   * How a major-2 stream renders a run's events and snapshots: v2 events (v2-events.ts, run ids and
+   * `run.started`'s owner bound to the caller's tenant) and closed v2 snapshots with their bound ids.
+   */
+  private async v2Rendering(p: Principal, runId: string): Promise<{ event: (e: RunEventView) => Record<string, unknown>; snapshot: (s: RunSnapshot) => unknown }> {
+    const run = await this.records.find(p, runId);
+    const subject = (await this.records.subjects(p, [runId])).get(runId) ?? legacySubject(p.tenant, run?.owner.principal);
+    const owner = { tenant: run?.owner.tenant ?? p.tenant, ...(run?.owner.workspace ? { workspace: run.owner.workspace } : {}), subject };
+    return {
+      event: (e) => toV2Event(e, { tenant: p.tenant, owner }),
+      snapshot: (s) => bindRunAnswer(toV2Snapshot(s as unknown as Record<string, unknown>, subject), p.tenant),
+    };
   }
 }

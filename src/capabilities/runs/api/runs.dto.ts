@@ -198,6 +198,12 @@ export class RunListQuery extends PageQuery {
   @IsOptional()
   @IsIn(RUN_STATUSES as unknown as string[])
   status?: string;
+
+  @ApiPropertyOptional({ type: 'string', maxLength: 128, description: 'Only the runs of this workflow (exact match).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  workflowId?: string;
 }
 
 export class RunEventsQuery {

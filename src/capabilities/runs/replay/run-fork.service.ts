@@ -110,6 +110,8 @@ export class RunForkService {
     if (Array.isArray(meta.tags)) metadata.tags = meta.tags;
     if (meta.metadata && typeof meta.metadata === 'object') metadata.metadata = meta.metadata;
     if (typeof meta.callbackUrl === 'string') metadata.callbackUrl = meta.callbackUrl;
+    // The owner's subject is the source's, copied verbatim (identity.md §A.4), like the owner itself.
+    if (meta.subject && typeof meta.subject === 'object') metadata.subject = meta.subject;
     if (overlay) {
       if (overlay.configurable) configurable = this.creation.resolveBounds({ ...configurable, ...overlay.configurable });
       if (overlay.tags) metadata.tags = overlay.tags;

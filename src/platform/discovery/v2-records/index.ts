@@ -1,8 +1,9 @@
 import { CONNECTIONS_RECORD } from './connections';
 import { INTERRUPT_RECORD } from './interrupt';
 import { MCP_RECORD } from './mcp';
-import { TOOL_CATALOG_RECORD } from './tool-catalog';
 import { REPLAY_RECORD } from './replay';
+import { RUN_LIST_RECORD } from './run-list';
+import { TOOL_CATALOG_RECORD } from './tool-catalog';
 import type { V2FamilyRecord } from './types';
 import { WEBHOOKS_RECORD } from './webhooks';
 
@@ -14,4 +15,4 @@ export type { V2Context, V2FamilyRecord } from './types';
  * whose operations are routed at major 2) is derived from this list. To add a family: write
  * `<family>.ts` here exporting a `V2FamilyRecord`, and add it below (keep the list sorted by family).
  */
-export const V2_RECORDS: readonly V2FamilyRecord[] = [CONNECTIONS_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD];
+export const V2_RECORDS: readonly V2FamilyRecord[] = [CONNECTIONS_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, RUN_LIST_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD];
