@@ -303,7 +303,7 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
     it('advertises connections and credentials in a schema-valid document', async () => {
       const r = await http('GET', '/.well-known/openwop');
       expect(r.body.connections).toEqual({ supported: true, packsSupported: true });
-      expect(r.body.credentials).toEqual({ supported: true, scopes: ['tenant'], encryptionAtRest: true });
+      expect(r.body.credentials).toEqual({ supported: true, scopes: ['tenant'], encryptionAtRest: true, rotation: 'none' });
       expect(SchemaRegistry.shared().validate('capabilities', r.body)).toEqual([]);
     });
   });
