@@ -201,6 +201,13 @@ export function buildCli(): Command {
       process.exitCode = await (await runsCli()).runsList(runs.client(), opts);
     });
   runs.group
+    .command('get <runId>')
+    .description('show a run: its status, the run that started it (parent) and the child runs it started')
+    .option('--json', 'print JSON (the RunSnapshot)')
+    .action(async (runId: string, opts: { json?: boolean }) => {
+      process.exitCode = await (await runsCli()).runsGet(runs.client(), runId, opts);
+    });
+  runs.group
     .command('cancel <runId>')
     .description('cancel a run')
     .action(async (runId: string) => {

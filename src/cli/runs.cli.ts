@@ -185,7 +185,21 @@ export async function runsList(o: RunsCliOptions, opts: { status?: string; json?
   const page = await call(o, 'GET', `/v1/runs${q.size ? `?${q}` : ''}`);
   const runs = page.runs as Array<Record<string, unknown>>;
   if (opts.json) o.out.write(`${JSON.stringify(page, null, 2)}\n`);
-  else for (const r of runs) o.out.write(`${r.runId}  ${String(r.status).padEnd(16)} ${r.workflowId}${r.startedAt ? `  ${r.startedAt}` : ''}\n`);
+  else for (const r of runs) o.out.write(`${r.runId}  ${String(r.status).padEnd(16)} ${r.workflowId}${r.startedAt ? `  ${r.startedAt}` : ''}${r.parentRunId ? `  child of ${r.parentRunId}` : ''}\n`);
+  return 0;
+}
+
+/** One run: its status and workflow, the run (and node) that started it, and each child run it started. */
+export async function runsGet(o: RunsCliOptions, runId: string, opts: { json?: boolean }): Promise<number> {
+  const snap = await call(o, 'GET', `/v1/runs/${encodeURIComponent(runId)}`);
+  if (opts.json) {
+    o.out.write(`${JSON.stringify(snap, null, 2)}\n`);
+    return 0;
+  }
+  o.out.write(`${snap.runId}  ${String(snap.status).padEnd(16)} ${snap.workflowId}\n`);
+  if (snap.parentRunId) o.out.write(`  parent  ${snap.parentRunId}${snap.parentNodeId ? ` (node ${snap.parentNodeId})` : ''}\n`);
+  for (const c of (snap.childRuns ?? []) as Array<Record<string, unknown>>) o.out.write(`  child   ${c.runId}  ${String(c.status).padEnd(16)} ${c.workflowId}${c.parentNodeId ? ` (node ${c.parentNodeId})` : ''}\n`);
+  if (snap.error) o.out.write(`  error   ${(snap.error as { code: string }).code}: ${(snap.error as { message: string }).message}\n`);
   return 0;
 }
 

@@ -3,6 +3,8 @@
  * inputMapping seeds and outputMapping harvest, child failure policies, the cancel cascade, a child's
  * interrupt read on its parent, tenant-bound children, and the install refusals of chain packs.
  */
+import { runsGet, runsList } from '../../src/cli/runs.cli';
+import { sink } from '../support/sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack, expectSchemaValid, installChains, runEvents, waitForStatus } from './run-kit';
 
@@ -157,5 +159,24 @@ describe('runs: core.subWorkflow child runs', () => {
     // A child chain of the same pack, or one installed before, is fine.
     const pair = await install(chainPack('vendor.test.sw-pair', { 'vendor.sw.pair-parent': { nodes: [{ id: 'x', typeId: 'core.subWorkflow', config: { workflowId: 'vendor.sw.pair-child' } }, { id: 'y', typeId: 'core.subWorkflow', config: { workflowId: 'vendor.sw.child' } }] }, 'vendor.sw.pair-child': { nodes: [{ id: 'n', typeId: 'core.noop', config: {} }] } }));
     expect(pair.status).toBe(201);
+  });
+
+  it('the CLI shows a run\'s parent and its children (runs get, runs list)', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const addr = t.app.getHttpServer().address();
+    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.sw.parent' } });
+    const parent = await waitForStatus(t, key, r.body.runId, ['completed']);
+    const childId = parent.childRuns[0].runId as string;
+    const out = sink();
+    expect(await runsGet({ url, key, out, err: sink() }, r.body.runId, {})).toBe(0);
+    expect(out.text()).toContain(`${r.body.runId}  completed`);
+    expect(out.text()).toMatch(new RegExp(`child {3}${childId} {2}completed +vendor\\.sw\\.child \\(node call\\)`));
+    const childOut = sink();
+    expect(await runsGet({ url, key, out: childOut, err: sink() }, childId, {})).toBe(0);
+    expect(childOut.text()).toContain(`parent  ${r.body.runId} (node call)`);
+    const list = sink();
+    expect(await runsList({ url, key, out: list, err: sink() }, { limit: 50 })).toBe(0);
+    expect(list.text().split('\n').find((l) => l.startsWith(childId))).toContain(`child of ${r.body.runId}`);
   });
 });
