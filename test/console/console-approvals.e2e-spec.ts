@@ -121,7 +121,7 @@ describe('operator console: approvals', () => {
     });
     expect((await t.api(admin).POST('/v1/proposals/{id}/apply', { params: { path: { id: proposal.data!.id } } })).data!.status).toBe('pending-approval');
     const page = await driver.signIn(admin, 'Approvals');
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability', 'MCP']);
+    await expectPages(page, ['Runs', 'Approvals', 'Workflows', 'Automations', 'Tools', 'Proposals', 'Goals', 'Connections', 'Portability', 'MCP']);
     const table = page.getByRole('table', { name: 'Approval gates' });
     const rowOf = (runId: string) => table.getByRole('row').filter({ has: page.getByRole('link', { name: `Run ${runId}` }) });
     for (const runId of [first, second]) {

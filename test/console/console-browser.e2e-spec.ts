@@ -151,9 +151,8 @@ describe('operator console in a browser', () => {
   });
 
   it('finds a tool by search, source and safety tier, and shows its descriptor with schemas', async () => {
-    const page = await signIn(adminA);
-    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability', 'MCP']);
+    const page = await signIn(adminA, 'Tools');
+    await expectPages(page, ['Runs', 'Approvals', 'Workflows', 'Automations', 'Tools', 'Proposals', 'Goals', 'Connections', 'Portability', 'MCP']);
     await page.getByRole('row', { name: /x-host-acme-refund/ }).waitFor();
     await page.getByLabel('Search').fill('invoice');
     await page.getByLabel('Source').selectOption('host-extension');
@@ -348,7 +347,7 @@ describe('operator console in a browser', () => {
 
   it('a viewer key sees every page it may read and no write action anywhere', async () => {
     const page = await signIn(viewerA);
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'MCP']);
+    await expectPages(page, ['Runs', 'Workflows', 'Automations', 'Tools', 'Proposals', 'Goals', 'Connections', 'MCP']);
     const writes = /^(Apply|Reject|Archive|Save revision|Grant|Deny|Pause|Resume|Abandon|Connect…|Rotate|Delete|Uninstall|Download export|Plan import \(dry run\)|Apply import)$/;
     await goTo(page, 'Proposals');
     await page.getByRole('link', { name: proposalA.title }).click();
@@ -367,7 +366,7 @@ describe('operator console in a browser', () => {
     // The Portability and Approvals pages are not reachable by their addresses either.
     for (const route of ['portability', 'approvals']) {
       await page.goto(`${driver.base}/console/#/${route}`);
-      await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+      await page.getByRole('heading', { level: 1, name: 'Runs' }).waitFor();
     }
   });
 
@@ -382,11 +381,11 @@ describe('operator console in a browser', () => {
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('Skip to content');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Tools');
+    expect(await focused()).toBe('Runs');
     await page.keyboard.press('Tab');
-    expect(await focused()).toBe('Proposals');
+    expect(await focused()).toBe('Approvals');
     await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Proposals' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor();
     // A new page puts focus at the start of its content.
     await page.waitForFunction("document.activeElement !== null && document.activeElement.id === 'main'", undefined, { timeout: 5000 });
     await page.keyboard.press('Tab');

@@ -34,9 +34,9 @@ export class ConsoleDriver {
     readonly base: string,
   ) {}
 
-  /** A fresh browser context (its own sessionStorage) at the console's address for `route` (`runs`, `runs/<id>`). */
-  async open(route?: string): Promise<Page> {
-    const context = await this.chrome.browser.newContext({ viewport: { width: 1360, height: 900 } });
+  /** A fresh browser context (its own sessionStorage) at the console's address for `route` (`runs`, `runs/<id>`), 1360 px wide unless `width` says. */
+  async open(route?: string, width = 1360): Promise<Page> {
+    const context = await this.chrome.browser.newContext({ viewport: { width, height: 900 } });
     this.contexts.push(context);
     const page = await context.newPage();
     await page.goto(`${this.base}/console/${route ? `#/${route}` : ''}`);
@@ -44,8 +44,8 @@ export class ConsoleDriver {
   }
 
   /** Signs in with an API key on the address of `route`, landing there (`pageName`: the page's heading). */
-  async signIn(token: string, pageName?: string, route?: string): Promise<Page> {
-    const page = await this.open(route ?? pageName?.toLowerCase());
+  async signIn(token: string, pageName?: string, route?: string, width?: number): Promise<Page> {
+    const page = await this.open(route ?? pageName?.toLowerCase(), width);
     await page.getByRole('textbox', { name: 'API key' }).fill(token);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();

@@ -79,7 +79,7 @@ describe('operator console: MCP', () => {
     expect(held.state).toBe('held');
 
     const page = await driver.signIn(admin, 'MCP');
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'Approvals', 'Portability', 'MCP']);
+    await expectPages(page, ['Runs', 'Approvals', 'Workflows', 'Automations', 'Tools', 'Proposals', 'Goals', 'Connections', 'Portability', 'MCP']);
     // The server: how it is reached, its downgrade policy, the revision settled and its held tool.
     await page.getByRole('table', { name: 'MCP servers' }).waitFor();
     expect((await cells(page, 'MCP servers', 'current')).slice(0, 9)).toEqual(['current', 'http', 'allow', '2026-07-28', '2026-07-28', 'modern', 'no', '—', '1 held']);
@@ -164,7 +164,7 @@ describe('operator console: MCP', () => {
     await page.getByRole('textbox', { name: 'API key' }).fill(viewer);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'MCP' }).waitFor();
-    await expectPages(page, ['Tools', 'Proposals', 'Goals', 'Connections', 'Runs', 'MCP']);
+    await expectPages(page, ['Runs', 'Workflows', 'Automations', 'Tools', 'Proposals', 'Goals', 'Connections', 'MCP']);
     const note = page.getByRole('note');
     await note.waitFor();
     expect(await note.textContent()).toContain('need tools:manage (in the admin role), which this credential does not hold');

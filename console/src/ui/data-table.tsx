@@ -127,6 +127,8 @@ export function DataTable<T>(p: DataTableProps<T>) {
       {list.loading && !list.items ? <Loading what={p.noun[1]} /> : null}
       {list.items && n === 0 && !list.loading ? <p class="muted">{p.empty ?? `No ${p.noun[0]}.`}</p> : null}
       {n ? (
+        // A table wider than its card scrolls inside it (the page never does).
+        <div class="table-scroll">
         <table class="list">
           <caption class={p.captionShown ? undefined : 'sr-only'}>{p.caption}</caption>
           <thead>
@@ -153,6 +155,7 @@ export function DataTable<T>(p: DataTableProps<T>) {
             })}
           </tbody>
         </table>
+        </div>
       ) : null}
       {status !== null ? (
         <p class="muted" role="status">

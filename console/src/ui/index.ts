@@ -4,5 +4,6 @@ export type { Column, ListSource, PagedList } from './data-table';
 export { DiffView } from './diff-view';
 export { ErrorBanner } from './errors';
 export { asApiError, useAction, useLoad, useNow } from './hooks';
+export { useLive } from './live';
 export type { Loaded } from './hooks';
 export { CopyButton, ShortId, shortId } from './short-id';

@@ -87,7 +87,7 @@ export function GateDecision({ gateId, subject, title, identity, onDecided }: { 
     <div class="gate" role="group" aria-label={`Approval gate for ${subject}`}>
       <Facts
         items={[
-          title && ['Title', title],
+          (a?.title ?? title) && ['Title', a?.title ?? title],
           ['Gate', <ShortId id={gateId} what="gate id" href={link.approvals()} />],
           a && ['Kind', a.kind],
           a && ['State', a.state],

@@ -2,8 +2,8 @@ import { useState } from 'preact/hooks';
 import { Approval, ApprovalState, describeGate, GateView, listApprovals } from '../../api/approvals';
 import { Page } from '../../api/paging';
 import { link } from '../../routes';
-import { Identity } from '../../session';
-import { ChoiceFilter, DataTable, Notice, Section, ShortId, usePagedList, when } from '../../ui';
+import { can, Identity } from '../../session';
+import { ChoiceFilter, DataTable, Notice, Section, ShortId, useLive, usePagedList, when } from '../../ui';
 import { DecisionButtons, mayDecide } from './gate-decision';
 
 const STATES: ApprovalState[] = ['pending', 'granted', 'denied', 'expired', 'cancelled'];
@@ -30,6 +30,8 @@ export function ApprovalsPage({ identity }: { identity: Identity }) {
     [state],
     (g) => g.approval.id,
   );
+  // Gates requested and decided (here or anywhere) are events of the tenant's host stream.
+  useLive(list.reload, { prefixes: ['interrupt.', 'approval.'], stream: can(identity, 'runs:read') });
   const decided = (g: GateView, a: Approval) => {
     setNotice(`${a.state === 'pending' ? `Granted (${a.granted} of ${a.quorum}): the gate waits for more approvers` : `The gate is now ${a.state}`}: ${g.title ?? subjectOf(g)}.`);
     list.reload();

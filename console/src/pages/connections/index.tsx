@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useCallback, useState } from 'preact/hooks';
 import { deleteConnection, listConnectionPacks, listConnections, listProviders, uninstallConnectionPack } from '../../api/connections';
 import { can, Identity } from '../../session';
-import { Badge, ConfirmButton, DataTable, ErrorBanner, Notice, Section, useAction, usePagedList, when } from '../../ui';
+import { Badge, ConfirmButton, DataTable, ErrorBanner, Notice, Section, useAction, useLive, usePagedList, when } from '../../ui';
 import { Connect, Rotate } from './connect';
 
 /** The tenant's connections, the providers it can connect to, and its installed connection packs. */
@@ -13,6 +13,9 @@ export function ConnectionsPage({ identity }: { identity: Identity }) {
   const connections = usePagedList(listConnections, [refresh], (c) => c.id);
   const providers = usePagedList(listProviders, [refresh], (p) => p.providerId);
   const packs = usePagedList(listConnectionPacks, [refresh], (p) => p.name);
+  // Connections and connection packs created, bound, rotated or removed elsewhere: events of the host stream.
+  const bump = useCallback(() => setRefresh((r) => r + 1), []);
+  useLive(bump, { prefixes: ['connection'], stream: can(identity, 'runs:read') });
   const action = useAction();
   const changed = (message: string) => {
     setNotice(message);

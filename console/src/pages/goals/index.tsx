@@ -1,14 +1,15 @@
 import { useState } from 'preact/hooks';
 import { GOAL_STATES, GoalState, listGoals } from '../../api/goals';
 import { link } from '../../routes';
-import type { Identity } from '../../session';
-import { Badge, ChoiceFilter, DataTable, Section, usePagedList } from '../../ui';
+import { can, Identity } from '../../session';
+import { Badge, ChoiceFilter, DataTable, Section, useLive, usePagedList } from '../../ui';
 import { GoalDetail } from './goal-detail';
 
 /** The tenant's goals by state, and the goal the address names (`#/goals/<id>`). */
 export function GoalsPage({ identity, selected }: { identity: Identity; selected?: string }) {
   const [state, setState] = useState<GoalState | ''>('');
   const list = usePagedList((cursor) => listGoals({ state: state || undefined, cursor }), [state], (g) => g.id);
+  useLive(list.reload, { prefixes: ['goal.'], stream: can(identity, 'runs:read') });
   return (
     <div class="split">
       <Section title="Goals">

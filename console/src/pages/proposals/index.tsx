@@ -1,14 +1,16 @@
 import { useState } from 'preact/hooks';
 import { listProposals, PROPOSAL_STATES, ProposalState } from '../../api/proposals';
 import { link } from '../../routes';
-import type { Identity } from '../../session';
-import { Badge, ChoiceFilter, DataTable, Section, usePagedList, when } from '../../ui';
+import { can, Identity } from '../../session';
+import { Badge, ChoiceFilter, DataTable, Section, useLive, usePagedList, when } from '../../ui';
 import { ProposalDetail } from './detail';
 
 /** The tenant's proposals by state, and the proposal the address names (`#/proposals/<id>`). */
 export function ProposalsPage({ identity, selected }: { identity: Identity; selected?: string }) {
   const [state, setState] = useState<ProposalState | ''>('');
   const list = usePagedList((cursor) => listProposals({ state: state || undefined, cursor }), [state], (p) => p.id);
+  // Proposals created, revised, applied, and the gates of their applies: events of the host stream.
+  useLive(list.reload, { prefixes: ['proposal.', 'approval.', 'import.'], stream: can(identity, 'runs:read') });
   return (
     <div class="split">
       <Section title="Proposals">

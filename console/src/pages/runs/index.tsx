@@ -3,7 +3,7 @@ import { listRuns, RUN_STATUSES, RunStatus } from '../../api/runs';
 import { navigate } from '../../navigation';
 import { link } from '../../routes';
 import { can, Identity } from '../../session';
-import { Badge, ChoiceFilter, DataTable, Section, ShortId, usePagedList, when } from '../../ui';
+import { Badge, ChoiceFilter, DataTable, Section, ShortId, useLive, usePagedList, when } from '../../ui';
 import { RunDetail } from './run-detail';
 import { StartRun } from './start-run';
 
@@ -11,6 +11,9 @@ import { StartRun } from './start-run';
 export function RunsPage({ identity, selected }: { identity: Identity; selected?: string }) {
   const [status, setStatus] = useState<RunStatus | ''>('');
   const list = usePagedList((cursor) => listRuns({ status: status || undefined, cursor }), [status], (r) => r.runId);
+  // Gates opened and decided come on the host stream; a new or finished run is in no stream the tenant can
+  // follow (each run has its own), so the first page is also read again every 5 s while the tab is shown.
+  useLive(list.reload, { prefixes: ['interrupt.', 'approval.'], pollMs: 5000 });
   return (
     <div class="split">
       <div>
@@ -35,6 +38,7 @@ export function RunsPage({ identity, selected }: { identity: Identity; selected?
               { header: 'Workflow', cell: (r) => r.workflowId },
               { header: 'Status', cell: (r) => <Badge value={r.status} /> },
               { header: 'Started', cell: (r) => when(r.startedAt) },
+              { header: 'By', cell: (r) => (typeof (r.metadata as { automation?: unknown } | undefined)?.automation === 'string' ? <span class="muted">automation</span> : (r.owner?.principal ?? '')) },
             ]}
           />
         </Section>

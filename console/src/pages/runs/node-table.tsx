@@ -45,7 +45,7 @@ export function NodeTable({ nodes, start, end, now, selected, onSelect }: { node
           ),
         },
         { header: 'Status', cell: (n) => <Badge value={n.status} /> },
-        { header: 'Attempt', cell: (n) => (n.attempt ?? '') },
+        { header: 'Attempts', class: 'num', cell: (n) => n.starts ?? (n.attempt !== undefined ? n.attempt + 1 : '') },
         {
           header: 'Duration',
           class: 'num',

@@ -11,6 +11,26 @@ import { EventLog } from './event-log';
 import { NodeDetail } from './node-detail';
 import { NodeTable } from './node-table';
 import { nodeViews, runDuration, runEnd, runStart } from './run-state';
+import { renderTemplate } from '../../template';
+import type { RunSnapshot } from '../../api/runs';
+
+/** The run's inputs (the snapshot's `variables.inputs`). */
+export function runInputs(r: RunSnapshot | undefined): Record<string, unknown> {
+  const inputs = (r?.variables as { inputs?: unknown } | undefined)?.inputs;
+  return inputs && typeof inputs === 'object' && !Array.isArray(inputs) ? (inputs as Record<string, unknown>) : {};
+}
+
+/** Who or what started the run: an automation (its runs' metadata names it), a parent run, a fork, or its owner. */
+function startedBy(r: RunSnapshot) {
+  const meta = (r.metadata ?? {}) as { automation?: unknown };
+  const who = r.owner?.principal;
+  if (typeof meta.automation === 'string') return <>automation <code>{meta.automation}</code>{who ? <span class="muted"> (acting as {who})</span> : null}</>;
+  const parent = (r as { parentRunId?: unknown }).parentRunId;
+  if (typeof parent === 'string') return <>parent run <a href={link.run(parent)}><code>{shortId(parent)}</code></a></>;
+  const fork = (r as { fork?: { sourceRunId?: string; mode?: string; requestedBy?: string } }).fork;
+  if (fork?.sourceRunId) return <>{fork.requestedBy ?? who ?? 'someone'}, a {fork.mode} of run <a href={link.run(fork.sourceRunId)}><code>{shortId(fork.sourceRunId)}</code></a></>;
+  return who;
+}
 
 /** The run's events, from the first, followed live over SSE until the terminal one. */
 function useRunEvents(runId: string, onRunChange: () => void): { events: RunEvent[]; error: ApiError | null } {
@@ -131,7 +151,7 @@ export function RunDetail({ runId, identity, onChanged }: { runId: string; ident
                     <code class="run-id">{r.runId}</code> <CopyButton value={r.runId} what="run id" />
                   </>,
                 ],
-                r.owner?.principal && ['Started by', r.owner.principal],
+                ['Started by', startedBy(r) ?? '—'],
                 ['Started', when(r.startedAt)],
                 ['Completed', when(r.completedAt ?? null)],
                 took !== undefined && ['Duration', `${duration(took)}${end === undefined ? ' so far' : ''}`],
@@ -146,11 +166,15 @@ export function RunDetail({ runId, identity, onChanged }: { runId: string; ident
               ]}
             />
           </Section>
+          <Section title="Inputs">
+            {Object.keys(runInputs(r)).length ? <JsonBlock label="The run's inputs" value={runInputs(r)} /> : <p class="muted">The run was started without inputs.</p>}
+          </Section>
           {waiting.length ? (
             <Section title="Waiting for approval">
               {waiting.map((n) => {
+                // The gate's own title is the one the engine rendered; this one, filled from the run's inputs, shows until it is read (or to a credential that cannot read gates).
                 const title = n.config?.title;
-                return <GateDecision key={n.gateId} gateId={n.gateId!} subject={`approval for node ${n.id}`} title={typeof title === 'string' ? title : undefined} identity={identity} onDecided={() => setTick((t) => t + 1)} />;
+                return <GateDecision key={n.gateId} gateId={n.gateId!} subject={`approval for node ${n.id}`} title={typeof title === 'string' ? renderTemplate(title, { inputs: runInputs(r) }) : undefined} identity={identity} onDecided={() => setTick((t) => t + 1)} />;
               })}
             </Section>
           ) : null}
@@ -162,7 +186,7 @@ export function RunDetail({ runId, identity, onChanged }: { runId: string; ident
           <Section title="Nodes and timeline">
             <NodeTable nodes={nodes} start={start} end={end} now={now} selected={selected} onSelect={setSelected} />
           </Section>
-          {node ? <NodeDetail node={node} now={now} onClose={() => setSelected(null)} /> : null}
+          {node ? <NodeDetail node={node} nodes={nodes} definition={definition.data} runInputs={runInputs(r)} now={now} onClose={() => setSelected(null)} /> : null}
           {runArtifacts(r).length ? (
             <Section title="Artifacts">
               <ul class="artifacts" aria-label="Run artifacts">

@@ -38,6 +38,10 @@ export interface NodeView {
   gateId?: string;
   /** Whether the definition names the node (false: known from the snapshot or events only). */
   inDefinition: boolean;
+  /** What the node answered (its `node.completed` event's `outputs`). */
+  outputs?: unknown;
+  /** How many times it was started (`node.started` events: 1 + retries, a resumption not counted). */
+  starts?: number;
 }
 
 interface SnapshotNodeState {
@@ -89,7 +93,9 @@ export function nodeViews(def: RunDefinition | undefined, run: RunSnapshot | und
     }
     if (e.type === 'node.started' || e.type === 'node.resumed') v.segments.push({ kind: 'running', start: t });
     if (e.type === 'node.suspended') v.segments.push({ kind: 'waiting', start: t });
+    if (e.type === 'node.completed' && p && 'outputs' in p) v.outputs = p.outputs;
     if (e.type === 'node.started') {
+      v.starts = (v.starts ?? 0) + 1;
       if (typeof p?.typeId === 'string' && !v.typeId) v.typeId = p.typeId;
       if (typeof p?.attempt === 'number') v.attempt = p.attempt;
       delete v.error;
@@ -145,4 +151,24 @@ export function nodeDuration(v: NodeView, now: number): { running: number; waiti
     else waiting += d;
   }
   return { running, waiting };
+}
+
+/**
+ * What a node was given: its config with the `{{inputs.*}}` and `{{nodes.<id>.*}}` templates filled as
+ * the engine fills them (from the run's inputs and the outputs of the nodes before it), and the outputs
+ * of the nodes its edges come from. A template whose value is not known yet stays as written.
+ */
+export function nodeInput(node: NodeView, def: RunDefinition | undefined, runInputs: Record<string, unknown>, nodes: readonly NodeView[], render: (t: string, ctx: Record<string, unknown>) => string): { config?: unknown; upstream: Record<string, unknown> } {
+  const outputs: Record<string, unknown> = {};
+  for (const n of nodes) if (n.outputs !== undefined) outputs[n.id] = n.outputs;
+  const ctx = { inputs: runInputs, nodes: outputs };
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') return render(v, ctx);
+    if (Array.isArray(v)) return v.map(fill);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+    return v;
+  };
+  const upstream: Record<string, unknown> = {};
+  for (const e of def?.edges ?? []) if (e.to === node.id && outputs[e.from] !== undefined) upstream[e.from] = outputs[e.from];
+  return { ...(node.config !== undefined ? { config: fill(node.config) } : {}), upstream };
 }
