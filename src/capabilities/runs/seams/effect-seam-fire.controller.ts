@@ -7,7 +7,7 @@ import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/d
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { MCP_CONFORMANCE_SERVER } from '../mcp-fixtures';
-import { EFFECT_SEAMS } from '../replay/effect-seams.controller';
+import { EFFECT_SEAMS } from '../replay/effect-seams';
 import { RunCreationService } from '../run-creation.service';
 import { findRun } from '../run-snapshot';
 
