@@ -84,9 +84,10 @@ export async function childRunsOf(db: EntityManager, scope: Pick<TenantScope, 't
     params.push(parentNodeId);
     node = ` AND "metadata"->>'parentNodeId' = $3`;
   }
+  // run_parent_idx (migration 1765000180000): the predicate `metadata ? 'parentRunId'` is its partial index's.
   const rows = (await db.query(
     `SELECT "id", "workflow_id", "status", "metadata"->>'parentNodeId' AS "parent_node_id" FROM "run"
-     WHERE "tenant" = $1 AND "kind" = 'workflow' AND "metadata"->>'parentRunId' = $2${node} ORDER BY "created_at", "id"`,
+     WHERE "tenant" = $1 AND "metadata" ? 'parentRunId' AND "metadata"->>'parentRunId' = $2 AND "kind" = 'workflow'${node} ORDER BY "created_at", "id"`,
     params,
   )) as Array<{ id: string; workflow_id: string | null; status: string; parent_node_id: string | null }>;
   return rows.map((r) => ({ runId: r.id, workflowId: r.workflow_id ?? '', status: r.status, ...(r.parent_node_id ? { parentNodeId: r.parent_node_id } : {}) }));
