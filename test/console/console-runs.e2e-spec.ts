@@ -241,7 +241,10 @@ describe('operator console: runs', () => {
     await page.keyboard.press('Enter');
     const detail = page.getByRole('region', { name: 'Node join' });
     await detail.waitFor();
-    expect(await detail.getByRole('figure').textContent()).toContain('"both": true');
+    // Its input (the config, nothing to fill here, and what left and right answered) and its output.
+    expect(await detail.getByRole('figure', { name: 'Input of join: its config, templates filled' }).textContent()).toContain('"both": true');
+    expect(Object.keys(JSON.parse((await detail.getByLabel('Outputs of the nodes before join').textContent())!)).sort()).toEqual(['left', 'right']);
+    await detail.getByRole('figure', { name: 'Output of join' }).waitFor();
     const events = page.getByRole('list', { name: 'Run events' });
     await eventually(async () => (await events.getByRole('listitem').allTextContents()).map((x) => x.replace(/^.* (node\.\w+) \[join\]$/, '$1')), ['node.started', 'node.completed'], 'the join node\'s events');
     // A payload is shown on demand only.
