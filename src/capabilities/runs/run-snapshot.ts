@@ -142,7 +142,9 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
   const owner: RunSnapshot['owner'] = { tenant: r.tenant };
   if (r.workspace) owner.workspace = r.workspace;
   if (r.principal) owner.principal = r.principal;
-  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner, eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION };
+  // A run keeps the era it was created in (a seeded era-2 log records 2; every run this host writes, 3).
+  const era = (r.metadata ?? {}).eventLogSchemaVersion;
+  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner, eventLogSchemaVersion: typeof era === 'number' ? era : EVENT_LOG_SCHEMA_VERSION };
   if (r.currentNodeId) s.currentNodeId = r.currentNodeId;
   if (r.startedAt) s.startedAt = r.startedAt.toISOString();
   else if (r.kind !== 'workflow') s.startedAt = r.createdAt.toISOString();

@@ -41,6 +41,7 @@ import { RunForkService } from './replay/run-fork.service';
 import { EffectSeamsController } from './replay/effect-seams.controller';
 import { RunEffectsController } from './replay/run-effects.controller';
 import { EffectSeamFireController } from './seams/effect-seam-fire.controller';
+import { Era2SeedController } from './seams/era2-seed.controller';
 import { RUNS_SETTINGS, runsSettings } from './runs.settings';
 import { WorkflowPackChecks } from './workflow-pack-checks.service';
 import { WorkflowResolver } from './workflow-resolver.service';
@@ -70,7 +71,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, WorkflowSeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
