@@ -40,6 +40,30 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   'conformance-clarification': {
     nodes: [{ id: 'ask', typeId: 'core.clarification', config: { title: 'Conformance clarification', questions: [{ id: 'q1', question: 'Which colour?' }] } }],
   },
+  // RFC 0199 §D.2(d): clarifications whose answers MCP form mode must not carry, one nested (an
+  // object answer), one sensitive (a writeOnly password): the MCP mount asks them in URL mode (a
+  // host page) or answers isError, never form mode. Answered over REST or in the console like any other.
+  'conformance-clarification-nested': {
+    nodes: [
+      {
+        id: 'ask',
+        typeId: 'core.clarification',
+        config: {
+          title: 'Conformance clarification (nested answer)',
+          questions: [{ id: 'address', question: 'Where should it be shipped?', schema: { type: 'object', properties: { street: { type: 'string', minLength: 1 }, city: { type: 'string', minLength: 1 } }, required: ['street', 'city'], additionalProperties: false } }],
+        },
+      },
+    ],
+  },
+  'conformance-clarification-sensitive': {
+    nodes: [
+      {
+        id: 'ask',
+        typeId: 'core.clarification',
+        config: { title: 'Conformance clarification (sensitive answer)', questions: [{ id: 'pin', question: 'Which PIN unlocks the vault?', schema: { type: 'string', format: 'password', writeOnly: true, minLength: 4 } }] },
+      },
+    ],
+  },
   'conformance-interrupt-external-event': {
     nodes: [{ id: 'wait', typeId: 'core.external-event', config: { eventType: 'conformance.order.status', correlation: { orderId: 'fixture-order-1', status: 'completed' } } }],
   },

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { HostSecretStore } from '../../platform/secrets/host-secret.store';
 import { callToolResultOf, elicitationOf, errorResult, InterruptForm, META_RUN_ID, pendingText, resultOutputs, RunState } from './mcp-run-projection';
 import { McpRequest, RPC, RpcError } from './mcp-wire';
+import { declaresUrlMode, urlElicitation } from './mcp-url-mode';
 
 const ORIGIN = { transport: 'mcp', trustBoundary: 'untrusted' } as const;
 const RESPOND_SCOPE = 'approvals:respond';
@@ -151,7 +152,7 @@ export class McpCalls {
     const open = state.interrupt;
     if (!open || (state.status !== 'waiting-approval' && state.status !== 'waiting-input')) return errorResult(onWire, pendingText(onWire));
     const ask = elicitationOf(open);
-    if (!ask) return errorResult(onWire, pendingText(onWire, 'its answer cannot be asked as a form'));
+    if (!ask) return this.askByUrl(principal, req, tool, args, state);
     if (req.era !== 'modern') return errorResult(onWire, pendingText(onWire, 'answering it over MCP needs revision 2026-07-28'));
     if (!isObject(req.clientCapabilities.elicitation)) return errorResult(onWire, pendingText(onWire, 'the client did not declare the elicitation capability'));
     const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId }, { principal, tool: tool.name, arguments: args });
@@ -163,10 +164,27 @@ export class McpCalls {
     };
   }
 
+  /**
+   * An interrupt whose answer MCP form mode must not carry (a nested answer, a secret; RFC 0199
+   * §D.2(d)) is asked in URL mode, on the host's own page, of a client that declared URL-mode
+   * elicitation; any other client gets an isError result naming the run. Never form mode.
+   */
+  private async askByUrl(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState): Promise<Record<string, unknown>> {
+    const onWire = { ...state, runId: wireId(req, principal, state.runId) };
+    const open = state.interrupt!;
+    const why = 'its answer cannot be asked in an MCP form: it is nested or secret';
+    if (req.era !== 'modern' || !declaresUrlMode(req)) return errorResult(onWire, pendingText(onWire, `${why}; a client declaring URL-mode elicitation is sent to the host's page to answer it`));
+    const key = wireId(req, principal, open.interruptId);
+    const params = urlElicitation(this.config, req, state, key);
+    if (!params) return errorResult(onWire, pendingText(onWire, `${why}, and this host serves no page to answer it on`));
+    const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId, url: true }, { principal, tool: tool.name, arguments: args });
+    return { resultType: 'input_required', inputRequests: { [key]: { method: 'elicitation/create', params } }, requestState, _meta: { [META_RUN_ID]: onWire.runId } };
+  }
+
   /** The MRTR retry: the signed state names the run and the interrupt; the caller's answer resolves it, if the caller may. */
   private async retry(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, progress: ProgressListener | undefined, io: CallIo): Promise<Record<string, unknown>> {
     if (typeof req.params.requestState !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'A retry carries the requestState of the input_required answer, as a string.');
-    let payload: { runId: string; interruptId: string };
+    let payload: { runId: string; interruptId: string; url?: true };
     try {
       payload = await (await this.states()).verify(req.params.requestState, { principal, tool: tool.name, arguments: args });
     } catch (e) {
@@ -179,21 +197,28 @@ export class McpCalls {
     if (!isObject(answer) || !['accept', 'decline', 'cancel'].includes(answer.action as string)) {
       throw new RpcError(RPC.INVALID_PARAMS, `inputResponses["${key}"] must be an ElicitResult {action: accept|decline|cancel, content?}.`);
     }
-    // MCP content never advances a gate by itself: the caller must be an approver.
-    if (!principal.scopes.has(RESPOND_SCOPE)) {
-      throw new RpcError(RPC.INVALID_REQUEST, `Answering an interrupt needs ${RESPOND_SCOPE}, which this credential does not hold.`, { error: 'forbidden', requiredScopes: [RESPOND_SCOPE] }, 403);
-    }
     let state: RunState;
     try {
       state = await this.runs.get(principal, payload.runId);
     } catch (e) {
       throw new RpcError(RPC.INVALID_PARAMS, 'The run this requestState names is not visible to this caller.', { reason: 'run' });
     }
-    const open = state.interrupt;
-    const ask = open && open.interruptId === payload.interruptId ? elicitationOf(open) : undefined;
-    if (!open || !ask) throw new RpcError(RPC.INVALID_PARAMS, 'The interrupt this requestState answers is no longer open: a requestState is used once.', { reason: 'consumed' });
+    const open = state.interrupt && state.interrupt.interruptId === payload.interruptId ? state.interrupt : undefined;
+    const ask = open ? elicitationOf(open) : undefined;
+    // URL mode: an accept only says the person went to the host's page; nothing in it resolves the
+    // interrupt, so the call is answered from the run as it is now: asked again while still open, its
+    // result once the page (or anyone with approvals:respond) has answered it. The state is reusable
+    // for that, and it never advances anything.
+    if (payload.url && answer.action === 'accept') {
+      return this.answer(principal, req, tool, args, open ? state : await this.owned(principal, state.runId, progress, io));
+    }
+    // MCP content never advances a gate by itself: the caller must be an approver.
+    if (!principal.scopes.has(RESPOND_SCOPE)) {
+      throw new RpcError(RPC.INVALID_REQUEST, `Answering an interrupt needs ${RESPOND_SCOPE}, which this credential does not hold.`, { error: 'forbidden', requiredScopes: [RESPOND_SCOPE] }, 403);
+    }
+    if (!open) throw new RpcError(RPC.INVALID_PARAMS, 'The interrupt this requestState answers is no longer open: a requestState is used once.', { reason: 'consumed' });
     try {
-      await this.resolveOpen(principal, state, open, ask.form, answer);
+      await this.resolveOpen(principal, state, open, ask?.form ?? 'answers', answer);
     } catch (e) {
       if (e instanceof RpcError) throw e;
       rpcOf(e);

@@ -4,6 +4,7 @@ import type { Principal } from '../../platform/identity/principal';
 import { CallIo, McpCalls } from './mcp-calls';
 import { ExposedTool, McpExposure } from './mcp-exposure';
 import { McpSampling } from './mcp-sampling';
+import { requestOrigin } from './mcp-url-mode';
 import { declaresTasks, McpTasks, TASK_METHODS, TASKS_EXTENSION } from './mcp-tasks';
 import { McpTaskSubscriptions } from './mcp-tasks-listen';
 import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
@@ -68,6 +69,7 @@ export class McpMountService {
     const req = readRequest(body, headers, supported, { legacy: mount === 'v1' });
     if (isRefusal(req)) return { status: req.status, body: req.body };
     req.mount = mount;
+    req.origin = requestOrigin(headers);
     // A notification (or a client's response) is acknowledged; nothing the host serves acts on one.
     if (req.id === undefined) return { status: 202 };
     try {

@@ -9,6 +9,8 @@ export interface RequestStatePayload {
   runId: string;
   /** The open interrupt the elicitation answers (its `interruptId`, the `inputRequests` key). */
   interruptId: string;
+  /** Asked in URL mode: the answer is given on the host's page, so no retry resolves anything (RFC 0199 §D.2). */
+  url?: true;
 }
 
 /** What the state is bound to: the caller and the request it answers (never embedded raw). */
@@ -64,6 +66,6 @@ export class McpRequestStateCodec {
     }
     const p = payload as Partial<RequestStatePayload> | null;
     if (!p || typeof p.runId !== 'string' || typeof p.interruptId !== 'string') throw new RequestStateRefused('malformed');
-    return { runId: p.runId, interruptId: p.interruptId };
+    return { runId: p.runId, interruptId: p.interruptId, ...(p.url === true ? { url: true as const } : {}) };
   }
 }

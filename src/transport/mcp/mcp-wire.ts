@@ -42,6 +42,8 @@ export interface McpRequest {
   clientCapabilities: Record<string, unknown>;
   /** Which mount it came to: the v1 dual-era one, or the v2 current-only one (ids it answers are tenant-bound). */
   mount?: 'v1' | 'v2';
+  /** The origin the request reached the host at (its Host header), for links to the host's own pages. */
+  origin?: string;
 }
 
 /** A refusal before dispatch: an HTTP status and a JSON-RPC error. */
