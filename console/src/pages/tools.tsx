@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { getTool, listTools, SAFETY_TIERS, TOOL_SOURCES, ToolSource } from '../api/tool-catalog';
 import { href, link } from '../routes';
-import { Badge, ChoiceFilter, DataTable, ErrorBanner, Facts, JsonBlock, Loading, loadedList, Section, useLoad } from '../ui';
+import { Badge, ChoiceFilter, DataTable, ErrorBanner, Facts, JsonBlock, Loading, loadedList, Section, useLive, useLoad } from '../ui';
 
 function ToolDetail({ toolId, compact }: { toolId: string; compact: boolean }) {
   const tool = useLoad(() => getTool(toolId, compact), [toolId, compact]);
@@ -49,6 +49,8 @@ export function ToolsPage({ selected }: { selected?: string }) {
   const [source, setSource] = useState<ToolSource | ''>('');
   const [tier, setTier] = useState('');
   const tools = useLoad(() => listTools({ compact, source: source || undefined }), [compact, source]);
+  // No stream reports the catalog changing (a pack installed, an MCP server's tools): read again every 30 s while shown.
+  useLive(tools.reload, { pollMs: 30_000 });
   const shown = useMemo(() => {
     const q = search.trim().toLowerCase();
     return tools.data?.filter((t) => (!tier || t.safetyTier === tier) && (!q || [t.toolId, t.title ?? '', t.description ?? ''].some((s) => s.toLowerCase().includes(q))));

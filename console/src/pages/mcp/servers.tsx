@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { approveToolPin, DEFINITION_CHANGED, listMcpServers, listToolPins, McpServer, PinState, ToolPin } from '../../api/mcp';
-import { Badge, ChoiceFilter, DataTable, ErrorBanner, loadedList, Notice, Section, useAction, useLoad, when } from '../../ui';
+import { Badge, ChoiceFilter, DataTable, ErrorBanner, loadedList, Notice, Section, useAction, useLive, useLoad, when } from '../../ui';
 
 const PIN_STATES: PinState[] = ['held', 'approved'];
 
@@ -24,6 +24,8 @@ function revisionOf(s: McpServer): string {
 /** The tenant's MCP servers: how each is reached, its downgrade policy, the revision settled with it, and its held tools. */
 function Servers({ refresh }: { refresh: number }) {
   const servers = useLoad(listMcpServers, [refresh]);
+  // No stream reports a server's negotiation or a definition that changed: read again every 30 s while shown.
+  useLive(servers.reload, { pollMs: 30_000 });
   return (
     <Section title="MCP servers">
       <DataTable
@@ -58,6 +60,7 @@ function Pins({ refresh, onApproved }: { refresh: number; onApproved: () => void
   const [notice, setNotice] = useState<string | null>(null);
   const [approving, setApproving] = useState<ToolPin | null>(null);
   const pins = useLoad(() => listToolPins(state || undefined), [state, refresh]);
+  useLive(pins.reload, { pollMs: 30_000 });
   const action = useAction();
   const held = pins.data?.filter((p) => p.state === 'held').length ?? 0;
   const approve = (pin: ToolPin) => {
