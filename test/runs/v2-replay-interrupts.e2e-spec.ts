@@ -138,6 +138,20 @@ describe('replay and interrupts under majors 1 and 2 (OPENWOP_PROTOCOL_MAJORS=1,
     await at(1, 'POST', `/runs/${runId}/cancel`, {});
   });
 
+  it('a v1 run waiting on an external event, read under major 2: its interrupt id bound, its callback the unversioned token route, which resolves it', async () => {
+    const runId = await create(1, 'conformance-interrupt-external-event');
+    const v1 = await waitForStatus(t, key, runId, ['waiting-external']);
+    // The closed v2 snapshot has no seat for the interrupt: it is kept under the host's run extension.
+    const v2 = (await at(2, 'GET', `/runs/${idAt(2, runId)}`)).body.extensions['openwop-host.run'];
+    expect(v2.interrupt.interruptId).toBe(`${TENANT}/${v1.interrupt.interruptId}`);
+    expect(v2.interrupt.callbackUrl).toBe(`/interrupts/${v1.interrupt.interruptToken}`);
+    const resolved = await t.http('POST', v2.interrupt.callbackUrl, { headers: V2, body: { resumeValue: { orderId: 'fixture-order-1', status: 'completed' } } });
+    expect([resolved.status, resolved.body.runId, resolved.body.interruptId]).toEqual([200, `${TENANT}/${runId}`, `${TENANT}/${v1.interrupt.interruptId}`]);
+    await waitForStatus(t, key, runId, ['completed']);
+    // Spent: the token's interrupt is no longer pending.
+    expect((await t.http('POST', v2.interrupt.callbackUrl, { headers: V2, body: { resumeValue: {} } })).body.error).toBe('interrupt_already_resolved');
+  });
+
   it('a v2 token under a kid or alg the host does not hold is 401 interrupt_token_invalid at both majors; a v1-shaped forgery stays 404', async () => {
     const body = Buffer.from(JSON.stringify({ v: 1, runId: 'r', nodeId: 'n', interruptId: 'i', expiresAt: '2999-01-01T00:00:00.000Z', intent: 'resolve' })).toString('base64url');
     const mac = Buffer.alloc(32).toString('base64url');

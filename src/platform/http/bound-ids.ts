@@ -1,4 +1,5 @@
 import { toV2Envelope } from '../errors/v2-envelope';
+import { RUN_EXTENSION } from './v2-run-rendering';
 
 /**
  * Tenant-bound run ids under protocol major 2 (spec v2 identity.md §5, docs/versions.md): a run id
@@ -60,10 +61,18 @@ function v2Link(link: unknown, tenant: string): unknown {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A snapshot's interrupt at major 2 (kept under `extensions["openwop-host.run"]`): `interruptId` tenant-bound, `callbackUrl` the unversioned token route. */
+function interruptView(i: Json, tenant: string): Json {
+  const out: Json = { ...i };
+  if ('interruptId' in out) out.interruptId = bind(tenant, out.interruptId);
+  if (typeof out.callbackUrl === 'string' && out.callbackUrl.startsWith('/v1/interrupts/')) out.callbackUrl = out.callbackUrl.slice('/v1'.length);
+  return out;
+}
+
 /**
  * Binds the run ids of a run operation's JSON answer to the caller's tenant, at the places run
  * answers hold them (never inside run data: inputs, outputs, variables and event payloads are the
- * workflow's): the snapshot (`runId`, `fork.sourceRunId`, `eventsUrl`, `statusUrl`), a fork's `sourceRunId`, a list's
+ * workflow's): the snapshot (`runId`, `fork.sourceRunId`, `eventsUrl`, `statusUrl`, its interrupt's `interruptId` and `callbackUrl`), a fork's `sourceRunId`, a resolve's `interruptId`, a list's
  * `runs[]`, a bulk answer's `results[]`, a poll's `events[]`.
  */
 export function bindRunAnswer(body: unknown, tenant: string): unknown {
@@ -75,6 +84,10 @@ export function bindRunAnswer(body: unknown, tenant: string): unknown {
     if ('parentRunId' in out) out.parentRunId = bind(tenant, out.parentRunId);
     if ('sourceRunId' in out) out.sourceRunId = bind(tenant, out.sourceRunId);
     if (isObject(out.fork) && 'sourceRunId' in out.fork) out.fork = { ...out.fork, sourceRunId: bind(tenant, out.fork.sourceRunId) };
+    // A suspended run's interrupt (and a resolve's answer): its id bound like a run id, its callback the unversioned route.
+    if ('interruptId' in out) out.interruptId = bind(tenant, out.interruptId);
+    const ext = isObject(out.extensions) ? out.extensions[RUN_EXTENSION] : undefined;
+    if (isObject(ext) && isObject(ext.interrupt)) out.extensions = { ...(out.extensions as Json), [RUN_EXTENSION]: { ...ext, interrupt: interruptView(ext.interrupt, tenant) } };
     if ('eventsUrl' in out) out.eventsUrl = v2Link(out.eventsUrl, tenant);
     if ('statusUrl' in out) out.statusUrl = v2Link(out.statusUrl, tenant);
     return out;

@@ -94,7 +94,7 @@ export class InterruptsController {
   @ApiBody({ schema: TOKEN_BODY })
   @ApiOkResponse({ schema: RESOLVE_ANSWER })
   @ApiErrors(400, 404, 409, 410, 422)
-  resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>): Promise<ResolveAnswer> {
-    return this.interrupts.resolveByTokenRequest(token, body);
+  resolveByToken(@Param('token') token: string, @Body() body: Record<string, unknown>, @Req() req: unknown): Promise<ResolveAnswer> {
+    return this.interrupts.resolveByTokenRequest(token, body, requestMajor(req));
   }
 }

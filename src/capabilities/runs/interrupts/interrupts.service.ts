@@ -157,9 +157,13 @@ export class InterruptsService {
    * the token first, so an unknown, forged or spent token is answered the same whatever the body;
    * then the body `{resumeValue}`.
    */
-  async resolveByTokenRequest(token: string, body: unknown): Promise<ResolveAnswer> {
+  async resolveByTokenRequest(token: string, body: unknown, major = 1): Promise<ResolveAnswer> {
     await this.inspect(token);
-    return this.resolveByToken(token, tokenResumeValue(body));
+    const answer = await this.resolveByToken(token, tokenResumeValue(body));
+    if (major !== 2) return answer;
+    // No caller names a tenant on this route: under major 2 the ids are bound to the interrupt's own (identity.md §5).
+    const gate = await this.approvals.byIdUnscoped(answer.interruptId);
+    return gate ? { ...answer, runId: `${gate.tenant}/${answer.runId}`, interruptId: `${gate.tenant}/${answer.interruptId}` } : answer;
   }
 
   /** POST /v1/interrupts/{token}: the token is the authority (no credential); single use. */
