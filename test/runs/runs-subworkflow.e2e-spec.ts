@@ -5,6 +5,7 @@
  */
 import { runsGet, runsList } from '../../src/cli/runs.cli';
 import { sink } from '../support/sink';
+import { attestationOf } from '../../src/capabilities/runs/executors/subrun-attestation';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack, expectSchemaValid, installChains, runEvents, waitForStatus } from './run-kit';
 
@@ -32,6 +33,9 @@ const CHAINS: Record<string, Record<string, unknown>> = {
   },
   'vendor.sw.slow-child': { nodes: [{ id: 'wait', typeId: 'core.delay', config: { ms: 600_000 } }] },
   'vendor.sw.slow-parent': { nodes: [{ id: 'call', typeId: 'core.subWorkflow', config: { workflowId: 'vendor.sw.slow-child' } }] },
+  'vendor.sw.attested-parent': {
+    nodes: [{ id: 'call', typeId: 'core.subWorkflow', config: { workflowId: 'vendor.sw.child', inputs: { tag: 'a' }, outputMapping: { outcome: 'result' }, outputAttestation: { checksum: true, requireApproval: true } } }],
+  },
   'vendor.sw.gated-child': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Child gate', requiredApprovals: 1 } }] },
   'vendor.sw.gated-parent': {
     nodes: [{ id: 'call', typeId: 'core.subWorkflow', config: { workflowId: 'vendor.sw.gated-child' } }, { id: 'end', typeId: 'core.noop', config: {} }],
@@ -102,6 +106,26 @@ describe('runs: core.subWorkflow child runs', () => {
     expect(a.status).toBe('completed');
     const call = (await runEvents(t, key, absorbed.body.runId)).find((e) => e.type === 'node.completed' && e.nodeId === 'call')!;
     expect(call.payload.outputs).toMatchObject({ childStatus: 'failed', childError: { code: 'child_broke' } });
+  });
+
+  it('outputAttestation: a checksum of the child outputs, and nothing merged before the approval is granted (RFC 0063)', async () => {
+    for (const action of ['accept', 'reject'] as const) {
+      const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.sw.attested-parent' } });
+      const waiting = await waitForStatus(t, key, r.body.runId, ['waiting-approval', 'completed', 'failed']);
+      expect(waiting.status).toBe('waiting-approval');
+      // The child completed; its outputs are not the parent's yet.
+      expect(waiting.childRuns[0].status).toBe('completed');
+      expect(waiting.variables).toEqual({ inputs: {} });
+      expect((await t.http('POST', `/v1/runs/${r.body.runId}/interrupts/call`, { token: key, body: { resumeValue: { action } } })).status).toBeLessThan(300);
+      const done = await waitForStatus(t, key, r.body.runId, ['completed', 'failed']);
+      expect(done.status).toBe('completed');
+      const call = (await runEvents(t, key, r.body.runId)).find((e) => e.type === 'node.completed' && e.nodeId === 'call')!;
+      const child = (await t.http('GET', `/v1/runs/${done.childRuns[0].runId}`, { token: key })).body;
+      expect(call.payload.outputs).toMatchObject({ childStatus: 'completed', attestation: attestationOf(child.outputs), merged: action === 'accept' });
+      expect(done.variables).toEqual(action === 'accept' ? { outcome: 'done:a', inputs: {} } : { inputs: {} });
+      // One child only: the node executed again after the gate found the same child.
+      expect(done.childRuns).toHaveLength(1);
+    }
   });
 
   it('cancelling the parent cancels its child in flight', async () => {

@@ -41,6 +41,8 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // (RFC 0022 §B) unless the test seam switched it off.
       workflowChainPacks: { supported: true },
       subWorkflow: { inputMapping: this.toggles.enabled('subWorkflow.inputMapping') },
+      // RFC 0063: core.subWorkflow's outputAttestation (checksum, approval before merge) is honoured.
+      agents: { subRunAttestation: true },
       ...(fixtures.length ? { fixtures } : {}),
     };
   }

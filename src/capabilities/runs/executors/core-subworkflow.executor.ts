@@ -4,6 +4,7 @@ import { DomainError } from '../../../platform/errors/domain-error';
 import type { Principal } from '../../../platform/identity/principal';
 import { RunLauncher } from '../run-launcher.service';
 import { CapabilityToggles, usesInputMapping } from '../seams/capability-toggles';
+import { attestationConfig, attestationOf, attestationProblems, mergesAfter } from './subrun-attestation';
 
 const FAILURE_POLICIES = ['fail-parent', 'absorb'];
 
@@ -29,6 +30,9 @@ function childWorkflowOf(config: Record<string, unknown>): string | undefined {
  * - `onChildFailure`: `fail-parent` (default) fails the node with the child's error; `absorb` completes it.
  * - Cancelling the parent cancels the child (`propagateCancellation`, default true; the cancel
  *   itself also cascades in the database, so a parent cancelled while nobody executes it does too).
+ * - `outputAttestation` (RFC 0063): `checksum` adds `outputs.attestation {checksum, algorithm: "sha256"}` over the
+ *   child's outputs (JCS + SHA-256) before anything is merged; `requireApproval` opens an approval gate on the parent
+ *   first, and only a grant merges (`outputs.merged`); a rejection completes the node without the harvest.
  * - Restart-safe: a node executed again (its replica stopped, the run was paused) finds the child it
  *   started instead of starting another, and waits on it again.
  */
@@ -51,6 +55,7 @@ export class CoreSubWorkflowExecutor implements NodeExecutorProvider {
     if (!this.toggles.enabled('subWorkflow.inputMapping') && usesInputMapping({ nodes: [{ typeId: 'core.subWorkflow', config }] })) {
       problems.push('core.subWorkflow config.inputMapping needs the subWorkflow.inputMapping capability, which this host does not advertise now');
     }
+    problems.push(...attestationProblems(config.outputAttestation));
     if (config.propagateCancellation !== undefined && typeof config.propagateCancellation !== 'boolean') problems.push('core.subWorkflow config.propagateCancellation must be a boolean');
     if (config.inputs !== undefined && (typeof config.inputs !== 'object' || config.inputs === null || Array.isArray(config.inputs)) && !/^\{\{[^{}]+\}\}$/.test(String(config.inputs))) {
       problems.push('core.subWorkflow config.inputs must be an object');
@@ -76,6 +81,14 @@ export class CoreSubWorkflowExecutor implements NodeExecutorProvider {
     const outputs: Record<string, unknown> = { childRunId, childStatus: done.status };
     if (done.status === 'completed') {
       outputs.childOutputs = done.outputs ?? {};
+      // RFC 0063: the checksum of the harvested outputs, then (when asked) an approval before anything is merged.
+      const attest = attestationConfig(ctx.config.outputAttestation);
+      if (attest?.checksum) outputs.attestation = attestationOf(outputs.childOutputs as Record<string, unknown>);
+      if (attest?.requireApproval) {
+        const decision = await ctx.awaitApproval({ title: `Merge the outputs of child run ${childRunId} (${workflowId})?`, artifactType: 'subrun-outputs' });
+        outputs.merged = mergesAfter(attest, decision === 'granted' ? 'accept' : 'reject');
+        if (!outputs.merged) return { outputs, ...(costUsd ? { costUsd } : {}) };
+      }
       const harvested: Record<string, unknown> = {};
       const childVars = done.variables ?? {};
       for (const [parentVar, childVar] of Object.entries((ctx.config.outputMapping as Record<string, string> | undefined) ?? {})) {

@@ -8,6 +8,7 @@ import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
 import { findRun } from '../run-snapshot';
 import { CapabilityToggles, TOGGLEABLE } from './capability-toggles';
+import { attestationConfig, attestationOf, attestationProblems, mergesAfter } from '../executors/subrun-attestation';
 
 class CapabilityToggleBody {
   @ApiPropertyOptional({ description: `The flag: one of ${TOGGLEABLE.join(', ')} (any name with value null is a no-op probe).` })
@@ -34,12 +35,30 @@ class RunVariablesBody {
   variables: Record<string, unknown>;
 }
 
+class SubrunAttestBody {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: "The child's harvested outputs." })
+  @IsObject()
+  childOutputs: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: '{checksum?, algorithm?: "sha256", requireApproval?}' })
+  @IsOptional()
+  @IsObject()
+  outputAttestation?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'The approval decision when requireApproval: accept, edit-accept, reject (absent: no answer, fail closed).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  approvalAction?: string;
+}
+
 const OVERLAY_SCHEMA = { type: 'object', required: ['overlay'], properties: { overlay: { type: 'object', additionalProperties: { type: 'boolean' } } } };
 
 /**
  * Test seams of workflows (404 unless the test seams are on): the capability-toggle overlay
  * (`lib/host-toggle.ts`) and an operator's write of a run's variables
- * (`subworkflow-input-mapping` mid-run mutation: a parent's variable changed while its child runs).
+ * (`subworkflow-input-mapping` mid-run mutation: a parent's variable changed while its child runs), and the
+ * RFC 0063 sub-run attestation (`subrun-*` scenarios) through the functions `core.subWorkflow` uses.
  */
 @ApiTags('test-seams')
 @Controller()
@@ -64,6 +83,22 @@ export class WorkflowSeamsController {
       if (!this.toggles.set(body.name, body.value ?? null)) throw new ValidationError(`"${body.name}" cannot be toggled here.`, { field: 'name', toggleable: [...TOGGLEABLE] });
     }
     return { overlay: this.toggles.snapshot() };
+  }
+
+  @TestSeam()
+  @Scopes('runs:create')
+  @Post('/v1/host/sample/subrun/attest')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'seamSubrunAttest', summary: '(test seam) RFC 0063: the attestation and merge decision core.subWorkflow applies to a child\'s outputs: {attestation?, merged, mergedValues?}' })
+  @ApiBody({ type: SubrunAttestBody })
+  @ApiOkResponse({ schema: { type: 'object', required: ['merged'], properties: { attestation: { type: 'object' }, merged: { type: 'boolean' }, mergedValues: { type: 'object' } } } })
+  @ApiErrors(400, 401, 403)
+  attest(@Body() body: SubrunAttestBody): { attestation?: { checksum: string; algorithm: 'sha256' }; merged: boolean; mergedValues?: Record<string, unknown> } {
+    const problems = attestationProblems(body.outputAttestation);
+    if (problems.length) throw new ValidationError(problems[0], { problems });
+    const cfg = attestationConfig(body.outputAttestation);
+    const merged = mergesAfter(cfg, body.approvalAction);
+    return { ...(cfg?.checksum ? { attestation: attestationOf(body.childOutputs) } : {}), merged, ...(merged ? { mergedValues: body.childOutputs } : {}) };
   }
 
   @TestSeam()
