@@ -6,8 +6,12 @@
  * verifier seam. A major-1 subscription on the same host keeps its v1 delivery.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020';
+import { SCHEMAS_ROOT } from '../../src/platform/schemas/schema-registry';
 import { installChains, noopChain, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -25,6 +29,14 @@ const ENV = {
   OPENWOP_WEBHOOK_ROTATION_OVERLAP_SECONDS: '120',
 };
 const V2 = { 'openwop-version': '2' };
+
+/** The published v2 schemas a delivery and a verification request are held to. */
+const schema = (name: string) => JSON.parse(fs.readFileSync(path.join(SCHEMAS_ROOT, 'openwop', 'v2', name), 'utf8'));
+const ajv = new Ajv2020({ strict: false, validateFormats: false });
+for (const f of ['ids', 'subject', 'agent-ref', 'part', 'orchestrator-decision', 'conversation-event', 'run-event', 'run-event-payloads']) ajv.addSchema(schema(`${f}.schema.json`));
+const validDelivery = ajv.compile(schema('webhook-delivery.schema.json'));
+const validVerification = ajv.compile(schema('webhook-verification.schema.json'));
+const validRunStarted = ajv.compile({ $ref: 'https://openwop.dev/spec/v2/run-event-payloads.schema.json#/$defs/runStarted' });
 const SCOPES = ['runs:create', 'runs:read', 'webhooks:manage', 'webhooks:read'];
 
 interface Hit {
@@ -176,7 +188,7 @@ describe('webhooks: major 2', () => {
   });
 
   it('a secret-less registration gets a generated whsec_ secret once; the delivery is the v2 body with both header families, signed v1', async () => {
-    const reg = await register(a, { url: `${rx.url}/plain` });
+    const reg = await register(a, { url: `${rx.url}/plain`, events: ['run.started', 'run.completed'] });
     expect(reg.status).toBe(201);
     expect(Object.keys(reg.body).sort()).toEqual(['secret', 'signatureAlgorithms', 'webhookId']);
     expect(reg.body.webhookId).toMatch(/^tenant-a\/wh-[0-9a-f]{24}$/);
@@ -184,10 +196,17 @@ describe('webhooks: major 2', () => {
     const secret = reg.body.secret as string;
     expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
     const runId = await run(a);
-    await rx.waitFor(() => rx.on('/plain').length >= 1);
-    const d = rx.on('/plain')[0];
+    await rx.waitFor(() => rx.on('/plain').length >= 2);
+    const d = rx.on('/plain').find((h) => h.body.event.type === 'run.completed')!;
     // Nothing verified a subscription that did not opt in, and no Standard Webhooks header was added.
-    expect(rx.on('/plain', false)).toHaveLength(1);
+    expect(rx.on('/plain', false)).toHaveLength(2);
+    // Each delivery validates against the v2 delivery schema; run.started carries the v2 owner (a subject, no principal).
+    for (const h of rx.on('/plain')) expect([validDelivery(h.body), validDelivery.errors]).toEqual([true, null]);
+    const started = rx.on('/plain').find((h) => h.body.event.type === 'run.started')!;
+    expect([validRunStarted(started.body.event.payload), validRunStarted.errors]).toEqual([true, null]);
+    expect(started.body.event.payload.owner).toMatchObject({ tenant: 'tenant-a', subject: expect.objectContaining({ tenant: 'tenant-a' }) });
+    expect(started.body.event.payload.owner.principal).toBeUndefined();
+    expect(started.body.event.sequence).toBe(0);
     expect(Object.keys(d.headers).filter((k) => k.startsWith('webhook-'))).toEqual([]);
     for (const family of ['openwop', 'x-openwop']) {
       expect(d.headers[`${family}-webhook-id`]).toBe(reg.body.webhookId);
@@ -201,6 +220,9 @@ describe('webhooks: major 2', () => {
     expect(Object.keys(d.body).sort()).toEqual(['event', 'runId']);
     expect(d.body.runId).toBe(runId);
     expect(d.body.event).toMatchObject({ runId, type: 'run.completed', schemaVersion: 1 });
+    // The same event a major-2 poll of the run reads (one rendering for every channel).
+    const poll = await t.http('GET', `/runs/${seg(runId)}/events/poll?timeout=0`, { token: a, headers: V2 });
+    expect(poll.body.events.find((e: { type: string }) => e.type === 'run.completed')).toEqual(d.body.event);
     expect(d.body.event.correlationId).toBeUndefined();
     // The secret is never logged, and never readable again.
     expect(t.logs.join('\n')).not.toContain(secret);
@@ -253,7 +275,7 @@ describe('webhooks: major 2', () => {
     expect(ok.body.signatureAlgorithms).toEqual(['v1', 'standard-webhooks-1']);
     expect(ok.text).not.toContain(secret.slice(6));
     const [v] = rx.on('/echo', false);
-    expect(Object.keys(v.body).sort()).toEqual(['challenge', 'type']);
+    expect([validVerification(v.body), validVerification.errors]).toEqual([true, null]);
     expect(v.body.challenge).toMatch(/^[A-Za-z0-9_-]{22,128}$/);
     expect(v.headers['openwop-event-type']).toBeUndefined();
     expect(standardMatches(v, secret)).toEqual({ entries: 1, matched: 1 });

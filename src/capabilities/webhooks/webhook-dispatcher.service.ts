@@ -6,6 +6,9 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HOST_VERSION } from '../../platform/discovery/discovery.service';
 import { EventEntity } from '../../platform/events/event.entities';
 import { toView } from '../../platform/events/event-log.service';
+import { toV2Event } from '../../platform/events/v2-events';
+import { legacySubject } from '../../platform/identity/subject';
+import { RunRecordsPort } from '../../platform/run-ports/run-records';
 import { MetricsService } from '../../platform/metrics/metrics.service';
 import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
 import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
@@ -58,6 +61,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     metrics: MetricsService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     private readonly scheduler: PeriodicTaskService,
+    private readonly runs: RunRecordsPort,
   ) {
     this.outcomes = metrics.counter({
       name: 'openwop_webhook_delivery_attempts_total',
@@ -172,7 +176,15 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
       // A major-2 subscriber (docs/webhooks.md "Major 2"): the v2 body, ids tenant-bound, the five
       // OpenWOP-* headers and, while major 1 is served beside it, the X-openwop-* family with identical
       // values; OpenWOP-Signature stays on the previous secret through a rotation overlap.
-      body = v2DeliveryBody(runEvent, event.tenant, event.workspace ?? null);
+      let v2: Record<string, unknown>;
+      let workspace: string | undefined;
+      try {
+        ({ event: v2, workspace } = await this.v2Event(sub.tenant, runEvent));
+      } catch (e) {
+        // An event the v2 vocabulary cannot carry is dead-lettered at once, never retried (webhooks.md §Durability).
+        return this.finish(row, { ok: false, error: `payload_unprojectable: ${(e as Error).message}`, permanent: true });
+      }
+      body = v2DeliveryBody(v2, workspace);
       const family = {
         'webhook-id': bound(sub.tenant, sub.id),
         'event-type': runEvent.type,
@@ -206,6 +218,16 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
       this.logger.warn({ msg: 'webhook delivery attempt failed', deliveryId: row.id, webhookId: sub.id, secretFingerprint: sub.secretFingerprint, attempt: row.attempts, status: outcome.status, error: outcome.error });
     }
     await this.finish(row, outcome);
+  }
+
+  /** The run event as a major-2 reader of its run gets it (the run's owner and subject from its record), and the run's workspace. */
+  private async v2Event(tenant: string, view: ReturnType<typeof toView>): Promise<{ event: Record<string, unknown>; workspace?: string }> {
+    const scope = { tenant };
+    const run = await this.runs.find(scope, view.runId);
+    const subject = (await this.runs.subjects(scope, [view.runId])).get(view.runId) ?? legacySubject(tenant, run?.owner.principal);
+    const workspace = run?.owner.workspace ?? undefined;
+    const owner = { tenant, ...(workspace ? { workspace } : {}), subject };
+    return { event: toV2Event(view, { tenant, owner }), workspace };
   }
 
   /** The subscription's signing secret, and the previous one while a rotation overlap lasts. */

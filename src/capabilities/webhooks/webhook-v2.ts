@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ValidationError } from '../../platform/errors/domain-error';
-import type { RunEventView } from '../../platform/events/event-log.service';
+import { SCHEMAS_ROOT } from '../../platform/schemas/schema-registry';
 import { guardedPost, GuardedPostOptions } from '../../platform/http/guarded-post';
 import { mintChallenge, SIGNATURE_ALGORITHM, SIGNATURE_ALGORITHMS, STANDARD_WEBHOOKS, standardHeaders, whsecKey } from './webhook-signing';
 import { WebhookEndpointUnverifiedError } from './webhooks.errors';
@@ -41,6 +43,23 @@ export function appliedAlgorithms(requested: string[] | undefined, secret: strin
   return SIGNATURE_ALGORITHMS.filter((a) => requested.includes(a));
 }
 
+/** v2 event type → the stored (v1-vocabulary) types it renders (spec/v2/event-codemap.json, read backwards). */
+const STORED_TYPES: ReadonlyMap<string, string[]> = (() => {
+  const rows = (JSON.parse(fs.readFileSync(path.join(SCHEMAS_ROOT, 'openwop', 'v2', 'event-codemap.json'), 'utf8')) as { rows: Array<{ v1: string; v2: string }> }).rows;
+  const out = new Map<string, string[]>();
+  for (const r of rows) out.set(r.v2, [...(out.get(r.v2) ?? []), r.v1]);
+  return out;
+})();
+
+/**
+ * The event filter of a major-2 registration in the types the event log stores (v1 vocabulary; the
+ * outbox matches them as appended): `agent.tool-called` is stored as `agent.toolCalled`. A type the
+ * codemap does not name (a vendor type) is stored as given.
+ */
+export function storedEventTypes(v2Types: readonly string[]): string[] {
+  return [...new Set(v2Types.flatMap((t) => STORED_TYPES.get(t) ?? [t]))];
+}
+
 /** Whether a subscription opted into Standard Webhooks. */
 export function optedIn(algorithms: string[] | null | undefined): boolean {
   return !!algorithms?.includes(STANDARD_WEBHOOKS);
@@ -72,27 +91,11 @@ export async function verifyEndpoint(url: string, secret: string, userAgent: str
 }
 
 /**
- * The run event as a major-2 subscriber receives it (webhooks.md §Delivery: the verbatim run event of
- * the subscriber's contract): its run id tenant-bound, `schemaVersion` stated, and nothing the closed
- * v2 event does not define (`correlationId` is a v1 field).
+ * The body of a major-2 delivery (webhooks.md §Delivery): `{ runId, workspaceId?, event }` with `event`
+ * the run event exactly as a major-2 reader of the run gets it (`toV2Event`: v2 type, sequence from 0,
+ * payload projected, `run.started.owner` with its subject, ids tenant-bound), `workspaceId` exactly
+ * when the run has a workspace (never the tenant id).
  */
-export function v2Event(view: RunEventView, tenant: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    eventId: view.eventId,
-    runId: bound(tenant, view.runId),
-    type: view.type,
-    payload: view.payload,
-    timestamp: view.timestamp,
-    sequence: view.sequence,
-    schemaVersion: 1,
-  };
-  if (view.nodeId) out.nodeId = view.nodeId;
-  if (view.causationId) out.causationId = view.causationId;
-  return out;
-}
-
-/** The body of a major-2 delivery: `{ runId, workspaceId?, event }`, `workspaceId` exactly when the run has a workspace. */
-export function v2DeliveryBody(view: RunEventView, tenant: string, workspace: string | null): string {
-  const event = v2Event(view, tenant);
+export function v2DeliveryBody(event: Record<string, unknown>, workspace: string | undefined): string {
   return JSON.stringify({ runId: event.runId, ...(workspace ? { workspaceId: workspace } : {}), event });
 }

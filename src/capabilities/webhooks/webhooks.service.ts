@@ -14,7 +14,7 @@ import { SubscriptionNotFoundError, WebhookUrlRejectedError } from './webhooks.e
 import { inScope, scopedQuery } from '../../platform/tenancy/workspace-scope';
 import { HOST_VERSION } from '../../platform/discovery/discovery.service';
 import { mintWhsec, SIGNATURE_ALGORITHM, whsecKey } from './webhook-signing';
-import { appliedAlgorithms, bound, optedIn, verifyEndpoint } from './webhook-v2';
+import { appliedAlgorithms, bound, optedIn, storedEventTypes, verifyEndpoint } from './webhook-v2';
 
 export { SIGNATURE_ALGORITHM } from './webhook-signing';
 /** The dead-letter read's page ceiling (`webhooks.deadLetter.maxPageSize`). */
@@ -196,7 +196,7 @@ export class WebhooksService {
       const { allowPrivate, allowedPorts } = this.config.webhooks;
       await verifyEndpoint(url, secret, `openwop-webhook-dispatcher/${HOST_VERSION}`, { allowPrivate, allowedPorts, resolver: this.resolver });
     }
-    const row = await this.create(p, { ...input, url }, { id: `wh-${randomBytes(12).toString('hex')}`, secret, major: 2, algorithms: input.signatureAlgorithms ? algorithms : null });
+    const row = await this.create(p, { ...input, url, events: storedEventTypes(input.events) }, { id: `wh-${randomBytes(12).toString('hex')}`, secret, major: 2, algorithms: input.signatureAlgorithms ? algorithms : null });
     return { webhookId: bound(row.tenant, row.id), signatureAlgorithms: algorithms, ...(input.secret === undefined ? { secret } : {}) };
   }
 
