@@ -154,6 +154,19 @@ describe('runs: core.subWorkflow child runs', () => {
     expect(done.childRuns).toEqual([expect.objectContaining({ runId: c.runId, status: 'completed' })]);
   });
 
+  it('cancelling a parent whose child waits on a person cancels the child (parent-cancelled) and closes its gate', async () => {
+    const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.sw.gated-parent' } });
+    const c = await childOf(t, key, r.body.runId);
+    await waitForStatus(t, key, r.body.runId, ['waiting-approval']);
+    expect((await t.http('POST', `/v1/runs/${r.body.runId}/cancel`, { token: key, body: { reason: 'cascade-test' } })).status).toBe(200);
+    expect((await waitForStatus(t, key, r.body.runId, ['cancelled', 'completed', 'failed'])).status).toBe('cancelled');
+    expect((await waitForStatus(t, key, c.runId, ['cancelled', 'completed', 'failed'])).status).toBe('cancelled');
+    const cancelled = (await runEvents(t, key, c.runId)).find((e) => e.type === 'run.cancelled')!;
+    expect(cancelled.payload.reason).toBe('parent-cancelled');
+    const late = await t.http('POST', `/v1/runs/${c.runId}/interrupts/gate`, { token: key, body: { resumeValue: { action: 'accept' } } });
+    expect([404, 409, 410]).toContain(late.status);
+  });
+
   it('keeps children in their tenant: another tenant neither sees them nor can start the child chain', async () => {
     const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.sw.parent' } });
     const parent = await waitForStatus(t, key, r.body.runId, ['completed']);

@@ -43,6 +43,14 @@ export const WORKFLOW_FIXTURES: Record<string, Record<string, unknown>> = {
     variables: [{ name: 'receivedPrdId', type: 'string', defaultValue: 'baked-in' }],
     nodes: [{ id: 'child-gate', typeId: 'core.approval', config: { title: 'Conformance child gate', requiredApprovals: 1 } }],
   },
+  // interrupt-parent-child-cascade.test.ts (interrupt-profiles.md §openwop-interrupt-parent-child): the child waits on
+  // `child-gate`, the parent reads waiting-approval; cancelling the parent cancels the child, whose gate is then closed.
+  'conformance-interrupt-parent-child-cancel': {
+    nodes: [{ id: 'subwf-call', typeId: 'core.subWorkflow', config: { workflowId: 'conformance-interrupt-parent-child-cancel-child' } }],
+  },
+  'conformance-interrupt-parent-child-cancel-child': {
+    nodes: [{ id: 'child-gate', typeId: 'core.approval', config: { title: 'Conformance parent/child gate', requiredApprovals: 1 } }],
+  },
   // workflow-variable-format.test.ts B2 (RFC 0136): `format` is advisory; an off-format default still completes.
   'conformance-workflow-variable-format-advisory': {
     variables: [{ name: 'contactEmail', type: 'string', format: 'email', defaultValue: 'not-an-email-address' }],
