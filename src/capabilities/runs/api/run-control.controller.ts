@@ -2,6 +2,9 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.service';
+import { EventLogService } from '../../../platform/events/event-log.service';
+import { v2EventType } from '../../../platform/events/v2-events';
+import { requestMajor } from '../../../platform/http/protocol-version';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
@@ -25,7 +28,23 @@ export class RunControlController {
     private readonly control: RunControlService,
     private readonly keyed: KeyedRunOperations,
     private readonly forks: RunForkService,
+    private readonly events: EventLogService,
   ) {}
+
+  /**
+   * A major-2 fork copies the source's history below `fromSeq` (stored numbering) into a log a v2
+   * reader translates: a row of a type the codemap cannot translate refuses the fork with the read's
+   * own `500 event_type_unmapped` (persistence.md §The reader rule binds every reader) instead of
+   * copying it into a new log. An unknown or foreign run reads no events: the fork answers as it does.
+   */
+  private async readableAtMajor2(p: Principal, runId: string, fromSeq: number | undefined): Promise<void> {
+    for (let after = 0; ; ) {
+      const page = await this.events.read(p, runId, { afterSequence: after, limit: 1000 });
+      for (const e of page) if (fromSeq === undefined || e.sequence < fromSeq) v2EventType(e.type);
+      if (page.length < 1000 || (fromSeq !== undefined && page[page.length - 1].sequence >= fromSeq)) return;
+      after = page[page.length - 1].sequence;
+    }
+  }
 
   /**
    * `POST /v1/runs/{runId}:pause`: 202 `{runId, status: paused, pausedAt}`, or 409 with
@@ -73,7 +92,9 @@ export class RunControlController {
   async fork(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Body() body: ForkRunBody, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<Record<string, unknown>> {
     const key = header(req, 'idempotency-key');
     // Under major 2 fromSeq counts the log from 0 (replay-ids.ts).
-    const answer = await this.keyed.fork(p, runId, forkBodyOf(req, body), key, baseUrl(req));
+    const forkBody = forkBodyOf(req, body);
+    if (requestMajor(req) === 2) await this.readableAtMajor2(p, runId, forkBody.fromSeq);
+    const answer = await this.keyed.fork(p, runId, forkBody, key, baseUrl(req));
     if (key !== undefined) reply.header(REPLAY_HEADER, String(answer.replayed));
     return forkAnswerOf(req, answer.body);
   }

@@ -114,7 +114,8 @@ export class Era2SeedController {
           JSON.stringify(definition),
           JSON.stringify(open ? { delayMs: 30_000 } : {}),
           [...p.scopes],
-          first,
+          // An open run's bounds (run duration) count from its seeding, not from the log's first event.
+          open ? new Date().toISOString() : first,
           ['completed', 'failed', 'cancelled'].includes(body.status) ? last : null,
         ],
       )) as Array<{ id: string }>;
