@@ -38,7 +38,19 @@ export interface CallIo {
   started?: (runId: string) => void;
   /** Given, the call is answered with the task of its run (`CreateTaskResult`) instead of waiting on it. */
   task?: (runId: string) => Promise<Record<string, unknown>>;
+  /**
+   * Given (a legacy 2025-06-18 caller whose session declared elicitation, on a stream), an open
+   * interrupt is asked out of band: this sends the `elicitation/create` request on the call's stream.
+   */
+  outOfBand?: (request: Record<string, unknown>) => void;
 }
+
+/** The binding of an out-of-band elicitation's id: the caller only (the client's response carries nothing else). */
+const OUT_OF_BAND = { tool: 'elicitation/create', arguments: {} } as const;
+/** How many interrupts one legacy call asks out of band, one after the other, before it answers what it has. */
+const OUT_OF_BAND_ROUNDS = 4;
+/** How often a call waiting on an out-of-band answer reads its run. */
+const OUT_OF_BAND_POLL_MS = 250;
 
 function progressOf(listener: ProgressListener | undefined): ((snap: { runId: string; currentNodeId?: string }, completed: number) => void) | undefined {
   if (!listener) return undefined;
@@ -125,7 +137,7 @@ export class McpCalls {
     }
     io.started?.(started.runId);
     if (io.task) return io.task(started.runId);
-    return this.answer(principal, req, tool, args, await this.owned(principal, started.runId, progress, io));
+    return this.answer(principal, req, tool, args, await this.owned(principal, started.runId, progress, io), io);
   }
 
   /**
@@ -145,7 +157,7 @@ export class McpCalls {
   }
 
   /** A settled run as the answer to the call: its result, an `input_required` for its open interrupt, or an error result saying why not now. */
-  private async answer(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState): Promise<Record<string, unknown>> {
+  private async answer(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState, io: CallIo = {}, round = 0): Promise<Record<string, unknown>> {
     const onWire = { ...state, runId: wireId(req, principal, state.runId) };
     const done = callToolResultOf(onWire);
     if (done) return done;
@@ -153,7 +165,10 @@ export class McpCalls {
     if (!open || (state.status !== 'waiting-approval' && state.status !== 'waiting-input')) return errorResult(onWire, pendingText(onWire));
     const ask = elicitationOf(open);
     if (!ask) return this.askByUrl(principal, req, tool, args, state);
-    if (req.era !== 'modern') return errorResult(onWire, pendingText(onWire, 'answering it over MCP needs revision 2026-07-28'));
+    if (req.era !== 'modern') {
+      if (io.outOfBand && round < OUT_OF_BAND_ROUNDS) return this.askOutOfBand(principal, req, tool, args, state, ask, io, round);
+      return errorResult(onWire, pendingText(onWire, 'answering it over MCP needs revision 2026-07-28, or a 2025-06-18 session whose client declared elicitation and accepts a stream'));
+    }
     if (!isObject(req.clientCapabilities.elicitation)) return errorResult(onWire, pendingText(onWire, 'the client did not declare the elicitation capability'));
     const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId }, { principal, tool: tool.name, arguments: args });
     return {
@@ -162,6 +177,61 @@ export class McpCalls {
       requestState,
       _meta: { [META_RUN_ID]: wireId(req, principal, state.runId) },
     };
+  }
+
+  /**
+   * The legacy profile's out-of-band elicitation: the open interrupt is sent to the client as an
+   * `elicitation/create` request on the call's own stream, whose id is a signed token naming the run
+   * and the interrupt (bound to the caller); the client's response, POSTed to the mount, resolves it
+   * (answerOutOfBand, on any replica, only for a caller holding approvals:respond), and the call
+   * answers once the run has moved on: its result, the next interrupt asked the same way, or, if
+   * nobody answered within the call timeout, the isError result naming the run.
+   */
+  private async askOutOfBand(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState, ask: { message: string; requestedSchema: Record<string, unknown> }, io: CallIo, round: number): Promise<Record<string, unknown>> {
+    const open = state.interrupt!;
+    const id = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId }, { principal, ...OUT_OF_BAND });
+    io.outOfBand!({ jsonrpc: '2.0', id, method: 'elicitation/create', params: { message: ask.message, requestedSchema: ask.requestedSchema, _meta: { [META_RUN_ID]: state.runId } } });
+    const until = Date.now() + this.config.mcpMount.callTimeoutMs;
+    let now = state;
+    while (now.interrupt?.interruptId === open.interruptId && Date.now() < until && !io.signal?.aborted) {
+      await new Promise((r) => setTimeout(r, OUT_OF_BAND_POLL_MS));
+      now = await this.runs.get(principal, state.runId);
+    }
+    if (now.interrupt?.interruptId === open.interruptId) return this.answer(principal, req, tool, args, now, {}, round + 1);
+    return this.answer(principal, req, tool, args, await this.owned(principal, state.runId, undefined, io), io, round + 1);
+  }
+
+  /**
+   * A client's response to an out-of-band `elicitation/create` (a JSON-RPC response POSTed to the
+   * mount): its id must be a token this host signed for this caller; an ElicitResult resolves the
+   * interrupt it names as an MRTR retry would (approvals:respond, quorum rules), an error response
+   * leaves it open. Answers the JSON-RPC error to send back, or undefined when accepted (202).
+   */
+  async answerOutOfBand(principal: Principal, response: Record<string, unknown>): Promise<{ status: number; code: number; message: string; data?: Record<string, unknown> } | undefined> {
+    if (typeof response.id !== 'string') return { status: 400, code: RPC.INVALID_REQUEST, message: 'This mount sent no request with that id.' };
+    let payload: { runId: string; interruptId: string };
+    try {
+      payload = await (await this.states()).verify(response.id, { principal, ...OUT_OF_BAND });
+    } catch (e) {
+      if (e instanceof RequestStateRefused) return { status: 400, code: RPC.INVALID_REQUEST, message: 'This mount sent no request with that id to this caller, or it expired.', data: { reason: e.reason } };
+      throw e;
+    }
+    const answer = response.result;
+    if (!isObject(answer)) return undefined; // an error response: the person did not answer; the interrupt stays open
+    if (!['accept', 'decline', 'cancel'].includes(answer.action as string)) return { status: 400, code: RPC.INVALID_PARAMS, message: 'An elicitation/create result is an ElicitResult {action: accept|decline|cancel, content?}.' };
+    if (!principal.scopes.has(RESPOND_SCOPE)) return { status: 403, code: RPC.INVALID_REQUEST, message: `Answering an interrupt needs ${RESPOND_SCOPE}, which this credential does not hold.`, data: { error: 'forbidden', requiredScopes: [RESPOND_SCOPE] } };
+    const state = await this.runs.get(principal, payload.runId).catch(() => undefined);
+    const open = state?.interrupt && state.interrupt.interruptId === payload.interruptId ? state.interrupt : undefined;
+    const ask = open ? elicitationOf(open) : undefined;
+    if (!state || !open || !ask) return { status: 400, code: RPC.INVALID_PARAMS, message: 'The interrupt this answers is no longer open.', data: { reason: 'consumed' } };
+    try {
+      await this.resolveOpen(principal, state, open, ask.form, answer);
+    } catch (e) {
+      if (e instanceof RpcError) return { status: e.status === 200 ? 400 : e.status, code: e.code, message: e.message };
+      if (e instanceof DomainError && e.status >= 400 && e.status < 500) return { status: e.status, code: RPC.INVALID_PARAMS, message: e.message, data: { error: e.code } };
+      throw e;
+    }
+    return undefined;
   }
 
   /**

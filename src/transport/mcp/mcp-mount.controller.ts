@@ -115,6 +115,7 @@ export class McpMountController {
       return reply.raw.destroy();
     }
     reply.status(answer.status);
+    for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
     if (answer.body === undefined) return reply.send();
     reply.type('application/json; charset=utf-8');
     return answer.body;

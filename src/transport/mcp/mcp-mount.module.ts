@@ -11,6 +11,7 @@ import { McpMountController } from './mcp-mount.controller';
 import { McpMountErrorFilter } from './mcp-mount.errors';
 import { McpMountService } from './mcp-mount.service';
 import { McpSampling } from './mcp-sampling';
+import { McpLegacySessions } from './mcp-legacy-session';
 import { McpTasks } from './mcp-tasks';
 import { McpTaskSubscriptions } from './mcp-tasks-listen';
 
@@ -27,7 +28,7 @@ export class McpTransportModule {
       module: McpTransportModule,
       imports: [RunsModule, ApprovalsModule, ToolCatalogModule],
       controllers: [McpMountController, seamAliasesOf(McpMountController)],
-      providers: [McpExposure, McpCalls, McpSampling, McpTasks, McpTaskSubscriptions, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
+      providers: [McpExposure, McpCalls, McpSampling, McpLegacySessions, McpTasks, McpTaskSubscriptions, McpMountService, McpMountAdvertiser, McpMountErrorFilter],
     };
   }
 }

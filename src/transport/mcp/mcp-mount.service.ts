@@ -5,6 +5,7 @@ import { CallIo, McpCalls } from './mcp-calls';
 import { ExposedTool, McpExposure } from './mcp-exposure';
 import { McpSampling } from './mcp-sampling';
 import { requestOrigin } from './mcp-url-mode';
+import { McpLegacySessions } from './mcp-legacy-session';
 import { declaresTasks, McpTasks, TASK_METHODS, TASKS_EXTENSION } from './mcp-tasks';
 import { McpTaskSubscriptions } from './mcp-tasks-listen';
 import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
@@ -26,6 +27,17 @@ export interface MountAnswer {
   status: number;
   /** Undefined: an accepted notification (202, no body). */
   body?: unknown;
+  /** Response headers (the legacy `Mcp-Session-Id` of an `initialize`). */
+  headers?: Record<string, string>;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** A JSON-RPC response a client POSTs (to a request the mount sent it): an id, a result or an error, no method. */
+function isResponse(body: unknown): body is Record<string, unknown> {
+  return isObject(body) && body.jsonrpc === '2.0' && body.method === undefined && body.id !== undefined && (body.result !== undefined || body.error !== undefined);
 }
 
 function toolOnWire(t: ExposedTool): Record<string, unknown> {
@@ -55,6 +67,7 @@ export class McpMountService {
     private readonly exposure: McpExposure,
     private readonly calls: McpCalls,
     private readonly sampling: McpSampling,
+    private readonly sessions: McpLegacySessions,
     private readonly tasks: McpTasks,
     private readonly subscriptions: McpTaskSubscriptions,
   ) {}
@@ -65,11 +78,18 @@ export class McpMountService {
    * them (`_meta.progressToken`), one per step its run completes.
    */
   async handle(principal: Principal, body: unknown, headers: HeaderBag, notify?: (message: Record<string, unknown>) => void, mount: 'v1' | 'v2' = 'v1', io: Omit<CallIo, 'task'> = {}): Promise<MountAnswer> {
+    // The answer to an out-of-band elicitation/create this (dual-era) mount sent a legacy client.
+    if (mount === 'v1' && isResponse(body)) {
+      const refused = await this.calls.answerOutOfBand(principal, body);
+      return refused ? { status: refused.status, body: errorBody(null, refused.code, refused.message, refused.data) } : { status: 202 };
+    }
     const supported = mount === 'v2' ? V2_MOUNT_REVISIONS : MOUNT_REVISIONS;
     const req = readRequest(body, headers, supported, { legacy: mount === 'v1' });
     if (isRefusal(req)) return { status: req.status, body: req.body };
     req.mount = mount;
     req.origin = requestOrigin(headers);
+    // A legacy request states no capabilities; its session id (issued at initialize) carries them.
+    if (req.era === 'legacy') req.clientCapabilities = { ...req.clientCapabilities, ...(await this.sessions.capabilities(principal, headers)) };
     // A notification (or a client's response) is acknowledged; nothing the host serves acts on one.
     if (req.id === undefined) return { status: 202 };
     try {
@@ -80,6 +100,10 @@ export class McpMountService {
       }
       const result = await this.dispatch(principal, req, notify, io);
       if (result.resultType === 'input_required') return { status: 200, body: { jsonrpc: '2.0', id: req.id, result } };
+      if (req.method === 'initialize') {
+        const session = await this.sessions.issue(principal, req.params.capabilities);
+        return { status: 200, body: resultBody(req, result, { name: HOST_NAME, version: HOST_VERSION }), ...(session ? { headers: { 'mcp-session-id': session } } : {}) };
+      }
       return { status: 200, body: resultBody(req, result, { name: HOST_NAME, version: HOST_VERSION }) };
     } catch (e) {
       if (e instanceof RpcError) return { status: statusOf(req, e), body: errorBody(req.id, e.code, e.message, e.data) };
@@ -139,7 +163,8 @@ export class McpMountService {
         const listener = notify && progressToken !== undefined ? (p: { progress: number; message: string }) => notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...p } }) : undefined;
         // On the v2 mount a caller that declared Tasks gets its run's task at once (RFC 0198 §B.3), and
         // until the answer is sent the run belongs to the request: a client that leaves cancels it.
-        if (req.mount !== 'v2') return this.calls.callTool(principal, req, listener);
+        // A legacy caller whose session declared elicitation, on a stream, is asked out of band.
+        if (req.mount !== 'v2') return this.calls.callTool(principal, req, listener, req.era === 'legacy' && notify && isObject(req.clientCapabilities.elicitation) ? { outOfBand: notify } : {});
         return this.calls.callTool(principal, req, listener, { ...io, ...(declaresTasks(req) ? { task: (runId: string) => this.tasks.created(principal, runId) } : {}) });
       }
       case 'tasks/get':
