@@ -27,6 +27,7 @@ import { ApiKeyService } from './identity/api-key.service';
 import { KeyRevocationWatcher } from './identity/key-revocation.watcher';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
+import { TokenLanes } from './identity/token-lanes';
 import { KeysController } from './identity/keys.controller';
 import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
@@ -75,6 +76,7 @@ export class PlatformModule {
       ApiKeyService,
       KeyRevocationWatcher,
       JwtVerifier,
+      TokenLanes,
       DiscoveryDocumentService,
       EventLogService,
       RunRecordsPort,

@@ -14,6 +14,7 @@ import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, Webhook
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig } from './shared-store-settings';
 import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from './admission-settings';
+import { IDENTITY_ENV_SETTINGS, IdentitySettings, loadIdentitySettings } from './identity-settings';
 import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
 
 /**
@@ -86,6 +87,8 @@ export interface HostConfig {
   retention: RetentionConfig;
   /** Admission of new runs under load: the per-tenant in-flight cap (admission-settings). */
   admission: AdmissionSettings;
+  /** OIDC user-bearer and OAuth2 client-credentials lanes, SCIM tokens (identity-settings). */
+  identity: IdentitySettings;
   /** Run artifacts (src/capabilities/runs/artifacts): the largest one a node may store. */
   artifacts: { maxBytes: number };
   /** A fork that would execute a chain (or a chain version) no longer installed: refused (422), unless `allow`. */
@@ -234,6 +237,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
   ...ADMISSION_ENV_SETTINGS,
+  ...IDENTITY_ENV_SETTINGS,
   ...MCP_MOUNT_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
@@ -445,6 +449,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       idempotencyHours: envInt(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
     },
     admission: loadAdmissionSettings(env),
+    identity: loadIdentitySettings(env),
     artifacts: { maxBytes: envInt(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },
     forkUninstalledChains: forkUninstalled,
   };

@@ -5,6 +5,8 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { Advertiser, CapabilityAdvertiser } from '../discovery/capability-advertiser';
 
 export const KEY_ROTATION_PROFILE = 'openwop-auth-api-key-rotation';
+export const OIDC_USER_BEARER_PROFILE = 'openwop-auth-oidc-user-bearer';
+export const OAUTH2_CLIENT_CREDENTIALS_PROFILE = 'openwop-auth-oauth2-client-credentials';
 
 /**
  * `auth.profiles` (auth-profiles.md), in one place: the discovery document merges advertisers deeply
@@ -16,7 +18,9 @@ export const KEY_ROTATION_PROFILE = 'openwop-auth-api-key-rotation';
  *   /v1/keys/{id}/rotate` mints a successor bound to the same tenant, workspace and principal, both
  *   keys authenticate during the overlap, the old one is refused after it (401, as an expired key),
  *   and `key.created`, `key.rotated`, `key.used` and `key.revoked` are audited. Every rotation's
- *   overlap is at least OPENWOP_KEY_ROTATION_MIN_OVERLAP_S, the advertised minimum grace.
+ *   overlap is at least OPENWOP_KEY_ROTATION_MIN_OVERLAP_S, the advertised minimum grace;
+ * - `openwop-auth-oidc-user-bearer` with `auth.oidc` and `openwop-auth-oauth2-client-credentials` with
+ *   `auth.oauth2`, each only while its lane is configured (token-lanes.ts).
  */
 @Injectable()
 @Advertiser()
@@ -28,10 +32,18 @@ export class AuthProfilesAdvertiser implements CapabilityAdvertiser {
 
   async advertise(): Promise<Record<string, unknown>> {
     const auditSigned = await this.audit.publicKeySpki().then(() => true, () => false);
+    const { oidc, oauth2 } = this.config.identity ?? {};
     return {
       auth: {
-        profiles: [...(auditSigned ? [AUDIT_PROFILE] : []), KEY_ROTATION_PROFILE],
+        profiles: [
+          ...(auditSigned ? [AUDIT_PROFILE] : []),
+          KEY_ROTATION_PROFILE,
+          ...(oidc ? [OIDC_USER_BEARER_PROFILE] : []),
+          ...(oauth2 ? [OAUTH2_CLIENT_CREDENTIALS_PROFILE] : []),
+        ],
         rotation: { supported: true, minGraceSeconds: this.config.keyRotation.minOverlapS },
+        ...(oidc ? { oidc: { supported: true, issuers: oidc.issuers, audience: oidc.audience, supportedScopeMapping: 'group-claim' } } : {}),
+        ...(oauth2 ? { oauth2: { supported: true, issuer: oauth2.issuers[0], audience: oauth2.audience, supportedAlgorithms: oauth2.algorithms } } : {}),
       },
     };
   }

@@ -9,6 +9,7 @@ import { ApiKeyService } from './api-key.service';
 import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
+import { TokenLanes } from './token-lanes';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -25,6 +26,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyService,
     private readonly jwt: JwtVerifier,
+    private readonly lanes: TokenLanes,
     private readonly limiter: RateLimiterService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
@@ -98,6 +100,9 @@ export class AuthGuard implements CanActivate {
       if (refusal === 'revoked') throw new UnauthenticatedError('The API key has been revoked.');
       throw new UnauthenticatedError('The API key is not valid.');
     }
+    // An identity provider's token (OIDC user bearer, OAuth2 client credentials): its `iss` picks the lane.
+    const lane = token.split('.').length === 3 ? this.lanes.laneOf(token) : undefined;
+    if (lane) return (await this.lanes.verify(token, lane)).principal;
     if (token.split('.').length === 3 && this.jwt.enabled) {
       const principal = await this.jwt.verify(req);
       if (principal) return principal;

@@ -1,0 +1,142 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import jwt from 'jsonwebtoken';
+import { JwksClient } from 'jwks-rsa';
+import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import type { TokenLaneSettings } from '../config/identity-settings';
+import { ForbiddenError, UnauthenticatedError } from '../errors/domain-error';
+import { IDENTIFIER, Principal } from './principal';
+import { expandRoles, isValidScope } from './scopes';
+
+/** Clock skew allowed on `exp`/`nbf`/`iat` between the identity provider and this host. */
+const CLOCK_SKEW_S = 60;
+/** A discovery document is re-read after this long; a failed read is retried on the next token. */
+const DISCOVERY_TTL_MS = 3_600_000;
+const FETCH_TIMEOUT_MS = 5_000;
+
+/** Every refused token gets the same answer: which check failed is no business of the caller (no oracle). */
+const refused = () => new UnauthenticatedError('The bearer token is not valid.');
+
+/** A verified identity-provider token: its principal, lane and the claims a deprovisioning check reads. */
+export interface LaneToken {
+  principal: Principal;
+  lane: 'oidc' | 'oauth2';
+  issuer: string;
+  subject: string;
+}
+
+/**
+ * The OIDC user-bearer and OAuth2 client-credentials lanes (spec v1 auth-profiles.md): a JWT whose
+ * `iss` is a trusted issuer of a lane is verified against that issuer's JWKS (from its discovery
+ * document), with the lane's algorithms and audience, `exp` required, `nbf`/`iat` honoured; tenant,
+ * workspace and principal come from the configured claims. OIDC tokens get the host roles their
+ * groups map to in their tenant (none: 403, fail closed); client-credentials tokens get the host
+ * scopes of their `scope` claim. Any verification failure is one 401 `invalid_token`.
+ */
+@Injectable()
+export class TokenLanes {
+  private readonly log = new Logger('TokenLanes');
+  private readonly lanes: TokenLaneSettings[];
+  private readonly clients = new Map<string, { client: JwksClient; at: number }>();
+
+  constructor(@Inject(HOST_CONFIG) config: HostConfig) {
+    const id = config.identity;
+    this.lanes = [id?.oidc, id?.oauth2].filter((l): l is TokenLaneSettings => !!l);
+  }
+
+  get enabled(): boolean {
+    return this.lanes.length > 0;
+  }
+
+  /** The lane a token's unverified `iss` (and `aud`, when two lanes share an issuer) points at, if any. */
+  laneOf(token: string): TokenLaneSettings | undefined {
+    if (!this.lanes.length) return undefined;
+    const decoded = jwt.decode(token, { json: true });
+    if (!decoded || typeof decoded.iss !== 'string') return undefined;
+    const candidates = this.lanes.filter((l) => l.issuers.includes(decoded.iss!));
+    if (candidates.length <= 1) return candidates[0];
+    const aud = Array.isArray(decoded.aud) ? decoded.aud : [decoded.aud];
+    return candidates.find((l) => aud.includes(l.audience)) ?? candidates[0];
+  }
+
+  async verify(token: string, lane: TokenLaneSettings): Promise<LaneToken> {
+    const complete = jwt.decode(token, { complete: true });
+    if (!complete || typeof complete.payload !== 'object' || !complete.payload) throw refused();
+    const { header } = complete;
+    const iss = (complete.payload as jwt.JwtPayload).iss;
+    if (typeof iss !== 'string' || !lane.issuers.includes(iss) || !lane.algorithms.includes(header.alg) || typeof header.kid !== 'string') throw refused();
+    let key: string;
+    try {
+      const client = await this.client(iss);
+      key = (await client.getSigningKey(header.kid)).getPublicKey();
+    } catch (e) {
+      this.log.debug({ msg: 'signing key not resolved', issuer: iss, err: (e as Error).message });
+      throw refused();
+    }
+    let payload: jwt.JwtPayload;
+    try {
+      payload = jwt.verify(token, key, {
+        algorithms: lane.algorithms as jwt.Algorithm[],
+        issuer: iss,
+        audience: lane.audience,
+        clockTolerance: CLOCK_SKEW_S,
+        complete: false,
+      }) as jwt.JwtPayload;
+    } catch {
+      throw refused();
+    }
+    if (typeof payload.exp !== 'number') throw refused();
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + CLOCK_SKEW_S) throw refused();
+    return this.principalOf(payload, lane, iss);
+  }
+
+  private principalOf(payload: jwt.JwtPayload, lane: TokenLaneSettings, issuer: string): LaneToken {
+    const c = lane.claims;
+    const rawPrincipal = payload[c.principal] ?? payload.sub;
+    if (typeof rawPrincipal !== 'string' || !IDENTIFIER.test(rawPrincipal)) throw refused();
+    const claimedTenant = payload[c.tenant];
+    if (claimedTenant !== undefined && (typeof claimedTenant !== 'string' || !IDENTIFIER.test(claimedTenant))) throw refused();
+    const tenant = (claimedTenant as string | undefined) ?? lane.defaultTenant;
+    if (!tenant) throw new ForbiddenError('The token names no tenant this host serves.');
+    const workspace = payload[c.workspace];
+    if (workspace !== undefined && workspace !== null && (typeof workspace !== 'string' || !IDENTIFIER.test(workspace))) throw refused();
+    let scopes: string[];
+    if (lane.kind === 'oidc') {
+      const groups = listClaim(payload[c.groups]);
+      const roles = new Set<string>();
+      for (const table of [lane.groupRoles['*'], lane.groupRoles[tenant]]) {
+        if (!table) continue;
+        for (const g of groups) if (Object.prototype.hasOwnProperty.call(table, g)) for (const r of table[g]) roles.add(r);
+      }
+      scopes = expandRoles([...roles]);
+      if (!scopes.length) throw new ForbiddenError('The token\'s groups map to no role in this tenant.', { requiredScopes: [] });
+    } else {
+      scopes = listClaim(payload[c.scopes]).filter(isValidScope);
+    }
+    return {
+      principal: { tenant, workspace: typeof workspace === 'string' ? workspace : undefined, principal: rawPrincipal, scopes: new Set(scopes), kind: 'jwt' },
+      lane: lane.kind,
+      issuer,
+      subject: typeof payload.sub === 'string' ? payload.sub : rawPrincipal,
+    };
+  }
+
+  /** The JWKS client of an issuer, from its discovery document (read lazily, cached an hour, failures not cached). */
+  private async client(issuer: string): Promise<JwksClient> {
+    const cached = this.clients.get(issuer);
+    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.client;
+    const res = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
+    if (!res.ok) throw refused();
+    const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    // OpenID Connect Discovery §4.3: the document's issuer must be the one asked for.
+    if (doc.issuer !== issuer || typeof doc.jwks_uri !== 'string') throw refused();
+    const client = new JwksClient({ jwksUri: doc.jwks_uri, cache: true, cacheMaxAge: 600_000, rateLimit: true, jwksRequestsPerMinute: 30, timeout: FETCH_TIMEOUT_MS });
+    this.clients.set(issuer, { client, at: Date.now() });
+    return client;
+  }
+}
+
+function listClaim(v: unknown): string[] {
+  if (Array.isArray(v)) return v.filter((s): s is string => typeof s === 'string');
+  if (typeof v === 'string') return v.split(/\s+/).filter(Boolean);
+  return [];
+}
