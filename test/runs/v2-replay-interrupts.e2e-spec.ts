@@ -138,6 +138,23 @@ describe('replay and interrupts under majors 1 and 2 (OPENWOP_PROTOCOL_MAJORS=1,
     await at(1, 'POST', `/runs/${runId}/cancel`, {});
   });
 
+  it('a rejected approval fails the run: approval_denied at major 1, approval_rejected (never retryable) at major 2, the same run', async () => {
+    const runId = await create(2, 'conformance-approval');
+    await waitForStatus(t, key, runId, ['waiting-approval']);
+    expect((await at(2, 'POST', `/runs/${idAt(2, runId)}/interrupts/gate`, { resumeValue: { action: 'reject' } })).body.interruptState).toBe('rejected');
+    await waitForStatus(t, key, runId, ['failed']);
+    const [v1, v2] = [(await at(1, 'GET', `/runs/${runId}`)).body, (await at(2, 'GET', `/runs/${idAt(2, runId)}`)).body];
+    expect([v1.error.code, v2.error.code]).toEqual(['approval_denied', 'approval_rejected']);
+    const failed = async (major: 1 | 2) => ((await at(major, 'GET', `/runs/${idAt(major, runId)}/events/poll?timeout=0`)).body.events as Array<{ type: string; payload: { error?: unknown; failedNodeId?: string } }>).filter((e) => e.type === 'node.failed' || e.type === 'run.failed');
+    expect((await failed(1)).map((e) => e.payload.error)).toEqual([expect.objectContaining({ code: 'approval_denied' }), expect.objectContaining({ code: 'approval_denied' })]);
+    const v2Failed = await failed(2);
+    expect(v2Failed.map((e) => [e.type, e.payload.error])).toEqual([
+      ['node.failed', expect.objectContaining({ code: 'approval_rejected', retryable: false })],
+      ['run.failed', expect.objectContaining({ code: 'approval_rejected', retryable: false })],
+    ]);
+    expect(v2Failed[1].payload.failedNodeId).toBe('gate');
+  });
+
   it('a v1 run waiting on an external event, read under major 2: its interrupt id bound, its callback the unversioned token route, which resolves it', async () => {
     const runId = await create(1, 'conformance-interrupt-external-event');
     const v1 = await waitForStatus(t, key, runId, ['waiting-external']);

@@ -28,6 +28,23 @@ export function isV2RegisteredCode(code: string): boolean {
 const TERMINAL_RUN_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 
 /**
+ * A run's own error codes (a snapshot's `error`, `run.failed` and `node.failed`) that v2 spells
+ * otherwise: a rejected (or timed-out) approval gate is `approval_rejected` (interrupt.md §Rejection,
+ * RFC 0223), which v1 names `approval_denied`. Such a failure is a decision, never retried.
+ */
+const V2_RUN_ERROR_CODES: Readonly<Record<string, { code: string; retryable?: false }>> = {
+  approval_denied: { code: 'approval_rejected', retryable: false },
+};
+
+/** A run error object (`{code, message, ...}`) as major 2 writes it. */
+export function v2RunError(error: unknown): unknown {
+  if (!error || typeof error !== 'object' || Array.isArray(error)) return error;
+  const e = error as Record<string, unknown>;
+  const mapped = typeof e.code === 'string' ? V2_RUN_ERROR_CODES[e.code] : undefined;
+  return mapped ? { ...e, code: mapped.code, ...(mapped.retryable === false ? { retryable: false } : {}) } : error;
+}
+
+/**
  * v1 codes v2 spells otherwise. A run control refused by the run's state (runs.md §Pause and
  * resume) is `run_terminal` on a finished run and `run_state_conflict` (with `details.runStatus`)
  * on any other.

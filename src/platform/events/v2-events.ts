@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DomainError } from '../errors/domain-error';
+import { v2RunError } from '../errors/v2-envelope';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
 import type { Subject } from '../identity/subject';
 import type { RunEventView } from './event-log.service';
@@ -93,6 +94,8 @@ function v2Payload(type: string, payload: Record<string, unknown>, ctx: V2EventC
     else out[`x-${k}`] = v;
   }
   if (type === 'run.started') out.owner = ctx.owner;
+  // A failure's code as v2 spells it (v2-envelope.ts: a rejected approval is approval_rejected).
+  if ('error' in out) out.error = v2RunError(out.error);
   return out;
 }
 

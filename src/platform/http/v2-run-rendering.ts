@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors/domain-error';
+import { v2RunError } from '../errors/v2-envelope';
 import { legacySubject, readSubject, type Subject } from '../identity/subject';
 
 /**
@@ -58,7 +59,7 @@ export function toV2Snapshot(s: Json, subject: Subject): Json {
     if (isObject(openwopCost)) v2.metrics = { openwopCost };
     else delete v2.metrics;
   }
-  if (isObject(s.error)) v2.error = { code: s.error.code, message: s.error.message || String(s.error.code), ...(isObject(s.error.details) ? { details: s.error.details } : {}) };
+  if (isObject(s.error)) v2.error = { code: (v2RunError(s.error) as Json).code, message: s.error.message || String(s.error.code), ...(isObject(s.error.details) ? { details: s.error.details } : {}) };
   const fork = isObject(s.fork) ? s.fork : undefined;
   if (fork && typeof fork.sourceRunId === 'string') {
     v2.parentRunId = fork.sourceRunId;
