@@ -1,9 +1,10 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from '../../api/client';
 import { followRunEvents } from '../../api/run-events';
-import { cancelRun, downloadArtifact, forkRun, getRun, getRunDefinition, pauseRun, resumeRun, runArtifacts, RunEvent, TERMINAL } from '../../api/runs';
+import { cancelRun, downloadArtifact, forkRun, getRun, getRunDefinition, pauseRun, resumeRun, runArtifacts, RunEvent, RunSnapshot, TERMINAL } from '../../api/runs';
 import { link } from '../../routes';
 import { can, Identity } from '../../session';
+import { renderTemplate } from '../../template';
 import { Badge, ConfirmButton, CopyButton, duration, ErrorBanner, Facts, JsonBlock, Loading, Section, shortId, useAction, useLoad, useNow, when } from '../../ui';
 import { GateDecision } from '../approvals/gate-decision';
 import { DagView } from './dag';
@@ -11,8 +12,6 @@ import { EventLog } from './event-log';
 import { NodeDetail } from './node-detail';
 import { NodeTable } from './node-table';
 import { nodeViews, runDuration, runEnd, runStart } from './run-state';
-import { renderTemplate } from '../../template';
-import type { RunSnapshot } from '../../api/runs';
 
 /** The run's inputs (the snapshot's `variables.inputs`). */
 export function runInputs(r: RunSnapshot | undefined): Record<string, unknown> {
@@ -24,11 +23,36 @@ export function runInputs(r: RunSnapshot | undefined): Record<string, unknown> {
 function startedBy(r: RunSnapshot) {
   const meta = (r.metadata ?? {}) as { automation?: unknown };
   const who = r.owner?.principal;
-  if (typeof meta.automation === 'string') return <>automation <code>{meta.automation}</code>{who ? <span class="muted"> (acting as {who})</span> : null}</>;
+  if (typeof meta.automation === 'string') {
+    return (
+      <>
+        automation <code>{meta.automation}</code>
+        {who ? <span class="muted"> (acting as {who})</span> : null}
+      </>
+    );
+  }
   const parent = (r as { parentRunId?: unknown }).parentRunId;
-  if (typeof parent === 'string') return <>parent run <a href={link.run(parent)}><code>{shortId(parent)}</code></a></>;
+  if (typeof parent === 'string') {
+    return (
+      <>
+        parent run{' '}
+        <a href={link.run(parent)}>
+          <code>{shortId(parent)}</code>
+        </a>
+      </>
+    );
+  }
   const fork = (r as { fork?: { sourceRunId?: string; mode?: string; requestedBy?: string } }).fork;
-  if (fork?.sourceRunId) return <>{fork.requestedBy ?? who ?? 'someone'}, a {fork.mode} of run <a href={link.run(fork.sourceRunId)}><code>{shortId(fork.sourceRunId)}</code></a></>;
+  if (fork?.sourceRunId) {
+    return (
+      <>
+        {fork.requestedBy ?? who ?? 'someone'}, a {fork.mode} of run{' '}
+        <a href={link.run(fork.sourceRunId)}>
+          <code>{shortId(fork.sourceRunId)}</code>
+        </a>
+      </>
+    );
+  }
   return who;
 }
 
