@@ -111,18 +111,23 @@ export class RunLauncher implements OnModuleInit, WorkflowRunLauncher {
    */
   async awaitTerminal(principal: Principal, runId: string, signal: AbortSignal, opts: { resumable?: boolean; cancel?: boolean } = {}): Promise<RunSnapshot> {
     let cancelled = false;
+    // A child executed here wakes the wait when it writes; one executed elsewhere (or waiting on a
+    // person for hours) is read again after 200 ms, then less and less often, at most every 2 s.
+    let pollMs = 200;
     for (;;) {
-      const snap = await this.runs.get(principal, runId);
-      if (TERMINAL.has(snap.status)) return snap;
+      // Its status only (one indexed read); the whole snapshot once it has ended.
+      const { status } = await this.runs.state(principal, runId);
+      if (TERMINAL.has(status)) return this.runs.get(principal, runId);
       if (signal.aborted) {
         const handedOver = !!opts.resumable && ['shutdown', 'lease', 'pause'].includes(signal.reason as string);
-        if (handedOver || opts.cancel === false) return snap;
+        if (handedOver || opts.cancel === false) return this.runs.get(principal, runId);
         if (!cancelled) {
           cancelled = true;
           await this.runs.cancel(principal, runId, 'parent-cancelled').catch(() => undefined);
         }
       }
-      await this.engine.waitLocal(runId, 200);
+      await this.engine.waitLocal(runId, pollMs);
+      pollMs = Math.min(2000, Math.round(pollMs * 1.5));
     }
   }
 }
