@@ -168,6 +168,8 @@ describe('MCP Tasks on the v2 mount (e2e)', () => {
     expect(done.result).toMatchObject({ isError: false, structuredContent: { shipped: true } });
     const [gate] = await t.ds.query(`SELECT count(*)::int AS "votes" FROM "approval_decision" d JOIN "approval" a ON a."id" = d."approval_id" WHERE a."run_id" = $1`, [runOf(taskId)]);
     expect(gate.votes).toBe(1);
+    // One resolution, in the run's own log.
+    expect((await runEvents(runOf(taskId))).filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload)).toEqual([expect.objectContaining({ kind: 'approval', resumeValue: expect.objectContaining({ action: 'accept' }) })]);
   });
 
   it('a non-approver\'s update resolves nothing', async () => {

@@ -339,7 +339,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
           details: { decision, voter, castBy: principal.principal, actingAs, outcome, kind, subjectKind: gate.subjectKind, subjectId: gate.subjectId, runId: gate.runId ?? undefined, nodeId: gate.nodeId ?? undefined },
         });
       const node = gate.nodeId ?? gate.subjectKind;
-      const resolved = { nodeId: node, interruptId: gate.id, kind, ...(gate.runId ? { runId: gate.runId } : {}) };
+      const resolved = { nodeId: node, interruptId: gate.id, kind, ...(gate.runId ? { runId: gate.runId } : {}), resolvedAt: new Date().toISOString() };
       if (decision === 'denied') {
         await this.events.append(scope, HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: voter, ...(reason ? { reason } : {}) }, evOpts);
         // Single veto: one reject closes. Majority: rejects from more than half of the quorum close.
@@ -349,7 +349,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
           return { closed: undefined };
         }
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'denied', reason: reason ?? 'denied', decidedAt: () => 'now()', resumeValue: { action: 'reject' }, resolvedBy: voter });
-        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue: { action: 'reject' }, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
+        await this.events.appendMany([HOST_STREAM, ...(gate.runId ? [gate.runId] : [])].map((streamId) => ({ scope, streamId, type: 'interrupt.resolved', payload: { ...resolved, resumeValue: { action: 'reject' }, resolvedBy: voter }, correlationId: gate.subjectId, ...(streamId === gate.runId && gate.nodeId ? { nodeId: gate.nodeId } : {}) })), { manager: m }); // the host's feed and the run's own log
         await this.subjects.get(gate.subjectKind)?.closed(m, gate);
         await audited('denied');
         return { closed: undefined };
@@ -360,7 +360,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         const resumeValue = opts.resumeValue ?? { action: 'accept' };
         // Past the quorum the last voter closes it (interrupt.md: decidedBy of the closing approver).
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()', resumeValue: resumeValue as object, resolvedBy: voter });
-        await this.events.append(scope, HOST_STREAM, 'interrupt.resolved', { ...resolved, resumeValue, resolvedBy: voter, resolvedAt: new Date().toISOString() }, evOpts);
+        await this.events.appendMany([HOST_STREAM, ...(gate.runId ? [gate.runId] : [])].map((streamId) => ({ scope, streamId, type: 'interrupt.resolved', payload: { ...resolved, resumeValue, resolvedBy: voter }, correlationId: gate.subjectId, ...(streamId === gate.runId && gate.nodeId ? { nodeId: gate.nodeId } : {}) })), { manager: m }); // the host's feed and the run's own log
         const subject = this.subjects.get(gate.subjectKind);
         if (!subject) throw new WiringFault(`no gate subject "${gate.subjectKind}"`);
         // Installs in this transaction: if the install fails, the grant is not recorded either.
