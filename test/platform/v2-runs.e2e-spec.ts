@@ -209,7 +209,10 @@ describe('the run family under both majors (OPENWOP_PROTOCOL_MAJORS=1,2)', () =>
     // v1 reads the log as stored.
     const v1 = await at(t, token, 1).poll(seeded.body.runId);
     expect(v1.body.events.map((e: { type: string }) => e.type)).toEqual(['run.started', 'agent.toolCalled', 'run.completed']);
-    expect((await at(t, token, 2).get(seeded.body.runId)).body.eventLogSchemaVersion).toBe(2);
+    const snap = (await at(t, token, 2).get(seeded.body.runId)).body;
+    expect(snap.eventLogSchemaVersion).toBe(2);
+    // A run of the era before subjects were recorded: its owner is the legacy subject.
+    expect(snap.owner.subject).toEqual({ issuer: 'urn:openwop:legacy', subjectId: 'runner', tenant: TENANT, lane: 'workload', kind: 'workload' });
     // An unmapped, unprefixed type fails the v2 read, never guessed; v1 still reads it.
     const bad = await t.http('POST', '/v1/host/sample/event-log/seed', { token, body: { eventLogSchemaVersion: 2, status: 'completed', events: [{ type: 'made.up', sequence: 0, payload: {} }] } });
     const refused = await at(t, token, 2).poll(bad.body.runId);

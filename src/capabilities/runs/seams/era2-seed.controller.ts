@@ -7,7 +7,6 @@ import { ValidationError } from '../../../platform/errors/domain-error';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
-import { subjectOf } from '../../../platform/identity/subject';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { parseDefinition } from '../workflow-definition';
 import { CONFORMANCE_FIXTURES } from '../workflow-resolver.service';
@@ -68,7 +67,8 @@ const CLOSED_CHAIN = 'conformance-noop';
  * `POST /v1/host/sample/event-log/seed` (`/conformance/seams/sample/event-log/seed` under major 2):
  * a run of the caller's tenant whose log is the given v1-vocabulary events, stored as they are
  * (types untranslated, times kept, in the given order and sequence space) and whose era is `2`
- * (`metadata.eventLogSchemaVersion`), so every major-2 reader must translate it (docs/versions.md).
+ * (`metadata.eventLogSchemaVersion`), so every major-2 reader must translate it (docs/versions.md), and
+ * no recorded owner subject, so its owner reads as the legacy subject (`urn:openwop:legacy`).
  * The run holds `status`; an open one (`running`) executes the cancellable fixture's chain when
  * the engine claims it, so the host's own writer appends to the era-2 log (and a cancel ends it).
  */
@@ -109,7 +109,8 @@ export class Era2SeedController {
           p.workspace ?? null,
           p.principal,
           body.status,
-          JSON.stringify({ eventLogSchemaVersion: 2, subject: subjectOf(p) }),
+          // No recorded subject: a run of the era before subjects reads as the legacy subject (identity.md §A.3).
+          JSON.stringify({ eventLogSchemaVersion: 2 }),
           workflowId,
           JSON.stringify(definition),
           JSON.stringify(open ? { delayMs: 30_000 } : {}),
