@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the official identity-profile scenarios (auth-oidc-user-bearer, auth-oauth2-client-credentials)
+# non-vacuously: starts the real OpenID provider (test/support/oidc-provider-main.mjs) with a
+# client-credentials client, takes a token from it, and gives run.sh the operator inputs the two files
+# read, with the host configured to trust both issuers:
+#   - OIDC lane: the suite's own synthetic issuer on OPENWOP_TEST_OIDC_ISSUER_URL (the file serves its
+#     discovery + JWKS there once the host runs), audience openwop-conformance, group
+#     openwop:operators -> editor;
+#   - OAuth2 lane: the real provider, audience urn:openwop:conformance; OPENWOP_TEST_OAUTH_TOKEN is a
+#     client-credentials token it issued.
+# Usage (from the project root): test/identity/conformance-identity.sh [scenario files...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FILES=("$@"); [ ${#FILES[@]} -gt 0 ] || FILES=(auth-oidc-user-bearer.test.ts auth-oauth2-client-credentials.test.ts)
+freeport() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+AUD=openwop-conformance
+API_AUD=urn:openwop:conformance   # a resource indicator must be an absolute URI (RFC 8707)
+OUT=$(mktemp)
+node test/support/oidc-provider-main.mjs "{\"clients\":[{\"client_id\":\"conformance-bot\",\"client_secret\":\"conformance-bot-secret-0123456789\",\"grant_types\":[\"client_credentials\"],\"response_types\":[],\"redirect_uris\":[],\"scope\":\"runs:read runs:create\"}],\"resource\":{\"audience\":\"$API_AUD\",\"scope\":\"runs:read runs:create\"}}" >"$OUT" 2>/dev/null &
+IDP_PID=$!
+trap 'kill $IDP_PID 2>/dev/null || true; rm -f "$OUT"' EXIT
+for _ in $(seq 1 100); do [ -s "$OUT" ] && break; sleep 0.1; done
+IDP=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8").split("\n")[0]).issuer)' "$OUT")
+TOKEN=$(curl -sf -u conformance-bot:conformance-bot-secret-0123456789 -d grant_type=client_credentials -d 'scope=runs:read runs:create' "$IDP/token" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).access_token))')
+SUITE_ISSUER="http://127.0.0.1:$(freeport)"
+export OPENWOP_TEST_OIDC_ISSUER_URL="$SUITE_ISSUER" OPENWOP_TEST_OIDC_AUDIENCE="$AUD" \
+  OPENWOP_TEST_OAUTH_ISSUER_TRUSTED=true OPENWOP_TEST_OAUTH_ISSUER_URL="$IDP" OPENWOP_TEST_OAUTH_TOKEN="$TOKEN" \
+  OPENWOP_OIDC_ISSUERS="$SUITE_ISSUER" OPENWOP_OIDC_AUDIENCE="$AUD" OPENWOP_OIDC_DEFAULT_TENANT=conformance-oidc \
+  OPENWOP_OIDC_GROUP_ROLES='{"*":{"openwop:operators":"editor"}}' \
+  OPENWOP_OAUTH2_ISSUER="$IDP" OPENWOP_OAUTH2_AUDIENCE="$API_AUD" OPENWOP_OAUTH2_DEFAULT_TENANT=conformance-oauth
+echo "real provider $IDP, suite issuer $SUITE_ISSUER"
+OPENWOP_OPTED_OUT_PROFILES= ../shared/conformance/run.sh . "${FILES[@]}"
