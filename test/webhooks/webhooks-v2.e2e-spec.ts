@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
+import { WebhooksService } from '../../src/capabilities/webhooks';
 import { SCHEMAS_ROOT } from '../../src/platform/schemas/schema-registry';
 import { installChains, noopChain, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -350,6 +351,12 @@ describe('webhooks: major 2', () => {
     expect(standardMatches(e, s2)).toEqual({ entries: 1, matched: 1 });
     expect(standardMatches(e, s1).matched).toBe(0);
     expect(v1Verifies(e, s2)).toBe(true);
+    // The hourly sweep then forgets the previous secret's sealed value.
+    const [before] = await t.ds.query(`SELECT "previous_secret_ref" AS ref FROM "webhook_subscription" WHERE "id" = $1`, [reg.body.webhookId.split('/')[1]]);
+    expect(await t.app.get(WebhooksService).retireRotatedSecrets()).toBeGreaterThanOrEqual(1);
+    const [row] = await t.ds.query(`SELECT "previous_secret_ref" AS ref, "previous_secret_expires_at" AS exp FROM "webhook_subscription" WHERE "id" = $1`, [reg.body.webhookId.split('/')[1]]);
+    expect(row).toEqual({ ref: null, exp: null });
+    expect(await t.ds.query(`SELECT 1 FROM "credential" WHERE "id" = $1`, [before.ref])).toEqual([]);
     for (const id of [reg.body.webhookId, plain.body.webhookId]) await t.http('DELETE', `/webhooks/${seg(id)}`, { token: a, headers: V2 });
   });
 

@@ -4,6 +4,7 @@ import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ApprovalsModule } from '../approvals';
 import { ToolCatalogModule } from '../tool-catalog';
 import { CoreApprovalExecutor } from './executors/core-approval.executor';
+import { GovernanceApprovalGateExecutor } from './executors/governance-approval-gate.executor';
 import { CoreClarificationExecutor } from './executors/core-clarification.executor';
 import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
 import { InterruptTokenService } from './interrupts/interrupt-tokens.service';
@@ -25,6 +26,8 @@ import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { BackpressureAdvertiser } from './run-admission';
 import { RunDebugBundleController } from './api/run-debug-bundle.controller';
+import { IdentitySeamsController } from './seams/identity-seams.controller';
+import { GovernanceSeamsController } from './seams/governance-seams.controller';
 import { DebugBundleAdvertiser } from './api/run-debug-bundle';
 import { RunArtifactsController } from './api/run-artifacts.controller';
 import { RunsController } from './api/runs.controller';
@@ -71,7 +74,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -97,6 +100,7 @@ import { TransportRunsService } from './transport-runs.service';
     CoreConformanceMcpClientExecutor,
     NodeMcpBinder,
     CoreApprovalExecutor,
+    GovernanceApprovalGateExecutor,
     WorkflowPackChecks,
     CoreClarificationExecutor,
     CoreExternalEventExecutor,

@@ -29,6 +29,7 @@ export class WebhooksModule implements OnModuleInit {
   constructor(
     private readonly tasks: PeriodicTaskService,
     private readonly dispatcher: WebhookDispatcherService,
+    private readonly webhooks: WebhooksService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
@@ -47,6 +48,14 @@ export class WebhooksModule implements OnModuleInit {
       intervalMs: 3600_000,
       run: async (signal) => {
         while (!signal.aborted && (await this.dispatcher.pruneHistory(1000)) === 1000);
+      },
+    });
+    // A rotated-out secret is kept sealed only while its overlap lasts (deliveries stop using it at once).
+    this.tasks.register({
+      name: 'webhooks.rotated-secrets',
+      intervalMs: 3600_000,
+      run: async (signal) => {
+        while (!signal.aborted && (await this.webhooks.retireRotatedSecrets(100)) === 100);
       },
     });
   }

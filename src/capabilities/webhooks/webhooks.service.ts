@@ -308,6 +308,22 @@ export class WebhooksService {
     return { webhookId: out.row.id, rotatedAt: out.rotatedAt.toISOString(), previousSecretExpiresAt: out.expires.toISOString() };
   }
 
+  /** Forgets up to `limit` previous secrets whose rotation overlap has ended: their sealed values are deleted (hourly, webhooks.module). */
+  async retireRotatedSecrets(limit = 100): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const rows = (await m.query(
+        `SELECT "tenant", "id", "previous_secret_ref" AS "ref" FROM "webhook_subscription"
+          WHERE "previous_secret_ref" IS NOT NULL AND "previous_secret_expires_at" <= now() LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+      )) as Array<{ tenant: string; id: string; ref: string }>;
+      for (const r of rows) {
+        await m.query(`UPDATE "webhook_subscription" SET "previous_secret_ref" = NULL, "previous_secret_expires_at" = NULL WHERE "tenant" = $1 AND "id" = $2`, [r.tenant, r.id]);
+        await this.credentials.delete(r.tenant, r.ref, m);
+      }
+      return rows.length;
+    });
+  }
+
   /**
    * `GET /webhooks/{webhookId}/dead-letters` (RFC 0188): the subscription's deliveries whose retries
    * were exhausted, newest first, kept for the history window; a record names a delivery and never

@@ -19,6 +19,7 @@ export type AuditAction =
   | 'key.used'
   | 'authorization.decided'
   | 'approval.decided'
+  | 'approval.overridden'
   | 'proposal.applied'
   | 'import.applied'
   | 'webhook.registered'
