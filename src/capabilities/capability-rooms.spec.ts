@@ -50,6 +50,7 @@ export const RUNS_ROOT_FILES = [
   'run-node.entity.ts',
   'run-snapshot.ts',
   'run-variables.ts',
+  'run-variables.spec.ts',
   'run.service.ts',
   'run-retention.ts',
   // Its settings, metrics and discovery advertisement.
