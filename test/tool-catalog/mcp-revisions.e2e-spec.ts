@@ -5,6 +5,7 @@
  * through the explicit 2025-06-18 downgrade). Also the per-server downgrade policy and pinned tool
  * definitions.
  */
+import { createHash } from 'node:crypto';
 import { createTestApp, TestApp } from '../support/test-app';
 import { McpFakeServer } from '../fixtures/mcp/conformance/mcp-fake-server';
 import { startCurrentMcpServer, startEverythingServer } from '../fixtures/mcp/current-http-server';
@@ -34,7 +35,7 @@ describe('MCP client: revisions, downgrade policy and pinned definitions (e2e)',
   const auditActions = async (tenant = 'default'): Promise<Array<{ action: string; details: Record<string, unknown> }>> =>
     ((await t.ds.query(`SELECT "entry" FROM "audit_entry" WHERE "tenant" = $1 ORDER BY "seq"`, [tenant])) as Array<{ entry: { action: string; details: Record<string, unknown> } }>)
       .map((r) => r.entry)
-      .filter((e) => e.action.startsWith('mcp.'));
+      .filter((e) => e.action.startsWith('mcp.') || e.action === 'negotiation.decided');
 
   beforeAll(async () => {
     fake = new McpFakeServer();
@@ -127,6 +128,21 @@ describe('MCP client: revisions, downgrade policy and pinned definitions (e2e)',
     offset += HOUR + 1;
     await mcpIds();
     expect((await auditActions()).filter((e) => e.action === 'mcp.version-downgraded')).toHaveLength(1);
+  });
+
+  it('records every negotiation outcome as a content-free negotiation.decided (the peer by its origin digest, never its origin)', async () => {
+    await mcpIds();
+    const decided = (await auditActions()).filter((e) => e.action === 'negotiation.decided');
+    const of = (serverId: string) => decided.find((e) => (e.details as { serverId?: string }).serverId === serverId)?.details as Record<string, unknown> | undefined;
+    const digest = (u: string) => createHash('sha256').update(new URL(u).origin).digest('hex');
+    expect(of('current')).toMatchObject({ protocol: 'mcp', outcome: 'accepted', version: '2026-07-28', requested: '2026-07-28', downgraded: false, reason: 'ok', floor: '2025-06-18', peerDigest: digest(current.url) });
+    expect(of('everything')).toMatchObject({ protocol: 'mcp', outcome: 'accepted', version: '2025-06-18', requested: '2026-07-28', downgraded: true, reason: 'ok' });
+    expect(of('strict')).toMatchObject({ protocol: 'mcp', outcome: 'refused', reason: 'below-floor', floor: '2026-07-28', requested: '2026-07-28' });
+    expect(of('strict')?.version).toBeUndefined();
+    for (const e of decided) {
+      expect((e.details as { peerDigest?: string }).peerDigest).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(e.details)).not.toMatch(/127\.0\.0\.1|localhost/);
+    }
   });
 
   it('keeps the operator routes to tools:manage on tenant-level credentials', async () => {

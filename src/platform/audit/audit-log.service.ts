@@ -30,6 +30,7 @@ export type AuditAction =
   | 'run.forked'
   | 'mcp.version-downgraded'
   | 'mcp.version-refused'
+  | 'negotiation.decided'
   | 'mcp.tool-held'
   | 'mcp.tool-approved'
   | 'tool.dispatch-decided'

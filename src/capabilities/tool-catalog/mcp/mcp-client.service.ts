@@ -5,7 +5,7 @@ import { AuditLogService, AuditRecord } from '../../../platform/audit/audit-log.
 import { CatalogClock } from '../tool-catalog.service';
 import { TOOL_CATALOG_SETTINGS, ToolCatalogSettings, McpServerConfig } from '../tool-catalog.config';
 import { connectMcp, McpConnection, McpConnectOptions, McpVerdict } from './mcp-connect';
-import { MCP_CURRENT_REVISION, McpRevisionError } from './mcp-revision';
+import { MCP_CURRENT_REVISION, MCP_LEGACY_REVISION, McpRefusalReason, McpRevisionError } from './mcp-revision';
 
 /** Whoever an MCP exchange is made for: the tenant (and workspace) and, for calls, the principal. */
 export interface McpCaller {
@@ -23,6 +23,9 @@ export interface McpServerState {
   at: string;
   refused?: { reason: string; requested: string };
 }
+
+/** A refusal's reason as the negotiation record names it (a forbidden downgrade: the server is below the policy's floor). */
+const REFUSAL_REASON: Record<McpRefusalReason, string> = { unsupported: 'unsupported', 'version-downgrade-forbidden': 'below-floor', unauthenticated: 'unauthenticated' };
 
 /** Longest a negotiation verdict (or a cached listing) is kept, whatever TTL the server asks for. */
 export const MCP_MAX_CACHE_MS = 3_600_000;
@@ -114,6 +117,8 @@ export class McpClientService {
       if (ttl > 0) this.verdicts.set(cfg.id, { verdict: conn.verdict, expiresAt: this.clock.now() + Math.min(ttl, MCP_MAX_CACHE_MS) });
       this.states.set(cfg.id, { requested, revision: conn.revision, era: conn.era, downgraded: conn.downgraded, at: new Date(this.clock.now()).toISOString() });
       this.forget(cfg.id, 'refused');
+      this.forget(cfg.id, 'decided:refused');
+      await this.decided(cfg, caller, { outcome: 'accepted', version: conn.revision, reason: 'ok', requested, downgraded: conn.downgraded });
       if (conn.downgraded) await this.downgraded(cfg, caller, conn);
       else this.forget(cfg.id, 'downgraded');
     }
@@ -148,6 +153,33 @@ export class McpClientService {
     await this.auditOnce(cfg, caller, `refused:${e.reason}`, {
       action: 'mcp.version-refused',
       details: { serverId: cfg.id, requested: e.requested, reason: e.reason },
+    });
+    this.forget(cfg.id, 'decided:accepted');
+    await this.decided(cfg, caller, { outcome: 'refused', reason: REFUSAL_REASON[e.reason], requested: e.requested });
+  }
+
+  /**
+   * The content-free record of one negotiation's outcome (RFC 0175 §D.3; the v2 event payload
+   * `negotiationDecided`: protocol, outcome, version, floor, peerDigest, reason, at), written to the
+   * host's log at every fresh negotiation and audited once per server, tenant and outcome while it
+   * lasts (`negotiation.decided`, with the revision requested and whether it was a downgrade). The
+   * peer is named by the SHA-256 of its origin, never the origin.
+   */
+  private async decided(cfg: McpServerConfig, caller: McpCaller, d: { outcome: 'accepted' | 'refused'; version?: string; reason: string; requested: string; downgraded?: boolean }): Promise<void> {
+    const peerDigest = cfg.transport === 'http' ? createHash('sha256').update(new URL(cfg.url).origin).digest('hex') : undefined;
+    const record = {
+      protocol: 'mcp',
+      outcome: d.outcome,
+      ...(d.version ? { version: d.version } : {}),
+      floor: cfg.downgrade === 'forbid' ? MCP_CURRENT_REVISION : MCP_LEGACY_REVISION,
+      ...(peerDigest ? { peerDigest } : {}),
+      reason: d.reason,
+      at: new Date(this.clock.now()).toISOString(),
+    };
+    this.log.log({ msg: 'negotiation.decided', server: cfg.id, tenant: caller.tenant, requested: d.requested, ...(d.downgraded ? { downgraded: true } : {}), ...record });
+    await this.auditOnce(cfg, caller, `decided:${d.outcome}:${d.version ?? d.reason}`, {
+      action: 'negotiation.decided',
+      details: { serverId: cfg.id, requested: d.requested, downgraded: d.downgraded === true, ...record },
     });
   }
 
