@@ -11,14 +11,16 @@ type Operation = { 'x-test-seam'?: boolean; parameters?: Array<{ name: string; i
 const IDENTITY = /^(tenant|workspace|principal|owner|subject)(id)?$/i;
 
 /**
- * The two exceptions: the webhook surface seam's body names a `tenantId` because the official
+ * The exceptions: the webhook surface seam's body names a `tenantId` because the official
  * webhook-tenant-isolation scenario sends one; it is the caller's own tenant or names a sandbox
  * tenant of the caller's (`<caller>/seam/<name>`), never another real tenant
  * (test/webhooks/webhooks-registration.e2e-spec.ts). The authorization decision seam names the
  * principal a decision is FOR, of the caller's tenant: it acts as the caller, reads that
- * principal's grants and writes nothing but the audit entry (test/platform/identity-seams.e2e-spec.ts).
+ * principal's grants and writes nothing but the audit entry (test/platform/identity-seams.e2e-spec.ts);
+ * the approval-gate seam names a principal of the caller's tenant that the gate must refuse: one the
+ * gate would accept is refused before anything is tried (test/runs/governance-gate.e2e-spec.ts).
  */
-const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/authorization/decide body.principal', 'POST /v1/host/sample/test/surface body.tenantId'];
+const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/authorization/decide body.principal', 'POST /v1/host/sample/governance/approval-gate body.principal', 'POST /v1/host/sample/test/surface body.tenantId'];
 
 function properties(schema: Schema | undefined, components: Record<string, Schema>, seen = new Set<string>()): string[] {
   if (!schema) return [];

@@ -48,6 +48,24 @@ export class ApprovalsController {
     return this.approvals.grant(p, id, body?.reason);
   }
 
+  /**
+   * The gate's override path (RFC 0051 §B; offered by `core.openwop.governance.approvalGate` with an
+   * `override` requirement): the caller must satisfy that requirement and give a reason. It is
+   * recorded as `approval.overridden {principal, reason}` and in the audit log, and counts as one
+   * grant, or releases the gate at once when the gate sets `overrideBypassesQuorum` (RFC 0093).
+   */
+  @Scopes('approvals:respond')
+  @Post('/v1/approvals/:id/override')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'overrideApproval', summary: 'Take an approval gate’s override path (role-gated, reason required, audited as approval.overridden)' })
+  @ApiParam(ID_PARAM)
+  @ApiBody({ type: ApprovalDecisionDto, required: true })
+  @ApiOkResponse({ schema: APPROVAL_SCHEMA })
+  @ApiErrors(400, 401, 403, 404, 409, 422)
+  async override(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: ApprovalDecisionDto): Promise<ApprovalView> {
+    return this.approvals.vote(p, id, 'granted', { reason: body?.reason, override: true });
+  }
+
   @Scopes('approvals:respond')
   @Post('/v1/approvals/:id/deny')
   @HttpCode(200)

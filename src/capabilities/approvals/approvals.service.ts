@@ -6,13 +6,13 @@ import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { requireDelegable } from '../../platform/identity/delegation';
-import { roleOf } from '../../platform/identity/scopes';
 import { keysetPage } from '../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../platform/pagination/page-query';
 import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { APPROVALS_SETTINGS, ApprovalsSettings } from './approvals.settings';
 import { ApprovalDecisionEntity, ApprovalEntity } from './approval.entity';
 import { countedVoter, voterKey } from './approval-voters';
+import { gateData, GateRequirements, overrideOf, overrideReason, recordOverride, satisfies } from './approval-gate-rules';
 import { UUID } from '../../platform/ids';
 import { scopedQuery } from '../../platform/tenancy/workspace-scope';
 import { WiringFault } from '../../platform/errors/internal-fault';
@@ -93,6 +93,8 @@ export interface DecisionOptions {
   resumeValue?: unknown;
   /** A signed interrupt token authorized the decision: the principal is the token's, no scope applies. */
   viaToken?: boolean;
+  /** The gate's override path (RFC 0051): the caller must satisfy its requirement and give a reason. */
+  override?: boolean;
 }
 
 export interface GateRequest {
@@ -116,6 +118,8 @@ export interface GateRequest {
     allowSelfApproval?: boolean;
     /** The scope designated to record votes for named voters. */
     namedVotersScope?: string;
+    /** A governance gate's own requirements (else the host's settings) and override path. */
+    gate?: GateRequirements;
   };
 }
 
@@ -151,7 +155,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
 
   /** Opens a gate inside the caller's transaction and emits `interrupt.requested` (kind approval). */
   async open(m: EntityManager, req: GateRequest, requestedBy: Principal): Promise<ApprovalEntity> {
-    const { requiredScope, requiredRole, timeoutMs } = this.settings;
+    const own = req.interrupt?.gate;
+    const requiredScope = own?.requiredScope ?? this.settings.requiredScope;
+    const requiredRole = own?.requiredScope || own?.requiredRole ? own.requiredRole : this.settings.requiredRole;
+    const timeoutMs = own?.timeoutMs ?? this.settings.timeoutMs;
     const kind = req.interrupt?.kind ?? 'approval';
     // A value-resolved interrupt is answered once; an approval needs its own quorum or the host's.
     const quorum = kind === 'approval' ? (req.interrupt?.quorum ?? this.settings.quorum) : 1;
@@ -178,7 +185,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         namedVotersScope: kind === 'approval' ? (req.interrupt?.namedVotersScope ?? null) : null,
         resumeSchema: req.interrupt?.resumeSchema ?? null,
         // A quorum the workflow set is a panel of named voters; the host's own quorum counts principals.
-        data: kind === 'approval' && req.interrupt?.quorum !== undefined ? { ...(req.interrupt?.data ?? {}), quorumSource: 'workflow' } : (req.interrupt?.data ?? null),
+        data: gateData(kind, req.interrupt),
         rejectionPolicy,
         artifactRef: req.artifactRef,
         requestedBy: requestedBy.principal,
@@ -287,11 +294,13 @@ export class ApprovalsService implements OnApplicationBootstrap {
     const beforeRelease = this.subjects.get(peek.subjectKind)?.beforeRelease;
     let checked = false;
     // (Not for a decision the transaction refuses anyway: its 403 or 409 comes first.)
-    if (decision === 'granted' && beforeRelease && peek.state === 'pending' && (opts.viaToken || this.mayDecide(principal, peek))) {
+    const override = opts.override === true;
+    const reasonOfOverride = override ? overrideReason(reason) : undefined;
+    if (decision === 'granted' && beforeRelease && peek.state === 'pending' && (opts.viaToken || this.mayDecide(principal, peek, override))) {
       const { key } = countedVoter(principal, peek, decision, opts.voter, opts.viaToken === true);
       const votes = await this.ds.getRepository(ApprovalDecisionEntity).findBy({ tenant: peek.tenant, approvalId: peek.id });
       const granted = votes.filter((v) => v.decision === 'granted').length;
-      if (!votes.some((v) => (v.voterKey ?? voterKey(v.principal)) === key) && granted + 1 >= peek.quorum) {
+      if (!votes.some((v) => (v.voterKey ?? voterKey(v.principal)) === key) && (granted + 1 >= peek.quorum || (override && !!overrideOf(peek.data)?.bypassesQuorum))) {
         await beforeRelease(peek, principal);
         checked = true;
       }
@@ -311,12 +320,12 @@ export class ApprovalsService implements OnApplicationBootstrap {
       if (decision === 'granted' && kind !== 'approval' && opts.resumeValue === undefined) {
         throw new UnprocessableError('resume_value_required', `A ${kind} interrupt is resolved with a value: POST /v1/runs/{runId}/interrupts/{nodeId} {resumeValue}.`, { kind });
       }
-      if (!opts.viaToken && !this.mayDecide(principal, gate)) {
+      if (override && (decision !== 'granted' || kind !== 'approval' || !overrideOf(gate.data))) throw new ConflictError('override_unavailable', 'This gate offers no override path.');
+      if (!opts.viaToken && !this.mayDecide(principal, gate, override)) {
         // Fail closed: the gate stays pending and records nothing.
-        throw new ForbiddenError('The credential does not satisfy this approval gate.', {
-          requiredScopes: [gate.requiredScope],
-          ...(gate.requiredRole ? { requiredRole: gate.requiredRole } : {}),
-        });
+        const need = override ? overrideOf(gate.data)! : gate;
+        const details = { ...(need.requiredScope ? { requiredScopes: [need.requiredScope] } : {}), ...(need.requiredRole ? { requiredRole: need.requiredRole } : {}) };
+        throw new ForbiddenError(`The credential does not satisfy this approval gate${override ? "'s override path" : ''}.`, details);
       }
       // Fail closed as well: an approver who could not do what the released work will do records nothing.
       if (decision === 'granted') requireDelegable(principal, needed, 'Releasing this approval');
@@ -356,7 +365,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
       }
       const granted = await decisions.countBy({ tenant: gate.tenant, approvalId: gate.id, decision: 'granted' });
       await this.events.append(scope, HOST_STREAM, 'approval.granted', { gateId: gate.id, principal: voter, quorumProgress: { granted, required: gate.quorum } }, evOpts);
-      if (granted >= gate.quorum) {
+      // The override path (RFC 0051 §B, RFC 0093): its own event and audit entry, and past the quorum only when the gate says so.
+      const released = granted >= gate.quorum || (override && overrideOf(gate.data)!.bypassesQuorum);
+      if (override) await recordOverride({ events: this.events, audit: this.audit }, gate, scopeOf(gate), principal, { voter, reason: reasonOfOverride!, released }, evOpts);
+      if (released) {
         const resumeValue = opts.resumeValue ?? { action: 'accept' };
         // Past the quorum the last voter closes it (interrupt.md: decidedBy of the closing approver).
         await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'granted', decidedAt: () => 'now()', resumeValue: resumeValue as object, resolvedBy: voter });
@@ -366,7 +378,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
         // Installs in this transaction: if the install fails, the grant is not recorded either.
         await subject.release(m, gate, principal, needed, checked);
       }
-      await audited(granted >= gate.quorum ? 'granted' : 'pending');
+      await audited(released ? 'granted' : 'pending');
       return { closed: undefined };
     });
     if (outcome.closed) throw new ConflictError('approval_closed', 'The approval expired before this decision.', { state: outcome.closed });
@@ -380,14 +392,10 @@ export class ApprovalsService implements OnApplicationBootstrap {
     return this.host.consoleEnabled ? `/console/#/${page}/${encodeURIComponent(id)}` : `/v1/${page}/${encodeURIComponent(id)}`;
   }
 
-  private mayDecide(p: Principal, gate: ApprovalEntity): boolean {
-    if (!p.scopes.has(gate.requiredScope)) return false;
-    if (gate.requiredRole) {
-      const role = roleOf(gate.requiredRole);
-      // An unknown role is satisfied by nobody.
-      if (!role || !role.scopes.every((s) => p.scopes.has(s))) return false;
-    }
-    return true;
+  /** Whether the principal may decide the gate: its scope and role, or for an override, the override path's. */
+  private mayDecide(p: Principal, gate: ApprovalEntity, override = false): boolean {
+    const path = override ? overrideOf(gate.data) : gate;
+    return !!path && satisfies(p, path);
   }
 
   /** The pending gate of a run step (tenant- and workspace-scoped), if any. */
@@ -488,6 +496,5 @@ function scopeOf(gate: ApprovalEntity): TenantScope {
 }
 
 async function dbNow(m: EntityManager): Promise<Date> {
-  const [{ now }] = (await m.query('SELECT now() AS now')) as Array<{ now: Date }>;
-  return new Date(now);
+  return new Date(((await m.query('SELECT now() AS now')) as Array<{ now: Date }>)[0].now);
 }

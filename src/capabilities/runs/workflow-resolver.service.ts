@@ -37,6 +37,9 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   },
   // Interrupts: one suspending node each (approval gate `gate`, clarification `ask`, external event `wait`).
   'conformance-approval': { nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval', requiredApprovals: 1 } }] },
+  // RFC 0051 governance gates (the approval-gate seam): role-gated, with an override path; the second needs two grants and its override releases it at once.
+  'conformance-governance-gate': { nodes: [{ id: 'gate', typeId: 'core.openwop.governance.approvalGate', config: { title: 'Conformance governance gate', requiredScope: 'approvals:respond', override: { requiredScope: 'approvals:respond' } } }] },
+  'conformance-governance-gate-quorum': { nodes: [{ id: 'gate', typeId: 'core.openwop.governance.approvalGate', config: { title: 'Conformance governance gate (quorum 2)', requiredScope: 'approvals:respond', quorum: 2, override: { requiredScope: 'approvals:respond' }, overrideBypassesQuorum: true } }] },
   'conformance-clarification': {
     nodes: [{ id: 'ask', typeId: 'core.clarification', config: { title: 'Conformance clarification', questions: [{ id: 'q1', question: 'Which colour?' }] } }],
   },

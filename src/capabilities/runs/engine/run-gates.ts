@@ -2,7 +2,7 @@ import { InterruptRequest, NodeExecutionError } from '@openwop-host/plugin-sdk';
 import type { BatchEvent } from '../../../platform/events/event-log.service';
 import type { Principal } from '../../../platform/identity/principal';
 import { AuthorSchemas } from '../../../platform/schemas/author-schemas';
-import type { ApprovalsService } from '../../approvals';
+import type { ApprovalsService, GateRequirements } from '../../approvals';
 import type { ClaimedRow, NodeWrite, RunStoreTx } from './run-store';
 import type { DagNode } from '../workflow-definition';
 
@@ -14,7 +14,7 @@ export const RUN_GATE_SUBJECT = 'run-node';
  * artifact type and, for `core.approval`, who may vote: whether the run's owner may approve, and the
  * scope designated to record votes for named voters.
  */
-export type SuspendRequest = InterruptRequest & { artifactType?: string; allowSelfApproval?: boolean; namedVotersScope?: string };
+export type SuspendRequest = InterruptRequest & { artifactType?: string; allowSelfApproval?: boolean; namedVotersScope?: string; gate?: GateRequirements };
 
 /** Thrown inside a node while its gate is not decided: the node suspends. */
 export class Suspend extends Error {
@@ -82,6 +82,7 @@ export async function openGates(
             rejectionPolicy: o.suspend?.rejectionPolicy,
             allowSelfApproval: o.suspend?.allowSelfApproval,
             namedVotersScope: o.suspend?.namedVotersScope,
+            gate: o.suspend?.gate,
           },
         },
         principal,
