@@ -3,6 +3,7 @@ import { InstalledArtifactEntity } from './artifacts/installed-artifact.entity';
 import { EventEntity, EventStreamEntity } from './events/event.entities';
 import { ActivityInvocationEntity, IdempotencyRecordEntity } from './idempotency/idempotency.entities';
 import { ApiKeyEntity } from './identity/api-key.entity';
+import { ScimGroupEntity, ScimUserEntity } from './identity/scim/scim.entities';
 import { PluginStateEntity } from './plugins/plugin-state.entity';
 import { ScheduledTaskEntity } from './scheduler/scheduled-task.entity';
 
@@ -16,4 +17,6 @@ export const PLATFORM_ENTITIES: readonly EntityClass[] = [
   ScheduledTaskEntity,
   IdempotencyRecordEntity,
   ActivityInvocationEntity,
+  ScimUserEntity,
+  ScimGroupEntity,
 ];

@@ -28,6 +28,8 @@ import { KeyRevocationWatcher } from './identity/key-revocation.watcher';
 import { AuthGuard } from './identity/auth.guard';
 import { JwtVerifier } from './identity/jwt-verifier';
 import { TokenLanes } from './identity/token-lanes';
+import { ScimDirectory } from './identity/scim/scim-directory.service';
+import { ScimController } from './identity/scim/scim.controller';
 import { KeysController } from './identity/keys.controller';
 import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
@@ -77,6 +79,7 @@ export class PlatformModule {
       KeyRevocationWatcher,
       JwtVerifier,
       TokenLanes,
+      ScimDirectory,
       DiscoveryDocumentService,
       EventLogService,
       RunRecordsPort,
@@ -96,7 +99,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

@@ -154,7 +154,8 @@ export function installJsonGuard(fastify: FastifyInstance, limits: JsonLimits): 
   const secureParse = fastify.getDefaultJsonParser('error', 'error');
   // Only JSON is spoken: other bodies (including text/plain, which Fastify parses by default) answer 415.
   fastify.removeContentTypeParser(['application/json', 'text/plain']);
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  // SCIM 2.0 clients send application/scim+json (RFC 7644 §3.1): JSON, held to the same limits.
+  fastify.addContentTypeParser(['application/json', 'application/scim+json'], { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
     // Kept as received: artifacts are stored byte for byte (see verbatim-json.interceptor).
     (request as typeof request & { rawBody?: string }).rawBody = text;

@@ -9,6 +9,7 @@ import { ApiKeyService } from './api-key.service';
 import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
+import { ScimDirectory } from './scim/scim-directory.service';
 import { TokenLanes } from './token-lanes';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -27,6 +28,7 @@ export class AuthGuard implements CanActivate {
     private readonly keys: ApiKeyService,
     private readonly jwt: JwtVerifier,
     private readonly lanes: TokenLanes,
+    private readonly scim: ScimDirectory,
     private readonly limiter: RateLimiterService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
@@ -105,7 +107,8 @@ export class AuthGuard implements CanActivate {
     if (lane) return (await this.lanes.verify(token, lane)).principal;
     if (token.split('.').length === 3 && this.jwt.enabled) {
       const principal = await this.jwt.verify(req);
-      if (principal) return principal;
+      // A principal SCIM deactivated or deleted is refused from then on, whatever its token says.
+      if (principal && (await this.scim.subject(principal.tenant, principal.principal)).state !== 'deprovisioned') return principal;
       throw new UnauthenticatedError('The bearer token is not valid.');
     }
     throw new UnauthenticatedError('The bearer token is not valid.');

@@ -5,6 +5,7 @@ import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import type { TokenLaneSettings } from '../config/identity-settings';
 import { ForbiddenError, UnauthenticatedError } from '../errors/domain-error';
 import { IDENTIFIER, Principal } from './principal';
+import { ScimDirectory } from './scim/scim-directory.service';
 import { expandRoles, isValidScope } from './scopes';
 
 /** Clock skew allowed on `exp`/`nbf`/`iat` between the identity provider and this host. */
@@ -30,7 +31,8 @@ export interface LaneToken {
  * document), with the lane's algorithms and audience, `exp` required, `nbf`/`iat` honoured; tenant,
  * workspace and principal come from the configured claims. OIDC tokens get the host roles their
  * groups map to in their tenant (none: 403, fail closed); client-credentials tokens get the host
- * scopes of their `scope` claim. Any verification failure is one 401 `invalid_token`.
+ * scopes of their `scope` claim. Any verification failure is one 401 `unauthenticated`. A principal
+ * SCIM deprovisioned is refused like an invalid token; an OIDC user's SCIM groups count with its claim.
  */
 @Injectable()
 export class TokenLanes {
@@ -38,7 +40,10 @@ export class TokenLanes {
   private readonly lanes: TokenLaneSettings[];
   private readonly clients = new Map<string, { client: JwksClient; at: number }>();
 
-  constructor(@Inject(HOST_CONFIG) config: HostConfig) {
+  constructor(
+    @Inject(HOST_CONFIG) config: HostConfig,
+    private readonly scim: ScimDirectory,
+  ) {
     const id = config.identity;
     this.lanes = [id?.oidc, id?.oauth2].filter((l): l is TokenLaneSettings => !!l);
   }
@@ -86,10 +91,10 @@ export class TokenLanes {
     }
     if (typeof payload.exp !== 'number') throw refused();
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + CLOCK_SKEW_S) throw refused();
-    return this.principalOf(payload, lane, iss);
+    return await this.principalOf(payload, lane, iss);
   }
 
-  private principalOf(payload: jwt.JwtPayload, lane: TokenLaneSettings, issuer: string): LaneToken {
+  private async principalOf(payload: jwt.JwtPayload, lane: TokenLaneSettings, issuer: string): Promise<LaneToken> {
     const c = lane.claims;
     const rawPrincipal = payload[c.principal] ?? payload.sub;
     if (typeof rawPrincipal !== 'string' || !IDENTIFIER.test(rawPrincipal)) throw refused();
@@ -99,9 +104,12 @@ export class TokenLanes {
     if (!tenant) throw new ForbiddenError('The token names no tenant this host serves.');
     const workspace = payload[c.workspace];
     if (workspace !== undefined && workspace !== null && (typeof workspace !== 'string' || !IDENTIFIER.test(workspace))) throw refused();
+    // A principal SCIM deactivated or deleted is refused from then on; an active one adds its SCIM groups.
+    const provisioned = await this.scim.subject(tenant, rawPrincipal);
+    if (provisioned.state === 'deprovisioned') throw refused();
     let scopes: string[];
     if (lane.kind === 'oidc') {
-      const groups = listClaim(payload[c.groups]);
+      const groups = [...listClaim(payload[c.groups]), ...(provisioned.state === 'active' ? provisioned.groups : [])];
       const roles = new Set<string>();
       for (const table of [lane.groupRoles['*'], lane.groupRoles[tenant]]) {
         if (!table) continue;
