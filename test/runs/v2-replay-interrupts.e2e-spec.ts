@@ -155,13 +155,20 @@ describe('replay and interrupts under majors 1 and 2 (OPENWOP_PROTOCOL_MAJORS=1,
     expect(v2Failed[1].payload.failedNodeId).toBe('gate');
   });
 
-  it('a v1 run waiting on an external event, read under major 2: its interrupt id bound, its callback the unversioned token route, which resolves it', async () => {
+  it('a v1 run waiting on an external event, read under major 2: its interrupt id bound, an ow2 token on the unversioned route, which resolves it', async () => {
     const runId = await create(1, 'conformance-interrupt-external-event');
     const v1 = await waitForStatus(t, key, runId, ['waiting-external']);
     // The closed v2 snapshot has no seat for the interrupt: it is kept under the host's run extension.
     const v2 = (await at(2, 'GET', `/runs/${idAt(2, runId)}`)).body.extensions['openwop-host.run'];
     expect(v2.interrupt.interruptId).toBe(`${TENANT}/${v1.interrupt.interruptId}`);
-    expect(v2.interrupt.callbackUrl).toBe(`/interrupts/${v1.interrupt.interruptToken}`);
+    expect(v1.interrupt.interruptToken).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(v2.interrupt.interruptToken).toMatch(/^ow2\.hs256\.k[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(v2.interrupt.callbackUrl).toBe(`/interrupts/${v2.interrupt.interruptToken}`);
+    // Both schemes name the same interrupt, at either route.
+    for (const [url, headers] of [[`/v1/interrupts/${v2.interrupt.interruptToken}`, {}], [`/interrupts/${v1.interrupt.interruptToken}`, V2]] as const) {
+      const inspected = await t.http('GET', url, { headers });
+      expect([url, inspected.status, inspected.body.kind]).toEqual([url, 200, 'external-event']);
+    }
     const resolved = await t.http('POST', v2.interrupt.callbackUrl, { headers: V2, body: { resumeValue: { orderId: 'fixture-order-1', status: 'completed' } } });
     expect([resolved.status, resolved.body.runId, resolved.body.interruptId]).toEqual([200, `${TENANT}/${runId}`, `${TENANT}/${v1.interrupt.interruptId}`]);
     await waitForStatus(t, key, runId, ['completed']);

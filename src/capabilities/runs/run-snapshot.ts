@@ -85,12 +85,13 @@ export async function findRun(db: EntityManager, scope: TenantScope, runId: stri
 }
 
 /** The RunSnapshot of a run of the caller's scope (unknown and foreign ids are 404), with its nodes, its interrupt and (given the store) its artifacts. */
-export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsService, scope: TenantScope, runId: string, artifacts?: Pick<RunArtifactsService, 'list'>): Promise<RunSnapshot> {
+export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsService, scope: TenantScope, runId: string, artifacts?: Pick<RunArtifactsService, 'list'>, major = 1): Promise<RunSnapshot> {
   const run = await findRun(db, scope, runId);
   if (!run) throw new NotFoundError('No such run.');
   const nodes = run.kind === 'workflow' ? await db.getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
   const s = snapshot(run, nodes);
-  const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run) : undefined;
+  // `major`: the protocol major it is read under (an interrupt's token scheme and callback route differ).
+  const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run, major) : undefined;
   if (interrupt) s.interrupt = interrupt;
   if (artifacts && run.kind === 'workflow') s.artifacts = await artifacts.list(run.tenant, run.id);
   if (run.kind === 'workflow') {

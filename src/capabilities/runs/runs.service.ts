@@ -37,8 +37,9 @@ export class RunsService {
     private readonly artifacts: RunArtifactsService,
   ) {}
 
-  async get(scope: TenantScope, runId: string, manager?: EntityManager): Promise<RunSnapshot> {
-    return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, this.artifacts);
+  /** `major`: the protocol major the snapshot is read under (readRunSnapshot). */
+  async get(scope: TenantScope, runId: string, manager?: EntityManager, major = 1): Promise<RunSnapshot> {
+    return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, this.artifacts, major);
   }
 
   /** The run's id and status only (one indexed read; unknown and foreign ids are 404): what a stream needs to open. */

@@ -15,6 +15,7 @@ import { RunCreationService } from '../run-creation.service';
 import { RunDefinitionView, RunPage, RunSnapshot } from '../run-snapshot';
 import { RunsService } from '../runs.service';
 import { KeyedRunOperations } from './keyed-run-operations';
+import { requestMajor } from '../../../platform/http/protocol-version';
 
 /**
  * The v1 run lifecycle: start a run of a chain, read it, list and cancel it. Run control (pause,
@@ -86,7 +87,7 @@ export class RunsController {
     const condition = req.headers['if-none-match'];
     // The sequence is read first: an event written in between only makes the tag older, never wrong.
     const sequence = await this.events.lastSequence(p, runId);
-    const snap = await this.runs.get(p, runId);
+    const snap = await this.runs.get(p, runId, undefined, requestMajor(req));
     const body = JSON.stringify(snap);
     const tag = `"${sequence}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     reply.header('etag', tag);
