@@ -34,6 +34,14 @@ const BROKEN = {
   ],
   edges: [{ from: 'boom', to: 'reply' }],
 };
+/** A person is the model: the question is the prompt, the answer the reply. */
+const HUMAN = {
+  nodes: [
+    { id: 'ask', typeId: 'core.clarification', config: { title: '{{inputs.prompt}}', questions: [{ id: 'reply', question: 'Your reply?' }] } },
+    { id: 'reply', typeId: 'core.openwop.mcp.handle-sampling', config: { model: 'openwop-human', reply: '{{nodes.ask.answers.reply}}' } },
+  ],
+  edges: [{ from: 'ask', to: 'reply' }],
+};
 const SILENT = { nodes: [{ id: 'reply', typeId: 'core.openwop.mcp.handle-sampling', config: { model: 'openwop-silent' } }] };
 
 async function legacyClient(base: string, key: string): Promise<LegacyClient> {
@@ -59,12 +67,14 @@ describe('MCP sampling bridge (e2e, official 1.x client)', () => {
   let t: TestApp;
   let base: string;
   let key: string;
+  let answerer: string;
   let client: LegacyClient;
 
   beforeAll(async () => {
     t = await createTestApp();
-    await installChains(t, 'default', 'vendor.test.sampling', { 'vendor.test.a-echo': ECHO, 'vendor.test.count': COUNT, 'vendor.test.broken': BROKEN, 'vendor.test.silent': SILENT });
+    await installChains(t, 'default', 'vendor.test.sampling', { 'vendor.test.a-echo': ECHO, 'vendor.test.count': COUNT, 'vendor.test.broken': BROKEN, 'vendor.test.silent': SILENT, 'vendor.test.human': HUMAN });
     key = await t.key({ principal: 'agent', scopes: ['tools:read', 'runs:create', 'runs:read'] });
+    answerer = await t.key({ principal: 'operator', scopes: ['runs:read', 'approvals:respond'] });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const addr = t.app.getHttpServer().address();
     base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -112,6 +122,22 @@ describe('MCP sampling bridge (e2e, official 1.x client)', () => {
     const silent = await client.request({ method: 'sampling/createMessage', params: sample('hi', 'silent') }, CreateMessageResultSchema).then(() => undefined, (e: unknown) => e);
     expect((silent as McpError).code).toBe(-32603);
     expect((silent as McpError).data).toMatchObject({ error: { code: 'sampling_no_reply' } });
+  });
+
+  it('waits while a person answers: the reply is what they answered in the inbox', async () => {
+    const pending = client.request({ method: 'sampling/createMessage', params: sample('Capital of France?', 'human') }, CreateMessageResultSchema);
+    let runId: string | undefined;
+    for (let i = 0; i < 200 && !runId; i++) {
+      const rows = await t.ds.query(`SELECT "id" FROM "run" WHERE "workflow_id" = 'vendor.test.human' AND "status" = 'waiting-input'`);
+      runId = rows[0]?.id;
+      if (!runId) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(runId).toBeDefined();
+    const r = await t.http('POST', `/v1/runs/${runId}/interrupts/ask`, { token: answerer, body: { resumeValue: { answers: { reply: 'Paris.' } } } });
+    expect(r.status).toBe(200);
+    const res = await pending;
+    expect(res).toMatchObject({ role: 'assistant', model: 'openwop-human', content: { type: 'text', text: 'Paris.' } });
+    expect((res._meta as Record<string, string>)['io.openwop/runId']).toBe(runId);
   });
 
   it('refuses malformed params with -32602 before any run exists', async () => {

@@ -11,6 +11,9 @@ const ORIGIN = { transport: 'mcp', trustBoundary: 'untrusted' } as const;
 /** The most messages a request may carry into a run's inputs. */
 const MAX_MESSAGES = 100;
 const ROLES = new Set(['user', 'assistant']);
+/** Statuses in which a handler run waits on a person; the bridge keeps waiting (up to the call timeout). */
+const WAITING = new Set(['waiting-approval', 'waiting-input']);
+const WAIT_POLL_MS = 250;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -71,7 +74,7 @@ export function pickHandler(handlers: SamplingHandler[], params: Record<string, 
 /**
  * The legacy sampling bridge (RFC 0020 §A point 3, `serverMount.samplingBridge`, the 2025-06-18
  * profile only): an inbound `sampling/createMessage` starts the caller's sampling handler chain as a
- * durable run (transport `mcp`, untrusted inputs), waits for it, and answers the
+ * durable run (transport `mcp`, untrusted inputs), waits for it (a step a person answers included), and answers the
  * `CreateMessageResult` its `core.openwop.mcp.handle-sampling` step produced. A run that fails or is
  * cancelled, one that stops on an interrupt or outlasts the call timeout, and a reply that is not a
  * text CreateMessageResult answer `-32603` with the run id and status in `error.data`: never a
@@ -85,6 +88,22 @@ export class McpSampling {
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
+  /**
+   * Waits for the handler run's reply, at most the call timeout: through its steps, and through any
+   * step that waits on a person (a clarification or an approval answered in the inbox: a person can
+   * be the model), since a CreateMessageResult has no "ask later".
+   */
+  private async untilAnswered(principal: Principal, runId: string): Promise<RunState> {
+    const until = Date.now() + this.config.mcpMount.callTimeoutMs;
+    let state: RunState = await this.runs.settled(principal, runId, this.config.mcpMount.callTimeoutMs);
+    while (WAITING.has(state.status) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
+      state = await this.runs.get(principal, runId);
+      if (!WAITING.has(state.status)) state = await this.runs.settled(principal, runId, Math.max(1, until - Date.now()));
+    }
+    return state;
+  }
+
   async createMessage(principal: Principal, req: McpRequest): Promise<Record<string, unknown>> {
     const inputs = samplingInputs(req.params);
     const handler = pickHandler(await this.exposure.samplingHandlers(principal), req.params);
@@ -92,7 +111,7 @@ export class McpSampling {
     let state: RunState;
     try {
       const started = await this.runs.start(principal, handler.workflowId, inputs, ORIGIN);
-      state = await this.runs.settled(principal, started.runId, this.config.mcpMount.callTimeoutMs);
+      state = await this.untilAnswered(principal, started.runId);
     } catch (e) {
       if (e instanceof DomainError && e.status >= 400 && e.status < 500) throw new RpcError(e.status === 403 ? RPC.INVALID_REQUEST : RPC.INVALID_PARAMS, e.message, { error: e.code, ...(e.details ?? {}) }, e.status === 403 ? 403 : 200);
       throw e;
