@@ -5,7 +5,7 @@ import { linkageOf, runVariables } from './run-variables';
 type Run = Pick<RunEntity, 'inputs' | 'definition' | 'metadata'>;
 type Node = Pick<RunNodeEntity, 'nodeId' | 'typeId' | 'status' | 'outputs'>;
 
-const node = (nodeId: string, typeId: string, status: string, variables?: Record<string, unknown>): Node => ({ nodeId, typeId, status, outputs: variables ? { variables } : {} });
+const node = (nodeId: string, typeId: string, status: Node['status'], variables?: Record<string, unknown>): Node => ({ nodeId, typeId, status, outputs: variables ? { variables } : {} });
 
 describe('a run\'s variable bag', () => {
   it('is {inputs} alone for a run without variables (the v1 answer of every earlier run)', () => {

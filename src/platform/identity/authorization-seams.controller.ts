@@ -27,7 +27,7 @@ class DecideBody {
   resource?: string;
 }
 
-export interface AuthorizationDecision {
+interface AuthorizationDecision {
   principal: string;
   action: string;
   resource?: string;
