@@ -9,16 +9,24 @@ import './styles.css';
 
 function App() {
   const [identity, setIdentity] = useState<Identity | null>(null);
-  const [checking, setChecking] = useState(Boolean(credential()));
+  const [checking, setChecking] = useState(true);
   const [jwt, setJwt] = useState(false);
+  const [sso, setSso] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
 
   useEffect(() => {
     fetch('/console/settings.json')
       .then((r) => (r.ok ? r.json() : { jwt: false }))
-      .then((s: { jwt?: boolean }) => setJwt(Boolean(s.jwt)))
+      .then((s: { jwt?: boolean; sso?: boolean }) => (setJwt(Boolean(s.jwt)), setSso(Boolean(s.sso))))
       .catch(() => setJwt(false));
-    if (!credential()) return;
+    // Without a pasted credential, a single sign-on session (its HttpOnly cookie) may be signed in already.
+    if (!credential()) {
+      whoami().then(
+        (i) => (setIdentity(i), setChecking(false)),
+        () => setChecking(false),
+      );
+      return;
+    }
     whoami().then(
       (i) => (setIdentity(i), setChecking(false)),
       (e: unknown) => {
@@ -42,11 +50,13 @@ function App() {
   }, []);
 
   if (checking) return <p role="status">Checking the credential…</p>;
-  if (!identity) return <SignIn onSignedIn={(i) => (setError(null), setIdentity(i))} jwt={jwt} notice={error} />;
+  if (!identity) return <SignIn onSignedIn={(i) => (setError(null), setIdentity(i))} jwt={jwt} sso={sso} notice={error} />;
   return (
     <Shell
       identity={identity}
       onSignOut={() => {
+        // A single sign-on session ends server-side too (the cookie is HttpOnly: only the host can drop it).
+        if (!credential()) void fetch('/console/auth/logout', { method: 'POST' }).catch(() => undefined);
         clearCredential();
         setIdentity(null);
         window.location.hash = '';

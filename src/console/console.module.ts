@@ -42,7 +42,7 @@ export class ConsoleModule implements OnModuleInit {
     // What the sign-in form needs to know before any credential exists; nothing secret.
     fastify.get('/console/settings.json', (_req, reply) => {
       secure(reply);
-      void reply.header('cache-control', 'no-store').send({ jwt });
+      void reply.header('cache-control', 'no-store').send({ jwt, sso: Boolean(this.config.identity?.console) });
     });
     if (!built) {
       this.logger.warn('the operator console is not built (npm run console:build); /console explains how');

@@ -4,6 +4,7 @@ import { EventEntity, EventStreamEntity } from './events/event.entities';
 import { ActivityInvocationEntity, IdempotencyRecordEntity } from './idempotency/idempotency.entities';
 import { ApiKeyEntity } from './identity/api-key.entity';
 import { ScimGroupEntity, ScimUserEntity } from './identity/scim/scim.entities';
+import { ConsoleSessionEntity } from './identity/console-session.entity';
 import { PluginStateEntity } from './plugins/plugin-state.entity';
 import { ScheduledTaskEntity } from './scheduler/scheduled-task.entity';
 
@@ -19,4 +20,5 @@ export const PLATFORM_ENTITIES: readonly EntityClass[] = [
   ActivityInvocationEntity,
   ScimUserEntity,
   ScimGroupEntity,
+  ConsoleSessionEntity,
 ];

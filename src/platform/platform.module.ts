@@ -30,6 +30,8 @@ import { JwtVerifier } from './identity/jwt-verifier';
 import { TokenLanes } from './identity/token-lanes';
 import { ScimDirectory } from './identity/scim/scim-directory.service';
 import { ScimController } from './identity/scim/scim.controller';
+import { ConsoleSessions } from './identity/console-session.service';
+import { ConsoleSessionController } from './identity/console-session.controller';
 import { KeysController } from './identity/keys.controller';
 import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
@@ -80,6 +82,7 @@ export class PlatformModule {
       JwtVerifier,
       TokenLanes,
       ScimDirectory,
+      ConsoleSessions,
       DiscoveryDocumentService,
       EventLogService,
       RunRecordsPort,
@@ -99,7 +102,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ConsoleSessionController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

@@ -31,6 +31,8 @@ const auth: Middleware = {
   onRequest({ request }) {
     const token = credential();
     if (token) request.headers.set('authorization', `Bearer ${token}`);
+    // Signed in by single sign-on: the HttpOnly session cookie authenticates, with the header that proves same-origin.
+    else request.headers.set('x-openwop-session', '1');
     return request;
   },
   async onResponse({ response }) {

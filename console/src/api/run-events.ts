@@ -26,6 +26,7 @@ export function followRunEvents(runId: string, onEvent: (e: RunEvent) => void, o
         const headers = new Headers({ accept: 'text/event-stream' });
         const token = credential();
         if (token) headers.set('authorization', `Bearer ${token}`);
+        else headers.set('x-openwop-session', '1');
         if (lastId) headers.set('last-event-id', lastId);
         const res = await fetch(url, { headers, signal: abort.signal });
         if (!res.ok || !res.body) {

@@ -5,7 +5,7 @@ import { clearCredential, Identity, storeCredential } from '../session';
 import { asApiError, ErrorBanner } from '../ui';
 
 /** The sign-in form: an API key, or (where the host accepts JWTs) a bearer token. */
-export function SignIn({ onSignedIn, jwt, notice }: { onSignedIn: (i: Identity) => void; jwt: boolean; notice: ApiError | null }) {
+export function SignIn({ onSignedIn, jwt, sso = false, notice }: { onSignedIn: (i: Identity) => void; jwt: boolean; sso?: boolean; notice: ApiError | null }) {
   const [kind, setKind] = useState<'api-key' | 'jwt'>('api-key');
   const [token, setToken] = useState('');
   const [error, setError] = useState<ApiError | null>(notice);
@@ -34,6 +34,13 @@ export function SignIn({ onSignedIn, jwt, notice }: { onSignedIn: (i: Identity) 
   return (
     <main id="main" class="signin">
       <h1>OpenWOP console</h1>
+      {sso ? (
+        <p class="card">
+          <a class="button primary" href="/console/auth/login">
+            Sign in with single sign-on
+          </a>
+        </p>
+      ) : null}
       <form onSubmit={submit} class="card" aria-describedby="signin-help">
         <h2>Sign in</h2>
         <p id="signin-help" class="muted">

@@ -1,4 +1,5 @@
 import { ConfigError } from './config-error';
+import { envInt } from './env-int';
 import type { EnvSetting } from './env-setting';
 
 /**
@@ -25,6 +26,17 @@ export interface IdentitySettings {
   oauth2?: TokenLaneSettings;
   /** SCIM bearer tokens per tenant (token → tenant); empty: SCIM off. */
   scimTokens: Map<string, string>;
+  /** Console single sign-on (authorization code + PKCE); needs the OIDC lane. */
+  console?: ConsoleSignInSettings;
+}
+
+export interface ConsoleSignInSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  redirectUrl: string;
+  scopes: string;
+  sessionTtlS: number;
 }
 
 export const IDENTITY_ENV_SETTINGS: EnvSetting[] = [
@@ -43,6 +55,12 @@ export const IDENTITY_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_OAUTH2_CLAIM_TENANT', default: 'tenant', description: 'Client-credentials claim naming the tenant; without it the token belongs to OPENWOP_OAUTH2_DEFAULT_TENANT.' },
   { name: 'OPENWOP_OAUTH2_DEFAULT_TENANT', description: 'Tenant of client-credentials tokens without a tenant claim. Unset: such tokens are refused (403).' },
   { name: 'OPENWOP_OAUTH2_CLAIM_PRINCIPAL', default: 'client_id', description: 'Client-credentials claim naming the principal (falls back to `sub`). Scopes come from the `scope` claim; only host scopes count.' },
+  { name: 'OPENWOP_CONSOLE_OIDC_CLIENT_ID', description: 'Console single sign-on: the client id the host signs people in with (authorization code + PKCE) at the OIDC issuer; needs OPENWOP_OIDC_ISSUERS (groups map to roles as for bearer tokens). Unset (the default): the console signs in with a pasted credential only.' },
+  { name: 'OPENWOP_CONSOLE_OIDC_CLIENT_SECRET', description: 'The console client\'s secret (confidential client, `client_secret_basic`); unset: a public client (PKCE only).' },
+  { name: 'OPENWOP_CONSOLE_OIDC_ISSUER', description: 'The issuer the console signs in at (one of OPENWOP_OIDC_ISSUERS; default: the first).' },
+  { name: 'OPENWOP_CONSOLE_OIDC_REDIRECT_URL', description: 'The callback registered at the identity provider: `https://<host>/console/auth/callback` (required with OPENWOP_CONSOLE_OIDC_CLIENT_ID).' },
+  { name: 'OPENWOP_CONSOLE_OIDC_SCOPES', default: 'openid profile email groups', description: 'Scopes the console asks for at sign-in (`openid` required).' },
+  { name: 'OPENWOP_CONSOLE_SESSION_TTL_S', default: '28800', description: 'Lifetime of a console sign-in session (kept server-side; the browser holds an HttpOnly cookie naming it), in seconds (300 to 604800).' },
   { name: 'OPENWOP_SCIM_TOKENS', description: 'SCIM 2.0 provisioning (`/scim/v2/Users`, `/scim/v2/Groups`): comma-separated `<tenant>=<bearer token>` pairs (tokens at least 32 characters), one per tenant the IdP provisions. Unset (the default): SCIM answers 404.' },
 ];
 
@@ -137,8 +155,25 @@ function scimTokens(raw: string | undefined): Map<string, string> {
   return out;
 }
 
+function consoleSignIn(env: NodeJS.ProcessEnv, oidc: TokenLaneSettings | undefined): ConsoleSignInSettings | undefined {
+  const clientId = str(env, 'OPENWOP_CONSOLE_OIDC_CLIENT_ID');
+  if (!clientId) return undefined;
+  if (!oidc) throw new ConfigError('OPENWOP_CONSOLE_OIDC_CLIENT_ID needs the OIDC lane (OPENWOP_OIDC_ISSUERS, OPENWOP_OIDC_AUDIENCE)');
+  const issuer = str(env, 'OPENWOP_CONSOLE_OIDC_ISSUER') ?? oidc.issuers[0];
+  if (!oidc.issuers.includes(issuer)) throw new ConfigError('OPENWOP_CONSOLE_OIDC_ISSUER must be one of OPENWOP_OIDC_ISSUERS');
+  const redirectUrl = str(env, 'OPENWOP_CONSOLE_OIDC_REDIRECT_URL');
+  if (!redirectUrl || !/^https?:\/\/[^/]+\/console\/auth\/callback$/.test(redirectUrl)) {
+    throw new ConfigError('OPENWOP_CONSOLE_OIDC_REDIRECT_URL must be https://<host>/console/auth/callback');
+  }
+  const scopes = str(env, 'OPENWOP_CONSOLE_OIDC_SCOPES') ?? 'openid profile email groups';
+  if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError('OPENWOP_CONSOLE_OIDC_SCOPES must include openid');
+  const secret = str(env, 'OPENWOP_CONSOLE_OIDC_CLIENT_SECRET');
+  return { issuer, clientId, ...(secret ? { clientSecret: secret } : {}), redirectUrl, scopes, sessionTtlS: envInt(env, 'OPENWOP_CONSOLE_SESSION_TTL_S', 28800, 300, 604800) };
+}
+
 export function loadIdentitySettings(env: NodeJS.ProcessEnv): IdentitySettings {
   const oidc = lane(env, 'oidc');
   const oauth2 = lane(env, 'oauth2');
-  return { ...(oidc ? { oidc } : {}), ...(oauth2 ? { oauth2 } : {}), scimTokens: scimTokens(str(env, 'OPENWOP_SCIM_TOKENS')) };
+  const console = consoleSignIn(env, oidc);
+  return { ...(oidc ? { oidc } : {}), ...(oauth2 ? { oauth2 } : {}), scimTokens: scimTokens(str(env, 'OPENWOP_SCIM_TOKENS')), ...(console ? { console } : {}) };
 }

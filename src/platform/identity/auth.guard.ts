@@ -9,6 +9,7 @@ import { ApiKeyService } from './api-key.service';
 import { OPTIONAL_AUTH_KEY, PrincipalRequest, PUBLIC_KEY, SCOPES_ANY_KEY, SCOPES_KEY, SEAM_KEY } from './decorators';
 import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
+import { ConsoleSessions, cookieOf, SESSION_COOKIE, SESSION_HEADER } from './console-session.service';
 import { ScimDirectory } from './scim/scim-directory.service';
 import { TokenLanes } from './token-lanes';
 
@@ -29,6 +30,7 @@ export class AuthGuard implements CanActivate {
     private readonly jwt: JwtVerifier,
     private readonly lanes: TokenLanes,
     private readonly scim: ScimDirectory,
+    private readonly sessions: ConsoleSessions,
     private readonly limiter: RateLimiterService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
@@ -91,6 +93,13 @@ export class AuthGuard implements CanActivate {
 
   private async authenticate(req: PrincipalRequest) {
     const header = req.headers.authorization;
+    // The console signed in by single sign-on: its session cookie, only with the header a cross-site page cannot send.
+    const session = !header && req.headers[SESSION_HEADER] === '1' ? cookieOf(req.headers.cookie, SESSION_COOKIE) : undefined;
+    if (session) {
+      const principal = await this.sessions.principalOf(session);
+      if (principal) return principal;
+      throw new UnauthenticatedError('The console session has ended; sign in again.');
+    }
     if (!header) throw new UnauthenticatedError('An Authorization: Bearer credential is required.');
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw new UnauthenticatedError('The Authorization header must be "Bearer <token>".');

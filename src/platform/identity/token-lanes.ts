@@ -38,7 +38,7 @@ export interface LaneToken {
 export class TokenLanes {
   private readonly log = new Logger('TokenLanes');
   private readonly lanes: TokenLaneSettings[];
-  private readonly clients = new Map<string, { client: JwksClient; at: number }>();
+  private readonly docs = new Map<string, { doc: Record<string, unknown> & { jwks_uri: string }; client: JwksClient; at: number }>();
 
   constructor(
     @Inject(HOST_CONFIG) config: HostConfig,
@@ -128,18 +128,34 @@ export class TokenLanes {
     };
   }
 
-  /** The JWKS client of an issuer, from its discovery document (read lazily, cached an hour, failures not cached). */
-  private async client(issuer: string): Promise<JwksClient> {
-    const cached = this.clients.get(issuer);
-    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.client;
+  /** An ID token of the console's sign-in: the OIDC lane's checks with the console client as audience, and its nonce. */
+  async verifyIdToken(token: string, audience: string, nonce: string): Promise<LaneToken> {
+    const oidc = this.lanes.find((l) => l.kind === 'oidc');
+    if (!oidc) throw refused();
+    const claimed = (jwt.decode(token, { json: true }) ?? {}).nonce;
+    if (typeof claimed !== 'string' || claimed !== nonce) throw refused();
+    return this.verify(token, { ...oidc, audience });
+  }
+
+  /** An issuer's discovery document (OpenID Connect Discovery 1.0), read lazily, cached an hour, its issuer checked; failures not cached. */
+  async discovery(issuer: string): Promise<Record<string, unknown> & { jwks_uri: string }> {
+    const cached = this.docs.get(issuer);
+    if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.doc;
     const res = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
     if (!res.ok) throw refused();
-    const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
-    // OpenID Connect Discovery §4.3: the document's issuer must be the one asked for.
+    const doc = (await res.json()) as Record<string, unknown>;
+    // §4.3: the document's issuer must be the one asked for.
     if (doc.issuer !== issuer || typeof doc.jwks_uri !== 'string') throw refused();
     const client = new JwksClient({ jwksUri: doc.jwks_uri, cache: true, cacheMaxAge: 600_000, rateLimit: true, jwksRequestsPerMinute: 30, timeout: FETCH_TIMEOUT_MS });
-    this.clients.set(issuer, { client, at: Date.now() });
-    return client;
+    const entry = { doc: doc as Record<string, unknown> & { jwks_uri: string }, client, at: Date.now() };
+    this.docs.set(issuer, entry);
+    return entry.doc;
+  }
+
+  /** The JWKS client of an issuer, from its discovery document. */
+  private async client(issuer: string): Promise<JwksClient> {
+    await this.discovery(issuer);
+    return this.docs.get(issuer)!.client;
   }
 }
 
