@@ -110,6 +110,16 @@ describe.each([
     expect(receiver.refused).toEqual([]);
   });
 
+  it('exports a finished run\'s metrics soon after it ends, not at the next interval (here 10 minutes)', async () => {
+    const seen = receiver.metrics.length;
+    const startedAt = Date.now();
+    await runOnce(t);
+    // No flush asked: the run's end schedules one early export.
+    const after = (await receiver.waitForMetrics((p) => p.slice(seen).some((x) => x.name === 'openwop.run.duration'))).slice(seen);
+    expect(Date.now() - startedAt).toBeLessThan(60_000);
+    expect(last(after, 'openwop.run.backlog', { 'openwop.tenant_id': 'all' })).toEqual(expect.objectContaining({ kind: 'gauge' }));
+  });
+
   it('counts a run’s tool calls as activity invocations, with their duration', async () => {
     const metrics = t.app.get(MetricsService);
     const seen = receiver.metrics.length;

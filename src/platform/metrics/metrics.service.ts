@@ -46,6 +46,9 @@ interface PgPoolLike {
  * `collect`), and `GET /metrics` exposes all of them. With `OTEL_METRICS_EXPORTER=otlp` they are
  * also pushed over OTLP (otlp-metrics-sdk.ts), with the metrics spec/v1/observability.md names.
  */
+/** The events that end a run: its metrics are exported soon after. */
+const RUN_ENDS = new Set(['run.completed', 'run.failed', 'run.cancelled']);
+
 @Injectable()
 export class MetricsService implements OnModuleInit, OnApplicationShutdown {
   readonly registry = new Registry();
@@ -120,9 +123,30 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
     await this.otlp?.forceFlush();
   }
 
-  /** Events just appended to the log (or a builder of them): the OTLP run and tool-call metrics count them (one check while off). */
+  /**
+   * Events just appended to the log (or a builder of them): the OTLP run and tool-call metrics count
+   * them (one check while off). A run that ended is exported soon (its duration, and the backlog and
+   * queue gauges with it) instead of at the next interval (60 s by default): coalesced, one early
+   * export at most every second, as the traces do (tracing.ts exportSoon).
+   */
   eventsAppended(entries: AppendedEvent[] | (() => AppendedEvent[])): void {
-    if (this.otlp) this.otlp.events(typeof entries === 'function' ? entries() : entries);
+    if (!this.otlp) return;
+    const list = typeof entries === 'function' ? entries() : entries;
+    this.otlp.events(list);
+    if (list.some((e) => RUN_ENDS.has(e.type))) this.exportSoon();
+  }
+
+  private earlyTimer?: NodeJS.Timeout;
+  private lastEarly = 0;
+
+  private exportSoon(): void {
+    if (this.earlyTimer) return;
+    this.earlyTimer = setTimeout(() => {
+      this.earlyTimer = undefined;
+      this.lastEarly = Date.now();
+      this.otlp?.forceFlush().catch(() => undefined);
+    }, Math.max(250, this.lastEarly + 1000 - Date.now()));
+    this.earlyTimer.unref?.();
   }
 
   /** Records one answered request; `route` is the route pattern (`/v1/goals/:id`), never the raw URL. */
