@@ -70,6 +70,10 @@ const PAYLOAD_DEF: Record<string, string> = {
   'tool.session.closed': 'toolSessionClosed',
   'provider.usage': 'providerUsage',
   'artifact.created': 'artifactCreated',
+  'budget.reserved': 'budgetReserved',
+  'budget.consumed': 'budgetConsumed',
+  'budget.threshold.crossed': 'budgetThresholdCrossed',
+  'budget.exhausted': 'budgetExhausted',
 };
 
 /** The host's own (vendor-prefixed) run events and the schemas/ file their payloads validate against. */

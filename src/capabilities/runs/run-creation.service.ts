@@ -26,6 +26,7 @@ import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
 import { checkRunInputs } from './run-inputs';
 import { refuseAtCapacity } from './run-admission';
+import { budgetPolicyProblems } from './engine/run-budget';
 
 export interface CreateRunRequest {
   workflowId: string;
@@ -457,7 +458,7 @@ export class RunCreationService {
 
   /**
    * RFC 0058 bounds: `runTimeoutMs`, `maxLoopIterations` (node executions) and `maxCostUsd`, each at
-   * most the advertised ceiling (`recursionLimit` is an alias of `maxLoopIterations`); outside → 400.
+   * most the advertised ceiling, and the RFC 0084 `budget` policy (run-budget.ts) (`recursionLimit` is an alias of `maxLoopIterations`); outside → 400.
    */
   resolveBounds(c: Record<string, unknown>): Record<string, unknown> {
     const l = this.settings.limits;
@@ -468,12 +469,11 @@ export class RunCreationService {
       if (v === undefined) return;
       if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > max) problems.push({ field: `configurable.${k}`, message: `must be an integer from 1 to ${max}` });
     };
-    int('runTimeoutMs', l.maxRunDurationMs);
-    int('maxLoopIterations', l.maxLoopIterations);
-    int('recursionLimit', l.maxLoopIterations);
+    for (const [k, max] of [['runTimeoutMs', l.maxRunDurationMs], ['maxLoopIterations', l.maxLoopIterations], ['recursionLimit', l.maxLoopIterations]] as const) int(k, max);
     if (c.maxCostUsd !== undefined && (typeof c.maxCostUsd !== 'number' || !Number.isFinite(c.maxCostUsd) || c.maxCostUsd < 0 || c.maxCostUsd > l.maxBudgetCostUsd)) {
       problems.push({ field: 'configurable.maxCostUsd', message: `must be a number from 0 to ${l.maxBudgetCostUsd}` });
     }
+    problems.push(...budgetPolicyProblems(c.budget, l.maxBudgetCostUsd));
     if (problems.length) throw new ValidationError('A run bound is outside the host limits.', { problems });
     if (c.maxLoopIterations === undefined && c.recursionLimit !== undefined) out.maxLoopIterations = c.recursionLimit;
     return out;

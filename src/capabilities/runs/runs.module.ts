@@ -24,6 +24,7 @@ import { NodeMcpBinder } from './engine/node-mcp';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
+import { BUDGET_CONTROLLERS, BUDGET_PROVIDERS } from './budget';
 import { BackpressureAdvertiser } from './run-admission';
 import { RunDebugBundleController } from './api/run-debug-bundle.controller';
 import { IdentitySeamsController } from './seams/identity-seams.controller';
@@ -74,7 +75,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -117,6 +118,7 @@ import { TransportRunsService } from './transport-runs.service';
     RunEventFeed,
     TransportRunsService,
     ...MCP_MOUNT_EXECUTORS,
+    ...BUDGET_PROVIDERS,
   ],
   // What other capabilities and the transports use (through index.ts).
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],

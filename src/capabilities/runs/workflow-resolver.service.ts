@@ -7,6 +7,7 @@ import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-
 import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
+import { BUDGET_FIXTURES } from './budget/budget-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
 
@@ -87,6 +88,8 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...WORKFLOW_FIXTURES,
   // Interrupts and approvals beyond the v1 set (interrupts/interrupt-fixtures.ts).
   ...INTERRUPT_FIXTURES,
+  // RFC 0084 budgets (budget/budget-fixtures.ts).
+  ...BUDGET_FIXTURES,
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { RunsSettings } from '../runs.settings';
+import { RunBudget } from './run-budget';
 
 /**
  * A run's RFC 0058 bounds (run duration, loop iterations, budget cost): what they resolve to, the
@@ -10,6 +11,8 @@ export interface RunBounds {
   runTimeoutMs: number;
   maxLoopIterations: number;
   maxCostUsd: number;
+  /** The RFC 0084 `configurable.budget` policy, when the run has one (run-budget.ts). */
+  budget?: RunBudget;
 }
 
 /** The RFC 0058 bounds of a run: its `configurable` values, else the advertised limits. */
@@ -19,6 +22,7 @@ export function runBounds(c: Record<string, unknown> | null, limits: RunsSetting
     runTimeoutMs: typeof v.runTimeoutMs === 'number' ? v.runTimeoutMs : limits.maxRunDurationMs,
     maxLoopIterations: typeof v.maxLoopIterations === 'number' ? v.maxLoopIterations : limits.maxLoopIterations,
     maxCostUsd: typeof v.maxCostUsd === 'number' ? v.maxCostUsd : limits.maxBudgetCostUsd,
+    budget: RunBudget.of(c, limits.maxBudgetCostUsd),
   };
 }
 

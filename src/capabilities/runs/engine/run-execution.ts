@@ -152,6 +152,7 @@ export class RunExecution {
       if (row.workspace) owner.workspace = row.workspace;
       if (row.principal) owner.principal = row.principal;
       this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: row.metadata?.transport === 'mcp' ? 'mcp' : 'rest', owner } });
+      if (this.bounds.budget) this.queue(this.bounds.budget.reserved());
     } else {
       for (const n of await this.d.store.loadNodes({ runId: row.id })) {
         this.state.set(n.nodeId, n);
@@ -262,12 +263,13 @@ export class RunExecution {
     await this.flush({ status: 'completed', outputs: out, terminal: true });
   }
 
-  /** Adds a reported cost; crossing `maxCostUsd` (strictly greater) breaches `budget-cost` and stops the nodes in flight. */
+  /** Adds a reported cost: an RFC 0084 budget appends its events and breaches at its limit; crossing `maxCostUsd` (strictly greater) breaches too. */
   private addCost(usd: number, nodeId: string): void {
     if (!(usd > 0) || !Number.isFinite(usd)) return;
     this.costUsd += usd;
-    if (this.costUsd > this.bounds.maxCostUsd && !this.breach) {
-      this.breach = costBreach(this.bounds.maxCostUsd, this.costUsd, nodeId);
+    const exhausted = this.bounds.budget?.charge(this.costUsd - usd, this.costUsd, nodeId, (e) => this.queue(e));
+    if ((exhausted || this.costUsd > this.bounds.maxCostUsd) && !this.breach) {
+      this.breach = exhausted ?? costBreach(this.bounds.maxCostUsd, this.costUsd, nodeId);
       this.stopNodes();
     }
   }
