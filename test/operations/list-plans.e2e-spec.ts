@@ -10,6 +10,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
+import { RetentionService } from '../../src/platform/retention/retention.service';
+import { EXPIRED_AFTER_SQL, EXPIRED_SQL, lockUnkeptSql, RunRetention } from '../../src/capabilities/runs/run-retention';
 import { createTestApp, TestApp } from '../support/test-app';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -187,6 +189,26 @@ describe('list and poll statements use indexes on a seeded database', () => {
     const { indexes, problems } = await plansOf(statements);
     chosen[name] = indexes;
     if (problems.length) throw new Error(`${name}: ${problems.length} statement(s) without an index-ordered plan:\n${problems.join('\n\n')}`);
+  });
+
+  it('a retention batch reads the head of the expiry index, its keepers probed per picked run', async () => {
+    // Every seeded run finished within the last minute: with a window of 0 days all 50,000 are expired.
+    const keep = [...t.app.get(RetentionService).runKeepers()];
+    expect(keep.map((k) => k.name).sort()).toEqual(['active goal iteration', 'pending approval gate']);
+    const statements: Captured[] = [];
+    const picked = await t.ds
+      .transaction(async (m) => {
+        const runs = await capture.run(statements, () => t.app.get(RunRetention).claimExpired(m, { olderThanDays: 0, limit: 100, keep }));
+        throw Object.assign(new Error('rollback'), { runs });
+      })
+      .catch((e: { runs?: unknown[] }) => e.runs);
+    expect(picked).toHaveLength(100);
+    expect(statements.map((s) => s.sql)).toEqual([EXPIRED_SQL, lockUnkeptSql(keep)]);
+    const next: Captured = { sql: EXPIRED_AFTER_SQL, params: [0, 100, new Date(Date.now() - 30_000).toISOString(), randomUUID()] };
+    const { indexes, problems } = await plansOf([...statements, next]);
+    if (problems.length) throw new Error(`retention: ${problems.join('\n\n')}`);
+    expect(indexes).toEqual(expect.arrayContaining(['run.run_expiry_idx', 'approval.approval_run_node_idx', 'approval.approval_subject_idx']));
+    expect(indexes.filter((i) => i.startsWith('run.'))).toEqual(['run.PK_run', 'run.run_expiry_idx'].filter((i) => indexes.includes(i)));
   });
 
   it('the chosen indexes are the reviewed ones', () => {

@@ -17,8 +17,9 @@ export class ApprovalRetention implements OnModuleInit {
     this.retention.registerRunKeeper({
       name: 'pending approval gate',
       keeps: (r) =>
-        `EXISTS (SELECT 1 FROM "approval" a WHERE a."state" = 'pending' AND a."tenant" = ${r.tenant}
-                           AND (a."run_id" = ${r.id} OR (a."subject_kind" = 'run-node' AND a."subject_id" = ${r.id})))`,
+        // Two probes per run, one per index (approval_run_node_idx, approval_subject_idx); OFFSET 0 keeps each a probe (RunKeeper).
+        `(EXISTS (SELECT 1 FROM "approval" a WHERE a."run_id" = ${r.id} AND a."state" = 'pending' AND a."tenant" = ${r.tenant} OFFSET 0)
+           OR EXISTS (SELECT 1 FROM "approval" a WHERE a."tenant" = ${r.tenant} AND a."subject_id" = ${r.id} AND a."subject_kind" = 'run-node' AND a."state" = 'pending' OFFSET 0))`,
     });
     this.retention.registerRunPurger({ counts: 'approvalDecisions', purge: async (m, runs) => ({ deleted: await this.purge(m, runs, 'approval_decision', 'approval_id') }) });
     this.retention.registerRunPurger({ counts: 'approvals', purge: async (m, runs) => ({ deleted: await this.purge(m, runs, 'approval', 'id') }) });

@@ -12,9 +12,10 @@ export class GoalRetention implements OnModuleInit {
   onModuleInit(): void {
     this.retention.registerRunKeeper({
       name: 'active goal iteration',
+      // A probe per run over goal_run_run_idx (OFFSET 0 keeps it one: RunKeeper).
       keeps: (r) =>
         `EXISTS (SELECT 1 FROM "goal_run" g JOIN "goal" o ON o."id" = g."goal_id" AND o."tenant" = g."tenant"
-                           WHERE g."tenant" = ${r.tenant} AND g."run_id" = ${r.id}::text AND o."state" IN ('active', 'escalated'))`,
+                           WHERE g."tenant" = ${r.tenant} AND g."run_id" = ${r.id}::text AND o."state" IN ('active', 'escalated') OFFSET 0)`,
     });
   }
 }

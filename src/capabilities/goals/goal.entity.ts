@@ -159,6 +159,8 @@ export class GoalEntity extends WorkspaceOwnedEntity {
  * run a no-op, so a verdict is never recomputed and a run's cost is never counted twice.
  */
 @Entity({ name: 'goal_run' })
+// The goals a run counts for, probed per run by the retention sweep's keeper (migration 1765000220000).
+@Index('goal_run_run_idx', ['tenant', 'runId'])
 // A goal's runs in the order they were recorded (migration 1765000000600).
 @Index('goal_run_ordinal_idx', ['tenant', 'goalId', 'ordinal', 'runId'])
 export class GoalRunEntity {

@@ -24,6 +24,8 @@ import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity
 @Index('run_scope_idx', ['tenant', 'workspaceKey', 'scopeId'], { where: `"scope_id" IS NOT NULL` })
 // A run's child runs, by the parent named in their metadata (migration 1765000180000; an expression index, kept by the migration).
 @Index('run_parent_idx', { synchronize: false })
+// Terminal runs by finish time, the retention sweep's order (migration 1765000220000; an expression index, kept by the migration).
+@Index('run_expiry_idx', { synchronize: false })
 export class RunEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

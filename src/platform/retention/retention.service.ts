@@ -44,7 +44,10 @@ export interface RunPurger {
  * an SQL condition, true when the run must be kept, over the candidate run given as two SQL
  * expressions (`tenant`: text, `id`: uuid). It is evaluated inside the owner's claim of expired
  * runs, so a kept run never takes a place in a batch. The keeper's own tables are named only in
- * the keeper's text.
+ * the keeper's text. It must be a probe per candidate over an index of the keeper's table, so a
+ * batch costs what it reads, not what is kept: an `EXISTS` written with `OFFSET 0`, which PostgreSQL
+ * neither turns into an anti-join nor into a hashed subplan (either reads every pending gate or
+ * active goal first: a full-table veto).
  */
 export interface RunKeeper {
   name: string;
@@ -116,6 +119,11 @@ export class RetentionService implements OnApplicationBootstrap {
   /** Adds a capability's reason to keep a finished run. */
   registerRunKeeper(keeper: RunKeeper): void {
     this.keepers.push(keeper);
+  }
+
+  /** The reasons to keep a finished run registered so far. */
+  runKeepers(): readonly RunKeeper[] {
+    return this.keepers;
   }
 
   readonly task: PeriodicTask = { name: RETENTION_TASK, intervalMs: 3_600_000, leaseMs: 2 * 3_600_000, run: (signal) => this.sweep(signal).then(() => undefined) };
