@@ -21,11 +21,12 @@ export class CreateConnectionBody {
   @Matches(CONNECTION_NAME, { message: 'name must be 1-128 letters, digits, ".", "_", "-" or spaces, starting with a letter or digit' })
   name: string;
 
-  @ApiProperty({ description: 'The credential value (API key, token...). Write-only: stored encrypted and never returned.', writeOnly: true })
+  @ApiPropertyOptional({ description: 'The credential value (API key, token...). Write-only: stored encrypted and never returned. Omitted for an OAuth connection (RFC 0047), whose tokens come from each grant.', writeOnly: true })
+  @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(MAX_CREDENTIAL_BYTES)
-  credential: string;
+  credential?: string;
 }
 
 export class RotateCredentialBody {

@@ -21,6 +21,10 @@ import { ConnectionPackSeamsController } from './seams/connection-pack-seams.con
 import { CredentialEchoService } from './seams/credential-echo.service';
 import { ConnectorToolSource } from './tools/connector-tool.source';
 import { CONNECTIONS_ENTITIES } from './connections.entities';
+import { OAuthAdvertiser } from './oauth/oauth.advertiser';
+import { OAuthController } from './oauth/oauth.controller';
+import { OAuthProviderClient } from './oauth/oauth-provider-client';
+import { OAuthService } from './oauth/oauth.service';
 
 /**
  * Connections (RFC 0095 connection packs, RFC 0046 credentials): pack install and provider
@@ -29,7 +33,7 @@ import { CONNECTIONS_ENTITIES } from './connections.entities';
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController, ProviderRegistryController],
+  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController, ProviderRegistryController, OAuthController],
   providers: [
     ConnectionChangeNotifier,
     BuiltinProviderRegistry,
@@ -45,8 +49,11 @@ import { CONNECTIONS_ENTITIES } from './connections.entities';
     ConnectorToolSource,
     ConnectionRefPortableKind,
     CredentialEchoService,
+    OAuthProviderClient,
+    OAuthService,
+    OAuthAdvertiser,
   ],
-  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService],
+  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService],
 })
 export class ConnectionsModule implements OnModuleInit {
   static readonly entities = CONNECTIONS_ENTITIES;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { ConflictError, DomainError, NotFoundError } from '../../../platform/errors/domain-error';
+import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import { requireTenantLevel } from '../../../platform/identity/principal';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
@@ -11,6 +11,7 @@ import { CredentialStoreService } from '../credentials/credential-store.service'
 import { ConnectionPacksService } from '../packs/connection-packs.service';
 import { ConnectionEntity } from './connection.entity';
 import { UUID } from '../../../platform/ids';
+import { OAuthProviderClient, unsupported } from '../oauth/oauth-provider-client';
 
 /** What anyone outside the credential store sees of a connection: never credential material. */
 export interface ConnectionView {
@@ -60,13 +61,19 @@ export class ConnectionsService {
     private readonly packs: ConnectionPacksService,
     private readonly events: EventLogService,
     private readonly notifier: ConnectionChangeNotifier,
+    private readonly oauth: OAuthProviderClient,
   ) {}
 
-  async create(p: Principal, input: { provider: string; name: string; credential: string }): Promise<ConnectionView> {
+  async create(p: Principal, input: { provider: string; name: string; credential?: string }): Promise<ConnectionView> {
     requireTenantLevel(p, 'Connections');
     const resolved = await this.packs.requireProvider(p, input.provider);
+    // Without a credential, a connection is an OAuth connection (RFC 0047): the host must hold a client for the provider.
+    if (input.credential === undefined) {
+      if (!this.oauth.enabled()) throw new ValidationError('credential must be a string (the host offers no OAuth connections).', { errors: [{ path: '/credential', message: 'required' }] });
+      if (resolved.provider.auth.kind !== 'oauth2' || !this.oauth.client(resolved.providerId)) throw unsupported(resolved.providerId);
+    }
     const view = await this.ds.transaction(async (m) => {
-      const credentialId = await this.credentials.store(p.tenant, input.credential, m);
+      const credentialId = input.credential === undefined ? null : await this.credentials.store(p.tenant, input.credential, m);
       const inserted = (await m.query(
         `INSERT INTO "connection" ("tenant", "name", "provider_id", "credential_id", "origin", "created_by") VALUES ($1, $2, $3, $4, 'api', $5)
          ON CONFLICT ("tenant", "name") DO NOTHING RETURNING "id"`,
@@ -128,6 +135,9 @@ export class ConnectionsService {
       const row = await this.row(p, id, m, true);
       await m.getRepository(ConnectionEntity).delete({ tenant: p.tenant, id: row.id });
       if (row.credentialId) await this.credentials.delete(p.tenant, row.credentialId, m);
+      // Its OAuth grants (RFC 0047) and their sealed tokens go with it; authorizations in flight fail at the callback.
+      const grants = (await m.query(`DELETE FROM "oauth_grant" WHERE "tenant" = $1 AND "connection_id" = $2 RETURNING "credential_id"`, [p.tenant, row.id])) as [Array<{ credential_id: string }>, number];
+      for (const g of grants[0]) await this.credentials.delete(p.tenant, g.credential_id, m);
       await this.events.append(p, HOST_STREAM, 'connection.deleted', { connectionId: row.id, name: row.name, provider: row.providerId }, { manager: m });
     });
     this.notifier.changed(p.tenant);
