@@ -42,7 +42,8 @@ export class ConsoleModule implements OnModuleInit {
     // What the sign-in form needs to know before any credential exists; nothing secret.
     fastify.get('/console/settings.json', (_req, reply) => {
       secure(reply);
-      void reply.header('cache-control', 'no-store').send({ jwt, sso: Boolean(this.config.identity?.console) });
+      // `sso` only while console single sign-on is configured (the document is unchanged otherwise).
+      void reply.header('cache-control', 'no-store').send(this.config.identity?.console ? { jwt, sso: true } : { jwt });
     });
     if (!built) {
       this.logger.warn('the operator console is not built (npm run console:build); /console explains how');

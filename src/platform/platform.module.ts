@@ -32,6 +32,7 @@ import { ScimDirectory } from './identity/scim/scim-directory.service';
 import { ScimController } from './identity/scim/scim.controller';
 import { ConsoleSessions } from './identity/console-session.service';
 import { ConsoleSessionController } from './identity/console-session.controller';
+import { ProtectedResourceController } from './identity/protected-resource';
 import { KeysController } from './identity/keys.controller';
 import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
@@ -102,7 +103,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ConsoleSessionController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ConsoleSessionController, ProtectedResourceController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

@@ -70,8 +70,8 @@ describe('console sign-in in a browser (OIDC, real provider)', () => {
     const session = cookies.find((c) => c.name === 'openwop_session')!;
     expect(session.httpOnly).toBe(true);
     // The page's script cannot read the session (HttpOnly), and it is in no storage.
-    expect(await page.evaluate(() => document.cookie)).not.toContain('openwop_session');
-    expect(await page.evaluate(() => JSON.stringify(window.sessionStorage))).not.toContain(session.value);
+    expect(await page.evaluate<string>('document.cookie')).not.toContain('openwop_session');
+    expect(await page.evaluate<string>('JSON.stringify(window.sessionStorage)')).not.toContain(session.value);
 
     const loggedOut = page.waitForResponse((r) => r.url().endsWith('/console/auth/logout'));
     await page.getByRole('button', { name: 'Sign out' }).click();

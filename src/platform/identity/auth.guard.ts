@@ -11,6 +11,7 @@ import { JwtVerifier } from './jwt-verifier';
 import { hasScopes } from './principal';
 import { ConsoleSessions, cookieOf, SESSION_COOKIE, SESSION_HEADER } from './console-session.service';
 import { ScimDirectory } from './scim/scim-directory.service';
+import { bearerChallenge } from './protected-resource';
 import { TokenLanes } from './token-lanes';
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -37,6 +38,34 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (context.getType() !== 'http') return true;
+    try {
+      return await this.check(context);
+    } catch (e) {
+      this.challenge(context, e);
+      throw e;
+    }
+  }
+
+  /**
+   * Major 2 with an OAuth2/OIDC lane configured (spec/v2/core/identity.md §2.5, RFC 0200 §B): a 401 names
+   * Bearer and the RFC 9728 metadata (with `error="invalid_token"` only when a credential was presented),
+   * a 403 for missing scopes `error="insufficient_scope"` with every scope the operation requires.
+   */
+  private challenge(context: ExecutionContext, e: unknown): void {
+    const identity = this.config.identity;
+    if (!identity?.oidc && !identity?.oauth2) return;
+    const req = context.switchToHttp().getRequest<PrincipalRequest>();
+    if (requestProtocol(req)?.major !== 2) return;
+    const reply = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
+    if (e instanceof UnauthenticatedError) {
+      reply.header('www-authenticate', bearerChallenge(req, req.headers.authorization === undefined ? undefined : 'invalid_token'));
+    } else if (e instanceof ForbiddenError) {
+      const required = (e.details as { requiredScopes?: unknown } | undefined)?.requiredScopes;
+      if (Array.isArray(required) && required.length) reply.header('www-authenticate', bearerChallenge(req, 'insufficient_scope', required as string[]));
+    }
+  }
+
+  private async check(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     const isSeam = this.reflector.getAllAndOverride<boolean>(SEAM_KEY, targets);
     // Seams that are off look exactly like routes that do not exist.
@@ -113,7 +142,7 @@ export class AuthGuard implements CanActivate {
     }
     // An identity provider's token (OIDC user bearer, OAuth2 client credentials): its `iss` picks the lane.
     const lane = token.split('.').length === 3 ? this.lanes.laneOf(token) : undefined;
-    if (lane) return (await this.lanes.verify(token, lane)).principal;
+    if (lane) return (await this.lanes.verify(token, lane, { audienceMismatch: requestProtocol(req)?.major === 2 })).principal;
     if (token.split('.').length === 3 && this.jwt.enabled) {
       const principal = await this.jwt.verify(req);
       // A principal SCIM deactivated or deleted is refused from then on, whatever its token says.

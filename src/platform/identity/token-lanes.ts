@@ -63,7 +63,12 @@ export class TokenLanes {
     return candidates.find((l) => aud.includes(l.audience)) ?? candidates[0];
   }
 
-  async verify(token: string, lane: TokenLaneSettings): Promise<LaneToken> {
+  /**
+   * `audienceMismatch`: a token whose signature verifies but which was minted for another audience is
+   * refused with the code `audience_mismatch` (spec/v2/core/identity.md §2.1, major 2) instead of the
+   * uniform refusal.
+   */
+  async verify(token: string, lane: TokenLaneSettings, opts: { audienceMismatch?: boolean } = {}): Promise<LaneToken> {
     const complete = jwt.decode(token, { complete: true });
     if (!complete || typeof complete.payload !== 'object' || !complete.payload) throw refused();
     const { header } = complete;
@@ -86,7 +91,11 @@ export class TokenLanes {
         clockTolerance: CLOCK_SKEW_S,
         complete: false,
       }) as jwt.JwtPayload;
-    } catch {
+    } catch (e) {
+      // jsonwebtoken checks the signature, then the dates, then the audience: this one verified and is current.
+      if (opts.audienceMismatch && e instanceof jwt.JsonWebTokenError && e.message.startsWith('jwt audience invalid')) {
+        throw new UnauthenticatedError('The token was issued for another audience.', 'audience_mismatch');
+      }
       throw refused();
     }
     if (typeof payload.exp !== 'number') throw refused();

@@ -1,3 +1,4 @@
+import { AUTH_RECORD } from './auth';
 import { CONNECTIONS_RECORD } from './connections';
 import { IDEMPOTENCY_RECORD } from './idempotency';
 import { INTERRUPT_RECORD } from './interrupt';
@@ -16,4 +17,4 @@ export type { V2Context, V2FamilyRecord } from './types';
  * whose operations are routed at major 2) is derived from this list. To add a family: write
  * `<family>.ts` here exporting a `V2FamilyRecord`, and add it below (keep the list sorted by family).
  */
-export const V2_RECORDS: readonly V2FamilyRecord[] = [CONNECTIONS_RECORD, IDEMPOTENCY_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, RUN_LIST_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD];
+export const V2_RECORDS: readonly V2FamilyRecord[] = [AUTH_RECORD, CONNECTIONS_RECORD, IDEMPOTENCY_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, RUN_LIST_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD];
