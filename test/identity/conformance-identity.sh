@@ -9,6 +9,8 @@
 #   - OAuth2 lane: the real provider, audience urn:openwop:conformance; OPENWOP_TEST_OAUTH_TOKEN is a
 #     client-credentials token it issued.
 # Usage (from the project root): test/identity/conformance-identity.sh [scenario files...]
+# Major 2: OPENWOP_PROTOCOL_MAJORS=1,2 OPENWOP_TARGET_MAJOR=2 test/identity/conformance-identity.sh v2-auth-challenge.test.ts \
+#   v2-protected-resource-metadata.test.ts v2-oidc-id-token-audience.test.ts
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FILES=("$@"); [ ${#FILES[@]} -gt 0 ] || FILES=(auth-oidc-user-bearer.test.ts auth-oauth2-client-credentials.test.ts)
