@@ -63,7 +63,12 @@ describe('v2 auth: lanes, protected resource metadata, challenges, ID token audi
 
   it('admits a same-audience ID token, and refuses one minted for another relying party as audience_mismatch (major 2)', async () => {
     const mine = (await idp.signIn('alice', web)).id_token;
-    expect((await t.http('POST', '/runs', { headers: { ...v2, authorization: `Bearer ${mine}` }, body: { workflowId: 'conformance-noop' } })).status).toBe(201);
+    const created = await t.http('POST', '/runs', { headers: { ...v2, authorization: `Bearer ${mine}` }, body: { workflowId: 'conformance-noop' } });
+    expect(created.status).toBe(201);
+    // The run's owner is the person, as their identity provider named them, on the oidc lane.
+    const read = await t.http('GET', `/runs/${encodeURIComponent(created.body.runId)}`, { headers: { ...v2, authorization: `Bearer ${mine}` } });
+    expect(read.status).toBe(200);
+    expect(read.body.owner.subject).toMatchObject({ issuer: idp.issuer, subjectId: 'alice', lane: 'oidc', kind: 'user' });
     const foreign = (await idp.signIn('alice', other)).id_token;
     const res = await t.http('POST', '/runs', { headers: { ...v2, authorization: `Bearer ${foreign}` }, body: { workflowId: 'conformance-noop' } });
     expect(res.status).toBe(401);

@@ -108,7 +108,7 @@ export class ConsoleSessions {
     const row = await this.ds.getRepository(ConsoleSessionEntity).findOneBy({ id: digest(session), kind: 'session' });
     if (!row || row.expiresAt.getTime() < Date.now() || !row.tenant || !row.principal) return undefined;
     if ((await this.scim.subject(row.tenant, row.principal)).state === 'deprovisioned') return undefined;
-    return { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal, scopes: new Set(row.scopes), kind: 'jwt' };
+    return { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal, scopes: new Set(row.scopes), kind: 'jwt', idp: { lane: 'session', issuer: this.settings.issuer } };
   }
 
   /** Ends a session (sign-out): the row is deleted, so the cookie is worthless even if kept. The IdP's end-session URL, if any. */

@@ -12,6 +12,8 @@ export interface Principal {
   kind: 'api-key' | 'jwt' | 'system';
   /** API key id, when the credential is an API key. */
   keyId?: string;
+  /** An identity provider's token (token-lanes.ts): its lane and issuer, recorded as the v2 owner subject. */
+  idp?: { lane: 'oidc' | 'oauth2' | 'session'; issuer: string };
 }
 
 /**

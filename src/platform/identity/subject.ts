@@ -12,7 +12,7 @@ export interface Subject {
   issuer: string;
   subjectId: string;
   tenant: string;
-  lane: 'api-key' | 'oauth2' | 'workload';
+  lane: 'api-key' | 'oauth2' | 'oidc' | 'session' | 'workload';
   kind: 'user' | 'workload';
 }
 
@@ -28,7 +28,9 @@ export const LEGACY_ISSUER = 'urn:openwop:legacy';
  * JWT bearer token the `oauth2` lane (a user, issued by the configured issuer), the host's own work
  * (scheduler, CLI, child runs it starts) the `workload` lane under the host's issuer.
  */
-export function subjectOf(p: Pick<Principal, 'tenant' | 'principal' | 'kind'>, jwtIssuer?: string): Subject {
+export function subjectOf(p: Pick<Principal, 'tenant' | 'principal' | 'kind' | 'idp'>, jwtIssuer?: string): Subject {
+  // An identity provider's token names its own issuer and lane; a client-credentials client is a workload.
+  if (p.idp) return { issuer: p.idp.issuer, subjectId: p.principal, tenant: p.tenant, lane: p.idp.lane, kind: p.idp.lane === 'oauth2' ? 'workload' : 'user' };
   if (p.kind === 'api-key') return { issuer: API_KEY_ISSUER, subjectId: p.principal, tenant: p.tenant, lane: 'api-key', kind: 'workload' };
   if (p.kind === 'jwt') return { issuer: jwtIssuer && /^\S{1,1024}$/.test(jwtIssuer) ? jwtIssuer : BEARER_ISSUER, subjectId: p.principal, tenant: p.tenant, lane: 'oauth2', kind: 'user' };
   return { issuer: SYSTEM_ISSUER, subjectId: p.principal, tenant: p.tenant, lane: 'workload', kind: 'workload' };

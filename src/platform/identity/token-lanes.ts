@@ -130,7 +130,7 @@ export class TokenLanes {
       scopes = listClaim(payload[c.scopes]).filter(isValidScope);
     }
     return {
-      principal: { tenant, workspace: typeof workspace === 'string' ? workspace : undefined, principal: rawPrincipal, scopes: new Set(scopes), kind: 'jwt' },
+      principal: { tenant, workspace: typeof workspace === 'string' ? workspace : undefined, principal: rawPrincipal, scopes: new Set(scopes), kind: 'jwt', idp: { lane: lane.kind, issuer } },
       lane: lane.kind,
       issuer,
       subject: typeof payload.sub === 'string' ? payload.sub : rawPrincipal,
