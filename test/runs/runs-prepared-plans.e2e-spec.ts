@@ -62,7 +62,7 @@ onServer('runs: the plans of the prepared statements', () => {
     };
     // The write (with a claim folded in), and a claim pass.
     const write = await scansOfRun(EXPLAIN_FLUSH, flushValues([flush], { owner: 'plan-test', leaseMs: 30_000, limit: 4 }));
-    const claim = await scansOfRun(EXPLAIN_CLAIM, ['plan-test', 30_000, 4]);
+    const claim = await scansOfRun(EXPLAIN_CLAIM, ['plan-test', 30_000, 4, null]);
     expect(write.length).toBeGreaterThan(0);
     expect(claim.length).toBeGreaterThan(0);
     expect(write).not.toContain('Seq Scan');

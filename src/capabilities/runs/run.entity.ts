@@ -26,6 +26,9 @@ import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity
 @Index('run_parent_idx', { synchronize: false })
 // Terminal runs by finish time, the retention sweep's order (migration 1765000220000; an expression index, kept by the migration).
 @Index('run_expiry_idx', { synchronize: false })
+// The fair claim: tenants with claimable runs and their backlogs in order, and their leased runs (migration 1765000220001; kept by the migration).
+@Index('run_claim_tenant_idx', { synchronize: false })
+@Index('run_leased_idx', { synchronize: false })
 export class RunEntity extends WorkspaceOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

@@ -5,7 +5,7 @@ import { ClaimedRow, claimRun, claimRuns, FlushParams, FoldedClaim, FoldedClaims
 export interface ClaimerHost {
   readonly ds: DataSource;
   readonly owner: string;
-  readonly settings: { maxActiveRuns: number; leaseMs: number; executing: boolean };
+  readonly settings: { maxActiveRuns: number; leaseMs: number; executing: boolean; admission?: { tenantMaxActiveRuns?: number } };
   /** Runs executing here. */
   active(): number;
   /** Whether the engine is stopping (nothing more is claimed). */
@@ -45,13 +45,19 @@ export class RunClaimer implements FoldedClaims {
 
   constructor(private readonly host: ClaimerHost) {}
 
+  /** The per-tenant cap of active runs (OPENWOP_TENANT_MAX_ACTIVE_RUNS), 0: none. */
+  private get tenantCap(): number {
+    return this.host.settings.admission?.tenantMaxActiveRuns ?? 0;
+  }
+
   room(): number {
     return this.host.settings.maxActiveRuns - this.host.active() - this.reserved - this.claimingSlots;
   }
 
   /** A slot for a run about to be created here (its insert claims it): true when there is one. */
   reserve(): boolean {
-    if (this.host.stopped() || this.room() <= 0) return false;
+    // Under a tenant cap every run goes through the fair claim, which counts the tenant's active runs.
+    if (this.host.stopped() || this.room() <= 0 || this.tenantCap) return false;
     this.reserved++;
     return true;
   }
@@ -96,7 +102,7 @@ export class RunClaimer implements FoldedClaims {
           this.claimingSlots += limit;
           let rows: ClaimedRow[];
           try {
-            rows = await claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit });
+            rows = await claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit, tenantCap: this.tenantCap });
           } finally {
             this.claimingSlots -= limit;
           }
@@ -127,6 +133,8 @@ export class RunClaimer implements FoldedClaims {
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
   kick(runId: string, attempts = 5): void {
     if (this.host.stopped() || this.host.has(runId)) return;
+    // Under a tenant cap a run is claimed only by the fair claim (a claim of one run would not count its tenant's).
+    if (this.tenantCap) return this.noteClaimable();
     const kick: Promise<void> = (async () => {
       for (let i = 0; i < attempts && !this.host.stopped(); i++) {
         if (this.room() <= 0) return;
@@ -146,7 +154,7 @@ export class RunClaimer implements FoldedClaims {
    * free plus those free now, while runs may be waiting (none when the engine does not claim on its own).
    */
   take(batch: FlushParams[]): FoldedClaim {
-    const none = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit: 0 };
+    const none = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit: 0, tenantCap: this.tenantCap };
     if (!this.host.settings.executing || this.host.stopped() || !this.mayHaveWork) return none;
     // Each finishing run is executing here until its write answers: its slot is counted once.
     const freed = Math.min(batch.filter((f) => f.update.terminal || f.update.release).length, this.host.active());
@@ -158,7 +166,8 @@ export class RunClaimer implements FoldedClaims {
 
   /** A claim came back: a full one says more may wait; a short one, that nothing does (unless woken since it was sent). */
   private claimed(got: number, limit: number, epoch: number): void {
-    if (got >= limit) this.mayHaveWork = true;
+    // Under a tenant cap a short claim may have left a capped tenant's runs waiting: a freed slot looks again.
+    if (got >= limit || this.tenantCap) this.mayHaveWork = true;
     else if (this.wakes === epoch) this.mayHaveWork = false;
   }
 

@@ -6,6 +6,7 @@ import type { EventEntity } from '../../../platform/events/event.entities';
 import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
 import type { LeaseStore } from '../../../platform/leases/lease-keeper';
 import { FlushBatcher } from './run-flush-batcher';
+import { claimable, fairClaimCtes } from './run-claim-sql';
 import { RunNodeEntity, RunNodeStatus } from '../run-node.entity';
 import type { WorkflowDefinition } from '../workflow-definition';
 import { InvariantViolation } from '../../../platform/errors/internal-fault';
@@ -92,26 +93,26 @@ export interface RunClaim {
   fence: number;
 }
 
-const CLAIMABLE = `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'cancelling') AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`;
+const CLAIMABLE = claimable('');
 
 /** The columns of a claimed run (ClaimedRow), named: a column another replica adds changes no prepared claim. */
 const CLAIMED_COLUMNS = ['id', 'tenant', 'workspace', 'principal', 'status', 'workflow_id', 'definition', 'inputs', 'configurable', 'scopes', 'fence', 'cancel_requested', 'node_executions', 'cost_usd', 'started_at', 'trace_parent', 'trace_state', 'metadata'];
 const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => `${alias}"${c}"`).join(', ');
 
 /**
- * Claims the oldest claimable runs for owner $1, leased for $2 ms, at most $3 of them. Its order and
- * predicate are those of the partial index `run_claimable_idx`, so a claim reads the first entries of
- * that index instead of sorting the whole backlog. The locked rows are updated by the tuple ids the
- * claim locked (a TID scan: no join to the table, which a plan made while it was small turned into a
- * scan of all of it; prepared statements are also planned again as the table grows).
+ * Claims claimable runs for owner $1, leased for $2 ms, at most $3 of them, shared fairly between the
+ * tenants with backlogs and at most $4 active runs per tenant (NULL: no cap): run-claim-sql.ts. Each
+ * tenant's part is read in order from an index (run_claim_tenant_idx) instead of sorting a backlog.
+ * The locked rows are updated by the tuple ids the claim locked (a TID scan: no join to the table,
+ * which a plan made while it was small turned into a scan of all of it).
  */
-export const CLAIM_RUNS_SQL = `WITH c AS (SELECT "ctid" FROM "run" WHERE ${CLAIMABLE} ORDER BY "created_at" LIMIT $3 FOR UPDATE SKIP LOCKED)
+export const CLAIM_RUNS_SQL = `WITH RECURSIVE ${fairClaimCtes('c', { limit: '$3::int', cap: '$4::int' })}
   UPDATE "run" r SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond'), "fence" = r."fence" + 1
   WHERE r."ctid" = ANY(ARRAY(SELECT "ctid" FROM c)) RETURNING ${returning('r.')}`;
 const CLAIM_RUNS = preparedStatement('run_claim_many', CLAIM_RUNS_SQL);
 
-export async function claimRuns(q: DataSource, p: { owner: string; leaseMs: number; limit: number }): Promise<ClaimedRow[]> {
-  return runPrepared<ClaimedRow>(q, CLAIM_RUNS, [p.owner, p.leaseMs, p.limit]);
+export async function claimRuns(q: DataSource, p: { owner: string; leaseMs: number; limit: number; tenantCap?: number }): Promise<ClaimedRow[]> {
+  return runPrepared<ClaimedRow>(q, CLAIM_RUNS, [p.owner, p.leaseMs, p.limit, p.tenantCap || null]);
 }
 
 /** Claims one run (created or released here) when it is claimable. */
@@ -253,7 +254,7 @@ export interface FlushResult {
  * `completed` aborts the whole statement (nothing is written). Parameters: $1 the runs' updates, $2
  * their node rows (the last write per node of a flush wins), $3..$6 the event insert's, $7 the runs' ids.
  *
- * The same statement claims up to $8 runs for owner $9 (lease $10 ms) as a claim pass would (the
+ * The same statement claims up to $8 runs for owner $9 (lease $10 ms, tenant cap $11) as a claim pass would (the
  * slots the written runs free, refilled in the same round trip), never one of the runs it writes;
  * they come back as JSON in the `claimed` column of the first run's row.
  */
@@ -262,7 +263,7 @@ export const FLUSH_SQL = flushSql();
 function flushSql(): string {
   let n = 2;
   const eventCtes = eventInsertCtes(() => `$${++n}`, [], `"stream_id" IN (SELECT "id"::text FROM f)`);
-  return `WITH u AS (
+  return `WITH RECURSIVE u AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "owner" text, "fence" int, "node_executions" int, "cost_usd" float8, "lease_ms" int,
       "release" boolean, "status" text, "paused" boolean, "set_current" boolean, "current" text, "outputs" jsonb, "error" jsonb, "terminal" boolean, "nodes" int)
   ),
@@ -280,7 +281,7 @@ function flushSql(): string {
     -- The ids again as an array ($7): the run rows are found through the primary key whatever the
     -- planner guesses of the JSON's size (a guess of 100 rows made it scan a small table whole).
     FROM u WHERE r."id" = ANY($7::uuid[]) AND r."id" = u."id" AND r."lease_owner" = u."owner" AND r."fence" = u."fence"
-    RETURNING r."id", r."cancel_requested", r."metadata"->'pause' AS "pause", r."followed_until" > now() AS "followed", u."nodes"
+    RETURNING r."id", r."cancel_requested", r."metadata"->'pause' AS "pause", r."followed_until" > now() AS "followed", u."nodes", r."tenant", r."lease_owner" IS NOT NULL AS "holds"
   ),
   nodes AS (
     INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
@@ -294,7 +295,7 @@ function flushSql(): string {
   ${eventCtes.join(',\n  ')},
   -- A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
   nt AS (SELECT pg_notify('${EVENTS_CHANNEL}', f."id"::text) FROM f WHERE f."followed"),
-  claim_ids AS (SELECT "ctid" FROM "run" WHERE ${CLAIMABLE} AND "id" <> ALL($7::uuid[]) ORDER BY "created_at" LIMIT $8::int FOR UPDATE SKIP LOCKED),
+  ${fairClaimCtes('claim_ids', { limit: '$8::int', cap: '$11::int', exclude: '$7::uuid[]', written: 'f' })},
   claimed AS (
     UPDATE "run" c SET "lease_owner" = $9::text, "lease_expires_at" = now() + ($10::int * interval '1 millisecond'), "fence" = c."fence" + 1
     WHERE c."ctid" = ANY(ARRAY(SELECT "ctid" FROM claim_ids)) RETURNING ${returning('c.')}
@@ -318,6 +319,8 @@ export interface FoldedClaim {
   limit: number;
   /** The claimer's wake-up count when it was taken (see RunClaimer). */
   epoch?: number;
+  /** The per-tenant cap of active runs (OPENWOP_TENANT_MAX_ACTIVE_RUNS; 0 or absent: none). */
+  tenantCap?: number;
 }
 
 const NO_CLAIM: FoldedClaim = { owner: '', leaseMs: 0, limit: 0 };
@@ -370,7 +373,7 @@ function flushStatementValues(fs: FlushParams[], claim: FoldedClaim): { values: 
   }
   // The statement's rows are the runs' rows, in order, as sent: one JSON text, each run's part kept.
   const all = `[${eventJson.filter((j) => j !== '[]').map((j) => j.slice(1, -1)).join(',')}]`;
-  return { values: [JSON.stringify(runs), JSON.stringify(nodes), ...eventInsertValues(events, all), fs.map((f) => f.runId), claim.limit, claim.owner, claim.leaseMs], eventJson };
+  return { values: [JSON.stringify(runs), JSON.stringify(nodes), ...eventInsertValues(events, all), fs.map((f) => f.runId), claim.limit, claim.owner, claim.leaseMs, claim.tenantCap || null], eventJson };
 }
 
 /** A node of a run in the statement was already completed: nothing of the statement was written. */
