@@ -214,6 +214,27 @@ export function buildCli(): Command {
       process.exitCode = await (await runsCli()).runsCancel(runs.client(), runId);
     });
 
+  // Dead letters (RFC 0053): runs whose node exhausted its retry policy.
+  const dead = clientGroup(program, 'dead-letters', 'list, inspect, retry and purge dead-lettered runs on a running host (list/get need runs:read, retry runs:create, purge runs:cancel)');
+  dead.group
+    .command('list')
+    .description('list the dead-lettered runs, newest first')
+    .option('--workflow-id <id>', 'only the runs of this workflow')
+    .option('--limit <n>', 'how many (1-100)', parseLimit)
+    .option('--json', 'print JSON')
+    .action(async (opts: { workflowId?: string; limit?: number; json?: boolean }) => {
+      process.exitCode = await (await runsCli()).deadLettersList(dead.client(), opts);
+    });
+  for (const [action, what] of [['get', 'show a dead-lettered run: the node, reason and attempts'], ['retry', 'run its workflow again with the same inputs'], ['purge', 'remove it from the dead letters (the run stays in the history)']] as const) {
+    dead.group
+      .command(`${action} <runId>`)
+      .description(what)
+      .option('--json', 'print JSON')
+      .action(async (runId: string, opts: { json?: boolean }) => {
+        process.exitCode = await (await runsCli()).deadLetter(dead.client(), action, runId, opts);
+      });
+  }
+
   // Packs: install workflow-chain and node packs on a running host, with every check the host makes.
   const packs = clientGroup(program, 'packs', 'install, list and uninstall the packs of a running host (install and uninstall need packs:publish, list tools:read)');
   const packsCli = () => import('./cli/packs.cli');

@@ -208,3 +208,29 @@ export async function runsCancel(o: RunsCliOptions, runId: string): Promise<numb
   o.out.write(`${snap.runId}  ${snap.status}\n`);
   return 0;
 }
+
+/** `dead-letters list`: the runs of the sink, newest first (RFC 0053). */
+export async function deadLettersList(o: RunsCliOptions, opts: { workflowId?: string; limit?: number; json?: boolean }): Promise<number> {
+  const q = new URLSearchParams();
+  if (opts.workflowId) q.set('workflowId', opts.workflowId);
+  if (opts.limit) q.set('limit', String(opts.limit));
+  const page = await call(o, 'GET', `/v1/dead-letters${q.size ? `?${q}` : ''}`);
+  if (opts.json) o.out.write(`${JSON.stringify(page, null, 2)}\n`);
+  else for (const d of page.deadLetters as Array<Record<string, unknown>>) o.out.write(`${d.runId}  ${d.workflowId}  node ${d.nodeId}  ${d.reason} after ${d.attempts} attempts  ${d.deadLetteredAt}\n`);
+  return 0;
+}
+
+/** `dead-letters get|retry|purge RUN_ID`. */
+export async function deadLetter(o: RunsCliOptions, action: 'get' | 'retry' | 'purge', runId: string, opts: { json?: boolean }): Promise<number> {
+  const path = `/v1/dead-letters/${encodeURIComponent(runId)}`;
+  if (action === 'purge') {
+    await call(o, 'DELETE', path);
+    o.out.write(`${runId} purged from the dead letters\n`);
+    return 0;
+  }
+  const body = action === 'retry' ? await call(o, 'POST', `${path}/retry`) : await call(o, 'GET', path);
+  if (opts.json) o.out.write(`${JSON.stringify(body, null, 2)}\n`);
+  else if (action === 'retry') o.out.write(`${body.runId}  started again from ${runId}\n`);
+  else o.out.write(`${body.runId}  ${body.status}  ${body.workflowId}  node ${body.nodeId}  ${body.reason} after ${body.attempts} attempts  expires ${body.expiresAt}${(body.retriedRunIds as string[]).length ? `  retried as ${(body.retriedRunIds as string[]).join(', ')}` : ''}\n`);
+  return 0;
+}

@@ -74,6 +74,8 @@ const PAYLOAD_DEF: Record<string, string> = {
   'budget.consumed': 'budgetConsumed',
   'budget.threshold.crossed': 'budgetThresholdCrossed',
   'budget.exhausted': 'budgetExhausted',
+  'node.retried': 'nodeRetried',
+  'run.dead_lettered': 'runDeadLettered',
 };
 
 /** The host's own (vendor-prefixed) run events and the schemas/ file their payloads validate against. */

@@ -25,6 +25,7 @@ import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { BUDGET_CONTROLLERS, BUDGET_PROVIDERS } from './budget';
+import { DEAD_LETTER_CONTROLLERS, DEAD_LETTER_PROVIDERS } from './dead-letters';
 import { BackpressureAdvertiser } from './run-admission';
 import { RunDebugBundleController } from './api/run-debug-bundle.controller';
 import { IdentitySeamsController } from './seams/identity-seams.controller';
@@ -75,7 +76,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -119,6 +120,7 @@ import { TransportRunsService } from './transport-runs.service';
     TransportRunsService,
     ...MCP_MOUNT_EXECUTORS,
     ...BUDGET_PROVIDERS,
+    ...DEAD_LETTER_PROVIDERS,
   ],
   // What other capabilities and the transports use (through index.ts).
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],

@@ -8,6 +8,7 @@ import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER }
 import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { BUDGET_FIXTURES } from './budget/budget-fixtures';
+import { DEAD_LETTER_FIXTURES } from './dead-letters/dead-letter-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
 
@@ -90,6 +91,8 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...INTERRUPT_FIXTURES,
   // RFC 0084 budgets (budget/budget-fixtures.ts).
   ...BUDGET_FIXTURES,
+  // RFC 0053 dead letters (dead-letters/dead-letter-fixtures.ts).
+  ...DEAD_LETTER_FIXTURES,
 };
 
 /**

@@ -1,3 +1,6 @@
+/** The budget the seam's `hard-cost-exhaust` run carries: four 0.3 USD steps against 1 USD, threshold at 80 %. */
+export const HARD_COST_BUDGET = { maxCostUsd: 1, thresholdPercent: 80 };
+
 /**
  * The budget fixture (served while the test seams are on): four steps reporting 0.3 USD each, then a
  * noop. Under the seam's 1 USD budget the third crosses 80 % and the fourth exhausts it (1.2 USD).

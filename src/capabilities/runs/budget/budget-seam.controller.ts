@@ -8,6 +8,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunCreationService } from '../run-creation.service';
 import { findRun } from '../run-snapshot';
+import { HARD_COST_BUDGET } from './budget-fixtures';
 
 const SCENARIOS = ['hard-cost-exhaust', 'model-denied', 'advisory'] as const;
 
@@ -20,9 +21,6 @@ class BudgetRunBody {
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** How long the seam waits for the budgeted run to end (the caller reads its events next). */
 const SETTLE_MS = 30_000;
-
-/** The budget the `hard-cost-exhaust` run carries: four 0.3 USD steps against 1 USD, threshold at 80 %. */
-export const HARD_COST_BUDGET = { maxCostUsd: 1, thresholdPercent: 80 };
 
 /**
  * `POST /v1/host/sample/budget/run {scenario}` (budget-enforcement): `hard-cost-exhaust` starts the

@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { collectExtensions } from '../../../platform/plugins/extension-registry';
 import { NODE_TYPE_ID_PATTERN, NodeExecutionContext, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import type { DagNode } from '../workflow-definition';
+import { DeadLetterSink, withRetries } from '../dead-letters/node-retry';
 
 export interface RegisteredExecutor {
   typeId: string;
@@ -34,6 +35,8 @@ export function resumesInFlight(typeId: string): boolean {
 export class NodeExecutorRegistry implements OnApplicationBootstrap {
   private readonly log = new Logger('runs.executors');
   private readonly byType = new Map<string, RegisteredExecutor>();
+  /** Where a node that exhausted its `config.retry` policy is recorded (the dead-letter sink registers itself). */
+  private deadLetters?: DeadLetterSink;
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -47,7 +50,14 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
       invalid: 'skip',
       onSkip: (problem, c) => this.log.error({ msg: `${problem}; ignored`, typeId: c.meta.typeId }),
     });
-    for (const { meta, provider } of found) this.byType.set(meta.typeId, { typeId: meta.typeId, provider, replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
+    // Every executor honours a node's RFC 0009 `config.retry` policy (dead-letters/node-retry.ts).
+    const sink: DeadLetterSink = { record: (ctx, letter) => this.deadLetters?.record(ctx, letter) ?? Promise.resolve() };
+    for (const { meta, provider } of found) this.byType.set(meta.typeId, { typeId: meta.typeId, provider: withRetries(provider, sink), replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
+  }
+
+  /** The RFC 0053 sink retry-exhausted nodes are recorded in. */
+  useDeadLetterSink(sink: DeadLetterSink): void {
+    this.deadLetters = sink;
   }
 
   get(typeId: string): RegisteredExecutor | undefined {

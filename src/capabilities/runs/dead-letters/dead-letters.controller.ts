@@ -1,0 +1,71 @@
+import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import type { Principal } from '../../../platform/identity/principal';
+import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { DeadLetterListQuery } from './dead-letters.dto';
+import { DeadLettersService, DeadLetterView } from './dead-letters.service';
+
+const VIEW = {
+  type: 'object',
+  required: ['runId', 'workflowId', 'status', 'nodeId', 'reason', 'attempts', 'deadLetteredAt', 'expiresAt', 'retriedRunIds'],
+  properties: {
+    runId: { type: 'string' },
+    workflowId: { type: 'string', nullable: true },
+    status: { type: 'string', description: "The run's status (failed once it ended)." },
+    nodeId: { type: 'string', description: 'The node whose retry policy was exhausted.' },
+    reason: { type: 'string', description: "The node's error code (redaction-safe)." },
+    attempts: { type: 'integer', minimum: 1 },
+    deadLetteredAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'deadLetteredAt + deadLetter.retentionDays.' },
+    retriedRunIds: { type: 'array', items: { type: 'string' }, description: 'The runs started by POST …/retry, oldest first.' },
+  },
+};
+
+/**
+ * RFC 0053 run dead letters: runs whose node exhausted its retry policy, listed, read, retried and purged.
+ * Webhook deliveries that exhausted their retries are read per subscription (`GET /v1/webhooks/{id}/dead-letters`).
+ */
+@ApiTags('runs')
+@Controller()
+export class DeadLettersController {
+  constructor(private readonly letters: DeadLettersService) {}
+
+  @Scopes('runs:read')
+  @Get('/v1/dead-letters')
+  @ApiOperation({ operationId: 'listDeadLetters', summary: 'List the dead-lettered runs of your tenant (newest first, cursor-paged)' })
+  @ApiOkResponse({ schema: { type: 'object', required: ['deadLetters', 'nextCursor'], properties: { deadLetters: { type: 'array', items: VIEW }, nextCursor: { type: 'string', nullable: true } } } })
+  @ApiErrors(400, 401, 403)
+  list(@CurrentPrincipal() p: Principal, @Query() q: DeadLetterListQuery): Promise<{ deadLetters: DeadLetterView[]; nextCursor: string | null }> {
+    return this.letters.list(p, q);
+  }
+
+  @Scopes('runs:read')
+  @Get('/v1/dead-letters/:runId')
+  @ApiOperation({ operationId: 'getDeadLetter', summary: 'Inspect one dead-lettered run (its full run stays at GET /v1/runs/{runId})' })
+  @ApiOkResponse({ schema: VIEW })
+  @ApiErrors(401, 403, 404)
+  get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<DeadLetterView> {
+    return this.letters.get(p, runId);
+  }
+
+  @Scopes('runs:create')
+  @Post('/v1/dead-letters/:runId/retry')
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'retryDeadLetter', summary: "Run a dead-lettered run's workflow again with its inputs and configurable: 201 {runId, deadLetter}" })
+  @ApiResponse({ status: 201, schema: { type: 'object', required: ['runId', 'deadLetter'], properties: { runId: { type: 'string' }, deadLetter: VIEW } } })
+  @ApiErrors(400, 401, 403, 404, 422)
+  retry(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<{ runId: string; deadLetter: DeadLetterView }> {
+    return this.letters.retry(p, runId);
+  }
+
+  @Scopes('runs:cancel')
+  @Delete('/v1/dead-letters/:runId')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'purgeDeadLetter', summary: 'Remove a run from the dead-letter sink (the run stays in the run history)' })
+  @ApiResponse({ status: 204, description: 'Purged.' })
+  @ApiErrors(401, 403, 404)
+  async purge(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<void> {
+    await this.letters.purge(p, runId);
+  }
+}

@@ -1,0 +1,12 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQuery } from '../../../platform/pagination/page-query';
+
+/** `GET /v1/dead-letters` query: a page, optionally of one workflow. */
+export class DeadLetterListQuery extends PageQuery {
+  @ApiPropertyOptional({ type: 'string', maxLength: 128, description: 'Only the dead-lettered runs of this workflow.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  workflowId?: string;
+}
