@@ -120,8 +120,9 @@ describe('SCIM 2.0 provisioning', () => {
     expect((await t.http('GET', '/v1/runs', { token: bystander })).status).toBe(200);
     expect((await t.http('GET', '/v1/runs', { token: otherTenantErin })).status).toBe(200);
 
-    const on = await scim('PATCH', `/Users/${erin.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }] });
+    const on = await scim('PATCH', `/Users/${erin.id}`, { schemas: [PATCH], Operations: [{ op: 'replace', path: 'active', value: true }, { op: 'replace', path: 'name.familyName', value: 'Example' }] });
     expect(on.body.active).toBe(true);
+    expect(on.body.name).toEqual({ givenName: 'Erin', familyName: 'Example' });
     expect((await createRun(id_token)).status).toBe(201);
     // A revoked key stays revoked.
     expect((await t.http('GET', '/v1/runs', { token: key })).status).toBe(401);

@@ -91,10 +91,8 @@ export class ScimDirectory {
         if (path === 'active') next.active = op.op === 'remove' ? false : booleanValue(value);
         else if (path === 'userName') next.userName = this.userName(value);
         else if (path === 'externalId') next.externalId = op.op === 'remove' ? null : this.optionalId(value, 'externalId');
-        else if (/^[A-Za-z][A-Za-z0-9.]*$/.test(path)) {
-          if (op.op === 'remove') delete next.attributes[path];
-          else next.attributes[path] = value;
-        } else throw new ScimError(400, `Unsupported patch path "${path}".`, 'invalidSyntax');
+        else if (/^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)?$/.test(path)) setAttribute(next.attributes, path, op.op === 'remove' ? undefined : value);
+        else throw new ScimError(400, `Unsupported patch path "${path}".`, 'invalidSyntax');
       }
     }
     if (next.userName.toLowerCase() !== u.userName.toLowerCase()) await this.assertFree(tenant, next.userName);
@@ -255,4 +253,19 @@ export class ScimDirectory {
     if (typeof v !== 'string' || !IDENTIFIER.test(v)) throw new ScimError(400, `\`${what}\` must be 1-128 letters, digits and ._:@-.`, 'invalidValue');
     return v;
   }
+}
+
+/** Sets (or, with undefined, removes) an attribute or a sub-attribute (`name.givenName`, RFC 7644 §3.5.2 attribute paths). */
+function setAttribute(attrs: Record<string, unknown>, path: string, value: unknown): void {
+  const [head, sub] = path.split('.');
+  if (head === '__proto__' || sub === '__proto__') throw new ScimError(400, `Unsupported patch path "${path}".`, 'invalidSyntax');
+  if (!sub) {
+    if (value === undefined) delete attrs[head];
+    else attrs[head] = value;
+    return;
+  }
+  const parent = attrs[head] && typeof attrs[head] === 'object' && !Array.isArray(attrs[head]) ? { ...(attrs[head] as Record<string, unknown>) } : {};
+  if (value === undefined) delete parent[sub];
+  else parent[sub] = value;
+  attrs[head] = parent;
 }
