@@ -65,8 +65,16 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     });
     process.env.OPENWOP_TEST_OAUTH_CLIENT_SECRET = CLIENT.secret;
     t = await createTestApp({
-      env: { OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` },
-      configFile: { connections: { oauth: { callbackUrl: CALLBACK, allowInsecureLoopback: true, clients: { 'acme-widgets': { clientId: CLIENT.id, clientSecretEnv: 'OPENWOP_TEST_OAUTH_CLIENT_SECRET', issuer: idp.issuer } } } } },
+      env: { OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}`, OPENWOP_TEST_SEAMS: 'true' },
+      configFile: {
+        connections: {
+          oauth: {
+            callbackUrl: CALLBACK,
+            allowInsecureLoopback: true,
+            clients: { 'acme-widgets': { clientId: CLIENT.id, clientSecretEnv: 'OPENWOP_TEST_OAUTH_CLIENT_SECRET', issuer: idp.issuer }, synthetic: { clientId: 'openwop-conformance' } },
+          },
+        },
+      },
     });
     const scopes = ['connections:read', 'connections:manage'];
     alice = await t.key({ tenant: 'acme', principal: 'alice', scopes });
@@ -86,7 +94,7 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
 
   it('advertises the oauth capability with its grants and providers', async () => {
     const d = await http('GET', '/.well-known/openwop');
-    expect(d.body.capabilities.oauth).toEqual({ supported: true, grants: ['authorization_code', 'refresh_token'], providers: [{ id: 'acme-widgets' }] });
+    expect(d.body.capabilities.oauth).toEqual({ supported: true, grants: ['authorization_code', 'refresh_token'], providers: [{ id: 'acme-widgets' }, { id: 'synthetic' }] });
   });
 
   it('refuses a provider without an OAuth client and a scope the pack does not declare', async () => {
@@ -215,6 +223,31 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     expect(states.length).toBeGreaterThan(3);
     for (const s of states) expect(notAuthorizeAnswers).not.toContain(s);
     expect(surfaces).not.toContain(CLIENT.secret);
+  });
+
+  it('the conformance roundtrip seam runs the host path against the synthetic token endpoint and echoes no secret', async () => {
+    const fixture = {
+      provider: 'synthetic',
+      authUrl: 'https://oauth.synthetic.openwop.test/authorize',
+      tokenUrl: 'https://oauth.synthetic.openwop.test/token',
+      scopes: ['openwop.read', 'openwop.write'],
+      authorizationCode: `code-${randomBytes(8).toString('hex')}`,
+      state: `state-${randomBytes(8).toString('hex')}`,
+      redirectUri: 'https://host.example/openwop/oauth/callback',
+      codeVerifier: randomBytes(40).toString('base64url'),
+      accessTokenCanary: `AT_CANARY_${randomBytes(8).toString('hex')}`,
+      refreshTokenCanary: `RT_CANARY_${randomBytes(8).toString('hex')}`,
+    };
+    const before = ((await t.ds.query(`SELECT count(*)::int AS n FROM "credential"`)) as Array<{ n: number }>)[0].n;
+    const r = await http('POST', '/v1/host/sample/oauth/authorize-code-roundtrip', { token: alice, body: fixture });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ provider: 'synthetic', credentialRef: expect.stringMatching(/^cred:/), scopes: fixture.scopes, events: [{ type: 'connector.authorized', payload: { provider: 'synthetic', credentialRef: r.body.credentialRef, scopes: fixture.scopes } }] });
+    for (const v of [fixture.authorizationCode, fixture.state, fixture.codeVerifier, fixture.accessTokenCanary, fixture.refreshTokenCanary]) expect(r.text).not.toContain(v);
+    // The grant it made (and the sealed verifier) are gone afterwards.
+    expect(((await t.ds.query(`SELECT count(*)::int AS n FROM "credential"`)) as Array<{ n: number }>)[0].n).toBe(before);
+    const noClient = await http('POST', '/v1/host/sample/oauth/authorize-code-roundtrip', { token: alice, body: { ...fixture, provider: 'elsewhere' } });
+    expect(noClient.status).toBe(422);
+    expect(noClient.body.error).toBe('oauth_provider_unsupported');
   });
 
   it('deleting the connection deletes its grants and their sealed tokens', async () => {

@@ -25,6 +25,8 @@ import { OAuthAdvertiser } from './oauth/oauth.advertiser';
 import { OAuthController } from './oauth/oauth.controller';
 import { OAuthProviderClient } from './oauth/oauth-provider-client';
 import { OAuthService } from './oauth/oauth.service';
+import { OAuthRoundtripSeam } from './oauth/oauth-roundtrip.seam';
+import { OAuthSeamsController } from './oauth/oauth-seams.controller';
 
 /**
  * Connections (RFC 0095 connection packs, RFC 0046 credentials): pack install and provider
@@ -33,7 +35,7 @@ import { OAuthService } from './oauth/oauth.service';
  */
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController, ProviderRegistryController, OAuthController],
+  controllers: [ConnectionPacksController, ConnectionsController, ConnectionPackSeamsController, ProviderRegistryController, OAuthController, OAuthSeamsController],
   providers: [
     ConnectionChangeNotifier,
     BuiltinProviderRegistry,
@@ -52,6 +54,7 @@ import { OAuthService } from './oauth/oauth.service';
     OAuthProviderClient,
     OAuthService,
     OAuthAdvertiser,
+    OAuthRoundtripSeam,
   ],
   exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService],
 })

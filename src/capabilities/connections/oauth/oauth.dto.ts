@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 
 /** The body of POST /v1/connections/{id}/oauth/authorize. */
 export class AuthorizeBody {
@@ -21,4 +21,18 @@ export class AuthorizeAnswer {
   authorizationUrl: string;
   @ApiProperty() expiresAt: string;
   @ApiProperty({ type: [String] }) scopes: string[];
+}
+
+/** The conformance seam's body (the synthetic provider fixture, RFC 0047 §C). */
+export class SeamRoundtripBody {
+  @ApiProperty() @IsString() @MaxLength(128) provider: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2048) authUrl?: string;
+  @ApiProperty() @IsString() @MaxLength(2048) tokenUrl: string;
+  @ApiProperty({ type: [String] }) @IsArray() @ArrayMaxSize(64) @IsString({ each: true }) @MaxLength(256, { each: true }) scopes: string[];
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(2048) authorizationCode: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(2048) state: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(2048) redirectUri: string;
+  @ApiProperty() @IsString() @MinLength(43) @MaxLength(128) codeVerifier: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(2048) accessTokenCanary: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(2048) refreshTokenCanary: string;
 }

@@ -113,6 +113,38 @@ export class OAuthService {
     await this.credentials.delete(a.tenant, a.verifierCredentialId, m);
   }
 
+  /** Consumes the authorization in flight that `state` names (single use, whatever comes next); refused when unknown or expired. */
+  async take(state: string): Promise<{ a: OAuthAuthorizationEntity; verifier: string }> {
+    const found = await this.ds.transaction(async (m) => {
+      const a = await m.getRepository(OAuthAuthorizationEntity).createQueryBuilder('a').where('a.state_hash = :h', { h: sha256(state) }).setLock('pessimistic_write').getOne();
+      if (!a) return undefined;
+      const verifier = await this.credentials.open(a.tenant, a.verifierCredentialId, m);
+      await this.discard(a, m);
+      return { a, verifier };
+    });
+    if (!found || found.a.expiresAt.getTime() < Date.now()) throw new DomainError('oauth_state_invalid', 400, 'The authorization is unknown, already completed or expired: start it again.');
+    return found;
+  }
+
+  /** Records an authorization in flight for a `state` and PKCE verifier chosen elsewhere (the conformance seam's fixture values). */
+  async pending(a: { tenant: string; principal: string; connectionId: string; state: string; verifier: string; scopes: string[]; redirectUri: string }): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const verifierCredentialId = await this.credentials.store(a.tenant, a.verifier, m);
+      const expiresAt = new Date(Date.now() + this.client.settings.authorizationTtlSeconds * 1000);
+      await m.getRepository(OAuthAuthorizationEntity).insert({ tenant: a.tenant, stateHash: sha256(a.state), connectionId: a.connectionId, principal: a.principal, shared: false, verifierCredentialId, scopes: a.scopes, redirectUri: a.redirectUri, expiresAt });
+    });
+  }
+
+  /** Deletes one grant and its sealed tokens (the seam's cleanup). */
+  async forgetGrant(tenant: string, connectionId: string, principal: string): Promise<void> {
+    await this.ds.transaction(async (m) => {
+      const g = await m.getRepository(OAuthGrantEntity).findOne({ where: { tenant, connectionId, principal } });
+      if (!g) return;
+      await m.getRepository(OAuthGrantEntity).delete({ id: g.id });
+      await this.credentials.delete(tenant, g.credentialId, m);
+    });
+  }
+
   /**
    * The provider's redirect back (`GET /v1/oauth/callback`). The `state` is single-use and must match an
    * authorization in flight; `iss`, when the issuer is known, must be it (and must be present when the server
@@ -120,15 +152,7 @@ export class OAuthService {
    */
   async callback(q: { state?: string; code?: string; iss?: string; error?: string }): Promise<GrantView> {
     if (!q.state) throw new ValidationError('The callback carries no state.', { code: 'oauth_state_invalid' });
-    const found = await this.ds.transaction(async (m) => {
-      const a = await m.getRepository(OAuthAuthorizationEntity).createQueryBuilder('a').where('a.state_hash = :h', { h: sha256(q.state!) }).setLock('pessimistic_write').getOne();
-      if (!a) return undefined;
-      const verifier = await this.credentials.open(a.tenant, a.verifierCredentialId, m);
-      await this.discard(a, m);
-      return { a, verifier };
-    });
-    if (!found || found.a.expiresAt.getTime() < Date.now()) throw new DomainError('oauth_state_invalid', 400, 'The authorization is unknown, already completed or expired: start it again.');
-    const { a, verifier } = found;
+    const { a, verifier } = await this.take(q.state);
     const conn = await this.connection({ tenant: a.tenant }, a.connectionId);
     const { endpoints } = await this.plan({ tenant: a.tenant }, conn.providerId);
     if (endpoints.issuer !== undefined && (q.iss !== undefined || endpoints.issRequired) && q.iss !== endpoints.issuer) {
@@ -136,11 +160,27 @@ export class OAuthService {
     }
     if (q.error) throw new DomainError('oauth_authorization_denied', 400, `The provider did not authorize the connection (${String(q.error).slice(0, 64)}).`);
     if (!q.code) throw new ValidationError('The callback carries no code.');
-    const tokens = await this.client.token(conn.providerId, endpoints.token, { grant_type: 'authorization_code', code: q.code, redirect_uri: a.redirectUri, code_verifier: verifier });
+    const { event: _event, ...grant } = await this.complete({ tenant: a.tenant, principal: a.principal, connectionId: conn.id, providerId: conn.providerId, tokenEndpoint: endpoints.token, redirectUri: a.redirectUri, scopes: a.scopes }, q.code, verifier);
+    return grant;
+  }
+
+  /**
+   * The last steps of an authorization, after its state was verified: the code exchanged with the PKCE verifier, the
+   * token set sealed (replacing the principal's earlier grant on the connection) and `connector.authorized` appended.
+   */
+  async complete(
+    a: { tenant: string; principal: string; connectionId: string; providerId: string; tokenEndpoint: string; redirectUri: string; scopes: string[] },
+    code: string,
+    verifier: string,
+  ): Promise<GrantView & { event: { type: string; payload: Record<string, unknown> } }> {
+    const tokens = await this.client.token(a.providerId, a.tokenEndpoint, { grant_type: 'authorization_code', code, redirect_uri: a.redirectUri, code_verifier: verifier }).catch((e: unknown) => {
+      // A refused code is not an expired grant: the authorization failed and must be started again.
+      throw e instanceof OAuthProviderError && e.terminal ? new DomainError('oauth_code_rejected', 400, `The provider refused the authorization code (${e.providerError}): start the authorization again.`) : e;
+    });
     const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : a.scopes;
     return this.ds.transaction(async (m) => {
       const repo = m.getRepository(OAuthGrantEntity);
-      const existing = await repo.createQueryBuilder('g').where('g.tenant = :t AND g.connection_id = :c AND g.principal = :p', { t: a.tenant, c: conn.id, p: a.principal }).setLock('pessimistic_write').getOne();
+      const existing = await repo.createQueryBuilder('g').where('g.tenant = :t AND g.connection_id = :c AND g.principal = :p', { t: a.tenant, c: a.connectionId, p: a.principal }).setLock('pessimistic_write').getOne();
       let credentialId: string;
       if (existing) {
         credentialId = existing.credentialId;
@@ -148,12 +188,12 @@ export class OAuthService {
         await repo.update({ id: existing.id }, { scopes, expiresAt: tokens.expires_at ? new Date(tokens.expires_at) : null, status: 'active' });
       } else {
         credentialId = await this.credentials.store(a.tenant, JSON.stringify(tokens), m);
-        await repo.insert({ tenant: a.tenant, connectionId: conn.id, principal: a.principal, credentialId, scopes, expiresAt: tokens.expires_at ? new Date(tokens.expires_at) : null, status: 'active' });
+        await repo.insert({ tenant: a.tenant, connectionId: a.connectionId, principal: a.principal, credentialId, scopes, expiresAt: tokens.expires_at ? new Date(tokens.expires_at) : null, status: 'active' });
       }
-      const credentialRef = credentialRefOf(credentialId)!;
-      await this.events.append({ tenant: a.tenant }, HOST_STREAM, 'connector.authorized', { provider: conn.providerId, credentialRef, scopes }, { manager: m });
-      const row = await repo.findOneByOrFail({ tenant: a.tenant, connectionId: conn.id, principal: a.principal });
-      return toGrantView(row, conn.providerId);
+      const payload = { provider: a.providerId, credentialRef: credentialRefOf(credentialId)!, scopes };
+      await this.events.append({ tenant: a.tenant }, HOST_STREAM, 'connector.authorized', payload, { manager: m });
+      const row = await repo.findOneByOrFail({ tenant: a.tenant, connectionId: a.connectionId, principal: a.principal });
+      return { ...toGrantView(row, a.providerId), event: { type: 'connector.authorized', payload } };
     });
   }
 
