@@ -86,7 +86,8 @@ export class RunControlService {
       if (prior) {
         // The first answer again (it carried the time the pause was accepted).
         if (idempotencyKey && prior.idempotencyKey === idempotencyKey) return { answer: { runId: run.id, status: 'paused' as const, pausedAt: prior.requestedAt }, direct: false, request: prior };
-        throw new ConflictError('run_not_pausable', `The run is already ${row.status === 'paused' ? 'paused' : 'pausing'}.`, { runStatus: row.status, pausedAt: prior.pausedAt ?? prior.requestedAt });
+        // Accepted pauses answered `paused` (202): a run still draining its current node is reported paused too, as that answer said.
+        throw new ConflictError('run_not_pausable', `The run is already ${row.status === 'paused' ? 'paused' : 'pausing'}.`, { runStatus: 'paused', pausedAt: prior.pausedAt ?? prior.requestedAt });
       }
       if (TERMINAL.has(row.status)) throw new ConflictError('run_terminal', `The run is already ${row.status}.`, { runStatus: row.status });
       if ((row.status !== 'pending' && row.status !== 'running') || row.cancel_requested) {
