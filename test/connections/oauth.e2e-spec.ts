@@ -250,6 +250,25 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     expect(noClient.body.error).toBe('oauth_provider_unsupported');
   });
 
+  it('a shared grant serves principals without their own; only connections:manage may make or revoke one', async () => {
+    const carol = await t.key({ tenant: 'acme', principal: 'carol', scopes: ['connections:read'] });
+    const refused = await http('POST', `/v1/connections/${connectionId}/oauth/authorize`, { token: carol, body: { shared: true } });
+    expect(refused.status).toBe(403);
+    await expect(whoami('carol')).rejects.toMatchObject({ code: 'oauth_grant_missing' });
+    const { back } = await authorizeAndConsent(alice, 'bob', { shared: true });
+    const done = await callback(back);
+    expect(done.body).toMatchObject({ principal: null, status: 'active' });
+    // carol has no grant of her own: the tenant's shared one answers; alice keeps using her own.
+    expect(await (await whoami('carol')).json()).toMatchObject({ sub: 'bob' });
+    expect(await (await whoami('alice')).json()).toMatchObject({ sub: 'alice' });
+    const carolSees = await http('GET', `/v1/connections/${connectionId}/oauth`, { token: carol });
+    expect(carolSees.body.grants.map((g: { principal: string | null }) => g.principal)).toEqual([null]);
+    expect((await http('DELETE', `/v1/connections/${connectionId}/oauth?shared=true`, { token: carol })).status).toBe(403);
+    expect((await http('DELETE', `/v1/connections/${connectionId}/oauth`, { token: carol })).status).toBe(404);
+    expect((await http('DELETE', `/v1/connections/${connectionId}/oauth?shared=true`, { token: alice })).body).toEqual({ revokedAtProvider: true });
+    await expect(whoami('carol')).rejects.toMatchObject({ code: 'oauth_grant_missing' });
+  });
+
   it('deleting the connection deletes its grants and their sealed tokens', async () => {
     const credentials = ((await t.ds.query(`SELECT "credential_id" FROM "oauth_grant"`)) as Array<{ credential_id: string }>).map((r) => r.credential_id);
     expect(credentials.length).toBe(1);
