@@ -1,0 +1,101 @@
+/**
+ * Fair scheduling benchmark (issue 39 item 5; docs/operations.md §Fair scheduling): how long another
+ * tenant's single run takes to start (and finish: a one-node `core.noop` run finishes in the write
+ * that starts it) while one tenant holds a backlog of queued runs, against the same run on the idle
+ * host, measured in the same round. Goal: backlog / idle <= 2.
+ *
+ *   npm run bench -- fairness [backlog] [rounds] [samples]
+ *
+ * One host (the engine claiming on its own, as in production: notifications and its periodic claim)
+ * on a scratch database of DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432). Each
+ * round: `samples` (default 5) runs of tenant `quiet` on the idle host, one after the other; then
+ * `backlog` (default 10,000) runs of tenant `flood` are queued at once (one statement, as many
+ * clients would, announced on the runs channel), and once the engine works them off, `samples` more
+ * runs of `quiet`, one after the other. A run's latency is its finish minus its creation, both on the
+ * database clock (the run row's `completed_at` and `created_at`). What is left of the backlog is
+ * deleted before the next round. Prints each round's medians and their ratio, then min/median/max of
+ * the ratios over `rounds` (default 3), and the load average it ran under. OPENWOP_TENANT_MAX_ACTIVE_RUNS
+ * from the environment is passed to the host. A measurement, not a test.
+ */
+import 'reflect-metadata';
+import * as os from 'node:os';
+import { Pool } from 'pg';
+import { RUNS_CHANNEL } from '../src/platform/database/database-notifications';
+import { benchPool, runBenchmark, startBenchHost } from './harness';
+
+const CHAIN = { nodes: [{ id: 'only', typeId: 'core.noop', config: {} }], edges: [] };
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+async function queue(pool: Pool, tenant: string, count: number): Promise<string[]> {
+  const r = await pool.query(
+    `WITH ins AS (
+       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes")
+       SELECT $1, 'bench', 'workflow', 'pending', '{}'::jsonb, 'bench.fair', $2::jsonb, '{}'::jsonb, '{}'::jsonb, '{}'::text[]
+       FROM generate_series(1, $3::int) RETURNING "id"
+     ), n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM ins))
+     SELECT "id" FROM ins, (SELECT count(*) FROM n) k`,
+    [tenant, JSON.stringify(CHAIN), count],
+  );
+  return r.rows.map((x: { id: string }) => x.id);
+}
+
+/** Queues one run of `tenant` and answers its latency (finish - creation, database clock, ms) once finished. */
+async function oneRun(pool: Pool, tenant: string, timeoutMs = 600_000): Promise<number> {
+  const [id] = await queue(pool, tenant, 1);
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await pool.query(`SELECT "status", extract(epoch FROM ("completed_at" - "created_at")) * 1000 AS ms FROM "run" WHERE "id" = $1`, [id]);
+    const row = r.rows[0] as { status: string; ms: number | null };
+    if (row.status === 'completed' && row.ms !== null) return Number(row.ms);
+    if (['failed', 'cancelled'].includes(row.status)) throw new Error(`run ${id} ended ${row.status}`);
+    if (Date.now() > until) throw new Error(`run ${id} did not finish within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function count(pool: Pool, where: string, params: unknown[]): Promise<number> {
+  return (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE ${where}`, params)).rows[0].n as number;
+}
+
+export async function main(backlog = Number(process.argv[2] ?? 10_000), rounds = Number(process.argv[3] ?? 3), samples = Number(process.argv[4] ?? 5)): Promise<void> {
+  const cap = process.env.OPENWOP_TENANT_MAX_ACTIVE_RUNS;
+  const bench = await startBenchHost({ OPENWOP_SCHEDULER_ENABLED: 'true', ...(cap ? { OPENWOP_TENANT_MAX_ACTIVE_RUNS: cap } : {}) });
+  const pool = benchPool(bench.databaseUrl, 3);
+  const load = os.loadavg()[0];
+  const results: Array<{ idle: number; busy: number; left: number }> = [];
+  try {
+    // Warm-up: the statements prepared, the engine's first claims made.
+    for (let i = 0; i < 3; i++) await oneRun(pool, 'quiet');
+    for (let round = 1; round <= rounds; round++) {
+      const idle: number[] = [];
+      for (let i = 0; i < samples; i++) idle.push(await oneRun(pool, 'quiet'));
+      await queue(pool, 'flood', backlog);
+      // The backlog is being worked off when the quiet tenant's runs arrive.
+      while ((await count(pool, `"tenant" = 'flood' AND "status" = 'completed'`, [])) === 0) await new Promise((r) => setTimeout(r, 5));
+      const busy: number[] = [];
+      for (let i = 0; i < samples; i++) busy.push(await oneRun(pool, 'quiet'));
+      const left = await count(pool, `"tenant" = 'flood' AND "status" = 'pending'`, []);
+      results.push({ idle: median(idle), busy: median(busy), left });
+      process.stdout.write(`round ${round}: idle p50 ${median(idle).toFixed(1)} ms, behind the backlog p50 ${median(busy).toFixed(1)} ms (max ${Math.max(...busy).toFixed(1)}), ratio ${(median(busy) / median(idle)).toFixed(2)}x; ${left} of ${backlog} still queued after\n`);
+      // Reset: drop what is still queued, let what is executing finish.
+      await pool.query(`DELETE FROM "run" WHERE "tenant" = 'flood' AND "status" = 'pending' AND ("lease_owner" IS NULL OR "lease_expires_at" < now())`);
+      while ((await count(pool, `"tenant" = 'flood' AND "status" IN ('pending', 'running')`, [])) > 0) await new Promise((r) => setTimeout(r, 20));
+      if (!left) process.stdout.write(`  (the backlog was gone before the last sample: raise the backlog for a meaningful figure)\n`);
+    }
+    const ratios = results.map((r) => r.busy / r.idle).sort((a, b) => a - b);
+    process.stdout.write(
+      `\nFair scheduling: another tenant's single run behind a ${backlog}-run backlog / idle, ${rounds} round(s) of ${samples} samples` +
+        `${cap ? `, OPENWOP_TENANT_MAX_ACTIVE_RUNS=${cap}` : ''}, load average ${load.toFixed(2)}:\n` +
+        `ratio min ${ratios[0].toFixed(2)}x, median ${median(ratios).toFixed(2)}x, max ${ratios[ratios.length - 1].toFixed(2)}x (target <= 2: ${median(ratios) <= 2 ? 'met' : 'NOT met'})\n`,
+    );
+  } finally {
+    await pool.end();
+    await bench.close();
+  }
+}
+
+runBenchmark(module, () => main());
