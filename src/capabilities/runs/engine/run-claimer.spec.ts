@@ -109,4 +109,22 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
     c.unreserve();
     expect(c.reserve()).toBe(true);
   });
+
+  it('under a tenant cap: no run is claimed by its own insert or alone, a short claim leaves the backlog open, and writes pass the cap', () => {
+    const { h, setActive } = host({ settings: { maxActiveRuns: 4, leaseMs: 1000, executing: true, admission: { tenantMaxActiveRuns: 2 } } });
+    const c = new RunClaimer(h);
+    // Every run goes through the fair claim, which counts its tenant's active runs.
+    expect(c.reserve()).toBe(false);
+    let passes = 0;
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => void passes++;
+    c.kick('r1');
+    expect(passes).toBe(1);
+    setActive(1);
+    const first = c.take([flush('a', { status: 'completed', terminal: true })]);
+    expect(first).toMatchObject({ limit: 4, tenantCap: 2 });
+    setActive(0);
+    // Short (the other runs' tenant is at its cap): a slot freed later must look again.
+    c.give([row('x')], first, Date.now());
+    expect(c.take([flush('b', { status: 'completed', terminal: true })]).limit).toBeGreaterThan(0);
+  });
 });
