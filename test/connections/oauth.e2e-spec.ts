@@ -269,6 +269,19 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     await expect(whoami('carol')).rejects.toMatchObject({ code: 'oauth_grant_missing' });
   });
 
+  it('sweeps authorizations nobody came back from, with their sealed verifiers', async () => {
+    const start = await http('POST', `/v1/connections/${connectionId}/oauth/authorize`, { token: alice, body: {} });
+    expect(start.status).toBe(201);
+    const [row] = (await t.ds.query(`SELECT "id", "verifier_credential_id" FROM "oauth_authorization"`)) as Array<{ id: string; verifier_credential_id: string }>;
+    expect(await oauth().sweepExpired()).toBe(0);
+    await t.ds.query(`UPDATE "oauth_authorization" SET "expires_at" = now() - interval '1 second' WHERE "id" = $1`, [row.id]);
+    expect(await oauth().sweepExpired()).toBe(1);
+    expect(await t.ds.query(`SELECT 1 FROM "oauth_authorization"`)).toEqual([]);
+    expect(await t.ds.query(`SELECT 1 FROM "credential" WHERE "id" = $1`, [row.verifier_credential_id])).toEqual([]);
+    const late = await callback(new URL(`${CALLBACK}?code=x&state=${new URL(start.body.authorizationUrl).searchParams.get('state')}`));
+    expect(late.body.error).toBe('oauth_state_invalid');
+  });
+
   it('deleting the connection deletes its grants and their sealed tokens', async () => {
     const credentials = ((await t.ds.query(`SELECT "credential_id" FROM "oauth_grant"`)) as Array<{ credential_id: string }>).map((r) => r.credential_id);
     expect(credentials.length).toBe(1);

@@ -64,6 +64,7 @@ export class ConnectionsModule implements OnModuleInit {
   constructor(
     private readonly tasks: PeriodicTaskService,
     private readonly credentials: CredentialStoreService,
+    private readonly oauth: OAuthService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
@@ -76,6 +77,14 @@ export class ConnectionsModule implements OnModuleInit {
       run: async (signal) => {
         // Batches until one comes back short (done, or only credentials whose old key is gone).
         while (!signal.aborted && (await this.credentials.resealStale(100)) === 100);
+      },
+    });
+    // Authorizations nobody came back from (RFC 0047): their state hash and sealed verifier go after their TTL.
+    this.tasks.register({
+      name: 'connections.oauth-authorization-sweep',
+      intervalMs: 600_000,
+      run: async (signal) => {
+        while (!signal.aborted && (await this.oauth.sweepExpired(500)) === 500);
       },
     });
   }

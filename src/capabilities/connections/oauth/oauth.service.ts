@@ -135,6 +135,15 @@ export class OAuthService {
     });
   }
 
+  /** Deletes up to `limit` abandoned authorizations (past their TTL) of any tenant, with their sealed verifiers. */
+  async sweepExpired(limit = 500): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const rows = await m.getRepository(OAuthAuthorizationEntity).createQueryBuilder('a').where('a.expires_at < now()').setLock('pessimistic_write').setOnLocked('skip_locked').limit(limit).getMany();
+      for (const a of rows) await this.discard(a, m);
+      return rows.length;
+    });
+  }
+
   /** Deletes one grant and its sealed tokens (the seam's cleanup). */
   async forgetGrant(tenant: string, connectionId: string, principal: string): Promise<void> {
     await this.ds.transaction(async (m) => {
