@@ -38,6 +38,7 @@ export interface LaneToken {
 export class TokenLanes {
   private readonly log = new Logger('TokenLanes');
   private readonly lanes: TokenLaneSettings[];
+  private readonly warned = new Map<string, number>();
   private readonly docs = new Map<string, { doc: Record<string, unknown> & { jwks_uri: string }; client: JwksClient; at: number }>();
 
   constructor(
@@ -150,11 +151,23 @@ export class TokenLanes {
   async discovery(issuer: string): Promise<Record<string, unknown> & { jwks_uri: string }> {
     const cached = this.docs.get(issuer);
     if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.doc;
-    const res = await fetch(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
-    if (!res.ok) throw refused();
-    const doc = (await res.json()) as Record<string, unknown>;
-    // §4.3: the document's issuer must be the one asked for.
-    if (doc.issuer !== issuer || typeof doc.jwks_uri !== 'string') throw refused();
+    const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    let doc: Record<string, unknown>;
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
+      if (!res.ok) throw new UnauthenticatedError(`discovery answered ${res.status}`);
+      doc = (await res.json()) as Record<string, unknown>;
+      // §4.3: the document's issuer must be the one asked for.
+      if (doc.issuer !== issuer || typeof doc.jwks_uri !== 'string') throw new UnauthenticatedError('the discovery document names another issuer or no jwks_uri');
+    } catch (e) {
+      // Every token of the issuer is refused meanwhile (fail closed): the operator must see why, once a minute at most.
+      const last = this.warned.get(issuer) ?? 0;
+      if (Date.now() - last > 60_000) {
+        this.warned.set(issuer, Date.now());
+        this.log.warn({ msg: 'identity provider discovery failed: its tokens are refused until it answers', issuer, url, err: (e as Error).message });
+      }
+      throw refused();
+    }
     const client = new JwksClient({ jwksUri: doc.jwks_uri, cache: true, cacheMaxAge: 600_000, rateLimit: true, jwksRequestsPerMinute: 30, timeout: FETCH_TIMEOUT_MS });
     const entry = { doc: doc as Record<string, unknown> & { jwks_uri: string }, client, at: Date.now() };
     this.docs.set(issuer, entry);
