@@ -11,3 +11,4 @@ export * from './tool-source-contract';
 export * from './run-artifacts';
 export * from './audit';
 export * from './mcp';
+export * from './safe-fetch';

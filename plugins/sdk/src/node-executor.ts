@@ -1,6 +1,7 @@
 import { defineExtensionPoint, extensionMetadata } from './extension-point';
 import type { McpJsonRpcError, NodeMcp } from './mcp';
 import type { NodeArtifacts } from './run-artifacts';
+import type { NodeHttp } from './safe-fetch';
 import type { ToolReplayPolicy } from './tool-source';
 
 /**
@@ -82,6 +83,11 @@ export interface NodeExecutionContext {
    * the type so that contexts built by older kits still compile; the host's run engine provides it.
    */
   mcp?: NodeMcp;
+  /**
+   * Since 1.9: the host's SSRF-guarded HTTP client (`safeFetch`, RFC 0076 §B; see `NodeHttp`). Optional in the
+   * type so that contexts built by older kits still compile; the host's run engine provides it.
+   */
+  http?: NodeHttp;
 }
 
 /** What a node asks for when it suspends on an interrupt. */

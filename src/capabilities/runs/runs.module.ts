@@ -26,6 +26,10 @@ import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { BUDGET_CONTROLLERS, BUDGET_PROVIDERS } from './budget';
 import { DEAD_LETTER_CONTROLLERS, DEAD_LETTER_PROVIDERS } from './dead-letters';
+import { NodeHttpBinder } from './engine/node-http';
+import { ConnectionsModule } from '../connections';
+import { SafeFetchAdvertiser } from './engine/safe-fetch.advertiser';
+import { SafeFetchSeamController } from './seams/safe-fetch-seam.controller';
 import { BackpressureAdvertiser } from './run-admission';
 import { RunDebugBundleController } from './api/run-debug-bundle.controller';
 import { IdentitySeamsController } from './seams/identity-seams.controller';
@@ -73,10 +77,10 @@ import { TransportRunsService } from './transport-runs.service';
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
-  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule],
+  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS, SafeFetchSeamController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -121,6 +125,8 @@ import { TransportRunsService } from './transport-runs.service';
     ...MCP_MOUNT_EXECUTORS,
     ...BUDGET_PROVIDERS,
     ...DEAD_LETTER_PROVIDERS,
+    NodeHttpBinder,
+    SafeFetchAdvertiser,
   ],
   // What other capabilities and the transports use (through index.ts).
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],

@@ -4,6 +4,7 @@ import { collectExtensions } from '../../../platform/plugins/extension-registry'
 import { NODE_TYPE_ID_PATTERN, NodeExecutionContext, NodeExecutor, NodeExecutorMeta, NodeExecutorProvider, ToolReplayPolicy } from '@openwop-host/plugin-sdk';
 import type { DagNode } from '../workflow-definition';
 import { DeadLetterSink, withRetries } from '../dead-letters/node-retry';
+import { NodeHttpSource, withHttp } from './node-http-proxy';
 
 export interface RegisteredExecutor {
   typeId: string;
@@ -37,6 +38,8 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
   private readonly byType = new Map<string, RegisteredExecutor>();
   /** Where a node that exhausted its `config.retry` policy is recorded (the dead-letter sink registers itself). */
   private deadLetters?: DeadLetterSink;
+  /** `ctx.http` of every executor (node-http.ts registers itself). */
+  private http?: NodeHttpSource;
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -52,7 +55,11 @@ export class NodeExecutorRegistry implements OnApplicationBootstrap {
     });
     // Every executor honours a node's RFC 0009 `config.retry` policy (dead-letters/node-retry.ts).
     const sink: DeadLetterSink = { record: (ctx, letter) => this.deadLetters?.record(ctx, letter) ?? Promise.resolve() };
-    for (const { meta, provider } of found) this.byType.set(meta.typeId, { typeId: meta.typeId, provider: withRetries(provider, sink), replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
+    for (const { meta, provider } of found) this.byType.set(meta.typeId, { typeId: meta.typeId, provider: withRetries(withHttp(provider, () => this.http), sink), replayPolicy: meta.replayPolicy ?? 'non-deterministic' });
+  }
+
+  useHttp(binder: NodeHttpSource): void {
+    this.http = binder;
   }
 
   /** The RFC 0053 sink retry-exhausted nodes are recorded in. */

@@ -1,0 +1,22 @@
+import type { NodeExecutionContext, NodeExecutorProvider, NodeHttp } from '@openwop-host/plugin-sdk';
+
+/** What hands a node execution its `ctx.http` (NodeHttpBinder, node-http.ts). */
+export interface NodeHttpSource {
+  forNode(ctx: Pick<NodeExecutionContext, 'principal'>): NodeHttp;
+}
+
+/** `provider` whose executions get `ctx.http` (when the engine did not set one) from the binder the registry holds. */
+export function withHttp(provider: NodeExecutorProvider, binder: () => NodeHttpSource | undefined): NodeExecutorProvider {
+  return new Proxy(provider, {
+    get(target, prop, receiver) {
+      if (prop === 'execute') {
+        return (ctx: NodeExecutionContext) => {
+          const b = binder();
+          return target.execute(ctx.http || !b ? ctx : { ...ctx, http: b.forNode(ctx) });
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
