@@ -8,6 +8,7 @@ import { RUN_LIST_RECORD } from './run-list';
 import { TOOL_CATALOG_RECORD } from './tool-catalog';
 import type { V2FamilyRecord } from './types';
 import { WEBHOOKS_RECORD } from './webhooks';
+import { WORKFLOW_CHAIN_PACKS_RECORD } from './workflow-chain-packs';
 
 export type { V2Context, V2FamilyRecord } from './types';
 
@@ -17,4 +18,4 @@ export type { V2Context, V2FamilyRecord } from './types';
  * whose operations are routed at major 2) is derived from this list. To add a family: write
  * `<family>.ts` here exporting a `V2FamilyRecord`, and add it below (keep the list sorted by family).
  */
-export const V2_RECORDS: readonly V2FamilyRecord[] = [AUTH_RECORD, CONNECTIONS_RECORD, IDEMPOTENCY_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, RUN_LIST_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD];
+export const V2_RECORDS: readonly V2FamilyRecord[] = [AUTH_RECORD, CONNECTIONS_RECORD, IDEMPOTENCY_RECORD, INTERRUPT_RECORD, MCP_RECORD, REPLAY_RECORD, RUN_LIST_RECORD, TOOL_CATALOG_RECORD, WEBHOOKS_RECORD, WORKFLOW_CHAIN_PACKS_RECORD];
