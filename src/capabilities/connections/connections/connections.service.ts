@@ -7,7 +7,7 @@ import type { Principal, TenantScope } from '../../../platform/identity/principa
 import { keysetPage } from '../../../platform/pagination/keyset';
 import type { Page, PageRequest } from '../../../platform/pagination/page-query';
 import { ConnectionChangeNotifier } from '../connection-change-notifier';
-import { CredentialStoreService } from '../credentials/credential-store.service';
+import { CredentialStoreService, MAX_CREDENTIAL_BYTES } from '../credentials/credential-store.service';
 import { ConnectionPacksService } from '../packs/connection-packs.service';
 import { ConnectionEntity } from './connection.entity';
 import { UUID } from '../../../platform/ids';
@@ -27,6 +27,9 @@ export interface ConnectionView {
   createdAt: string;
   updatedAt: string;
 }
+
+/** The request pipe's messages for an absent `credential` (kept for hosts without OAuth connections). */
+const MISSING_CREDENTIAL = [`credential must be shorter than or equal to ${MAX_CREDENTIAL_BYTES} characters`, 'credential must be longer than or equal to 1 characters', 'credential must be a string'];
 
 export function credentialRefOf(credentialId: string | null): string | null {
   return credentialId ? `cred:${credentialId}` : null;
@@ -66,12 +69,11 @@ export class ConnectionsService {
 
   async create(p: Principal, input: { provider: string; name: string; credential?: string }): Promise<ConnectionView> {
     requireTenantLevel(p, 'Connections');
+    // A host without OAuth clients answers a missing credential exactly as before OAuth connections existed.
+    if (input.credential === undefined && !this.oauth.enabled()) throw new ValidationError('The request is malformed.', { fields: MISSING_CREDENTIAL });
     const resolved = await this.packs.requireProvider(p, input.provider);
     // Without a credential, a connection is an OAuth connection (RFC 0047): the host must hold a client for the provider.
-    if (input.credential === undefined) {
-      if (!this.oauth.enabled()) throw new ValidationError('credential must be a string (the host offers no OAuth connections).', { errors: [{ path: '/credential', message: 'required' }] });
-      if (resolved.provider.auth.kind !== 'oauth2' || !this.oauth.client(resolved.providerId)) throw unsupported(resolved.providerId);
-    }
+    if (input.credential === undefined && (resolved.provider.auth.kind !== 'oauth2' || !this.oauth.client(resolved.providerId))) throw unsupported(resolved.providerId);
     const view = await this.ds.transaction(async (m) => {
       const credentialId = input.credential === undefined ? null : await this.credentials.store(p.tenant, input.credential, m);
       const inserted = (await m.query(
