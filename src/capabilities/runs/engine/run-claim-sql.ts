@@ -4,10 +4,11 @@
  *
  * - The tenants with claimable runs are found by a skip scan of `run_claim_tenant_idx` (one index
  *   probe per tenant, whatever their backlogs).
- * - Each tenant's active runs (claimable status, leased, lease not expired) are counted over
+ * - Each tenant's active runs (claimable status, leased, lease not expired) are counted once (a
+ *   materialized CTE, not per offered run) over
  *   `run_leased_idx`, which holds only leased runs: a count costs the tenant's active runs, not its backlog.
- * - Each tenant offers its oldest claimable runs (at most the claim's limit, and at most what its cap
- *   leaves), read in order from `run_claim_tenant_idx`.
+ * - Each tenant offers its oldest claimable runs (at most the claim's limit, a constant LIMIT the planner
+ *   reads in index order; what its cap leaves is cut from the offers afterwards), read from `run_claim_tenant_idx`.
  * - The offers are taken by `active + rank` (the tenant with the fewest runs executing first, then its
  *   next oldest run), then by age: slots are shared out between tenants with backlogs, a tenant with
  *   10,000 queued runs takes one slot after another tenant's single run has taken its own.
@@ -50,7 +51,7 @@ export function fairClaimCtes(name: string, p: FairClaimParams): string {
     SELECT (SELECT r."tenant" FROM "run" r WHERE ${CLAIM_STATUS('r.')} AND r."tenant" > ${name}_t."tenant" ORDER BY r."tenant" LIMIT 1)
     FROM ${name}_t WHERE ${name}_t."tenant" IS NOT NULL
   ),
-  ${name}_a AS (
+  ${name}_a AS MATERIALIZED (
     SELECT ${name}_t."tenant", (SELECT count(*) FROM "run" x WHERE x."tenant" = ${name}_t."tenant" AND ${CLAIM_STATUS('x.')} AND x."lease_owner" IS NOT NULL
       AND x."lease_expires_at" >= now()${counted})${held} AS "active"
     FROM ${name}_t WHERE ${name}_t."tenant" IS NOT NULL
@@ -58,12 +59,13 @@ export function fairClaimCtes(name: string, p: FairClaimParams): string {
   ${name}_o AS (
     SELECT a."tenant", a."active", o."ctid", o."created_at" FROM ${name}_a a CROSS JOIN LATERAL (
       SELECT r."ctid", r."created_at" FROM "run" r WHERE r."tenant" = a."tenant" AND ${claimable('r.')}${notExcluded}
-      ORDER BY r."created_at" LIMIT greatest(0, least(${p.limit}, coalesce(${p.cap} - a."active", ${p.limit})))
+      ORDER BY r."created_at" LIMIT ${p.limit}
     ) o
   ),
+  ${name}_r AS (SELECT o.*, row_number() OVER (PARTITION BY o."tenant" ORDER BY o."created_at") AS "rank" FROM ${name}_o o),
   ${name}_p AS (
-    SELECT o."ctid" FROM ${name}_o o
-    ORDER BY o."active" + row_number() OVER (PARTITION BY o."tenant" ORDER BY o."created_at"), o."created_at" LIMIT ${p.limit}
+    SELECT o."ctid" FROM ${name}_r o WHERE ${p.cap} IS NULL OR o."active" + o."rank" <= ${p.cap}
+    ORDER BY o."active" + o."rank", o."created_at" LIMIT ${p.limit}
   ),
   ${name} AS (SELECT r."ctid" FROM "run" r WHERE r."ctid" = ANY(ARRAY(SELECT "ctid" FROM ${name}_p)) AND ${claimable('r.')}${notExcluded} FOR UPDATE OF r SKIP LOCKED)`;
 }
