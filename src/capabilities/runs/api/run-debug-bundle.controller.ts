@@ -33,7 +33,24 @@ export class RunDebugBundleController {
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({
     description: 'The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (empty: spans go to the OTLP collector), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap.',
-    schema: { type: 'object', required: ['bundleVersion', 'generatedAt', 'host', 'run', 'events', 'redactionApplied', 'redactionMode'], additionalProperties: true },
+    schema: {
+      type: 'object',
+      required: ['bundleVersion', 'generatedAt', 'host', 'run', 'events', 'redactionApplied', 'redactionMode'],
+      properties: {
+        bundleVersion: { type: 'string', example: '1.0' },
+        generatedAt: { type: 'string', format: 'date-time' },
+        host: { type: 'object', required: ['name', 'version'], properties: { name: { type: 'string' }, version: { type: 'string' } } },
+        run: { type: 'object', description: 'The run as GET /v1/runs/{runId} answers it, masked.', additionalProperties: true },
+        events: { type: 'array', items: { type: 'object', additionalProperties: true }, description: 'The run log as /events/poll answers its events, payloads masked.' },
+        spans: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        metrics: { type: 'object', properties: { openwopCost: { type: 'object', nullable: true, additionalProperties: true }, nodeCount: { type: 'integer' }, eventCount: { type: 'integer' } } },
+        redactionApplied: { type: 'boolean' },
+        redactionMode: { type: 'string', enum: ['mask'] },
+        truncated: { type: 'boolean' },
+        truncatedReason: { type: 'string' },
+      },
+      additionalProperties: true,
+    },
   })
   @ApiErrors(401, 403, 404)
   async bundle(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<unknown> {
