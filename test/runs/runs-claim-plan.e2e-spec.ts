@@ -93,6 +93,9 @@ describe('runs: the claim with a backlog', () => {
     // Now `late` has fewer active runs than `flood`: its run is next, ahead of 9,999 older ones.
     expect((await claim('fair-test', 1)).map((r) => r.tenant)).toEqual(['late']);
     expectBounded(await plan(['plan-test', 30_000, 32, null]), 32, 3);
+    // Under a cap too (a LIMIT that depended on the tenant's count was planned as a sort of its whole backlog).
+    expectBounded(await plan(['plan-test', 30_000, 32, 1000]), 32, 3);
+    expectBounded(await plan(['plan-test', 30_000, 32, 3]), 32, 3);
   });
 
   it('keeps a tenant at its cap of active runs and gives the free slots to the others', async () => {
