@@ -141,5 +141,9 @@ describe('SCIM 2.0 provisioning', () => {
     expect((await t.http('GET', '/v1/runs', { token: id_token })).status).toBe(401);
     expect((await scim('DELETE', `/Groups/${g.body.id}`)).status).toBe(204);
     expect((await scim('GET', `/Groups/${g.body.id}`)).status).toBe(404);
+    // Each provisioning step is in the tenant's tamper-evident audit log, the SCIM client as actor.
+    const rows = (await t.ds.query(`SELECT "entry" FROM "audit_entry" WHERE "tenant" = 'corp' ORDER BY "seq"`)) as Array<{ entry: { action: string; actor: { principal: string }; details?: Record<string, unknown> } }>;
+    const scimActions = rows.filter((r) => r.entry.actor.principal === 'scim').map((r) => `${r.entry.action}:${String(r.entry.details?.userName ?? r.entry.details?.keyPrincipal)}`);
+    expect(scimActions).toEqual(expect.arrayContaining(['scim.user.provisioned:erin', 'scim.user.deprovisioned:erin', 'scim.user.reactivated:erin', 'key.revoked:erin', 'scim.user.provisioned:frank', 'scim.user.deprovisioned:frank', 'key.revoked:frank']));
   }, 30_000);
 });

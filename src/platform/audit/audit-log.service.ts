@@ -34,7 +34,10 @@ export type AuditAction =
   | 'mcp.tool-held'
   | 'mcp.tool-approved'
   | 'tool.dispatch-decided'
-  | 'tool.dispatch-policy-changed';
+  | 'tool.dispatch-policy-changed'
+  | 'scim.user.provisioned'
+  | 'scim.user.deprovisioned'
+  | 'scim.user.reactivated';
 
 /** A detail value: identifiers, names, counts and flags only, never a secret or a payload. */
 export type AuditDetail = string | number | boolean | null | readonly string[];

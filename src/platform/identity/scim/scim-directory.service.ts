@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource, In } from 'typeorm';
+import { AuditLogService } from '../../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../../config/host-config';
 import { ApiKeyService } from '../api-key.service';
 import { IDENTIFIER } from '../principal';
@@ -27,6 +28,7 @@ export class ScimDirectory {
   constructor(
     private readonly ds: DataSource,
     private readonly keys: ApiKeyService,
+    private readonly audit: AuditLogService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
 
@@ -55,7 +57,9 @@ export class ScimDirectory {
       const taken = await m.getRepository(ScimUserEntity).createQueryBuilder('u').where('u.tenant = :tenant AND lower(u.user_name) = lower(:userName) AND u.deleted_at IS NULL', { tenant, userName }).getCount();
       if (taken) throw new ScimError(409, `A user with userName "${userName}" exists.`, 'uniqueness');
       const active = body.active === undefined ? true : booleanValue(body.active);
-      return m.getRepository(ScimUserEntity).save(m.getRepository(ScimUserEntity).create({ tenant, userName, externalId, active, attributes: userAttributes(body), deletedAt: null }));
+      const saved = await m.getRepository(ScimUserEntity).save(m.getRepository(ScimUserEntity).create({ tenant, userName, externalId, active, attributes: userAttributes(body), deletedAt: null }));
+      await this.audit.record(m, { tenant, actor: SCIM_ACTOR, action: 'scim.user.provisioned', resource: { type: 'scim-user', id: saved.id }, details: { userName, active } });
+      return saved;
     });
   }
 
@@ -104,6 +108,7 @@ export class ScimDirectory {
     await this.ds.transaction(async (m) => {
       await m.getRepository(ScimUserEntity).update({ id: u.id }, { deletedAt: new Date(), active: false, version: u.version + 1 });
       await m.query(`UPDATE "scim_group" SET "members" = array_remove("members", $1::uuid), "version" = "version" + 1, "updated_at" = now() WHERE "tenant" = $2 AND $1::uuid = ANY("members")`, [u.id, tenant]);
+      await this.audit.record(m, { tenant, actor: SCIM_ACTOR, action: 'scim.user.deprovisioned', resource: { type: 'scim-user', id: u.id }, details: { userName: u.userName, reason: 'deleted' } });
     });
     await this.revokeKeys(u);
   }
@@ -207,6 +212,17 @@ export class ScimDirectory {
     const after = await this.getUser(u.tenant, u.id);
     // Deactivation (or a rename, which leaves the old principal unprovisioned) revokes the keys of the principal it held.
     if ((u.active && !after.active) || u.userName !== after.userName || (u.externalId && u.externalId !== after.externalId)) await this.revokeKeys(u);
+    if (u.active !== after.active) {
+      await this.ds.transaction((m) =>
+        this.audit.record(m, {
+          tenant: u.tenant,
+          actor: SCIM_ACTOR,
+          action: after.active ? 'scim.user.reactivated' : 'scim.user.deprovisioned',
+          resource: { type: 'scim-user', id: u.id },
+          details: { userName: after.userName, ...(after.active ? {} : { reason: 'deactivated' }) },
+        }),
+      );
+    }
     return after;
   }
 
