@@ -94,7 +94,7 @@ describe('goals: the local-run worker (default continuation on the run engine)',
     expect(run).toMatchObject({ workflowId: 'vendor.test.green', owner: { tenant: 'acme', principal: 'alice' }, outputs: { check: { green: true, iteration: 1 } } });
     expect(goal.completion.lastVerdict.runId).toBe(runs[0].runId);
     const events = await runEvents(t, acmeRuns, runs[0].runId);
-    expect(events.map((e) => e.type)).toEqual(['run.started', 'node.started', 'node.completed', 'run.completed']);
+    expect(events.map((e) => e.type)).toEqual(['run.started', 'budget.reserved', 'node.started', 'node.completed', 'run.completed']);
     expect(events[0].payload).toMatchObject({ inputs: { goalId: id, iteration: 1 } });
   });
 

@@ -33,7 +33,7 @@ describe('runs: RFC 0084 budgets', () => {
   it('refuses a policy it would not enforce, with every problem, and writes nothing', async () => {
     const bad = await t.http('POST', '/v1/runs', {
       token: key,
-      body: { workflowId: 'vendor.test.spend3', configurable: { budget: { maxTokens: 10, maxCostUsd: 1e9, onExhaustion: 'interrupt', nope: 1 } } },
+      body: { workflowId: 'vendor.test.spend3', configurable: { budget: { maxTokens: 10, maxCostUsd: -1, onExhaustion: 'interrupt', nope: 1 } } },
     });
     expect([bad.status, bad.body.error]).toEqual([400, 'validation_error']);
     expect(bad.body.details.problems.map((p: { field: string }) => p.field).sort()).toEqual(
@@ -41,6 +41,11 @@ describe('runs: RFC 0084 budgets', () => {
     );
     const notObject = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.spend3', configurable: { budget: 3 } } });
     expect(notObject.status).toBe(400);
+    // Above the host ceiling (limits.maxBudgetCostUsd, 100) is clamped, not refused.
+    const big = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.spend3', configurable: { budget: { maxCostUsd: 1e9 } } } });
+    expect(big.status).toBe(201);
+    await waitForStatus(t, key, big.body.runId, ['completed']);
+    expect((await runEvents(t, key, big.body.runId)).find((e) => e.type === 'budget.reserved')!.payload).toEqual({ effectiveBudget: { maxCostUsd: 100 }, scope: 'run' });
   });
 
   it('appends reserved, consumed, threshold.crossed and exhausted, then fails the run budget_exhausted', async () => {

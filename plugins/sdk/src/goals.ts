@@ -32,6 +32,11 @@ export interface GoalWorkSubject {
    * when it named one. A worker that runs workflows uses it, else its own configured workflow.
    */
   workflowId?: string;
+  /**
+   * Since 1.9: what is left of the goal's `bounds.maxCostUsd` (its accumulated cost deducted), when the goal has a
+   * cost bound. A worker that starts runs gives each run this budget (the local-run worker: `configurable.budget`).
+   */
+  remainingCostUsd?: number;
 }
 
 /** A goal a worker is asked to serve, when it is created or edited (see {@link GoalWorkerProvider.accepts}). */

@@ -340,6 +340,7 @@ export class GoalContinuationService {
     if (g.principal) s.principal = g.principal;
     if (g.armRef) s.armRef = g.armRef;
     if (g.workflowId) s.workflowId = g.workflowId;
+    if (g.bounds.maxCostUsd !== undefined) s.remainingCostUsd = Math.max(0, g.bounds.maxCostUsd - g.costUsd);
     return s;
   }
 

@@ -473,7 +473,7 @@ export class RunCreationService {
     if (c.maxCostUsd !== undefined && (typeof c.maxCostUsd !== 'number' || !Number.isFinite(c.maxCostUsd) || c.maxCostUsd < 0 || c.maxCostUsd > l.maxBudgetCostUsd)) {
       problems.push({ field: 'configurable.maxCostUsd', message: `must be a number from 0 to ${l.maxBudgetCostUsd}` });
     }
-    problems.push(...budgetPolicyProblems(c.budget, l.maxBudgetCostUsd));
+    problems.push(...budgetPolicyProblems(c.budget));
     if (problems.length) throw new ValidationError('A run bound is outside the host limits.', { problems });
     if (c.maxLoopIterations === undefined && c.recursionLimit !== undefined) out.maxLoopIterations = c.recursionLimit;
     return out;

@@ -61,7 +61,12 @@ export class LocalRunGoalWorker implements GoalWorkerProvider {
     const scopes = await this.delegation.scopesFor(goal.goalId, goal.tenant);
     return this.launcher().launch(
       ownerOf(goal, scopes),
-      { workflowId, inputs: { goalId: goal.goalId, objective: goal.objective, iteration: goal.iteration } },
+      {
+        workflowId,
+        inputs: { goalId: goal.goalId, objective: goal.objective, iteration: goal.iteration },
+        // The goal's cost bound holds within a run too: the run's RFC 0084 budget is what is left of it.
+        ...(goal.remainingCostUsd !== undefined ? { configurable: { budget: { maxCostUsd: goal.remainingCostUsd } } } : {}),
+      },
       // A chain that cannot run (uninstalled, not executable) is a failed run of this iteration, judged
       // and counted against the goal's bounds, not an error retried forever.
       { idempotencyKey: `goal-iteration:${ctx.idempotencyKey}`.slice(0, 255), recordRefusal: true },

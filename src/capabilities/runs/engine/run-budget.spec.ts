@@ -2,14 +2,14 @@ import { budgetPolicyProblems, RunBudget } from './run-budget';
 
 describe('RFC 0084 run budgets', () => {
   it('accepts a cost policy and refuses what it would not enforce', () => {
-    expect(budgetPolicyProblems(undefined, 100)).toEqual([]);
-    expect(budgetPolicyProblems({ maxCostUsd: 2, thresholdPercent: 90, onExhaustion: 'fail' }, 100)).toEqual([]);
-    expect(budgetPolicyProblems({ maxCostUsd: 200, modelDeny: ['x'], thresholdPercent: 101 }, 100).map((p) => p.field)).toEqual([
+    expect(budgetPolicyProblems(undefined)).toEqual([]);
+    expect(budgetPolicyProblems({ maxCostUsd: 2, thresholdPercent: 90, onExhaustion: 'fail' })).toEqual([]);
+    expect(budgetPolicyProblems({ maxCostUsd: -1, modelDeny: ['x'], thresholdPercent: 101 }).map((p) => p.field)).toEqual([
       'configurable.budget.modelDeny',
       'configurable.budget.maxCostUsd',
       'configurable.budget.thresholdPercent',
     ]);
-    expect(budgetPolicyProblems([], 100)).toHaveLength(1);
+    expect(budgetPolicyProblems([])).toHaveLength(1);
   });
 
   it('is absent without a policy and clamps to the host ceiling', () => {

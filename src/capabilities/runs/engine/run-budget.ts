@@ -25,7 +25,7 @@ export interface Problem {
 }
 
 /** The problems of a `configurable.budget` value (empty: acceptable), `ceilingUsd` the host's `limits.maxBudgetCostUsd`. */
-export function budgetPolicyProblems(v: unknown, ceilingUsd: number): Problem[] {
+export function budgetPolicyProblems(v: unknown): Problem[] {
   if (v === undefined) return [];
   const f = (k: string) => `configurable.budget${k ? `.${k}` : ''}`;
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return [{ field: f(''), message: 'must be an object (RFC 0084 BudgetPolicy)' }];
@@ -35,8 +35,9 @@ export function budgetPolicyProblems(v: unknown, ceilingUsd: number): Problem[] 
     if (!KNOWN.includes(k)) problems.push({ field: f(k), message: 'is not a BudgetPolicy field' });
     else if (UNENFORCED.includes(k)) problems.push({ field: f(k), message: 'is a budget dimension this host does not enforce (capabilities.budget.dimensions: ["cost"])' });
   }
-  if (p.maxCostUsd !== undefined && (typeof p.maxCostUsd !== 'number' || !Number.isFinite(p.maxCostUsd) || p.maxCostUsd < 0 || p.maxCostUsd > ceilingUsd)) {
-    problems.push({ field: f('maxCostUsd'), message: `must be a number from 0 to ${ceilingUsd}` });
+  // Above the host ceiling is not refused: the effective budget is clamped to it (RFC 0084 §B), as budget.reserved shows.
+  if (p.maxCostUsd !== undefined && (typeof p.maxCostUsd !== 'number' || !Number.isFinite(p.maxCostUsd) || p.maxCostUsd < 0)) {
+    problems.push({ field: f('maxCostUsd'), message: 'must be a number of at least 0' });
   }
   if (p.thresholdPercent !== undefined && (typeof p.thresholdPercent !== 'number' || !(p.thresholdPercent >= 0 && p.thresholdPercent <= 100))) {
     problems.push({ field: f('thresholdPercent'), message: 'must be a number from 0 to 100' });
