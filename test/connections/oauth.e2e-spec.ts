@@ -76,7 +76,7 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
         },
       },
     });
-    const scopes = ['connections:read', 'connections:manage'];
+    const scopes = ['connections:read', 'connections:manage', 'tools:read'];
     alice = await t.key({ tenant: 'acme', principal: 'alice', scopes });
     bob = await t.key({ tenant: 'acme', principal: 'bob', scopes: ['connections:read'] });
     expect((await http('POST', '/v1/connection-packs', { token: alice, body: PACK })).status).toBe(201);
@@ -119,9 +119,13 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     expect(url.searchParams.get('scope')).toBe('widget:read');
     expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
     expect(back.searchParams.get('iss')).toBe(idp.issuer);
+    const connectorTools = async () => ((await http('GET', '/v1/tools?source=connector', { token: alice })).body as Array<{ toolId: string }>).map((d: { toolId: string }) => d.toolId);
+    expect(await connectorTools()).toEqual([]);
     const done = await callback(back);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ connectionId, provider: 'acme-widgets', principal: 'alice', status: 'active', scopes: ['widget:read'] });
+    // A connection with an active grant is usable: its actions join the tool catalog.
+    expect(await connectorTools()).toEqual(['connector:acme-widgets.widget.read', 'connector:acme-widgets.widget.write']);
     expect(done.body.credentialRef).toMatch(/^cred:[0-9a-f-]{36}$/);
     const { tokens } = await tokensOf('alice');
     expect(tokens.refresh_token).toBeTruthy();

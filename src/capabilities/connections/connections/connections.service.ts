@@ -106,10 +106,20 @@ export class ConnectionsService {
     return { items: page.items.map(toConnectionView), nextCursor: page.nextCursor };
   }
 
-  /** Whether any tenant has a connection with a credential bound (what the connector source projects from). */
+  /** Whether any tenant has a usable connection: a credential bound, or an active OAuth grant (what the connector source projects from). */
   async anyUsable(): Promise<boolean> {
-    const rows = (await this.ds.query('SELECT 1 FROM "connection" WHERE "credential_id" IS NOT NULL LIMIT 1')) as unknown[];
+    const rows = (await this.ds.query(`SELECT 1 FROM "connection" WHERE "credential_id" IS NOT NULL UNION ALL SELECT 1 FROM "oauth_grant" WHERE "status" = 'active' LIMIT 1`)) as unknown[];
     return rows.length > 0;
+  }
+
+  /** The provider ids of the tenant's usable connections: a credential bound, or an active OAuth grant of some principal (RFC 0047). */
+  async usableProviders(scope: TenantScope): Promise<string[]> {
+    const rows = (await this.ds.query(
+      `SELECT DISTINCT c."provider_id" AS p FROM "connection" c WHERE c."tenant" = $1 AND (c."credential_id" IS NOT NULL
+         OR EXISTS (SELECT 1 FROM "oauth_grant" g WHERE g."tenant" = c."tenant" AND g."connection_id" = c."id" AND g."status" = 'active')) ORDER BY 1`,
+      [scope.tenant],
+    )) as Array<{ p: string }>;
+    return rows.map((r) => r.p);
   }
 
   /** 404 for an unknown id, a malformed id and another tenant's id alike. */

@@ -5,6 +5,7 @@ import { DomainError, ForbiddenError, NotFoundError, ValidationError } from '../
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { UUID } from '../../../platform/ids';
+import { ConnectionChangeNotifier } from '../connection-change-notifier';
 import { ConnectionEntity } from '../connections/connection.entity';
 import { credentialRefOf } from '../connections/connections.service';
 import { CredentialStoreService } from '../credentials/credential-store.service';
@@ -45,6 +46,7 @@ export class OAuthService {
     private readonly packs: ConnectionPacksService,
     private readonly events: EventLogService,
     readonly client: OAuthProviderClient,
+    private readonly notifier: ConnectionChangeNotifier,
   ) {}
 
   private async connection(scope: TenantScope, id: string, m?: EntityManager): Promise<ConnectionEntity> {
@@ -152,6 +154,7 @@ export class OAuthService {
       await m.getRepository(OAuthGrantEntity).delete({ id: g.id });
       await this.credentials.delete(tenant, g.credentialId, m);
     });
+    this.notifier.changed(tenant);
   }
 
   /**
@@ -187,7 +190,7 @@ export class OAuthService {
       throw e instanceof OAuthProviderError && e.terminal ? new DomainError('oauth_code_rejected', 400, `The provider refused the authorization code (${e.providerError}): start the authorization again.`) : e;
     });
     const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : a.scopes;
-    return this.ds.transaction(async (m) => {
+    const view = await this.ds.transaction(async (m) => {
       const repo = m.getRepository(OAuthGrantEntity);
       const existing = await repo.createQueryBuilder('g').where('g.tenant = :t AND g.connection_id = :c AND g.principal = :p', { t: a.tenant, c: a.connectionId, p: a.principal }).setLock('pessimistic_write').getOne();
       let credentialId: string;
@@ -204,6 +207,9 @@ export class OAuthService {
       const row = await repo.findOneByOrFail({ tenant: a.tenant, connectionId: a.connectionId, principal: a.principal });
       return { ...toGrantView(row, a.providerId), event: { type: 'connector.authorized', payload } };
     });
+    // The connector tools of the tenant follow its usable connections.
+    this.notifier.changed(a.tenant);
+    return view;
   }
 
   /** The grants of a connection the caller may see: its own and the shared one. */
@@ -275,7 +281,10 @@ export class OAuthService {
         throw e;
       }
     });
-    if (outcome.error) throw outcome.error;
+    if (outcome.error) {
+      this.notifier.changed(scope.tenant);
+      throw outcome.error;
+    }
     return outcome.tokens!;
   }
 
@@ -298,6 +307,7 @@ export class OAuthService {
       await this.credentials.delete(p.tenant, grant.credentialId, m);
       await this.events.append(p, HOST_STREAM, 'connection.oauth_revoked', { connectionId: conn.id, provider: conn.providerId, credentialRef: credentialRefOf(grant.credentialId), revokedAtProvider }, { manager: m });
     });
+    this.notifier.changed(p.tenant);
     return { revokedAtProvider };
   }
 

@@ -61,7 +61,7 @@ export function connectorActions(provider: ConnectionProviderDefinition): ToolDe
 
 /**
  * The tool catalog's `connector` source: the actions of the providers the tenant has a usable
- * connection to (credential bound, provider resolving), as `connector:<provider>.<action>`.
+ * connection to (credential bound or an active OAuth grant, provider resolving), as `connector:<provider>.<action>`.
  * Descriptors carry only `auth.credentialRef: true`, never a credential or a reference value.
  */
 @Injectable()
@@ -80,7 +80,7 @@ export class ConnectorToolSource implements ToolSourceProvider {
 
   async listTools(ctx: ToolListingContext): Promise<ToolDescriptor[]> {
     const scope = { tenant: ctx.tenant };
-    const providerIds = [...new Set((await this.connections.list(scope)).filter((c) => c.credentialBound).map((c) => c.provider))].sort();
+    const providerIds = await this.connections.usableProviders(scope);
     const out: ToolDescriptor[] = [];
     for (const id of providerIds) {
       if (ctx.signal.aborted) throw new InternalFault('aborted', 'connector listing aborted');
