@@ -10,6 +10,8 @@ import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity
 // The run list's orders, ending in the primary key (migration 1765000000602).
 @Index('run_tenant_created_idx', ['tenant', 'createdAt', 'id'])
 @Index('run_tenant_status_created_idx', ['tenant', 'status', 'createdAt', 'id'])
+// The run list filtered by workflow (v2 runList's workflowId filter; migration 1765000130000).
+@Index('run_tenant_workflow_created_idx', ['tenant', 'workflowId', 'createdAt', 'id'])
 // Runs in progress by status, for the gauge (migration 1764970000000).
 @Index('run_active_idx', ['status'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')` })
 // The engine's claim order over claimable workflow runs only (migration 1764850000000).
