@@ -28,6 +28,7 @@ import { BUDGET_CONTROLLERS, BUDGET_PROVIDERS } from './budget';
 import { DEAD_LETTER_CONTROLLERS, DEAD_LETTER_PROVIDERS } from './dead-letters';
 import { NodeHttpBinder } from './engine/node-http';
 import { ConnectionsModule } from '../connections';
+import { WebhooksModule } from '../webhooks';
 import { SafeFetchAdvertiser } from './engine/safe-fetch.advertiser';
 import { SafeFetchSeamController } from './seams/safe-fetch-seam.controller';
 import { BackpressureAdvertiser } from './run-admission';
@@ -77,7 +78,7 @@ import { TransportRunsService } from './transport-runs.service';
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
-  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule],
+  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule, WebhooksModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
   controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS, SafeFetchSeamController],

@@ -353,6 +353,24 @@ export class WebhooksService {
     };
   }
 
+  /**
+   * RFC 0053 redrive of a dead-lettered delivery of the caller's scope (`GET /v1/dead-letters` routes): `retry` sends
+   * it again from its first attempt (its retry policy starts over), `purge` removes it. 404 unless it is dead-lettered.
+   */
+  async redriveDeadLetter(p: Principal, deliveryId: string, action: 'retry' | 'purge'): Promise<void> {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(deliveryId);
+    const d = uuid ? await this.ds.getRepository(WebhookDeliveryEntity).findOne({ where: { tenant: p.tenant, id: deliveryId, status: 'failed' } }) : null;
+    if (!d) throw new SubscriptionNotFoundError();
+    await this.find(p, d.webhookId); // the subscription is of the caller's scope (workspace)
+    if (action === 'purge') await this.ds.query(`DELETE FROM "webhook_delivery" WHERE "id" = $1 AND "status" = 'failed'`, [d.id]);
+    else {
+      await this.ds.query(
+        `UPDATE "webhook_delivery" SET "status" = 'pending', "attempts" = 0, "next_attempt_at" = now(), "last_status_code" = NULL, "last_error" = NULL, "updated_at" = now() WHERE "id" = $1 AND "status" = 'failed'`,
+        [d.id],
+      );
+    }
+  }
+
   /** A subscription's delivery history, newest first, a page at a time, optionally of one status. */
   async deliveries(p: Principal, id: string, q: PageRequest & { status?: string; tenantId?: string }): Promise<Page<DeliveryView>> {
     this.assertTenant(p, q.tenantId);

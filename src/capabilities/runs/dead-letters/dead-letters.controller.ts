@@ -1,9 +1,10 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
+import { AnyScope, CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { DeadLetterListQuery } from './dead-letters.dto';
+import { WebhooksService } from '../../webhooks';
 import { DeadLettersService, DeadLetterView } from './dead-letters.service';
 
 const VIEW = {
@@ -29,7 +30,10 @@ const VIEW = {
 @ApiTags('runs')
 @Controller()
 export class DeadLettersController {
-  constructor(private readonly letters: DeadLettersService) {}
+  constructor(
+    private readonly letters: DeadLettersService,
+    private readonly webhooks: WebhooksService,
+  ) {}
 
   @Scopes('runs:read')
   @Get('/v1/dead-letters')
@@ -67,5 +71,29 @@ export class DeadLettersController {
   @ApiErrors(401, 403, 404)
   async purge(@CurrentPrincipal() p: Principal, @Param('runId') runId: string): Promise<void> {
     await this.letters.purge(p, runId);
+  }
+
+  // Webhook deliveries that exhausted their retries are listed per subscription (GET /v1/webhooks/{id}/dead-letters).
+  @Scopes('webhooks:read')
+  @AnyScope('webhooks:manage', 'runs:create')
+  @Post('/v1/dead-letters/deliveries/:deliveryId/retry')
+  @HttpCode(202)
+  @ApiOperation({ operationId: 'retryDeliveryDeadLetter', summary: 'Send a dead-lettered webhook delivery again from its first attempt: 202 {deliveryId, status: "pending"}' })
+  @ApiResponse({ status: 202, schema: { type: 'object', required: ['deliveryId', 'status'], properties: { deliveryId: { type: 'string' }, status: { type: 'string', enum: ['pending'] } } } })
+  @ApiErrors(401, 403, 404)
+  async retryDelivery(@CurrentPrincipal() p: Principal, @Param('deliveryId') deliveryId: string): Promise<{ deliveryId: string; status: 'pending' }> {
+    await this.webhooks.redriveDeadLetter(p, deliveryId, 'retry');
+    return { deliveryId, status: 'pending' };
+  }
+
+  @Scopes('webhooks:read')
+  @AnyScope('webhooks:manage', 'runs:create')
+  @Delete('/v1/dead-letters/deliveries/:deliveryId')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'purgeDeliveryDeadLetter', summary: 'Delete a dead-lettered webhook delivery' })
+  @ApiResponse({ status: 204, description: 'Purged.' })
+  @ApiErrors(401, 403, 404)
+  async purgeDelivery(@CurrentPrincipal() p: Principal, @Param('deliveryId') deliveryId: string): Promise<void> {
+    await this.webhooks.redriveDeadLetter(p, deliveryId, 'purge');
   }
 }
