@@ -180,6 +180,17 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     expect(after.tokens.expires_at! - Date.now()).toBeGreaterThan(3_000_000);
   });
 
+  it('concurrent calls on a token about to expire refresh it once (a reused rotated refresh token would revoke the grant)', async () => {
+    const before = await tokensOf('alice');
+    await store().replace('acme', before.credentialId, JSON.stringify({ ...before.tokens, expires_at: Date.now() + 1000 }), t.ds.manager);
+    const calls: string[] = [];
+    const answers = await Promise.all([whoami('alice', calls), whoami('alice', calls), whoami('alice', calls), whoami('alice', calls)]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const after = await tokensOf('alice');
+    expect(new Set(calls)).toEqual(new Set([after.tokens.access_token]));
+    expect((await http('GET', `/v1/connections/${connectionId}/oauth`, { token: alice })).body.grants[0].status).toBe('active');
+  });
+
   it('refreshes after a 401 from the provider and retries once', async () => {
     const before = await tokensOf('alice');
     await idp.expireAccessToken(before.tokens.access_token);
