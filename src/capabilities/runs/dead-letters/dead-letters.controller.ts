@@ -1,11 +1,14 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { AnyScope, CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { DeadLetterListQuery } from './dead-letters.dto';
 import { WebhooksService } from '../../webhooks';
 import { DeadLettersService, DeadLetterView } from './dead-letters.service';
+
+/** An action route's (absent) body. */
+const NO_BODY = { type: 'object', additionalProperties: false, properties: {} };
 
 const VIEW = {
   type: 'object',
@@ -55,6 +58,7 @@ export class DeadLettersController {
 
   @Scopes('runs:create')
   @Post('/v1/dead-letters/:runId/retry')
+  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', schema: NO_BODY })
   @HttpCode(201)
   @ApiOperation({ operationId: 'retryDeadLetter', summary: "Run a dead-lettered run's workflow again with its inputs and configurable: 201 {runId, deadLetter}" })
   @ApiResponse({ status: 201, schema: { type: 'object', required: ['runId', 'deadLetter'], properties: { runId: { type: 'string' }, deadLetter: VIEW } } })
@@ -77,6 +81,7 @@ export class DeadLettersController {
   @Scopes('webhooks:read')
   @AnyScope('webhooks:manage', 'runs:create')
   @Post('/v1/dead-letters/deliveries/:deliveryId/retry')
+  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', schema: NO_BODY })
   @HttpCode(202)
   @ApiOperation({ operationId: 'retryDeliveryDeadLetter', summary: 'Send a dead-lettered webhook delivery again from its first attempt: 202 {deliveryId, status: "pending"}' })
   @ApiResponse({ status: 202, schema: { type: 'object', required: ['deliveryId', 'status'], properties: { deliveryId: { type: 'string' }, status: { type: 'string', enum: ['pending'] } } } })
