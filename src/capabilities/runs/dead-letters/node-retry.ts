@@ -82,7 +82,8 @@ export function withRetries(provider: NodeExecutorProvider, sink: DeadLetterSink
         return (config: Record<string, unknown>) => [...structured.call(target, config), ...retryPolicyProblems(config).map((message) => ({ path: '/retry', code: 'invalid_node_config', message }))];
       }
       const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      // Methods run on the executor itself; its class (decorator metadata) is answered as it is.
+      return typeof v === 'function' && prop !== 'constructor' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
 }

@@ -16,7 +16,8 @@ export function withHttp(provider: NodeExecutorProvider, binder: () => NodeHttpS
         };
       }
       const v = Reflect.get(target, prop, receiver) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      // Methods run on the executor itself; its class (decorator metadata) is answered as it is.
+      return typeof v === 'function' && prop !== 'constructor' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
 }
