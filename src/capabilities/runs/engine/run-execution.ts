@@ -457,7 +457,7 @@ export class RunExecution {
   private committed(u: RunUpdate, batch: BatchEvent[], writes: NodeWrite[], seen?: FlushResult): void {
     if (u.status) this.trace.status(u.status, u.error);
     const final = u.terminal && (u.status === 'completed' || u.status === 'failed' || u.status === 'cancelled') ? u.status : undefined;
-    if (final) this.d.metrics.runFinished(final);
+    if (final) this.d.metrics.runFinished(final, { runId: this.row.id, tenant: this.row.tenant, workspace: this.row.workspace, errorCode: u.error?.code, traceParent: this.row.trace_parent });
     // The followers waiting here get what was written without reading it back; fenced out, they read the log.
     if (batch.length && seen?.events) this.d.events.publish({ tenant: this.row.tenant, workspace: this.row.workspace }, this.row.id, seen.events, batch.length);
     else if (batch.length) {
