@@ -24,6 +24,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connection-providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider definitions connections resolve against, and refused pack registrations (RFC 0233)
+         * @description Every provider id the caller's connections resolve against (built-ins and the packs its tenant installed), each bare id once, and the pack registrations this process refused (connection_provider_conflict, naming the holder). Ids, pack names and codes only.
+         */
+        get: operations["listConnectionProviderRegistry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connection-providers/{providerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The definition one provider id resolves to (RFC 0233)
+         * @description A bare id resolves to its one definition; with `pack`, only to that pack's (the qualified form `<pack>#<id>`). 404 connection_provider_unresolved otherwise.
+         */
+        get: operations["getConnectionProviderDefinition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -118,6 +158,26 @@ export interface paths {
          * @description Grant an approval gate (released once the quorum is met: the run step resumes, the proposal is installed)
          */
         post: operations["grantApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals/{id}/override": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take an approval gate’s override path (role-gated, reason required, audited as approval.overridden)
+         * @description Take an approval gate’s override path (role-gated, reason required, audited as approval.overridden)
+         */
+        post: operations["overrideApproval"];
         delete?: never;
         options?: never;
         head?: never;
@@ -420,6 +480,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/connections/{id}/oauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own OAuth grant on a connection and the tenant's shared one (references only)
+         * @description The caller's own OAuth grant on a connection and the tenant's shared one (references only)
+         */
+        get: operations["listConnectionGrants"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke the caller's own grant (or, ?shared=true, the tenant's) at the provider and delete its tokens
+         * @description Revoke the caller's own grant (or, ?shared=true, the tenant's) at the provider and delete its tokens
+         */
+        delete: operations["revokeConnectionGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the authorization-code grant (PKCE, state) for the caller's own grant on an OAuth connection
+         * @description 422 oauth_provider_unsupported (no OAuth client for the provider, or the provider is not oauth2), 422 oauth_scope_unsupported.
+         */
+        post: operations["authorizeConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the dead-lettered runs of your tenant (newest first, cursor-paged)
+         * @description List the dead-lettered runs of your tenant (newest first, cursor-paged)
+         */
+        get: operations["listDeadLetters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dead-letters/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a dead-lettered webhook delivery
+         * @description Delete a dead-lettered webhook delivery
+         */
+        delete: operations["purgeDeliveryDeadLetter"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dead-letters/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a dead-lettered webhook delivery again from its first attempt: 202 {deliveryId, status: "pending"}
+         * @description Send a dead-lettered webhook delivery again from its first attempt: 202 {deliveryId, status: "pending"}
+         */
+        post: operations["retryDeliveryDeadLetter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dead-letters/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inspect one dead-lettered run (its full run stays at GET /v1/runs/{runId})
+         * @description Inspect one dead-lettered run (its full run stays at GET /v1/runs/{runId})
+         */
+        get: operations["getDeadLetter"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a run from the dead-letter sink (the run stays in the run history)
+         * @description Remove a run from the dead-letter sink (the run stays in the run history)
+         */
+        delete: operations["purgeDeadLetter"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dead-letters/{runId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a dead-lettered run's workflow again with its inputs and configurable: 201 {runId, deadLetter}
+         * @description Run a dead-lettered run's workflow again with its inputs and configurable: 201 {runId, deadLetter}
+         */
+        post: operations["retryDeadLetter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/export": {
         parameters: {
             query?: never;
@@ -588,6 +796,26 @@ export interface paths {
          * @description Host extension: continuation status of a goal (paused, next due time, accumulated cost, schedule, criteria)
          */
         get: operations["getGoalStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/host/effect-seams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The effect-seam manifest: every outbound effect path the node runtime reaches and what keeps a replay fork from re-firing it
+         * @description The effect-seam manifest: every outbound effect path the node runtime reaches and what keeps a replay fork from re-firing it
+         */
+        get: operations["getEffectSeamManifest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -826,6 +1054,26 @@ export interface paths {
          * @description The tool returns to the catalog and may be called again. 409 mcp_tool_definition_changed when the server serves another definition than `digest` by now.
          */
         post: operations["approveMcpToolPin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The provider's redirect back with code and state: completes the grant (no credential: the single-use state authenticates it)
+         * @description 400 oauth_state_invalid (unknown, used or expired state), oauth_issuer_mismatch (RFC 9207), oauth_authorization_denied; 409 connector_auth_expired when the code is refused.
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1088,6 +1336,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/debug-bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export one run’s diagnostic state (snapshot, events, metrics), secret-free and size-capped
+         * @description Export one run’s diagnostic state (snapshot, events, metrics), secret-free and size-capped
+         */
+        get: operations["getRunDebugBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/definition": {
         parameters: {
             query?: never;
@@ -1100,6 +1368,26 @@ export interface paths {
          * @description Read the chain a run executes: its nodes and edges as stored when the run was created (unknown and foreign ids are 404)
          */
         get: operations["getRunDefinition"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{runId}/effects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run’s Layer-2 effect ledger: one row per logical effect performed (identity and timing, never payloads)
+         * @description The run’s Layer-2 effect ledger: one row per logical effect performed (identity and timing, never payloads)
+         */
+        get: operations["getRunEffects"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1380,6 +1668,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{webhookId}/dead-letters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The deliveries of a subscription whose retries were exhausted, newest first (never their body, headers or the secret)
+         * @description 404 subscription_not_found (not_found at major 2) for an unknown or unregistered subscription. At most 100 records a page.
+         */
+        get: operations["listWebhookDeadLetters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{webhookId}/deliveries": {
         parameters: {
             query?: never;
@@ -1394,6 +1702,26 @@ export interface paths {
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the secret of a subscription that opted into standard-webhooks-1; the previous secret signs beside the new one for the overlap
+         * @description 400 validation_error when the subscription did not opt in or the secret is not whsec_ of 24-64 bytes; 404 subscription_not_found (not_found at major 2); 403 id_tenant_mismatch for an id bound to another tenant (major 2). No secret is answered.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1510,6 +1838,25 @@ export interface components {
             merkleRoot: string;
             /** @description Base64-encoded Ed25519 signature over the checkpoint's canonical JSON (excluding the `signature` field itself), produced with the host's advertised `auditLogIntegrity.checkpointPublicKey`. */
             signature: string;
+        };
+        AuthorizeAnswer: {
+            /** @description Where to send the person's browser (the provider's authorization endpoint with state and PKCE challenge). */
+            authorizationUrl: string;
+            expiresAt: string;
+            scopes: string[];
+        };
+        AuthorizeBody: {
+            /**
+             * @description Consent group keys of the provider (its pack's `auth.scopes` groups). Neither groups nor scopes: the read groups.
+             * @example [
+             *       "widget.read"
+             *     ]
+             */
+            groups?: string[];
+            /** @description Raw scopes, each declared by one of the groups (or the client extra scopes). */
+            scopes?: string[];
+            /** @description A grant for the whole tenant (used by principals without one of their own); needs connections:manage. */
+            shared?: boolean;
         };
         BulkCancelBody: {
             /** @description Why the runs are cancelled (recorded on each run.cancelled). */
@@ -1639,8 +1986,8 @@ export interface components {
             scopes: string[];
         };
         CreateConnectionBody: {
-            /** @description The credential value (API key, token...). Write-only: stored encrypted and never returned. */
-            credential: string;
+            /** @description The credential value (API key, token...). Write-only: stored encrypted and never returned. Omitted for an OAuth connection (RFC 0047), whose tokens come from each grant. */
+            credential?: string;
             /**
              * @description Unique name of the connection in the tenant.
              * @example github-ci
@@ -1723,6 +2070,7 @@ export interface components {
             /** @description A chain installed for your tenant (`chainId` or `workflow:<chainId>`), or a conformance fixture while the test seams are on. Required unless `mode` is given. */
             workflowId: string;
         };
+        DeadLetterRetryDto: Record<string, never>;
         EgressCheckBody: {
             /**
              * @description The host a request would be sent to (no scheme, port or path).
@@ -2124,6 +2472,10 @@ export interface components {
             expiresAt?: string;
             /** @description Seconds the rotated key keeps working next to its successor; default and bounds: OPENWOP_KEY_ROTATION_OVERLAP_S, _MIN_OVERLAP_S, _MAX_OVERLAP_S (outside them: 400). */
             overlapSeconds?: number;
+        };
+        RotateSecretBody: {
+            /** @description The new secret, `whsec_` + base64 of 24-64 bytes. It signs beside the previous one for `webhooks.secretRotation.overlapSeconds`, then alone. Never returned. */
+            secret: string;
         };
         RunControlBody: {
             /**
@@ -2652,6 +3004,184 @@ export interface operations {
                         resource_name?: string;
                         scopes_supported?: string[];
                     };
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listConnectionProviderRegistry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providers: {
+                            /** @description The bare provider id. */
+                            id: string;
+                            /** @description The installed pack that defines it; present exactly when source is pack. */
+                            packName?: string;
+                            /** @enum {string} */
+                            source: "builtin" | "pack";
+                        }[];
+                        refusals: {
+                            /** @enum {string} */
+                            code: "connection_provider_conflict" | "connection_provider_unresolved";
+                            /** @description For a conflict: the pack holding the id, or builtin. */
+                            heldBy?: string;
+                            packName: string;
+                            providerId: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getConnectionProviderDefinition: {
+        parameters: {
+            query?: {
+                /** @description Resolve only against this installed pack. */
+                pack?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A bare provider id. */
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The bare provider id. */
+                        id: string;
+                        /** @description The installed pack that defines it; present exactly when source is pack. */
+                        packName?: string;
+                        /** @enum {string} */
+                        source: "builtin" | "pack";
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
@@ -3226,6 +3756,183 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionDto"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Whether `requestedBy` (a run’s owner, a proposal’s applier) may approve the gate; when false its grants, and grants recorded for it, answer 403. */
+                        allowSelfApproval: boolean;
+                        artifactRef: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description The kind’s data: clarification `questions`; an external event’s `eventType` and `correlation`. */
+                        data: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** Format: date-time */
+                        decidedAt: string | null;
+                        decisions: {
+                            /** Format: date-time */
+                            decidedAt: string;
+                            /** @enum {string} */
+                            decision: "granted" | "denied";
+                            /** @description Whom the decision counts for: the voter the resume value named, else the deciding principal. Voters are distinct by their canonical form (NFKC, trimmed, case-folded). */
+                            principal: string;
+                            reason?: string;
+                            /** @description The authenticated principal that cast the decision, when it cast it for another voter (acting-as). */
+                            submittedBy?: string;
+                        }[];
+                        denied: number;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        granted: number;
+                        /** Format: uuid */
+                        id: string;
+                        /**
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @enum {string}
+                         */
+                        kind: "approval" | "clarification" | "external-event";
+                        /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
+                        link: string;
+                        /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
+                        namedVotersRecordedBy: string | null;
+                        /** @description The node of that run that waits on the gate. */
+                        nodeId: string | null;
+                        quorum: number;
+                        reason: string | null;
+                        /**
+                         * @description `single-veto`: one denial closes the gate; `majority`: denials from more than half of the quorum close it.
+                         * @enum {string}
+                         */
+                        rejectionPolicy: "single-veto" | "majority";
+                        requestedBy: string;
+                        requiredRole: string | null;
+                        requiredScope: string;
+                        /** @description Who closed the gate: the last voter of a quorum, the resolving principal, or `token:<id>` for a signed-token callback. */
+                        resolvedBy: string | null;
+                        /** @description The JSON Schema a resolving value must satisfy. */
+                        resumeSchema: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description The run whose step waits on the gate (null for a proposal’s gate). */
+                        runId: string | null;
+                        /** @enum {string} */
+                        state: "pending" | "granted" | "denied" | "expired" | "cancelled";
+                        /** @description What the gate releases: `run-node` (a step of a run; `id` is the run id) or `proposal` (`id` is the proposal id). */
+                        subject: {
+                            id: string;
+                            kind: string;
+                        };
+                        /** @description What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title. */
+                        title: string;
+                        /** @description The workflow (chain) the run executes. */
+                        workflowId: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    overrideApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Approval gate id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["ApprovalDecisionDto"];
             };
@@ -5168,6 +5875,827 @@ export interface operations {
             };
         };
     };
+    listConnectionGrants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connection id (uuid). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        grants?: {
+                            connectionId?: string;
+                            credentialRef?: string;
+                            expiresAt?: string | null;
+                            principal?: string | null;
+                            provider?: string;
+                            scopes?: string[];
+                            /** @enum {string} */
+                            status?: "active" | "expired";
+                        }[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeConnectionGrant: {
+        parameters: {
+            query?: {
+                shared?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Connection id (uuid). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        revokedAtProvider?: boolean;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    authorizeConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connection id (uuid). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuthorizeBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizeAnswer"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDeadLetters: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description Only the dead-lettered runs of this workflow. */
+                workflowId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deadLetters: {
+                            attempts: number;
+                            /** Format: date-time */
+                            deadLetteredAt: string;
+                            /**
+                             * Format: date-time
+                             * @description deadLetteredAt + deadLetter.retentionDays.
+                             */
+                            expiresAt: string;
+                            /** @description The node whose retry policy was exhausted. */
+                            nodeId: string;
+                            /** @description The node's error code (redaction-safe). */
+                            reason: string;
+                            /** @description The runs started by POST …/retry, oldest first. */
+                            retriedRunIds: string[];
+                            runId: string;
+                            /** @description The run's status (failed once it ended). */
+                            status: string;
+                            workflowId: string | null;
+                        }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    purgeDeliveryDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Purged. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retryDeliveryDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body (an empty object is accepted). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeadLetterRetryDto"];
+            };
+        };
+        responses: {
+            /** @description Accepted. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveryId: string;
+                        /** @enum {string} */
+                        status: "pending";
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        /** Format: date-time */
+                        deadLetteredAt: string;
+                        /**
+                         * Format: date-time
+                         * @description deadLetteredAt + deadLetter.retentionDays.
+                         */
+                        expiresAt: string;
+                        /** @description The node whose retry policy was exhausted. */
+                        nodeId: string;
+                        /** @description The node's error code (redaction-safe). */
+                        reason: string;
+                        /** @description The runs started by POST …/retry, oldest first. */
+                        retriedRunIds: string[];
+                        runId: string;
+                        /** @description The run's status (failed once it ended). */
+                        status: string;
+                        workflowId: string | null;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    purgeDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Purged. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retryDeadLetter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        /** @description No body (an empty object is accepted). */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeadLetterRetryDto"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deadLetter: {
+                            attempts: number;
+                            /** Format: date-time */
+                            deadLetteredAt: string;
+                            /**
+                             * Format: date-time
+                             * @description deadLetteredAt + deadLetter.retentionDays.
+                             */
+                            expiresAt: string;
+                            /** @description The node whose retry policy was exhausted. */
+                            nodeId: string;
+                            /** @description The node's error code (redaction-safe). */
+                            reason: string;
+                            /** @description The runs started by POST …/retry, oldest first. */
+                            retriedRunIds: string[];
+                            runId: string;
+                            /** @description The run's status (failed once it ended). */
+                            status: string;
+                            workflowId: string | null;
+                        };
+                        runId: string;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     exportBundle: {
         parameters: {
             query?: {
@@ -6288,6 +7816,89 @@ export interface operations {
             };
         };
     };
+    getEffectSeamManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        host: {
+                            build?: {
+                                id?: string;
+                                kind?: string;
+                            };
+                            name?: string;
+                        };
+                        /** @enum {string} */
+                        manifestVersion: "1";
+                        seams: {
+                            branchReFires?: boolean;
+                            guarded: boolean;
+                            guardedBy: string;
+                            kind: string;
+                            note?: string;
+                            seam: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     mcpMount: {
         parameters: {
             query?: never;
@@ -7087,7 +8698,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`. */
+                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`, or under major 2 `ow2.hs256.<kid>.<payload>.<mac>` (a token under another alg or kid is 401 interrupt_token_invalid). */
                 token: string;
             };
             cookie?: never;
@@ -7183,7 +8794,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`. */
+                /** @description The signed token of an external-event interrupt (`interrupt.interruptToken` of the run snapshot): `base64url(payload).base64url(hmac_sha256)`, or under major 2 `ow2.hs256.<kid>.<payload>.<mac>` (a token under another alg or kid is 401 interrupt_token_invalid). */
                 token: string;
             };
             cookie?: never;
@@ -8035,6 +9646,103 @@ export interface operations {
             };
             /** @description internal_error (details.correlationId). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query: {
+                code?: unknown;
+                error?: unknown;
+                iss?: unknown;
+                state: unknown;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        connectionId?: string;
+                        credentialRef?: string;
+                        expiresAt?: string | null;
+                        principal?: string | null;
+                        provider?: string;
+                        scopes?: string[];
+                        /** @enum {string} */
+                        status?: "active" | "expired";
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Error. */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9000,6 +10708,8 @@ export interface operations {
                 /** @description Items per page. */
                 limit?: number;
                 status?: "pending" | "running" | "paused" | "waiting-approval" | "waiting-input" | "waiting-external" | "completed" | "failed" | "cancelling" | "cancelled";
+                /** @description Only the runs of this workflow (exact match). */
+                workflowId?: string;
             };
             header?: never;
             path?: never;
@@ -9595,6 +11305,116 @@ export interface operations {
             };
         };
     };
+    getRunDebugBundle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (empty: spans go to the OTLP collector), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 1.0 */
+                        bundleVersion: string;
+                        /** @description The run log as /events/poll answers its events, payloads masked. */
+                        events: {
+                            [key: string]: unknown;
+                        }[];
+                        /** Format: date-time */
+                        generatedAt: string;
+                        host: {
+                            name: string;
+                            version: string;
+                        };
+                        metrics?: {
+                            eventCount?: number;
+                            nodeCount?: number;
+                            openwopCost?: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                        redactionApplied: boolean;
+                        /** @enum {string} */
+                        redactionMode: "mask";
+                        /** @description The run as GET /v1/runs/{runId} answers it, masked. */
+                        run: {
+                            [key: string]: unknown;
+                        };
+                        spans?: {
+                            [key: string]: unknown;
+                        }[];
+                        truncated?: boolean;
+                        truncatedReason?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getRunDefinition: {
         parameters: {
             query?: never;
@@ -9629,6 +11449,99 @@ export interface operations {
                         }[];
                         runId: string;
                         workflowId: string;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRunEffects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        effects: {
+                            /** Format: date-time */
+                            at: string;
+                            /** @description Always 1: the ledger performs a logical effect once; a retry or a replica re-running the node reads the recorded outcome. */
+                            attempt: number;
+                            /** @description The logical invocation id (tenant-bound under major 2). */
+                            effectId: string;
+                            /** @enum {string} */
+                            keying: "activity-recipe";
+                            nodeId: string;
+                            /** @description The effect’s provider-side name (no credential material, no payload). */
+                            providerKey?: string;
+                            /** @enum {string} */
+                            state: "claimed" | "completed" | "released";
+                        }[];
+                        runId: string;
                     };
                 };
             };
@@ -11413,6 +13326,119 @@ export interface operations {
             };
         };
     };
+    listWebhookDeadLetters: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description The tenant the subscriptions live under (webhooks.md); must equal the credential's tenant (403 otherwise). */
+                tenantId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id (wh_<hex>). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deliveries: {
+                            attempts: number;
+                            /** Format: date-time */
+                            deadLetteredAt: string;
+                            deliveryId: string;
+                            eventType: string;
+                            /**
+                             * Format: date-time
+                             * @description deadLetteredAt + webhooks.deadLetter.retentionDays.
+                             */
+                            expiresAt: string;
+                            lastError?: string;
+                            lastStatusCode?: number;
+                            runId: string;
+                            sequence: number;
+                            webhookId: string;
+                        }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listWebhookDeliveries: {
         parameters: {
             query?: {
@@ -11470,6 +13496,105 @@ export interface operations {
                         }[];
                         /** @description Pass as `cursor` to get the next page; null on the last page. */
                         nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription id (wh_<hex>). */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateSecretBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description rotatedAt + webhooks.secretRotation.overlapSeconds: until then the previous secret signs beside the new one.
+                         */
+                        previousSecretExpiresAt: string;
+                        /** Format: date-time */
+                        rotatedAt: string;
+                        webhookId: string;
                     };
                 };
             };

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApprovalsService } from '../../src/capabilities/approvals/approvals.service';
+import { installChains } from '../runs/run-kit';
 import { WebhooksService } from '../../src/capabilities/webhooks/webhooks.service';
 import { systemPrincipal } from '../../src/platform/identity/principal';
 import { encodeCursor } from '../../src/platform/pagination/cursor';
@@ -40,6 +41,15 @@ const EXEMPT: Record<string, string> = {
   '/v1/runs/{runId}/definition': 'one chain (its nodes and edges are one workflow definition, drawn whole), not a list',
   '/v1/runs/{runId}:diff': 'one RunDiff of two runs (the protocol\'s run-diff shape: its divergences are one comparison, read whole), not a list',
   '/v1/workflows/{workflowId}': 'one WorkflowDefinition (its nodes, edges, triggers and variables are one workflow, read whole), not a list',
+  '/v1/host/sample/identity/owned-run': 'the identity seam answers one run snapshot (its arrays belong to that run), not a list',
+  '/v1/host/effect-seams': 'the effect-seam manifest: one row per kind of effect the host can suppress on replay, a fixed list of the host\'s own',
+  '/v1/runs/{runId}/effects': 'one run\'s effect ledger, bounded by the run\'s node executions (limits.maxLoopIterations), read whole beside its snapshot',
+  '/connection-providers': 'the RFC 0233 registry read: one entry per provider id the host and the tenant\'s packs claim, bounded by what is installed, read whole to resolve a provider',
+  '/v1/webhooks/{webhookId}/dead-letters': 'cursor-paginated (limit, cursor, nextCursor); its items exist only once a delivery exhausted its retries, so it is exercised in test/webhooks/webhooks-v2.e2e-spec.ts',
+  '/v1/runs/{runId}/debug-bundle': 'one run\'s debug bundle (debug-bundle.md): its events are that run\'s log, capped at 8 MB with an explicit truncation mark, not a list of resources',
+  '/v1/dead-letters': 'cursor-paginated (limit, cursor, nextCursor); its items exist only once a run exhausted its retries, so it is exercised in test/runs/runs-dead-letters.e2e-spec.ts',
+  '/v1/connections/{id}/oauth': 'at most two grants: the caller\'s own on the connection and the tenant\'s shared one',
+  '/v1/oauth/callback': 'the OAuth redirect back: one grant (its array is the grant\'s scopes), not a list',
   '/v1/audit/verify': 'one AuditVerifyResult (the protocol fixes its shape, closed); its range is fromSeq/toSeq, its checkpoints and anomalies are the verdict over that range',
 };
 
@@ -84,6 +94,18 @@ describe('cursor pagination of every list route', () => {
   };
 
   const ROUTES: ListRoute[] = [
+    {
+      path: '/v1/workflows',
+      url: () => '/v1/workflows',
+      itemsKey: 'workflows',
+      idOf: (w) => w.workflowId,
+      // One chain pack per workflow, installed for the tenant the way a publish installs it.
+      seed: async (c, i) => {
+        const id = `vendor.page.w${i}-${rnd()}`;
+        await installChains(t, c.tenant, `vendor.page.pack-${i}-${rnd()}`, { [id]: { nodes: [{ id: 'n', typeId: 'core.noop', config: {} }] } });
+        return id;
+      },
+    },
     {
       path: '/v1/keys',
       url: () => '/v1/keys',

@@ -3,12 +3,10 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nes
 import { AnyScope, CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { DeadLetterListQuery } from './dead-letters.dto';
+import { NEXT_CURSOR_PROPERTY } from '../../../platform/pagination/page-query';
+import { DeadLetterListQuery, DeadLetterRetryDto } from './dead-letters.dto';
 import { WebhooksService } from '../../webhooks';
 import { DeadLettersService, DeadLetterView } from './dead-letters.service';
-
-/** An action route's (absent) body. */
-const NO_BODY = { type: 'object', additionalProperties: false, properties: {} };
 
 const VIEW = {
   type: 'object',
@@ -41,7 +39,7 @@ export class DeadLettersController {
   @Scopes('runs:read')
   @Get('/v1/dead-letters')
   @ApiOperation({ operationId: 'listDeadLetters', summary: 'List the dead-lettered runs of your tenant (newest first, cursor-paged)' })
-  @ApiOkResponse({ schema: { type: 'object', required: ['deadLetters', 'nextCursor'], properties: { deadLetters: { type: 'array', items: VIEW }, nextCursor: { type: 'string', nullable: true } } } })
+  @ApiOkResponse({ schema: { type: 'object', required: ['deadLetters', 'nextCursor'], properties: { deadLetters: { type: 'array', items: VIEW }, nextCursor: NEXT_CURSOR_PROPERTY } } })
   @ApiErrors(400, 401, 403)
   list(@CurrentPrincipal() p: Principal, @Query() q: DeadLetterListQuery): Promise<{ deadLetters: DeadLetterView[]; nextCursor: string | null }> {
     return this.letters.list(p, q);
@@ -58,7 +56,7 @@ export class DeadLettersController {
 
   @Scopes('runs:create')
   @Post('/v1/dead-letters/:runId/retry')
-  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', schema: NO_BODY })
+  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', type: DeadLetterRetryDto })
   @HttpCode(201)
   @ApiOperation({ operationId: 'retryDeadLetter', summary: "Run a dead-lettered run's workflow again with its inputs and configurable: 201 {runId, deadLetter}" })
   @ApiResponse({ status: 201, schema: { type: 'object', required: ['runId', 'deadLetter'], properties: { runId: { type: 'string' }, deadLetter: VIEW } } })
@@ -81,7 +79,7 @@ export class DeadLettersController {
   @Scopes('webhooks:read')
   @AnyScope('webhooks:manage', 'runs:create')
   @Post('/v1/dead-letters/deliveries/:deliveryId/retry')
-  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', schema: NO_BODY })
+  @ApiBody({ required: false, description: 'No body (an empty object is accepted).', type: DeadLetterRetryDto })
   @HttpCode(202)
   @ApiOperation({ operationId: 'retryDeliveryDeadLetter', summary: 'Send a dead-lettered webhook delivery again from its first attempt: 202 {deliveryId, status: "pending"}' })
   @ApiResponse({ status: 202, schema: { type: 'object', required: ['deliveryId', 'status'], properties: { deliveryId: { type: 'string' }, status: { type: 'string', enum: ['pending'] } } } })

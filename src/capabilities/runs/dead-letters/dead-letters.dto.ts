@@ -10,3 +10,6 @@ export class DeadLetterListQuery extends PageQuery {
   @MaxLength(128)
   workflowId?: string;
 }
+
+/** The body of a dead letter's retry: nothing (an empty object is accepted). */
+export class DeadLetterRetryDto {}
