@@ -13,6 +13,9 @@ import { CapabilityToggles } from './seams/capability-toggles';
 @Injectable()
 @Advertiser()
 export class RunsAdvertiser implements CapabilityAdvertiser {
+  // Sub-run attestation concerns whoever starts runs (a parent's child runs): a credential that cannot start one is not told.
+  readonly scopedBy = { 'agents.subRunAttestation': ['runs:create'] };
+
   constructor(
     private readonly resolver: WorkflowResolver,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
