@@ -138,7 +138,7 @@ describe('RunExecution (the per-run state machine, on a fake store)', () => {
     expect(t.store.last.nodeExecutions).toBe(4);
     // Every flush is fenced by this claim.
     expect(new Set(t.store.flushes.map((f) => `${f.runId}/${f.owner}/${f.fence}`))).toEqual(new Set([`${'00000000-0000-4000-8000-000000000001'}/test-owner/1`]));
-    expect(t.deps.metrics.runFinished).toHaveBeenCalledWith('completed');
+    expect(t.deps.metrics.runFinished).toHaveBeenCalledWith('completed', expect.objectContaining({ runId: '00000000-0000-4000-8000-000000000001', tenant: 't' }));
   });
 
   it('fails the run when a node fails, aborting its sibling and skipping what was not reached', async () => {

@@ -19,7 +19,7 @@ function page<T extends { nextCursor: string | null }>(body: T): Omit<T, 'nextCu
   return nextCursor === null ? rest : { ...rest, nextCursor };
 }
 
-/** ListRuns: `GET /v1/runs` (status filter, limit, cursor), newest first. */
+/** ListRuns: `GET /v1/runs` (status and workflowId filters, limit, cursor), newest first. */
 @Injectable()
 @EngineMethod()
 export class ListRunsMethod implements UnaryEngineMethod {
