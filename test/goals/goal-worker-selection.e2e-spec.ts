@@ -59,7 +59,7 @@ describe('goal worker selection and the workflow a goal names', () => {
     expect(status.body).toMatchObject({ worker: 'chains', workflowId: 'wf-release-checklist' });
     await tick();
     expect(chains.subjects.filter((s) => s.goalId === id)).toEqual([
-      { goalId: id, tenant: 'acme', principal: 'alice', objective: expect.any(String), iteration: 1, armRef: `goal:${id}:continuation`, workflowId: 'wf-release-checklist' },
+      { goalId: id, tenant: 'acme', principal: 'alice', objective: expect.any(String), iteration: 1, armRef: `goal:${id}:continuation`, workflowId: 'wf-release-checklist', remainingCostUsd: expect.any(Number) },
     ]);
     // Editing the workflow reaches the next iteration.
     expect((await t.http('PATCH', `/v1/goals/${id}`, { token, body: { workflowId: 'wf-release-v2' } })).status).toBe(200);
