@@ -3,7 +3,7 @@
  * tenant comes from what that principal holds now (its live keys), fails closed for a principal with
  * none (unseeded), another tenant's principal, a revoked key and a scope it lacks, and is audited; a
  * run the caller starts carries the caller's owner triple; a principal bound to another workspace
- * cannot read it (404 not_found, as an unknown run).
+ * cannot read it (the read answers 404 not_found, as for an unknown run; the seam names it 403 run_forbidden).
  */
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -63,9 +63,9 @@ describe('identity and authorization seams', () => {
     expect(r.body.owner).toEqual(expect.objectContaining({ tenant: 'default', principal: 'seam-caller' }));
   });
 
-  it('a principal of another workspace reads the run as unknown: 404 not_found', async () => {
+  it('a principal of another workspace reads the run as unknown (404 not_found), which the seam names 403 run_forbidden', async () => {
     const r = await t.http('POST', '/v1/host/sample/identity/cross-workspace-read', { token: key, body: {} });
-    expect([r.status, r.body.error]).toEqual([404, 'not_found']);
+    expect([r.status, r.body.error, r.body.details?.hostAnswer]).toEqual([403, 'run_forbidden', { status: 404, error: 'not_found' }]);
     // The run it started exists, in the first workspace.
     const [run] = (await t.ds.query(`SELECT "workspace" FROM "run" WHERE "principal" = 'seam-caller' AND "workspace" IS NOT NULL ORDER BY "created_at" DESC LIMIT 1`)) as Array<{ workspace: string }>;
     expect(run.workspace).toBe('seam-workspace-a');
