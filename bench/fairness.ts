@@ -63,7 +63,7 @@ async function count(pool: Pool, where: string, params: unknown[]): Promise<numb
 
 export async function main(backlog = Number(process.argv[2] ?? 10_000), rounds = Number(process.argv[3] ?? 3), samples = Number(process.argv[4] ?? 5)): Promise<void> {
   const cap = process.env.OPENWOP_TENANT_MAX_ACTIVE_RUNS;
-  const bench = await startBenchHost({ OPENWOP_SCHEDULER_ENABLED: 'true', ...(cap ? { OPENWOP_TENANT_MAX_ACTIVE_RUNS: cap } : {}) });
+  const bench = await startBenchHost({ OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_FAIR_CLAIMS: 'true', ...(cap ? { OPENWOP_TENANT_MAX_ACTIVE_RUNS: cap } : {}) });
   const pool = benchPool(bench.databaseUrl, 3);
   const load = os.loadavg()[0];
   const results: Array<{ idle: number; busy: number; left: number }> = [];

@@ -83,7 +83,7 @@ describe.each([
   });
 
   it(`starts another tenant's single run ahead of a ${BACKLOG}-run backlog queued before it`, async () => {
-    t = await start({ OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_RATE_LIMIT_ENABLED: 'false' });
+    t = await start({ OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_RATE_LIMIT_ENABLED: 'false', OPENWOP_FAIR_CLAIMS: 'true' });
     await flood(t, BACKLOG);
     // The backlog is being worked off: the other tenant's run arrives behind all of it.
     expect(await waitTerminal(t, `"tenant" = $1`, [FLOOD], 1, 120_000)).toBeGreaterThan(0);

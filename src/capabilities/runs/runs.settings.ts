@@ -23,7 +23,7 @@ export interface RunsSettings {
   /** A fork that would execute a chain (or chain version) no longer installed: refused, unless `allow` (OPENWOP_FORK_UNINSTALLED_CHAINS). */
   forkUninstalledChains: 'refuse' | 'allow';
   /** The per-tenant in-flight cap of new runs (OPENWOP_RUN_INFLIGHT_CAP; 0: none) and its Retry-After. */
-  admission: { inflightCap: number; retryAfterSeconds: number; tenantMaxActiveRuns?: number };
+  admission: { inflightCap: number; retryAfterSeconds: number; tenantMaxActiveRuns?: number; fairClaims?: boolean };
   /** The `iss` of the JWTs the host verifies (OPENWOP_JWT_ISSUER): the issuer of a bearer run owner's v2 subject. */
   jwtIssuer?: string;
 }

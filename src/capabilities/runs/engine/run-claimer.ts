@@ -5,7 +5,7 @@ import { ClaimedRow, claimRun, claimRuns, FlushParams, FoldedClaim, FoldedClaims
 export interface ClaimerHost {
   readonly ds: DataSource;
   readonly owner: string;
-  readonly settings: { maxActiveRuns: number; leaseMs: number; executing: boolean; admission?: { tenantMaxActiveRuns?: number } };
+  readonly settings: { maxActiveRuns: number; leaseMs: number; executing: boolean; admission?: { tenantMaxActiveRuns?: number; fairClaims?: boolean } };
   /** Runs executing here. */
   active(): number;
   /** Whether the engine is stopping (nothing more is claimed). */
@@ -48,6 +48,11 @@ export class RunClaimer implements FoldedClaims {
   /** The per-tenant cap of active runs (OPENWOP_TENANT_MAX_ACTIVE_RUNS), 0: none. */
   private get tenantCap(): number {
     return this.host.settings.admission?.tenantMaxActiveRuns ?? 0;
+  }
+
+  /** Whether claims are shared between tenants (OPENWOP_FAIR_CLAIMS, or a tenant cap); else oldest first. */
+  private get fair(): boolean {
+    return !!this.host.settings.admission?.fairClaims || this.tenantCap > 0;
   }
 
   room(): number {
@@ -102,7 +107,7 @@ export class RunClaimer implements FoldedClaims {
           this.claimingSlots += limit;
           let rows: ClaimedRow[];
           try {
-            rows = await claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit, tenantCap: this.tenantCap });
+            rows = await claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit, tenantCap: this.tenantCap, fair: this.fair });
           } finally {
             this.claimingSlots -= limit;
           }
@@ -154,7 +159,7 @@ export class RunClaimer implements FoldedClaims {
    * free plus those free now, while runs may be waiting (none when the engine does not claim on its own).
    */
   take(batch: FlushParams[]): FoldedClaim {
-    const none = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit: 0, tenantCap: this.tenantCap };
+    const none = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit: 0, tenantCap: this.tenantCap, fair: this.fair };
     if (!this.host.settings.executing || this.host.stopped() || !this.mayHaveWork) return none;
     // Each finishing run is executing here until its write answers: its slot is counted once.
     const freed = Math.min(batch.filter((f) => f.update.terminal || f.update.release).length, this.host.active());

@@ -15,9 +15,11 @@ describe('run-store SQL', () => {
         .sort(([a], [b]) => (a < b ? -1 : 1)),
     );
     expect(Object.keys(fixed)).toEqual([
+      'CLAIM_RUNS_FIFO_SQL',
       'CLAIM_RUNS_SQL',
       'CLAIM_RUN_SQL',
       'EVENT_EXISTS_SQL',
+      'FLUSH_FIFO_SQL',
       'FLUSH_SQL',
       'LOCK_RUN_SQL',
       'RECORDED_OUTCOMES_SQL',
