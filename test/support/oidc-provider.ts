@@ -1,6 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import * as path from 'node:path';
+import { actAtProvider, startProviderProcess } from './provider-process';
 
 /** A running oidc-provider (test/support/oidc-provider-main.mjs) in a child process. */
 export interface OidcProvider {
@@ -23,59 +22,9 @@ export interface OidcProviderConfig {
 
 const b64url = (b: Buffer) => b.toString('base64url');
 
-/** A tiny cookie jar over fetch with manual redirects (the provider keys its interaction on cookies). */
-class Browser {
-  private cookies = new Map<string, string>();
-  async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, i).trim(), pair.slice(i + 1));
-    }
-    return res;
-  }
-}
-
 export async function startOidcProvider(config: OidcProviderConfig): Promise<OidcProvider> {
-  const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, 'oidc-provider-main.mjs'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  const issuer = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { issuer: string }).issuer);
-    });
-    child.once('exit', (code) => reject(new Error(`oidc-provider exited (${code}): ${stderr}`)));
-  });
-
-  const authorize = async (authorizationUrl: string, user: string): Promise<URL> => {
-    const browser = new Browser();
-    let url = authorizationUrl;
-    for (let hop = 0; hop < 12; hop++) {
-      const res = await browser.go(url);
-      if (res.status >= 300 && res.status < 400) {
-        const next = new URL(res.headers.get('location')!, url);
-        if (next.origin !== issuer) return next;
-        url = next.toString();
-        continue;
-      }
-      const html = await res.text();
-      const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-      if (!action || !/name="login"/.test(html)) throw new Error(`no login form at ${url} (${res.status}): ${html.slice(0, 300)}`);
-      const post = await browser.go(new URL(action, url).toString(), {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ prompt: 'login', login: user, password: 'any' }).toString(),
-      });
-      url = new URL(post.headers.get('location')!, url).toString();
-    }
-    throw new Error('too many redirects');
-  };
+  const { issuer, stop } = await startProviderProcess('oidc-provider-main.mjs', config);
+  const authorize = (authorizationUrl: string, user: string): Promise<URL> => actAtProvider(issuer, authorizationUrl, user);
 
   return {
     issuer,
@@ -107,12 +56,6 @@ export async function startOidcProvider(config: OidcProviderConfig): Promise<Oid
       return body;
     },
     authorize,
-    async stop() {
-      if (child.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      });
-    },
+    stop,
   };
 }
