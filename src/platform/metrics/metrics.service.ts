@@ -1,3 +1,4 @@
+import { CoalescedSoon } from '../scheduler/coalesced-soon';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -110,6 +111,7 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     const otlp = this.otlp;
     this.otlp = undefined;
+    this.early.cancel();
     await otlp?.shutdown().catch((e: unknown) => new Logger('metrics').warn({ msg: 'metrics: the last OTLP export failed', err: (e as Error).message }));
   }
 
@@ -133,21 +135,10 @@ export class MetricsService implements OnModuleInit, OnApplicationShutdown {
     if (!this.otlp) return;
     const list = typeof entries === 'function' ? entries() : entries;
     this.otlp.events(list);
-    if (list.some((e) => RUN_ENDS.has(e.type))) this.exportSoon();
+    if (list.some((e) => RUN_ENDS.has(e.type))) this.early.request();
   }
 
-  private earlyTimer?: NodeJS.Timeout;
-  private lastEarly = 0;
-
-  private exportSoon(): void {
-    if (this.earlyTimer) return;
-    this.earlyTimer = setTimeout(() => {
-      this.earlyTimer = undefined;
-      this.lastEarly = Date.now();
-      this.otlp?.forceFlush().catch(() => undefined);
-    }, Math.max(250, this.lastEarly + 1000 - Date.now()));
-    this.earlyTimer.unref?.();
-  }
+  private readonly early = new CoalescedSoon(() => void this.otlp?.forceFlush().catch(() => undefined));
 
   /** Records one answered request; `route` is the route pattern (`/v1/goals/:id`), never the raw URL. */
   recordRequest(method: string, route: string | undefined, status: number, seconds: number): void {

@@ -1,3 +1,4 @@
+import { CoalescedSoon } from '../scheduler/coalesced-soon';
 import { currentTraceContext, TraceContext, withTraceContext } from './trace-context';
 import type { TracingConfig } from './tracing-config';
 import { WiringFault } from '../errors/internal-fault';
@@ -67,8 +68,7 @@ export async function startTracing(cfg: TracingConfig, resource: { serviceVersio
   return {
     forceFlush: () => b.forceFlush(),
     async shutdown() {
-      if (earlyTimer) clearTimeout(earlyTimer);
-      earlyTimer = undefined;
+      early.cancel();
       if (backend === b) {
         backend = undefined;
         started = undefined;
@@ -83,28 +83,18 @@ export async function flushTracing(): Promise<void> {
   await backend?.forceFlush();
 }
 
-/** How soon after a unit of work ends its spans are exported, and how often such early exports may happen at most. */
-export const EARLY_EXPORT_DELAY_MS = 250;
-export const EARLY_EXPORT_INTERVAL_MS = 1000;
-let earlyTimer: ReturnType<typeof setTimeout> | undefined;
-let lastEarly = 0;
+/** One early export at most every second, 250 ms after the unit of work that asked for it. */
+const early = new CoalescedSoon(() => void backend?.forceFlush().catch(() => undefined));
 
 /**
  * Brings the next export forward after a unit of work (a run's execution) ends, so its trace is in
  * the backend about when its end is visible, not up to a batch delay (`OTEL_BSP_SCHEDULE_DELAY`,
- * 5 s by default) later. Coalesced: one export at most every EARLY_EXPORT_INTERVAL_MS, however many
+ * 5 s by default) later. Coalesced: one export at most every second, however many
  * runs end; the batch processor's own schedule goes on. A failed export is the exporter's to report.
  * A no-op while tracing is off.
  */
 export function exportSoon(): void {
-  if (!backend || earlyTimer) return;
-  const wait = Math.max(EARLY_EXPORT_DELAY_MS, lastEarly + EARLY_EXPORT_INTERVAL_MS - Date.now());
-  earlyTimer = setTimeout(() => {
-    earlyTimer = undefined;
-    lastEarly = Date.now();
-    backend?.forceFlush().catch(() => undefined);
-  }, wait);
-  earlyTimer.unref?.();
+  if (backend) early.request();
 }
 
 /** Starts a span (undefined while tracing is off). The caller ends it. */
