@@ -7,8 +7,8 @@ import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/d
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunCreationService } from '../run-creation.service';
-import { findRun } from '../run-snapshot';
 import { HARD_COST_BUDGET } from './budget-fixtures';
+import { settledStatus } from '../seams/settled-status';
 
 const SCENARIOS = ['hard-cost-exhaust', 'model-denied', 'advisory'] as const;
 
@@ -17,10 +17,6 @@ class BudgetRunBody {
   @IsIn(SCENARIOS)
   scenario: (typeof SCENARIOS)[number];
 }
-
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-/** How long the seam waits for the budgeted run to end (the caller reads its events next). */
-const SETTLE_MS = 30_000;
 
 /**
  * `POST /v1/host/sample/budget/run {scenario}` (budget-enforcement): `hard-cost-exhaust` starts the
@@ -50,12 +46,7 @@ export class BudgetSeamController {
       throw new DomainError('not_implemented', 501, body.scenario === 'model-denied' ? 'This host enforces no model allow/deny lists (capabilities.budget.dimensions: ["cost"]).' : 'This host enforces budgets hard only (capabilities.budget.enforce: "hard").');
     }
     const { snapshot } = await this.creation.create(p, { workflowId: 'conformance-budget-cost', inputs: {}, configurable: { budget: HARD_COST_BUDGET } });
-    const until = Date.now() + SETTLE_MS;
-    let status = snapshot.status;
-    while (!TERMINAL.has(status) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await findRun(this.ds.manager, p, snapshot.runId))?.status ?? status;
-    }
+    const status = await settledStatus(this.ds.manager, p, snapshot.runId, snapshot.status);
     return { runId: snapshot.runId, outcome: status };
   }
 }

@@ -8,7 +8,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunForkService } from '../replay/run-fork.service';
 import { RunCreationService } from '../run-creation.service';
-import { findRun } from '../run-snapshot';
+import { settledStatus } from '../seams/settled-status';
 
 const SCENARIOS = ['exhaust-retries', 'fork-after-dead-letter'] as const;
 
@@ -17,9 +17,6 @@ class ExhaustBody {
   @IsIn(SCENARIOS)
   scenario: (typeof SCENARIOS)[number];
 }
-
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-const SETTLE_MS = 30_000;
 
 /**
  * `POST /v1/host/sample/deadletter/exhaust {scenario}` (deadletter-retry-exhaustion): runs the
@@ -48,12 +45,7 @@ export class DeadLetterSeamController {
   async exhaust(@CurrentPrincipal() p: Principal, @Body() body: ExhaustBody): Promise<Record<string, unknown>> {
     const { snapshot } = await this.creation.create(p, { workflowId: 'conformance-dead-letter', inputs: {} });
     const runId = snapshot.runId;
-    const until = Date.now() + SETTLE_MS;
-    let status = snapshot.status;
-    while (!TERMINAL.has(status) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await findRun(this.ds.manager, p, runId))?.status ?? status;
-    }
+    const status = await settledStatus(this.ds.manager, p, runId, snapshot.status);
     const lettered = (await this.events.read(p, runId, { type: 'run.dead_lettered' }))[0];
     const event = lettered ? { type: lettered.type, payload: lettered.payload } : undefined;
     if (body.scenario === 'exhaust-retries') return { runId, status, ...(event ? { event } : {}) };

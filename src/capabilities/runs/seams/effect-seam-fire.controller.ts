@@ -9,7 +9,7 @@ import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { MCP_CONFORMANCE_SERVER } from '../mcp-fixtures';
 import { EFFECT_SEAMS } from '../replay/effect-seams';
 import { RunCreationService } from '../run-creation.service';
-import { findRun } from '../run-snapshot';
+import { settledStatus } from './settled-status';
 
 class FireSeamBody {
   @ApiProperty({ description: 'A seam of the effect-seam manifest (GET /v1/host/effect-seams).' })
@@ -17,10 +17,6 @@ class FireSeamBody {
   @MaxLength(200)
   seam: string;
 }
-
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-/** How long the seam waits for the run that fires the effect to finish (the caller reads its ledger next). */
-const SETTLE_MS = 30_000;
 
 /**
  * The v2 seams profile's `fireEffectSeam` (RFC 0173 §C.2), at `POST /v1/host/sample/effect-seams/fire`
@@ -54,12 +50,7 @@ export class EffectSeamFireController {
       workflowId: 'conformance-mcp-client',
       inputs: { method: 'callTool', serverId: MCP_CONFORMANCE_SERVER, name: 'echo', arguments: { text: 'effect-seam' } },
     });
-    const until = Date.now() + SETTLE_MS;
-    let status = snapshot.status;
-    while (!TERMINAL.has(status) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await findRun(this.ds.manager, p, snapshot.runId))?.status ?? status;
-    }
+    const status = await settledStatus(this.ds.manager, p, snapshot.runId, snapshot.status);
     return { runId: snapshot.runId, status };
   }
 }
