@@ -115,6 +115,11 @@ describe('governance approval gate', () => {
     expect(u.body).toEqual(expect.objectContaining({ released: false, state: 'pending', event: { type: 'authorization.decided', payload: expect.objectContaining({ allowed: false, reason: 'unseeded-principal' }) } }));
     const o = await t.http('POST', '/v1/host/sample/governance/approval-gate', { token: seamKey, body: { scenario: 'override', principal: 'conformance-owner-principal', reason: 'conformance emergency publish' } });
     expect(o.body).toEqual(expect.objectContaining({ released: true, state: 'granted', event: { type: 'approval.overridden', payload: expect.objectContaining({ reason: 'conformance emergency publish' }) } }));
+    // Malformed bodies are refused before anything runs.
+    for (const body of [{ scenario: 'bogus' }, { scenario: 'unauthorized-grant' }, { scenario: 'override' }, { scenario: 'unauthorized-grant', principal: 'bad principal/' }]) {
+      const bad = await t.http('POST', '/v1/host/sample/governance/approval-gate', { token: seamKey, body });
+      expect([bad.status, bad.body.error]).toEqual([400, 'validation_error']);
+    }
     // A principal the gate would accept is never acted as.
     await t.key({ principal: 'able-approver', scopes: ['approvals:respond'] });
     const a = await t.http('POST', '/v1/host/sample/governance/approval-gate', { token: seamKey, body: { scenario: 'unauthorized-grant', principal: 'able-approver' } });
