@@ -26,6 +26,18 @@ export interface SafeFetchInit {
    * provider's declared `apiHosts`, the allow-list its credentials may be sent to.
    */
   connection?: string;
+  /**
+   * Since 1.9 (RFC 0079): a connection of the run's tenant, by name or id, whose credential the host attaches to
+   * the request; the pack never sees it. It is attached to a hop only when that hop's host is one of the
+   * credential's audiences (its provider's `apiHosts`), decided again at every redirect; the host records each
+   * decision as an `egress.decided` event of the run. Outside the audiences the call is refused (`audience`),
+   * or sent without the credential when `credentialFallback` is `anonymous`.
+   */
+  credential?: string;
+  /** The header the credential goes in: `authorization` (default, as `Bearer <credential>`) or another name (the bare credential). */
+  credentialHeader?: string;
+  /** Outside the credential's audiences: `deny` (default, the call is refused) or `anonymous` (sent without it). */
+  credentialFallback?: 'deny' | 'anonymous';
 }
 
 export interface SafeFetchResponse {
@@ -43,9 +55,10 @@ export interface SafeFetchResponse {
 /**
  * Why the host refused a call: `ssrf` (a guarded destination, at the first hop or a redirect), `upgrade` (a
  * `Connection: upgrade` / `Upgrade` request), `allowlist` (outside the connection's apiHosts), `limit` (time,
- * size or redirect count exceeded), `network` (the target did not answer).
+ * size or redirect count exceeded), `network` (the target did not answer), `audience` (the `credential` may not
+ * be sent to that host, or its provenance cannot be evaluated: RFC 0079, fails closed).
  */
-export type SafeFetchRefusal = 'ssrf' | 'upgrade' | 'allowlist' | 'limit' | 'network';
+export type SafeFetchRefusal = 'ssrf' | 'upgrade' | 'allowlist' | 'limit' | 'network' | 'audience';
 
 /** Thrown by `safeFetch` when the call is refused or fails; `code` is `safe_fetch_<refusal>`. */
 export class SafeFetchError extends Error {

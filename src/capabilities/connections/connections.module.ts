@@ -9,6 +9,7 @@ import { ConnectionsController } from './connections/connections.controller';
 import { ConnectionsService } from './connections/connections.service';
 import { ConfigCredentialKeyProvider } from './credentials/config-key-provider';
 import { CredentialStoreService } from './credentials/credential-store.service';
+import { CredentialedEgressService } from './egress/credentialed-egress.service';
 import { BuiltinProviderRegistry } from './packs/builtin-provider-registry.service';
 import { HostBuiltinConnectionProviders } from './packs/builtin-providers';
 import { ConnectionPackInstaller } from './packs/connection-pack.installer';
@@ -55,8 +56,9 @@ import { OAuthSeamsController } from './oauth/oauth-seams.controller';
     OAuthService,
     OAuthAdvertiser,
     OAuthRoundtripSeam,
+    CredentialedEgressService,
   ],
-  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService],
+  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService, CredentialedEgressService],
 })
 export class ConnectionsModule implements OnModuleInit {
   static readonly entities = CONNECTIONS_ENTITIES;

@@ -3,3 +3,5 @@ export { ConnectionsModule } from './connections.module';
 export { ConnectionsService } from './connections/connections.service';
 export { ConnectionPacksService } from './packs/connection-packs.service';
 export { CredentialStoreService } from './credentials/credential-store.service';
+export { CredentialedEgressService } from './egress/credentialed-egress.service';
+export type { EgressCredential, EgressDecided } from './egress/credentialed-egress.service';

@@ -34,6 +34,7 @@ export type AuditAction =
   | 'mcp.tool-held'
   | 'mcp.tool-approved'
   | 'tool.dispatch-decided'
+  | 'egress.decided'
   | 'tool.dispatch-policy-changed'
   | 'scim.user.provisioned'
   | 'scim.user.deprovisioned'

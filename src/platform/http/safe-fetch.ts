@@ -23,6 +23,19 @@ export interface SafeFetchPolicy {
   resolver?: Resolver;
   /** When set, a hop's host must be allowed by it (exact or dot-anchored match, decided by the caller). */
   hostAllowed?: (host: string) => Promise<boolean>;
+  /** A credential the call carries (RFC 0079), decided per hop by its owner; never carried across hops. */
+  credential?: HopCredential;
+}
+
+/**
+ * A credential a call carries, attached hop by hop by its owner (RFC 0079). `check` is asked before the hop's name
+ * is resolved (a credential that may not go to the host stops the call there, before any lookup); `attach` once the
+ * hop passed the guard, for the headers of that hop only; `guardRefused` when the guard refused the hop.
+ */
+export interface HopCredential {
+  check(host: string): Promise<{ attach: boolean } | { refused: string }>;
+  attach(host: string): Promise<Record<string, string>>;
+  guardRefused(host: string | undefined): Promise<void>;
 }
 
 /** The host's defaults and ceilings: a call may ask for less, never more. */
@@ -62,13 +75,23 @@ export async function safeFetch(rawUrl: string, init: SafeFetchInit = {}, policy
   let verb = method;
   for (let redirects = 0; ; redirects++) {
     const checked = checkWebhookUrl(url, { allowPrivate: policy.allowPrivate, allowedPorts: policy.allowedPorts });
-    if (!checked.ok) return refuse('ssrf', `${redirects ? `redirect ${redirects}: ` : ''}${checked.reason}`);
+    if (!checked.ok) {
+      await policy.credential?.guardRefused(hostOf(url));
+      return refuse('ssrf', `${redirects ? `redirect ${redirects}: ` : ''}${checked.reason}`);
+    }
     if (policy.hostAllowed && !(await policy.hostAllowed(checked.url.hostname))) return refuse('allowlist', `host "${checked.url.hostname}" is not one of the connection's apiHosts`);
+    const credential = policy.credential ? await policy.credential.check(checked.url.hostname) : { attach: false };
+    if ('refused' in credential) return refuse('audience', `${redirects ? `redirect ${redirects}: ` : ''}${credential.refused}`);
     const target = await resolveWebhookTarget(checked.url, { allowPrivate: policy.allowPrivate, resolver: policy.resolver });
-    if (!target.ok) return refuse(target.unresolved ? 'network' : 'ssrf', `${redirects ? `redirect ${redirects}: ` : ''}${target.reason}`);
+    if (!target.ok) {
+      if (!target.unresolved) await policy.credential?.guardRefused(checked.url.hostname);
+      return refuse(target.unresolved ? 'network' : 'ssrf', `${redirects ? `redirect ${redirects}: ` : ''}${target.reason}`);
+    }
+    // The credential goes with this hop only: a redirect is decided again for its own host.
+    const hopHeaders = credential.attach && policy.credential ? { ...headers, ...(await policy.credential.attach(checked.url.hostname)) } : headers;
     const left = deadline - Date.now();
     if (left <= 0) return refuse('limit', `no answer within ${timeoutMs} ms`);
-    const hop = await oneHop(checked.url, verb, headers, body, { address: target.address, family: target.family }, left, maxBytes);
+    const hop = await oneHop(checked.url, verb, hopHeaders, body, { address: target.address, family: target.family }, left, maxBytes);
     if (!hop.ok) return hop;
     const location = hop.status >= 300 && hop.status < 400 && hop.status !== 304 ? hop.headers.location : undefined;
     // maxRedirects 0: the caller follows nothing and gets the 3xx itself.
@@ -85,6 +108,14 @@ export async function safeFetch(rawUrl: string, init: SafeFetchInit = {}, policy
       delete headers.authorization;
       delete headers.cookie;
     }
+  }
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname || undefined;
+  } catch {
+    return undefined;
   }
 }
 
