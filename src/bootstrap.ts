@@ -13,6 +13,7 @@ import { pendingMigrations, runMigrations } from './platform/database/migration-
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
 import { installJsonGuard } from './platform/http/json-guard';
+import { installSamlFormParser } from './platform/identity/saml/saml-form';
 import { installProtocolNegotiation, protocolRoutingOptions, type RunOwnerSource } from './platform/http/protocol-negotiation';
 import { RunRecordsPort } from './platform/run-ports/run-records';
 import { installSendTimeout } from './platform/http/send-timeout';
@@ -134,6 +135,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     installCloseGrace(adapter.getInstance());
     // The one JSON parser of the host (Nest's own is off): depth, size and text guard before any handler.
     installJsonGuard(adapter.getInstance(), config.json);
+    // The one form body the host accepts: a SAML response posted to the assertion consumer service.
+    installSamlFormParser(adapter.getInstance());
     installRequestLog(adapter.getInstance());
     // Major-2 run answers render each run's owner subject from the runs capability's records (set below).
     const runOwners: RunOwnerSource = {};

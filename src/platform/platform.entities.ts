@@ -5,6 +5,7 @@ import { ActivityInvocationEntity, IdempotencyRecordEntity } from './idempotency
 import { ApiKeyEntity } from './identity/api-key.entity';
 import { ScimGroupEntity, ScimUserEntity } from './identity/scim/scim.entities';
 import { ConsoleSessionEntity } from './identity/console-session.entity';
+import { SamlMessageEntity } from './identity/saml/saml-message.entity';
 import { PluginStateEntity } from './plugins/plugin-state.entity';
 import { ScheduledTaskEntity } from './scheduler/scheduled-task.entity';
 
@@ -21,4 +22,5 @@ export const PLATFORM_ENTITIES: readonly EntityClass[] = [
   ScimUserEntity,
   ScimGroupEntity,
   ConsoleSessionEntity,
+  SamlMessageEntity,
 ];

@@ -35,6 +35,10 @@ import { ConsoleSessionController } from './identity/console-session.controller'
 import { ProtectedResourceController } from './identity/protected-resource';
 import { KeysController } from './identity/keys.controller';
 import { AuthorizationSeamsController } from './identity/authorization-seams.controller';
+import { SamlSignIn } from './identity/saml/saml-sign-in.service';
+import { SubjectLinkSeams } from './identity/saml/subject-link-seams.service';
+import { SamlController } from './identity/saml/saml.controller';
+import { SamlSeamsController } from './identity/saml/saml-seams.controller';
 import { AuthProfilesAdvertiser } from './identity/auth-profiles.advertiser';
 import { metricsControllers } from './metrics/metrics-mount';
 import { MetricsService } from './metrics/metrics.service';
@@ -84,6 +88,8 @@ export class PlatformModule {
       TokenLanes,
       ScimDirectory,
       ConsoleSessions,
+      SamlSignIn,
+      SubjectLinkSeams,
       DiscoveryDocumentService,
       EventLogService,
       RunRecordsPort,
@@ -103,7 +109,7 @@ export class PlatformModule {
     return {
       module: PlatformModule,
       imports: [DiscoveryModule, ScheduleModule.forRoot()],
-      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ConsoleSessionController, ProtectedResourceController, ...metricsControllers(options.config.metrics)],
+      controllers: [DiscoveryController, HealthController, OpenApiController, EventsController, KeysController, AuthorizationSeamsController, WhoAmIController, AuditController, ScimController, ConsoleSessionController, SamlController, SamlSeamsController, ProtectedResourceController, ...metricsControllers(options.config.metrics)],
       providers: [
         { provide: HOST_CONFIG, useValue: options.config },
         { provide: DataSource, useValue: options.dataSource },

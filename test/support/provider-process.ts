@@ -20,6 +20,8 @@ export class CookieBrowser {
 /** A provider script of test/support started in a child process: it prints `{issuer}` on its first line. */
 export interface ProviderProcess {
   issuer: string;
+  /** Everything the provider printed on its first line (a SAML provider adds its certificate). */
+  info: Record<string, unknown>;
   stop(): Promise<void>;
 }
 
@@ -27,17 +29,18 @@ export async function startProviderProcess(script: string, config: unknown): Pro
   const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, script), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += String(d)));
-  const issuer = await new Promise<string>((resolve, reject) => {
+  const info = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += String(d);
       const nl = out.indexOf('\n');
-      if (nl >= 0) resolve((JSON.parse(out.slice(0, nl)) as { issuer: string }).issuer);
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)) as Record<string, unknown>);
     });
     child.once('exit', (code) => reject(new Error(`${script} exited (${code}): ${stderr}`)));
   });
   return {
-    issuer,
+    issuer: info.issuer as string,
+    info,
     async stop() {
       if (child.exitCode !== null) return;
       await new Promise<void>((resolve) => {

@@ -38,7 +38,9 @@ export type AuditAction =
   | 'tool.dispatch-policy-changed'
   | 'scim.user.provisioned'
   | 'scim.user.deprovisioned'
-  | 'scim.user.reactivated';
+  | 'scim.user.reactivated'
+  | 'auth.saml.signed-in'
+  | 'auth.saml.refused';
 
 /** A detail value: identifiers, names, counts and flags only, never a secret or a payload. */
 export type AuditDetail = string | number | boolean | null | readonly string[];

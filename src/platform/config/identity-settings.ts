@@ -1,6 +1,7 @@
 import { ConfigError } from './config-error';
 import { envInt } from './env-int';
 import type { EnvSetting } from './env-setting';
+import { loadSamlSettings, SAML_ENV_SETTINGS, SamlSettings } from './saml-settings';
 
 /**
  * Bearer tokens from identity providers (spec v1 auth-profiles.md): the OIDC user-bearer lane (people's
@@ -28,6 +29,8 @@ export interface IdentitySettings {
   scimTokens: Map<string, string>;
   /** Console single sign-on (authorization code + PKCE); needs the OIDC lane. */
   console?: ConsoleSignInSettings;
+  /** SAML 2.0 sign-in (saml-settings): the identity providers each tenant trusts. */
+  saml?: SamlSettings;
 }
 
 export interface ConsoleSignInSettings {
@@ -62,6 +65,7 @@ export const IDENTITY_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_CONSOLE_OIDC_SCOPES', default: 'openid profile email groups', description: 'Scopes the console asks for at sign-in (`openid` required).' },
   { name: 'OPENWOP_CONSOLE_SESSION_TTL_S', default: '28800', description: 'Lifetime of a console sign-in session (kept server-side; the browser holds an HttpOnly cookie naming it), in seconds (300 to 604800).' },
   { name: 'OPENWOP_SCIM_TOKENS', description: 'SCIM 2.0 provisioning (`/scim/v2/Users`, `/scim/v2/Groups`): comma-separated `<tenant>=<bearer token>` pairs (tokens at least 32 characters), one per tenant the IdP provisions. Unset (the default): SCIM answers 404.' },
+  ...SAML_ENV_SETTINGS,
 ];
 
 const ALGORITHMS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
@@ -175,5 +179,6 @@ export function loadIdentitySettings(env: NodeJS.ProcessEnv): IdentitySettings {
   const oidc = lane(env, 'oidc');
   const oauth2 = lane(env, 'oauth2');
   const console = consoleSignIn(env, oidc);
-  return { ...(oidc ? { oidc } : {}), ...(oauth2 ? { oauth2 } : {}), scimTokens: scimTokens(str(env, 'OPENWOP_SCIM_TOKENS')), ...(console ? { console } : {}) };
+  const saml = loadSamlSettings(env);
+  return { ...(oidc ? { oidc } : {}), ...(oauth2 ? { oauth2 } : {}), scimTokens: scimTokens(str(env, 'OPENWOP_SCIM_TOKENS')), ...(console ? { console } : {}), ...(saml ? { saml } : {}) };
 }

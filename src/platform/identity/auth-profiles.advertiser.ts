@@ -2,11 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AUDIT_PROFILE } from '../audit/audit.advertiser';
 import { AuditLogService } from '../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
+import { subjectLinkKeyClass } from '../config/saml-settings';
 import { Advertiser, CapabilityAdvertiser } from '../discovery/capability-advertiser';
 
 export const KEY_ROTATION_PROFILE = 'openwop-auth-api-key-rotation';
 export const OIDC_USER_BEARER_PROFILE = 'openwop-auth-oidc-user-bearer';
 export const OAUTH2_CLIENT_CREDENTIALS_PROFILE = 'openwop-auth-oauth2-client-credentials';
+export const SAML_PROFILE = 'openwop-auth-saml';
+export const SCIM_PROFILE = 'openwop-auth-scim';
 
 /**
  * `auth.profiles` (auth-profiles.md), in one place: the discovery document merges advertisers deeply
@@ -20,7 +23,11 @@ export const OAUTH2_CLIENT_CREDENTIALS_PROFILE = 'openwop-auth-oauth2-client-cre
  *   and `key.created`, `key.rotated`, `key.used` and `key.revoked` are audited. Every rotation's
  *   overlap is at least OPENWOP_KEY_ROTATION_MIN_OVERLAP_S, the advertised minimum grace;
  * - `openwop-auth-oidc-user-bearer` with `auth.oidc` and `openwop-auth-oauth2-client-credentials` with
- *   `auth.oauth2`, each only while its lane is configured (token-lanes.ts).
+ *   `auth.oauth2`, each only while its lane is configured (token-lanes.ts);
+ * - `openwop-auth-saml` while SAML providers are configured (saml/) and `openwop-auth-scim` while a
+ *   tenant is provisioned over SCIM (scim/). With both, the lanes are linked (RFC 0164, derived, never
+ *   opted out): `auth.subjectLinking: true` and `auth.subjectLinkKey` — `opaque-idp` (persistent
+ *   NameID) or `configured-immutable` (an attribute a provider's settings declare immutable).
  */
 @Injectable()
 @Advertiser()
@@ -32,7 +39,8 @@ export class AuthProfilesAdvertiser implements CapabilityAdvertiser {
 
   async advertise(): Promise<Record<string, unknown>> {
     const auditSigned = await this.audit.publicKeySpki().then(() => true, () => false);
-    const { oidc, oauth2 } = this.config.identity ?? {};
+    const { oidc, oauth2, saml, scimTokens } = this.config.identity ?? {};
+    const scim = (scimTokens?.size ?? 0) > 0;
     return {
       auth: {
         profiles: [
@@ -40,7 +48,10 @@ export class AuthProfilesAdvertiser implements CapabilityAdvertiser {
           KEY_ROTATION_PROFILE,
           ...(oidc ? [OIDC_USER_BEARER_PROFILE] : []),
           ...(oauth2 ? [OAUTH2_CLIENT_CREDENTIALS_PROFILE] : []),
+          ...(saml ? [SAML_PROFILE] : []),
+          ...(scim ? [SCIM_PROFILE] : []),
         ],
+        ...(saml && scim ? { subjectLinking: true, subjectLinkKey: subjectLinkKeyClass(saml) } : {}),
         rotation: { supported: true, minGraceSeconds: this.config.keyRotation.minOverlapS },
         ...(oidc ? { oidc: { supported: true, issuers: oidc.issuers, audience: oidc.audience, supportedScopeMapping: 'group-claim' } } : {}),
         ...(oauth2 ? { oauth2: { supported: true, issuer: oauth2.issuers[0], audience: oauth2.audience, supportedAlgorithms: oauth2.algorithms } } : {}),

@@ -27,6 +27,10 @@ export class ConsoleSessionEntity {
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   scopes: string[];
 
+  /** Where a session's person signed in: the OIDC issuer, or `saml:<provider id>`. */
+  @Column({ type: 'text', nullable: true })
+  issuer: string | null;
+
   @Column({ type: 'text', nullable: true })
   nonce: string | null;
 

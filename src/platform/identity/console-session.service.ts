@@ -89,26 +89,34 @@ export class ConsoleSessions {
     const body = (await res.json().catch(() => ({}))) as { id_token?: unknown };
     if (!res.ok || typeof body.id_token !== 'string') throw new UnauthenticatedError('The identity provider did not issue an ID token.');
     const { principal } = await this.lanes.verifyIdToken(body.id_token, s.clientId, pending.nonce!);
+    return { session: await this.open(principal, s.issuer, s.sessionTtlS), maxAgeS: s.sessionTtlS };
+  }
+
+  /** Opens a session for a principal an identity provider signed in (OIDC here, SAML in saml/): the secret for the cookie. */
+  async open(principal: Principal, issuer: string, ttlS: number): Promise<string> {
     const session = b64url(randomBytes(32));
-    await repo.insert({
+    await this.ds.getRepository(ConsoleSessionEntity).insert({
       id: digest(session),
       kind: 'session',
       tenant: principal.tenant,
       workspace: principal.workspace ?? null,
       principal: principal.principal,
       scopes: [...principal.scopes].sort(),
-      expiresAt: new Date(Date.now() + s.sessionTtlS * 1000),
+      issuer,
+      expiresAt: new Date(Date.now() + ttlS * 1000),
     });
-    return { session, maxAgeS: s.sessionTtlS };
+    return session;
   }
 
   /** The principal of a session cookie, if it names a live session of a principal SCIM has not deprovisioned. */
   async principalOf(session: string): Promise<Principal | undefined> {
-    if (!this.settings) return undefined;
+    if (!this.settings && !this.config.identity?.saml) return undefined;
     const row = await this.ds.getRepository(ConsoleSessionEntity).findOneBy({ id: digest(session), kind: 'session' });
     if (!row || row.expiresAt.getTime() < Date.now() || !row.tenant || !row.principal) return undefined;
     if ((await this.scim.subject(row.tenant, row.principal)).state === 'deprovisioned') return undefined;
-    return { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal, scopes: new Set(row.scopes), kind: 'jwt', idp: { lane: 'session', issuer: this.settings.issuer } };
+    const issuer = row.issuer ?? this.settings?.issuer;
+    if (!issuer) return undefined;
+    return { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal, scopes: new Set(row.scopes), kind: 'jwt', idp: { lane: 'session', issuer } };
   }
 
   /** Ends a session (sign-out): the row is deleted, so the cookie is worthless even if kept. The IdP's end-session URL, if any. */

@@ -11,6 +11,12 @@ import { booleanValue, PatchOperation, ScimError, userAttributes } from './scim-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SCIM_ACTOR = { principal: 'scim', kind: 'system' } as const;
 
+/** A SAML subject's link to a SCIM user (subject linking, RFC 0159/0163): by `externalId`, only under the provider that feeds the directory. */
+export type ScimLink =
+  | { state: 'none'; otherRoot: boolean }
+  | { state: 'active'; principal: string; groups: string[] }
+  | { state: 'deprovisioned'; principal: string };
+
 /** What provisioning says about a token's principal in a tenant. */
 export type ScimSubject = { state: 'unknown' } | { state: 'active'; groups: string[] } | { state: 'deprovisioned' };
 
@@ -36,6 +42,34 @@ export class ScimDirectory {
     return (this.config.identity?.scimTokens.size ?? 0) > 0;
   }
 
+  /** Whether a tenant's directory is provisioned over SCIM (a SCIM token names it). */
+  enabledFor(tenant: string): boolean {
+    for (const t of this.config.identity?.scimTokens.values() ?? []) if (t === tenant) return true;
+    return false;
+  }
+
+  /** The SAML identity provider whose subjects this tenant's SCIM users link to (settings `scim: true`), if any. */
+  linkRoot(tenant: string): string | null {
+    return this.config.identity?.saml?.idps.find((p) => p.tenant === tenant && p.scim)?.id ?? null;
+  }
+
+  /**
+   * The SCIM user a SAML subject of a provider links to: `externalId` equal to the subject (case-exact)
+   * and provisioned under that provider. A user holding the same externalId under another provider is
+   * reported (`otherRoot`) but never linked; a deactivated or deleted one is `deprovisioned`.
+   */
+  async linkOf(tenant: string, idp: string, subject: string): Promise<ScimLink> {
+    const rows = await this.ds.getRepository(ScimUserEntity).findBy({ tenant, externalId: subject });
+    const mine = rows.filter((u) => u.linkIdp === idp);
+    if (!mine.length) return { state: 'none', otherRoot: rows.length > 0 };
+    const live = mine.filter((u) => u.active && !u.deletedAt);
+    if (!live.length) return { state: 'deprovisioned', principal: mine[0].userName };
+    // A live user under the same principal name but deprovisioned elsewhere still denies (subject() is the gate of every lane).
+    const provisioned = await this.subject(tenant, live[0].userName);
+    if (provisioned.state !== 'active') return { state: 'deprovisioned', principal: live[0].userName };
+    return { state: 'active', principal: live[0].userName, groups: provisioned.groups };
+  }
+
   /** The tenant a SCIM bearer token provisions, compared in constant time against every configured token. */
   tenantOfToken(token: string): string | undefined {
     let found: string | undefined;
@@ -57,7 +91,7 @@ export class ScimDirectory {
       const taken = await m.getRepository(ScimUserEntity).createQueryBuilder('u').where('u.tenant = :tenant AND lower(u.user_name) = lower(:userName) AND u.deleted_at IS NULL', { tenant, userName }).getCount();
       if (taken) throw new ScimError(409, `A user with userName "${userName}" exists.`, 'uniqueness');
       const active = body.active === undefined ? true : booleanValue(body.active);
-      const saved = await m.getRepository(ScimUserEntity).save(m.getRepository(ScimUserEntity).create({ tenant, userName, externalId, active, attributes: userAttributes(body), deletedAt: null }));
+      const saved = await m.getRepository(ScimUserEntity).save(m.getRepository(ScimUserEntity).create({ tenant, userName, externalId, active, linkIdp: this.linkRoot(tenant), attributes: userAttributes(body), deletedAt: null }));
       await this.audit.record(m, { tenant, actor: SCIM_ACTOR, action: 'scim.user.provisioned', resource: { type: 'scim-user', id: saved.id }, details: { userName, active } });
       return saved;
     });
@@ -208,7 +242,8 @@ export class ScimDirectory {
   }
 
   private async update(u: ScimUserEntity, next: Pick<ScimUserEntity, 'userName' | 'externalId' | 'active' | 'attributes'>): Promise<ScimUserEntity> {
-    await this.ds.getRepository(ScimUserEntity).update({ id: u.id }, { ...next, attributes: next.attributes as never, version: u.version + 1 });
+    // A user provisioned before SAML was configured links under the directory's provider from its next update on.
+    await this.ds.getRepository(ScimUserEntity).update({ id: u.id }, { ...next, attributes: next.attributes as never, version: u.version + 1, ...(u.linkIdp ? {} : { linkIdp: this.linkRoot(u.tenant) }) });
     const after = await this.getUser(u.tenant, u.id);
     // Deactivation (or a rename, which leaves the old principal unprovisioned) revokes the keys of the principal it held.
     if ((u.active && !after.active) || u.userName !== after.userName || (u.externalId && u.externalId !== after.externalId)) await this.revokeKeys(u);

@@ -9,6 +9,7 @@ import { TenantOwnedEntity } from '../../tenancy/tenant-owned.entity';
 @Entity({ name: 'scim_user' })
 @Index('scim_user_name_idx', ['tenant', 'userName'])
 @Index('scim_user_external_idx', ['tenant', 'externalId'])
+@Index('scim_user_link_idx', ['tenant', 'linkIdp', 'externalId'])
 export class ScimUserEntity extends TenantOwnedEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -21,6 +22,10 @@ export class ScimUserEntity extends TenantOwnedEntity {
 
   @Column({ type: 'boolean', default: true })
   active: boolean;
+
+  /** The SAML identity provider (its configured id) whose subjects this user links to by `externalId`; null: it links to none. */
+  @Column({ name: 'link_idp', type: 'text', nullable: true })
+  linkIdp: string | null;
 
   /** The rest of the resource as provisioned (name, displayName, emails...), echoed back. */
   @Column({ type: 'jsonb', default: () => "'{}'" })
