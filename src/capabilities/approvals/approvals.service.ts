@@ -1,5 +1,5 @@
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
-import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../../platform/errors/domain-error';
@@ -16,6 +16,7 @@ import { gateData, GateRequirements, overrideOf, overrideReason, recordOverride,
 import { UUID } from '../../platform/ids';
 import { scopedQuery } from '../../platform/tenancy/workspace-scope';
 import { WiringFault } from '../../platform/errors/internal-fault';
+import { GateExpiry } from './approval-expiry';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
 export type InterruptKind = 'approval' | 'clarification' | 'external-event';
@@ -133,8 +134,9 @@ const RUN_STEP = 'run-node';
  * the gate is granted.
  */
 @Injectable()
-export class ApprovalsService implements OnApplicationBootstrap {
+export class ApprovalsService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly subjects = new Map<string, GateSubject>();
+  private readonly expiry: GateExpiry;
 
   constructor(
     private readonly ds: DataSource,
@@ -143,10 +145,16 @@ export class ApprovalsService implements OnApplicationBootstrap {
     @Inject(APPROVALS_SETTINGS) private readonly settings: ApprovalsSettings,
     @Inject(HOST_CONFIG) private readonly host: HostConfig,
     private readonly audit: AuditLogService,
-  ) {}
+  ) {
+    this.expiry = new GateExpiry(ds, events, async (m, gate) => this.subjects.get(gate.subjectKind)?.closed(m, gate));
+  }
 
   onApplicationBootstrap(): void {
     this.tasks.register({ name: 'proposals.approval-expiry', intervalMs: this.settings.sweepIntervalMs, run: () => this.expireDue().then(() => undefined) });
+  }
+
+  onApplicationShutdown(): void {
+    this.expiry.stop();
   }
 
   registerSubject(kind: string, subject: GateSubject): void {
@@ -223,6 +231,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
       },
       { manager: m, correlationId: req.subjectId },
     );
+    this.expiry.schedule(gate.id, timeoutMs, this.settings.sweepIntervalMs);
     return gate;
   }
 
@@ -267,22 +276,9 @@ export class ApprovalsService implements OnApplicationBootstrap {
     await this.events.append(scopeOf(gate), HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: principal.principal, reason }, { manager: m, correlationId: gate.subjectId });
   }
 
-  /** Auto-rejects every pending gate past its deadline (fail closed). Returns how many expired. */
-  async expireDue(): Promise<number> {
-    return this.ds.transaction(async (m) => {
-      const expired = (await m.query(
-        `UPDATE "approval" SET "state" = 'expired', "reason" = 'timeout', "decided_at" = now(), "updated_at" = now()
-         WHERE "id" IN (SELECT "id" FROM "approval" WHERE "state" = 'pending' AND "expires_at" <= now() FOR UPDATE SKIP LOCKED)
-         RETURNING "id"`,
-      )) as [Array<{ id: string }>, number];
-      for (const { id } of expired[0]) await this.afterExpiry(m, await m.getRepository(ApprovalEntity).findOneByOrFail({ id }));
-      return expired[0].length;
-    });
-  }
-
-  private async afterExpiry(m: EntityManager, gate: ApprovalEntity): Promise<void> {
-    await this.events.append(scopeOf(gate), HOST_STREAM, 'approval.rejected', { gateId: gate.id, principal: 'system', reason: 'timeout' }, { manager: m, correlationId: gate.subjectId });
-    await this.subjects.get(gate.subjectKind)?.closed(m, gate);
+  /** Auto-rejects every pending gate past its deadline (fail closed; approval-expiry.ts). Returns how many expired. */
+  expireDue(): Promise<number> {
+    return this.expiry.expireDue();
   }
 
   private async decide(principal: Principal, id: string, decision: 'granted' | 'denied', opts: DecisionOptions = {}): Promise<ApprovalView> {
@@ -311,8 +307,7 @@ export class ApprovalsService implements OnApplicationBootstrap {
       const gate = await this.find(m, principal, id, true);
       if (gate.state === 'pending' && gate.expiresAt.getTime() <= (await dbNow(m)).getTime()) {
         // Expired but not yet swept: close it now (committed), then refuse the decision.
-        await m.getRepository(ApprovalEntity).update({ id: gate.id }, { state: 'expired', reason: 'timeout', decidedAt: () => 'now()' });
-        await this.afterExpiry(m, gate);
+        await this.expiry.expire(m, gate);
         return { closed: 'expired' as const };
       }
       if (gate.state !== 'pending') throw new ConflictError('approval_closed', `The approval is ${gate.state}.`, { state: gate.state });

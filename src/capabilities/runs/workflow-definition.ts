@@ -1,3 +1,5 @@
+import { TRIGGER_RULES, TriggerRule } from './engine/edge-rules';
+
 /**
  * A workflow chain's DAG as the run engine executes it (the RFC 0013 `WorkflowDefinitionFragment`:
  * `nodes` + `edges`, edges optionally bound to ports with `nodeId.port`).
@@ -13,6 +15,8 @@ export interface DagEdge {
   fromPort?: string;
   to: string;
   toPort?: string;
+  /** How the target fires given this edge's source (edge-rules.ts; default `all_success`). */
+  triggerRule?: TriggerRule;
 }
 
 export interface WorkflowDefinition {
@@ -71,7 +75,9 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
     const to = splitEndpoint(e.to, ids);
     if (!ids.has(from.node)) problems.push({ path: `/dag/edges/${i}/from`, message: `unknown node "${from.node}"` });
     if (!ids.has(to.node)) problems.push({ path: `/dag/edges/${i}/to`, message: `unknown node "${to.node}"` });
-    edges.push({ from: from.node, fromPort: from.port, to: to.node, toPort: to.port });
+    const rule = e.triggerRule;
+    if (rule !== undefined && !TRIGGER_RULES.includes(rule as TriggerRule)) problems.push({ path: `/dag/edges/${i}/triggerRule`, message: `triggerRule must be one of ${TRIGGER_RULES.join(', ')}` });
+    edges.push({ from: from.node, fromPort: from.port, to: to.node, toPort: to.port, ...(rule !== undefined ? { triggerRule: rule as TriggerRule } : {}) });
   });
   if (problems.length) return { problems };
   const order = topologicalOrder(nodes, edges);

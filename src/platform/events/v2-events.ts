@@ -94,9 +94,25 @@ function v2Payload(type: string, payload: Record<string, unknown>, ctx: V2EventC
     else out[`x-${k}`] = v;
   }
   if (type === 'run.started') out.owner = ctx.owner;
+  if (type === 'interrupt.resolved') Object.assign(out, approvalOutcome(payload));
   // A failure's code as v2 spells it (v2-envelope.ts: a rejected approval is approval_rejected).
   if ('error' in out) out.error = v2RunError(out.error);
   return out;
+}
+
+/**
+ * An approval's `action` and `decision` on its v2 `interrupt.resolved` (interrupt.md §Rejection, RFC 0183,
+ * RFC 0223), read from what the log records at both majors: the resume value's accept / reject, and
+ * `reason: "timeout"` when the host's timer closed the gate (`action: "timeout"`, always rejected). The
+ * v1 payload keeps its recorded keys only.
+ */
+function approvalOutcome(payload: Record<string, unknown>): { action?: string; decision?: string } {
+  if (payload?.kind !== undefined && payload.kind !== 'approval') return {};
+  if (payload?.reason === 'timeout') return { action: 'timeout', decision: 'rejected' };
+  const action = (payload?.resumeValue as { action?: unknown } | undefined)?.action;
+  if (action === 'reject') return { action, decision: 'rejected' };
+  if (action === 'accept') return { action, decision: 'granted' };
+  return {};
 }
 
 /** One stored event as the v2 RunEventDoc (`schemas/v2/run-event.schema.json`). */

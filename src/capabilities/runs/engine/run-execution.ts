@@ -14,7 +14,10 @@ import { afterInsert } from './run-eager-start';
 import { ReplaySource } from '../replay/run-replay';
 import { RunTrace } from './run-tracing';
 import { EngineWriteError, LeaseLost, leaseExpiredMessage, nodeEmitter, RunWriter } from './run-writer';
-import { DagNode, nodeInputs, predecessors, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';
+import { DagNode, nodeInputs, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';
+import { failureRouted } from './edge-rules';
+import { RunRouting } from './run-routing';
+import { engineFaultBatch, FailureBatch, unsafeInFlight } from './run-recovery';
 
 /** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
 export class RunExecution {
@@ -25,6 +28,8 @@ export class RunExecution {
   private readonly outputs = new Map<string, Record<string, unknown>>();
   private readonly state = new Map<string, RunNodeEntity>();
   private readonly writer: RunWriter;
+  /** Which node starts next (edge trigger rules, loops). */
+  private readonly routing: RunRouting;
   private nodeExecutions: number;
   private costUsd: number;
   private startedAtMs = Date.now();
@@ -63,6 +68,7 @@ export class RunExecution {
     exec.abort.signal.addEventListener('abort', () => this.nodeAbort.abort(exec.reason), { once: true });
     exec.renewed = (info) => (info.cancelRequested ? this.requestStop('cancel') : info.pause && !info.pause.pausedAt && this.requestPause(info.pause));
     this.def = row.definition;
+    this.routing = new RunRouting(this.def, { state: this.state, outputs: this.outputs, writer: this.writer });
     this.scope = { tenant: row.tenant, workspace: row.workspace ?? undefined };
     this.principal = { tenant: row.tenant, workspace: row.workspace ?? undefined, principal: row.principal ?? 'system', scopes: new Set(row.scopes ?? []), kind: 'system' };
     this.bounds = runBounds(row.configurable, d.settings.limits);
@@ -123,20 +129,7 @@ export class RunExecution {
     this.d.log.error({ msg: 'run engine fault; failing the run', runId: this.row.id, err: (e as Error)?.message, stack: (e as Error)?.stack });
     this.writer.discard();
     this.stopNodes();
-    const error = { code: 'engine_error', message: 'The run engine could not execute this run.' };
-    if (this.firstStart) this.queue({ type: 'run.started', payload: { workflowId: this.row.workflow_id || 'unknown', inputs: this.row.inputs ?? {} } });
-    // The fault may be the definition itself (a run written by something else than POST /v1/runs).
-    const nodes = Array.isArray(this.def?.nodes) ? this.def.nodes.filter((n) => n && typeof n.id === 'string') : [];
-    for (const n of nodes) {
-      const s = this.state.get(n.id);
-      if (s?.status === 'running' || s?.status === 'waiting') {
-        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
-        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
-      } else if (!s) {
-        this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason: 'engine-error' } });
-        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: 0 });
-      }
-    }
+    const { error } = this.apply(engineFaultBatch(this.def, this.state, this.firstStart, this.row));
     this.queue({ type: 'run.failed', payload: { error, ...this.took(Date.now() - this.startedAtMs) } });
     try {
       await this.flush({ status: 'failed', error, terminal: true });
@@ -154,10 +147,12 @@ export class RunExecution {
       this.queue({ type: 'run.started', payload: { workflowId: row.workflow_id, inputs: row.inputs ?? {}, transport: row.metadata?.transport === 'mcp' ? 'mcp' : 'rest', owner } });
       if (this.bounds.budget) this.queue(this.bounds.budget.reserved());
     } else {
-      for (const n of await this.d.store.loadNodes({ runId: row.id })) {
+      const rows = await this.d.store.loadNodes({ runId: row.id });
+      for (const n of rows) {
         this.state.set(n.nodeId, n);
         if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
       }
+      this.routing.load(rows);
     }
     this.unwatchDuration = watchRunDuration(this.bounds.runTimeoutMs, this.startedAtMs, (b) => {
       if (this.breach || this.exec.reason) return;
@@ -168,18 +163,13 @@ export class RunExecution {
     if (this.breach) return this.finishBreached();
 
     // Nodes left in flight by a replica that died: repeat only what may be repeated.
-    for (const n of this.def.nodes) {
-      const s = this.state.get(n.id);
-      if (s?.status !== 'running') continue;
+    const interrupted = await unsafeInFlight(this.def, this.state, async (n) => {
       const policy = await nodeReplayPolicy(this.d.executors, n, this.principal);
-      if (policy === 'non-deterministic' && !resumesInFlight(n.typeId)) {
-        const error = { code: 'node_interrupted', message: `Node ${n.id} was in flight when its replica stopped; it is not safe to repeat (replayPolicy ${policy}).` };
-        this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error, attempts: s.attempt + 1 } });
-        this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: s.attempt, error });
-        return this.finishFailed(error, n.id);
-      }
-    }
-    const failedBefore = this.def.nodes.find((n) => this.state.get(n.id)?.status === 'failed');
+      return policy === 'non-deterministic' && !resumesInFlight(n.typeId) ? policy : undefined;
+    });
+    if (interrupted) return this.finishFailed(this.apply(interrupted).error, interrupted.nodeId);
+    // A failure an edge routes (any_failed, all_complete) does not fail the run.
+    const failedBefore = this.def.nodes.find((n) => this.state.get(n.id)?.status === 'failed' && !failureRouted(this.def, n.id));
     if (failedBefore) {
       return this.finishFailed(this.state.get(failedBefore.id)!.error ?? { code: 'node_failed', message: 'A node failed.' }, failedBefore.id);
     }
@@ -190,15 +180,19 @@ export class RunExecution {
     const concurrency = this.d.settings.nodeConcurrency;
     for (;;) {
       if (!this.signal.aborted && !failure && !suspended.length && !this.breach && !this.pausing) {
-        for (const n of this.def.nodes) {
+        for (let i = 0; i < this.def.nodes.length; i++) {
+          const n = this.def.nodes[i];
           if (inflight.size >= concurrency) break;
-          if (inflight.has(n.id) || this.outputs.has(n.id)) continue;
-          if (!predecessors(this.def, n.id).every((p) => this.outputs.has(p))) continue;
+          const step = inflight.has(n.id) ? undefined : this.routing.step(n.id);
+          // A skip may settle what an earlier node waits for: scan again.
+          if (step === 'skip') i = (this.routing.skip(n, 'trigger-rule-unsatisfied'), -1);
+          if (step !== 'launch') continue;
           if (this.nodeExecutions + 1 > this.bounds.maxLoopIterations) {
             this.breach = loopBreach(this.bounds.maxLoopIterations, this.nodeExecutions + 1, n.id);
             break;
           }
           this.nodeExecutions++;
+          this.routing.visit(n);
           inflight.set(n.id, this.trace.node(n, () => this.launch(n)));
         }
       }
@@ -225,6 +219,7 @@ export class RunExecution {
       // Executors are looked up by their registered typeId (aliases folded); an unserved one is `unknown`.
       this.d.metrics.nodeFinished(this.d.executors.get(n.typeId)?.typeId ?? 'unknown', outcome.ok ? 'completed' : outcome.suspend ? 'suspended' : this.signal.aborted || this.breach ? 'cancelled' : 'failed');
       if (outcome.ok) {
+        this.routing.settle(n.id, 'completed');
         this.outputs.set(n.id, outcome.ok.outputs);
         this.queue({ type: 'node.completed', nodeId: n.id, payload: { nodeId: n.id, outputs: outcome.ok.outputs, ...this.took(outcome.ok.durationMs) } });
         this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'completed', attempt: outcome.attempt, outputs: outcome.ok.outputs, error: null, gateId: null });
@@ -241,7 +236,8 @@ export class RunExecution {
         } else {
           this.queue({ type: 'node.failed', nodeId: n.id, payload: { nodeId: n.id, error: outcome.failed, attempts: outcome.attempt + 1 } });
           this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'failed', attempt: outcome.attempt, error: outcome.failed });
-          if (!failure) {
+          this.routing.settle(n.id, 'failed');
+          if (!failure && !failureRouted(this.def, n.id)) {
             failure = { error: outcome.failed, nodeId: n.id };
             this.stopNodes();
           }
@@ -258,7 +254,7 @@ export class RunExecution {
     // Paused (also when the drained node was the last one: the run completes only after its resume).
     if (this.pausing) return this.finishPaused();
     const out: Record<string, unknown> = {};
-    for (const s of sinks(this.def)) out[s.id] = this.outputs.get(s.id) ?? {};
+    for (const s of sinks(this.def)) if (this.outputs.has(s.id)) out[s.id] = this.outputs.get(s.id)!;
     this.queue({ type: 'run.completed', payload: { outputs: out, ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'completed', outputs: out, terminal: true });
   }
@@ -396,7 +392,7 @@ export class RunExecution {
   }
 
   private async finishFailed(error: { code: string; message: string }, nodeId?: string): Promise<void> {
-    this.skipRemaining('upstream-failed');
+    this.routing.skipRemaining('upstream-failed');
     this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'failed', error, terminal: true });
   }
@@ -421,21 +417,11 @@ export class RunExecution {
   }
 
   private async finishCancelled(): Promise<void> {
-    this.skipRemaining('run-cancelled');
+    this.routing.skipRemaining('run-cancelled');
     // A node suspended on a gate: close the gate (nobody needs to decide any more).
     const reason = (await this.d.store.cancelReason?.({ runId: this.row.id }).catch(() => undefined)) ?? 'cancel-requested';
     this.queue({ type: 'run.cancelled', payload: { reason, ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'cancelled', terminal: true });
-  }
-
-  private skipRemaining(reason: string): void {
-    for (const n of this.def.nodes) {
-      const s = this.state.get(n.id)?.status;
-      if (this.outputs.has(n.id) || s === 'failed' || s === 'cancelled' || s === 'skipped') continue;
-      if (this.writer.pendingWrite((w) => w.nodeId === n.id && (w.status === 'failed' || w.status === 'cancelled' || w.status === 'completed'))) continue;
-      this.queue({ type: 'node.skipped', nodeId: n.id, payload: { nodeId: n.id, reason } });
-      this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'skipped', attempt: this.state.get(n.id)?.attempt ?? 0 });
-    }
   }
 
   /** This claim and its counters as they are now (written with the run row by every flush). */
@@ -446,6 +432,12 @@ export class RunExecution {
 
   private queue(e: BatchEvent): void {
     this.writer.queue(e);
+  }
+
+  private apply<B extends FailureBatch>(b: B): B {
+    for (const e of b.events) this.queue(e);
+    for (const w of b.writes) this.writer.write(w);
+    return b;
   }
 
   /** Writes the pending node rows and events, fenced, in one statement (serialized per run). */

@@ -16,6 +16,9 @@ export const APPROVAL_RESUME_SCHEMA: Record<string, unknown> = {
 };
 
 const MAX_APPROVERS = 100;
+/** The longest a gate's own `timeoutMs` may be: 366 days. */
+const MAX_TIMEOUT_MS = 366 * 24 * 3_600_000;
+const ON_TIMEOUT = ['reject', 'approve', 'escalate'];
 
 /** `namedVoters: {recordedBy: <scope>}`, the one shape the config takes. */
 function namedVotersProblem(v: unknown): string | undefined {
@@ -27,7 +30,7 @@ function namedVotersProblem(v: unknown): string | undefined {
 }
 
 /**
- * `core.approval {title?, requiredApprovals?, rejectionPolicy?, allowSelfApproval?, namedVoters?, approversList?}`:
+ * `core.approval {title?, requiredApprovals?, rejectionPolicy?, allowSelfApproval?, namedVoters?, approversList?, timeoutMs?, onTimeout?}`:
  * suspends the run in `waiting-approval` on an RFC 0051 approval gate (an `approval` interrupt); the
  * node completes when the gate is granted (by `requiredApprovals` distinct voters, default the host's
  * quorum) and fails with `approval_denied` when it is rejected (one reject under `single-veto`, the
@@ -36,6 +39,10 @@ function namedVotersProblem(v: unknown): string | undefined {
  * `proposals.approval.allowSelfApproval`); `namedVoters.recordedBy` names a scope whose holders may
  * record votes for named voters on this gate (a clerk recording a panel), besides `approvals:act-as`;
  * `approversList` names the principals who alone may resolve it (any other resolver is 403).
+ * `timeoutMs` is the gate's own deadline (else the host's approval timeout): left unresolved past it, the
+ * host resolves the gate rejected and the node fails like a reject (RFC 0223), whatever `onTimeout`
+ * (`reject`, `approve`, `escalate`) says: a timeout never grants. A failed gate fails the run unless an
+ * `any_failed` / `all_complete` edge routes the failure (workflow-definition.ts).
  * Re-executing it after a takeover reads the same gate, so it is idempotent.
  */
 @Injectable()
@@ -55,6 +62,9 @@ export class CoreApprovalExecutor implements NodeExecutorProvider {
       problems.push(`core.approval config.approversList must be 1 to ${MAX_APPROVERS} principal ids (non-empty strings of at most 256 characters)`);
     }
     // The interrupt record's refKinds is ["principal"]: group and role refs are not resolved here, so a gate naming them is refused rather than left open to any holder of the scope.
+    const t = config.timeoutMs;
+    if (t !== undefined && (!Number.isInteger(t) || (t as number) < 1 || (t as number) > MAX_TIMEOUT_MS)) problems.push(`core.approval config.timeoutMs must be an integer number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`);
+    if (config.onTimeout !== undefined && !ON_TIMEOUT.includes(config.onTimeout as string)) problems.push(`core.approval config.onTimeout must be one of ${ON_TIMEOUT.join(', ')}`);
     for (const k of ['approverGroupRefs', 'approverRoleRefs']) if (config[k] !== undefined) problems.push(`core.approval config.${k} is not supported by this host (refKinds: principal); name the approvers in approversList`);
     return problems;
   }
@@ -71,6 +81,8 @@ export class CoreApprovalExecutor implements NodeExecutorProvider {
       ...(ctx.config.rejectionPolicy === 'majority' || ctx.config.rejectionPolicy === 'single-veto' ? { rejectionPolicy: ctx.config.rejectionPolicy } : {}),
       ...(typeof ctx.config.allowSelfApproval === 'boolean' ? { allowSelfApproval: ctx.config.allowSelfApproval } : {}),
       ...(typeof recordedBy === 'string' && isValidScope(recordedBy) ? { namedVotersScope: recordedBy } : {}),
+      // The gate's own deadline; `onTimeout` is not read: a timeout never grants (RFC 0223 §C), it rejects.
+      ...(Number.isInteger(ctx.config.timeoutMs) ? { gate: { timeoutMs: ctx.config.timeoutMs as number } } : {}),
       // Who may resolve it (RFC 0173 §B), kept with the gate's data and enforced at every decision.
       ...(Array.isArray(ctx.config.approversList) ? { data: { approversList: (ctx.config.approversList as string[]).map((a) => a.trim()) } } : {}),
     };

@@ -7,4 +7,25 @@ export const INTERRUPT_FIXTURES: Record<string, Record<string, unknown>> = {
   'conformance-approval-approvers': {
     nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approvers-list approval', requiredApprovals: 1, approversList: ['urn:conformance:listed-approver'] } }],
   },
+  // RFC 0223 (v2-approval-reject-disposition): a rejected gate is a failed source. Routed over an any_failed
+  // edge, `on-reject` runs, the all_success `on-accept` never does, and the run completes.
+  'conformance-approval-reject-routed': {
+    nodes: [
+      { id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (reject routed)', requiredApprovals: 1 } },
+      { id: 'on-reject', typeId: 'core.noop', config: {} },
+      { id: 'on-accept', typeId: 'core.noop', config: {} },
+    ],
+    edges: [
+      { from: 'gate', to: 'on-reject', triggerRule: 'any_failed' },
+      { from: 'gate', to: 'on-accept', triggerRule: 'all_success' },
+    ],
+  },
+  // Left unresolved for 1500 ms, the gate is resolved rejected by the host (reason timeout) and fails the run;
+  // `onTimeout: "approve"` changes nothing (a timeout never grants).
+  'conformance-approval-timeout': {
+    nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (timeout)', requiredApprovals: 1, timeoutMs: 1500 } }],
+  },
+  'conformance-approval-timeout-approve': {
+    nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (timeout, onTimeout approve)', requiredApprovals: 1, timeoutMs: 1500, onTimeout: 'approve' } }],
+  },
 };
