@@ -118,12 +118,12 @@ describe('runs: ctx.http.safeFetch', () => {
     const call = (url: string, init?: Record<string, unknown>) => t.http('POST', '/v1/host/sample/http/safe-fetch', { token: key, body: { url, ...(init ? { init } : {}) } });
 
     it('fetches, follows a redirect, and re-checks every hop', async () => {
-      expect((await call(`${base}/hop`)).body).toEqual({ outcome: 'fetched', status: 200 });
+      expect((await call(`${base}/hop`)).body).toMatchObject({ outcome: 'fetched', status: 200, toolReturned: { status: 'ok' } });
       // The redirect leads to a port the guard does not allow: refused at that hop.
       const away = await call(`${base}/away`);
       expect([away.body.outcome, away.body.blocked]).toEqual(['blocked', 'ssrf']);
       expect(away.body.reason).toMatch(/^redirect 1: port \d+ is not an allowed port/);
-      expect((await call(`${base}/hop`, { maxRedirects: 0 })).body).toEqual({ outcome: 'fetched', status: 302 });
+      expect((await call(`${base}/hop`, { maxRedirects: 0 })).body).toMatchObject({ outcome: 'fetched', status: 302 });
       expect((await call(`${base}/loop`)).body).toMatchObject({ outcome: 'blocked', blocked: 'limit' });
     });
 

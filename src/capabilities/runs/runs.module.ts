@@ -13,6 +13,8 @@ import { InterruptsService } from './interrupts/interrupts.service';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
 import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
+import { CoreHttpRequestExecutor } from './executors/core-http-request.executor';
+import { ToolHooksAdvertiser } from './engine/tool-hooks.advertiser';
 import { CoreToolExecutor } from './executors/core-tool.executor';
 import { CoreSubWorkflowExecutor } from './executors/core-subworkflow.executor';
 import { CoreSetVariableExecutor } from './executors/core-set-variable.executor';
@@ -96,6 +98,8 @@ import { TransportRunsService } from './transport-runs.service';
     RunForkService,
     RunsAdvertiser,
     CoreNoopExecutor,
+    CoreHttpRequestExecutor,
+    ToolHooksAdvertiser,
     CoreDelayExecutor,
     BackpressureAdvertiser,
     DebugBundleAdvertiser,

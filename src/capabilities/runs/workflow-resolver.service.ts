@@ -95,13 +95,21 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...DEAD_LETTER_FIXTURES,
 };
 
+/** The chain the safe-fetch-run test seam starts (seams/safe-fetch-seam.controller.ts). */
+export const SAFE_FETCH_RUN_WORKFLOW = 'openwop.seam.safe-fetch-run';
+
 /**
- * The one-node chain the tool-session test seam runs (served only with the test seams on, not
- * advertised as a fixture): one `core.tool` node whose tool, arguments and call count are the run's inputs.
+ * The one-node chains test seams run (served only with the test seams on, not advertised as fixtures): the
+ * tool-session seam's `core.tool` node whose tool, arguments and call count are the run's inputs, and the
+ * safe-fetch-run seam's `core.http.request` of the run's input URL.
  */
 const SEAM_CHAINS: Record<string, Record<string, unknown>> = {
   [TOOL_SESSION_WORKFLOW]: {
     nodes: [{ id: 'session', typeId: 'core.tool', config: { toolId: '{{inputs.toolId}}', arguments: '{{inputs.arguments}}', calls: '{{inputs.calls}}' } }],
+  },
+  // The safe-fetch-run seam's chain: one ctx.http.safeFetch of the run's input URL, audited in the run's log.
+  [SAFE_FETCH_RUN_WORKFLOW]: {
+    nodes: [{ id: 'fetch', typeId: 'core.http.request', config: { url: '{{inputs.url}}' } }],
   },
 };
 

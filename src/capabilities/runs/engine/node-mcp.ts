@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { McpCallToolResult, McpListToolsResult, McpReadResourceResult, NodeExecutionContext, NodeExecutionError, NodeMcp } from '@openwop-host/plugin-sdk';
 import type { Principal } from '../../../platform/identity/principal';
-import { McpCaller, McpHostService, ToolDispatchService } from '../../tool-catalog';
+import { argsHash, McpCaller, McpHostService, ToolDispatchService } from '../../tool-catalog';
+import { RUN_ENGINE_AGENT_ID as RUN_AGENT_ID } from './node-http-audit';
+import { Suspend } from './run-gates';
 import { governedCall } from '../executors/governed-call';
 import { mcpToolRounds } from '../executors/mcp-tool-rounds';
 
@@ -27,7 +30,9 @@ function requireString(v: unknown, what: string): string {
  * nothing. A tool asking for input (MRTR) is asked as the node's clarification interrupt and retried
  * with the answer (mcp-tool-rounds.ts), when the node has not used its one interrupt of this execution
  * (`ctx.interrupt`, `ctx.awaitApproval`, an approval of the policy); otherwise the call fails
- * `mcp_input_unsupported`. An `InputRequiredResult` never reaches the node.
+ * `mcp_input_unsupported`. An `InputRequiredResult` never reaches the node. Each call is audited in the run's log
+ * like a `core.tool` call (RFC 0064 toolHooks.prePostEvents): `agent.toolCalled {transport: "mcp", callId, argsHash,
+ * principal}` and the `agent.toolReturned` of the same `callId`.
  */
 @Injectable()
 export class NodeMcpBinder {
@@ -74,7 +79,21 @@ export class NodeMcpBinder {
           round: (a: Record<string, unknown>, retry: Parameters<McpHostService['callToolRound']>[4], signal: AbortSignal) => host.callToolRound(cfg, caller, name, a, retry, signal),
         };
         const effectKey = `mcp:tools/call:${cfg.id}/${name}${req.idempotencyKey ? `#${req.idempotencyKey}` : ''}`;
-        const r = await mcpToolRounds(session, args, ctx, { interruptible: !interruptUsed, effectKey });
+        const callId = randomUUID();
+        const who = { agentId: RUN_AGENT_ID, toolName: name, callId };
+        const called = await ctx.emit('agent.toolCalled', { ...who, argsHash: argsHash(args), principal: principal.principal, transport: 'mcp' }, { correlationId: callId });
+        const after = { correlationId: callId, causationId: called.eventId };
+        const started = process.hrtime.bigint();
+        const ms = () => Number((process.hrtime.bigint() - started) / 1_000_000n);
+        let r: Awaited<ReturnType<typeof mcpToolRounds>>;
+        try {
+          r = await mcpToolRounds(session, args, ctx, { interruptible: !interruptUsed, effectKey });
+        } catch (e) {
+          const returned = e instanceof Suspend ? { status: 'ok', inputRequired: true } : { status: 'error', error: { code: (e as { code?: string }).code || 'tool_call_failed', message: 'The tool call failed.' } };
+          await ctx.emit('agent.toolReturned', { ...who, ...returned, durationMs: ms() }, after);
+          throw e;
+        }
+        await ctx.emit('agent.toolReturned', { ...who, durationMs: ms(), ...('failed' in r ? { status: 'error', error: { code: (r.failed as { code?: string }).code || 'tool_call_failed', message: 'The tool call failed.' } } : { status: 'ok' }) }, after);
         if ('failed' in r) throw r.failed;
         return r.result as McpCallToolResult;
       },
