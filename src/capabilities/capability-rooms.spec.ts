@@ -43,6 +43,8 @@ export const RUNS_ROOT_FILES = [
   'workflow-definition.spec.ts',
   'chain-pack-checks.ts',
   'chain-pack-checks.spec.ts',
+  'chain-deferred-parameters.ts',
+  'chain-deferred-parameters.spec.ts',
   'mcp-fixtures.ts',
   'workflow-fixtures.ts',
   // The run's tables, its wire shape, its records and its part of retention.

@@ -24,7 +24,7 @@ import { EagerStartAbandoned } from './engine/run-eager-start';
 import { insertPendingRun, insertWrittenRun, RunInsertValues } from './engine/run-insert';
 import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
-import { checkRunInputs } from './run-inputs';
+import { checkDeferredOverrides, checkRunInputs } from './run-inputs';
 import { refuseAtCapacity } from './run-admission';
 import { budgetPolicyProblems } from './engine/run-budget';
 
@@ -147,7 +147,7 @@ export class RunCreationService {
     for (let attempt = 0; ; attempt++) {
       let planned: { definition: WorkflowDefinition; version: string };
       try {
-        planned = await this.plan(principal, req, db, attempt > 0);
+        planned = checkDeferredOverrides(await this.plan(principal, req, db, attempt > 0), configurable);
       } catch (e) {
         // A key already answered is answered again, whatever became of its chain since.
         if (idempotencyKey && !opts.dedup) {

@@ -1,6 +1,9 @@
 import { UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { AuthorSchemas, AuthorValidator, SchemaNotCompiled } from '../../platform/schemas/author-schemas';
 
+/** A run's overrides of its chain's deferred parameters (RFC 0124), checked where its inputs are. */
+export { checkDeferredOverrides } from './chain-deferred-parameters';
+
 /**
  * A run's inputs against the parameters its chain declares (the chain's input JSON Schema, compiled as
  * an author schema, its patterns on the linear-time engine): every problem at once, 400

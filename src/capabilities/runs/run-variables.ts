@@ -2,13 +2,15 @@ import type { EntityManager } from 'typeorm';
 import type { RunEntity } from './run.entity';
 import type { RunNodeEntity } from './run-node.entity';
 import type { TenantScope } from '../../platform/identity/principal';
+import { deferredParametersOf } from './chain-deferred-parameters';
 
 /**
  * A run's variable bag (node-packs.md §"`core.subWorkflow` contract", §"Variable seeding") and its
  * parent/child linkage, read from what is stored durably: nothing here is kept in memory.
  *
  * The bag of a run is folded, in this order, from
- * 1. the chain's `variables[].defaultValue` declarations (kept in the stored definition),
+ * 1. the chain's `variables[].defaultValue` declarations (kept in the stored definition), each deferred chain
+ *    parameter's (RFC 0124: chain-deferred-parameters.ts) overridden by the run's `configurable` of its bare name,
  * 2. `metadata.variables`: the seeds written with the run's row when it was created (a
  *    `core.subWorkflow` parent's `inputMapping` projections: one-shot, never updated later),
  * 3. the variable writes of its completed nodes, in the chain's order (`core.setVariable`, and a
@@ -42,9 +44,11 @@ export function declaredVariables(dag: unknown): Array<{ name: string; defaultVa
 }
 
 /** The run's variables (see the fold above); `inputs` is always the run's inputs. */
-export function runVariables(run: Pick<RunEntity, 'inputs' | 'definition' | 'metadata'>, nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'typeId' | 'status' | 'outputs'>>): Record<string, unknown> {
+export function runVariables(run: Pick<RunEntity, 'inputs' | 'definition' | 'metadata'> & { configurable?: Record<string, unknown> | null }, nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'typeId' | 'status' | 'outputs'>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const d of declaredVariables(run.definition)) if (d.defaultValue !== undefined) out[d.name] = d.defaultValue;
+  const configurable = run.configurable ?? {};
+  for (const d of deferredParametersOf(run.definition)) if (!d.sensitive && Object.prototype.hasOwnProperty.call(configurable, d.name)) out[d.name] = configurable[d.name];
   const meta = run.metadata ?? {};
   if (isObject(meta.variables)) Object.assign(out, meta.variables);
   const order = isObject(run.definition) && Array.isArray(run.definition.nodes) ? (run.definition.nodes as Array<{ id?: unknown }>).map((n) => n?.id) : [];

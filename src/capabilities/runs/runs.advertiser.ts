@@ -42,7 +42,10 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // Workflow-chain packs (workflow-chain-packs.md): installed (checked at install: node types,
       // tools, child chains), resolved by chainId and run; `core.subWorkflow` honours `inputMapping`
       // (RFC 0022 §B) unless the test seam switched it off.
-      workflowChainPacks: { supported: true },
+      // RFC 0124 deferred parameters: the deferred expansion of a chain (chain-deferred-parameters.ts) keeps its
+      // parameters overridable per run (`configurable` by bare name, inherited by a fork), a sensitive one only as a
+      // redacted prompt slot fed a credentialRef.
+      workflowChainPacks: { supported: true, deferredParameters: { supported: true } },
       subWorkflow: { inputMapping: this.toggles.enabled('subWorkflow.inputMapping') },
       // RFC 0063: core.subWorkflow's outputAttestation (checksum, approval before merge) is honoured.
       agents: { subRunAttestation: true },

@@ -15,6 +15,7 @@ import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreHttpRequestExecutor } from './executors/core-http-request.executor';
 import { ToolHooksAdvertiser } from './engine/tool-hooks.advertiser';
+import { DeferredExpandSeam } from './seams/deferred-expand-seam';
 import { CoreToolExecutor } from './executors/core-tool.executor';
 import { CoreSubWorkflowExecutor } from './executors/core-subworkflow.executor';
 import { CoreSetVariableExecutor } from './executors/core-set-variable.executor';
@@ -100,6 +101,7 @@ import { TransportRunsService } from './transport-runs.service';
     CoreNoopExecutor,
     CoreHttpRequestExecutor,
     ToolHooksAdvertiser,
+    DeferredExpandSeam,
     CoreDelayExecutor,
     BackpressureAdvertiser,
     DebugBundleAdvertiser,

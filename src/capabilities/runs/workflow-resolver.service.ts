@@ -5,6 +5,7 @@ import { NotFoundError } from '../../platform/errors/domain-error';
 import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
+import { DeferredChain, expandDeferred } from './chain-deferred-parameters';
 import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { BUDGET_FIXTURES } from './budget/budget-fixtures';
@@ -95,18 +96,43 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...DEAD_LETTER_FIXTURES,
 };
 
+/**
+ * The chains of the deferred-expand test seam (workflow-chain-deferred-parameters), as a chain pack would carry
+ * them: `{{params.*}}` in a prompt body, one parameter sensitive in the second. The seam runs their deferred
+ * expansion (chain-deferred-parameters.ts) with these author values.
+ */
+export const DEFERRED_SEAM_SOURCES: Record<string, { chain: DeferredChain; authorValues: Record<string, unknown> }> = {
+  'conformance.deferred': {
+    chain: {
+      chainId: 'conformance.deferred',
+      parameters: { type: 'object', required: ['topic'], properties: { topic: { type: 'string', description: 'What the note is about.' } } },
+      dag: { nodes: [{ id: 'compose', typeId: 'core.noop', config: { systemPrompt: 'Write a short note about {{params.topic}}.' } }] },
+    },
+    authorValues: { topic: 'default-topic' },
+  },
+  'conformance.deferred-sensitive': {
+    chain: {
+      chainId: 'conformance.deferred-sensitive',
+      parameters: { type: 'object', properties: { apiKey: { type: 'string', 'x-openwop-sensitive': true }, topic: { type: 'string' } } },
+      dag: { nodes: [{ id: 'compose', typeId: 'core.noop', config: { systemPrompt: 'Use the key {{params.apiKey}} to look up {{params.topic}}.' } }] },
+    },
+    authorValues: { topic: 'billing' },
+  },
+};
+
 /** The chain the safe-fetch-run test seam starts (seams/safe-fetch-seam.controller.ts). */
 export const SAFE_FETCH_RUN_WORKFLOW = 'openwop.seam.safe-fetch-run';
 
 /**
  * The one-node chains test seams run (served only with the test seams on, not advertised as fixtures): the
  * tool-session seam's `core.tool` node whose tool, arguments and call count are the run's inputs, and the
- * safe-fetch-run seam's `core.http.request` of the run's input URL.
+ * safe-fetch-run seam's `core.http.request` of the run's input URL, the deferred-expand seam's expanded chains.
  */
 const SEAM_CHAINS: Record<string, Record<string, unknown>> = {
   [TOOL_SESSION_WORKFLOW]: {
     nodes: [{ id: 'session', typeId: 'core.tool', config: { toolId: '{{inputs.toolId}}', arguments: '{{inputs.arguments}}', calls: '{{inputs.calls}}' } }],
   },
+  ...Object.fromEntries(Object.entries(DEFERRED_SEAM_SOURCES).map(([id, s]) => [id, expandDeferred(s.chain, s.authorValues).dag])),
   // The safe-fetch-run seam's chain: one ctx.http.safeFetch of the run's input URL, audited in the run's log.
   [SAFE_FETCH_RUN_WORKFLOW]: {
     nodes: [{ id: 'fetch', typeId: 'core.http.request', config: { url: '{{inputs.url}}' } }],

@@ -6,6 +6,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { effectRunner } from '../../../platform/idempotency/activity-ledger.service';
 import { nodeReplayPolicy, resumesInFlight, type RegisteredExecutor } from './node-executor-registry.service';
 import type { RunNodeEntity } from '../run-node.entity';
+import { bindDeferredConfig, shieldDeferredSlots } from '../chain-deferred-parameters';
 import { ClaimedRow, FlushResult, NodeWrite, PauseRequest, RunUpdate, WAITING_STATUS } from './run-store';
 import { checkedInterrupt, interruptAnswer, openGates, Suspend, SuspendRequest } from './run-gates';
 import type { Execution, ExecutionDeps, NodeOutcome, StopReason } from './run-execution.types';
@@ -298,7 +299,8 @@ export class RunExecution {
         return { ...base, ok: { outputs, costUsd: 0, durationMs: 0 } };
       }
       const upstream: Record<string, unknown> = Object.fromEntries([...this.outputs.entries()]);
-      const config = templateConfig(n.config, { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>;
+      // Deferred chain parameters (RFC 0124) are bound from the run's variables, its per-run overrides included.
+      const config = bindDeferredConfig(templateConfig(shieldDeferredSlots(n.config), { inputs: this.row.inputs ?? {}, nodes: upstream }) as Record<string, unknown>, this.def, this.row.configurable, this.outputs);
       const signal = this.nodeAbort.signal;
       const started = Date.now();
       const ctx: NodeExecutionContext = {

@@ -9,6 +9,7 @@ import { NotFoundError, ValidationError } from '../../../platform/errors/domain-
 import { findRun } from '../run-snapshot';
 import { CapabilityToggles, TOGGLEABLE } from './capability-toggles';
 import { attestationConfig, attestationOf, attestationProblems, mergesAfter } from '../executors/subrun-attestation';
+import { DeferredExpandBody, DeferredExpandSeam } from './deferred-expand-seam';
 
 class CapabilityToggleBody {
   @ApiPropertyOptional({ description: `The flag: one of ${TOGGLEABLE.join(', ')} (any name with value null is a no-op probe).` })
@@ -58,7 +59,8 @@ const OVERLAY_SCHEMA = { type: 'object', required: ['overlay'], properties: { ov
  * Test seams of workflows (404 unless the test seams are on): the capability-toggle overlay
  * (`lib/host-toggle.ts`) and an operator's write of a run's variables
  * (`subworkflow-input-mapping` mid-run mutation: a parent's variable changed while its child runs), and the
- * RFC 0063 sub-run attestation (`subrun-*` scenarios) through the functions `core.subWorkflow` uses.
+ * RFC 0063 sub-run attestation (`subrun-*` scenarios) through the functions `core.subWorkflow` uses, and the RFC 0124
+ * deferred-expand seam (deferred-expand-seam.ts).
  */
 @ApiTags('test-seams')
 @Controller()
@@ -66,7 +68,20 @@ export class WorkflowSeamsController {
   constructor(
     private readonly toggles: CapabilityToggles,
     private readonly ds: DataSource,
+    private readonly deferred: DeferredExpandSeam,
   ) {}
+
+  @TestSeam()
+  @Scopes('runs:create')
+  @Post('/v1/host/sample/chain/deferred-expand')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'seamDeferredExpand', summary: '(test seam) RFC 0124: deferred-parameter expansion of a chain, or a run (and fork) of a seam chain expanded so' })
+  @ApiBody({ type: DeferredExpandBody })
+  @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
+  @ApiErrors(400, 401, 403, 404, 422)
+  async deferredExpand(@CurrentPrincipal() p: Principal, @Body() body: DeferredExpandBody): Promise<Record<string, unknown>> {
+    return this.deferred.expand(p, body);
+  }
 
   @TestSeam()
   @Scopes('runs:create')
