@@ -5,6 +5,7 @@ import { startSamlIdp, SamlIdp } from '../support/saml-idp';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const CORP_TOKEN = 'scim-corp-token-0123456789abcdefghijklmnop';
+const ATTR_TOKEN = 'scim-attr-token-0123456789abcdefghijklmnop';
 const SP = 'urn:openwop:test-sp';
 const ACS = 'http://127.0.0.1/console/auth/saml/acs';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -37,11 +38,12 @@ describe('SAML sign-in and subject linking', () => {
           { id: 'corp-a', tenant: 'corp', entityId: a.entityId, ssoUrl: a.ssoUrl, certificate: a.certificate, groupRoles: roles, scim: true },
           { id: 'corp-b', tenant: 'corp', entityId: b.entityId, ssoUrl: b.ssoUrl, certificate: b.certificate, groupRoles: roles },
           { id: 'solo-b', tenant: 'solo', entityId: b.entityId, ssoUrl: b.ssoUrl, certificate: b.certificate, groupRoles: roles },
+          { id: 'attr-a', tenant: 'attr', entityId: a.entityId, ssoUrl: a.ssoUrl, certificate: a.certificate, groupRoles: roles, scim: true, linkAttribute: 'employeeNumber' },
         ],
       }),
     );
     t = await createTestApp({
-      env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_SCIM_TOKENS: `corp=${CORP_TOKEN}`, OPENWOP_SAML_IDPS_FILE: settings, OPENWOP_SAML_SP_ENTITY_ID: SP, OPENWOP_SAML_ACS_URL: ACS },
+      env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_SCIM_TOKENS: `corp=${CORP_TOKEN},attr=${ATTR_TOKEN}`, OPENWOP_SAML_IDPS_FILE: settings, OPENWOP_SAML_SP_ENTITY_ID: SP, OPENWOP_SAML_ACS_URL: ACS },
     });
     admin = await t.key({ tenant: 'corp', scopes: ['audit:read'] });
   }, 60_000);
@@ -51,8 +53,8 @@ describe('SAML sign-in and subject linking', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const scim = (method: string, url: string, body?: unknown) =>
-    t.http(method, `/scim/v2${url}`, { headers: { authorization: `Bearer ${CORP_TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/scim+json' } : {}) }, ...(body !== undefined ? { rawBody: JSON.stringify(body) } : {}) });
+  const scim = (method: string, url: string, body?: unknown, token = CORP_TOKEN) =>
+    t.http(method, `/scim/v2${url}`, { headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/scim+json' } : {}) }, ...(body !== undefined ? { rawBody: JSON.stringify(body) } : {}) });
   const provisionUser = async (userName: string, externalId: string, extra: Record<string, unknown> = {}) => {
     const res = await scim('POST', '/Users', { schemas: [USER], userName, externalId, active: true, ...extra });
     expect(res.status).toBe(201);
@@ -76,10 +78,22 @@ describe('SAML sign-in and subject linking', () => {
   };
   const validate = (idp: SamlIdp, nameId: string, variant = 'valid', token = admin) => t.http('POST', '/v1/host/sample/auth/saml/validate', { token, body: { idpUrl: idp.url, variant, nameId } });
 
-  it('advertises both identity profiles with subject linking on the opaque NameID', async () => {
-    const auth = (await t.http('GET', '/.well-known/openwop')).body.capabilities?.auth ?? (await t.http('GET', '/.well-known/openwop')).body.auth;
+  it('advertises both identity profiles with subject linking (configured-immutable: one provider links on a declared attribute)', async () => {
+    const doc = (await t.http('GET', '/.well-known/openwop')).body;
+    const auth = doc.capabilities?.auth ?? doc.auth;
     expect(auth.profiles).toEqual(expect.arrayContaining(['openwop-auth-saml', 'openwop-auth-scim']));
-    expect(auth).toMatchObject({ subjectLinking: true, subjectLinkKey: 'opaque-idp' });
+    expect(auth).toMatchObject({ subjectLinking: true, subjectLinkKey: 'configured-immutable' });
+  });
+
+  it('a provider configured to link on an immutable attribute links on it, and on nothing else', async () => {
+    const made = await scim('POST', '/Users', { schemas: [USER], userName: 'kim', externalId: 'E-1001', active: true }, ATTR_TOKEN);
+    expect(made.status).toBe(201);
+    const ok = await (await signIn(a, 'attr-a', { nameId: 'idp-op-kim', employeeNumber: 'E-1001' })).post();
+    expect(ok.status).toBe(302);
+    const me = await t.http('GET', '/v1/whoami', { headers: { cookie: `openwop_session=${sessionOf(ok)}`, 'x-openwop-session': '1' } });
+    expect(me.body).toMatchObject({ tenant: 'attr', principal: 'kim' });
+    // The NameID equal to the externalId is not the link key of this provider; without the attribute nothing links.
+    expect((await (await signIn(a, 'attr-a', { nameId: 'E-1001' })).post()).status).toBe(401);
   });
 
   it('signs a provisioned person in through the console (SP-initiated, POST binding) and refuses the same response twice', async () => {
