@@ -21,7 +21,7 @@ const RUNS = path.join(ROOT, 'src', 'capabilities', 'runs');
 const CAPABILITIES = path.join(ROOT, 'src', 'capabilities');
 
 /** The sub-rooms of runs/. */
-export const RUNS_ROOMS = ['api', 'artifacts', 'budget', 'dead-letters', 'engine', 'executors', 'interrupts', 'replay', 'seams'];
+export const RUNS_ROOMS = ['api', 'artifacts', 'budget', 'compensation', 'dead-letters', 'engine', 'executors', 'interrupts', 'replay', 'seams'];
 
 /** The files allowed directly under runs/. */
 export const RUNS_ROOT_FILES = [

@@ -340,7 +340,6 @@ export class RunCreationService {
   }
 
 
-
   /** The chain's DAG parsed, every node served by an executor that accepts its config (else 422). */
   private executable(workflowId: string, dag: Record<string, unknown>): WorkflowDefinition {
     const { definition, problems } = parseDefinition(workflowId, dag);
@@ -350,6 +349,7 @@ export class RunCreationService {
       if (!ex) throw new UnprocessableError('unknown_node_type', `No node executor serves "${n.typeId}".`, { offendingTypeId: n.typeId, nodeId: n.id });
       const issues = ex.provider.validateConfig?.(n.config) ?? [];
       if (issues.length) throw new UnprocessableError('workflow_invalid', `Node ${n.id} is misconfigured.`, { nodeId: n.id, problems: issues });
+      if (n.compensation && !this.executors.get(n.compensation.nodeTypeId)) throw new UnprocessableError('unknown_node_type', `No node executor serves the inverse action "${n.compensation.nodeTypeId}" of node ${n.id}.`, { offendingTypeId: n.compensation.nodeTypeId, nodeId: n.id });
     }
     return definition;
   }

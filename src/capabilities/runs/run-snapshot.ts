@@ -9,6 +9,7 @@ import type { InterruptsService, InterruptView } from './interrupts/interrupts.s
 import { RunNodeEntity } from './run-node.entity';
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { childRunsOf, ChildRunView, linkageOf, runVariables } from './run-variables';
+import { compensationStore } from './compensation/compensation-store';
 
 /**
  * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
@@ -30,6 +31,8 @@ export interface RunSnapshot {
   runId: string;
   workflowId: string;
   status: string;
+  /** RFC 0151 §D: the rollup of the run's compensation plan (`none` without one; compensation/). */
+  compensationStatus: string;
   /** The authenticated principal who created the run is `owner.principal` (the v1 owner is closed: it has no `subject`). */
   owner: { tenant: string; workspace?: string; principal?: string };
   eventLogSchemaVersion: number;
@@ -90,6 +93,7 @@ export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsS
   if (!run) throw new NotFoundError('No such run.');
   const nodes = run.kind === 'workflow' ? await db.getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
   const s = snapshot(run, nodes);
+  s.compensationStatus = (await compensationStore.statuses(db, run.tenant, [run.id])).get(run.id) ?? 'none';
   // `major`: the protocol major it is read under (an interrupt's token scheme and callback route differ).
   const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run, major) : undefined;
   if (interrupt) s.interrupt = interrupt;
@@ -145,7 +149,7 @@ export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
   if (r.principal) owner.principal = r.principal;
   // A run keeps the era it was created in (a seeded era-2 log records 2; every run this host writes, 3).
   const era = (r.metadata ?? {}).eventLogSchemaVersion;
-  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, owner, eventLogSchemaVersion: typeof era === 'number' ? era : EVENT_LOG_SCHEMA_VERSION };
+  const s: RunSnapshot = { runId: r.id, workflowId: r.workflowId ?? `host.${r.kind}`, status: r.status, compensationStatus: 'none', owner, eventLogSchemaVersion: typeof era === 'number' ? era : EVENT_LOG_SCHEMA_VERSION };
   if (r.currentNodeId) s.currentNodeId = r.currentNodeId;
   if (r.startedAt) s.startedAt = r.startedAt.toISOString();
   else if (r.kind !== 'workflow') s.startedAt = r.createdAt.toISOString();

@@ -29,6 +29,7 @@ import { RunEngineService } from './engine/run-engine.service';
 import { RunsAdvertiser } from './runs.advertiser';
 import { BUDGET_CONTROLLERS, BUDGET_PROVIDERS } from './budget';
 import { DEAD_LETTER_CONTROLLERS, DEAD_LETTER_PROVIDERS } from './dead-letters';
+import { COMPENSATION_CONTROLLERS, COMPENSATION_ENTITIES, COMPENSATION_PROVIDERS } from './compensation';
 import { NodeHttpBinder } from './engine/node-http';
 import { ConnectionsModule } from '../connections';
 import { WebhooksModule } from '../webhooks';
@@ -85,7 +86,7 @@ import { TransportRunsService } from './transport-runs.service';
   imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule, WebhooksModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
-  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS, SafeFetchSeamController, EgressSeamController],
+  controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS, ...COMPENSATION_CONTROLLERS, SafeFetchSeamController, EgressSeamController],
   providers: [
     { provide: RUNS_SETTINGS, inject: [HOST_CONFIG], useFactory: (config: HostConfig) => runsSettings(config) },
     NodeExecutorRegistry,
@@ -133,6 +134,7 @@ import { TransportRunsService } from './transport-runs.service';
     ...MCP_MOUNT_EXECUTORS,
     ...BUDGET_PROVIDERS,
     ...DEAD_LETTER_PROVIDERS,
+    ...COMPENSATION_PROVIDERS,
     NodeHttpBinder,
     SafeFetchAdvertiser,
   ],
@@ -140,5 +142,5 @@ import { TransportRunsService } from './transport-runs.service';
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
-  static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity];
+  static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity, ...COMPENSATION_ENTITIES];
 }

@@ -12,6 +12,7 @@ import { RunEngineService } from './engine/run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
 import { RunMetrics } from './runs.metrics';
 import type { WorkflowDefinition } from './workflow-definition';
+import { compensationStore } from './compensation/compensation-store';
 import { UUID } from '../../platform/ids';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { RunArtifactsService } from './artifacts/run-artifacts.service';
@@ -73,7 +74,8 @@ export class RunsService {
       direction: 'DESC',
       binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status, workflowId: q.workflowId } },
     });
-    return { runs: page.items.map((r) => snapshot(r, [])), nextCursor: page.nextCursor };
+    const rollups = await compensationStore.statuses(this.ds.manager, scope.tenant, page.items.map((r) => r.id));
+    return { runs: page.items.map((r) => ({ ...snapshot(r, []), compensationStatus: rollups.get(r.id) ?? 'none' })), nextCursor: page.nextCursor };
   }
 
   /**

@@ -1,5 +1,7 @@
 import { TRIGGER_RULES, TriggerRule } from './engine/edge-rules';
 
+import { CompensationDeclaration, CompensationPolicy, compensationPolicy, nodeCompensation } from './compensation/compensation-declaration';
+
 /**
  * A workflow chain's DAG as the run engine executes it (the RFC 0013 `WorkflowDefinitionFragment`:
  * `nodes` + `edges`, edges optionally bound to ports with `nodeId.port`).
@@ -8,6 +10,10 @@ export interface DagNode {
   id: string;
   typeId: string;
   config: Record<string, unknown>;
+  /** RFC 0151 §B: the node's inverse action (compensation/compensation-declaration.ts). */
+  compensation?: CompensationDeclaration;
+  /** RFC 0151 §B: the node's committed effect has no inverse. */
+  irreversibleEffect?: true;
 }
 
 export interface DagEdge {
@@ -25,6 +31,8 @@ export interface WorkflowDefinition {
   edges: DagEdge[];
   /** The chain's `variables[]` declarations, when it declares any (their defaults seed a run's variables: run-variables.ts). */
   variables?: Array<Record<string, unknown>>;
+  /** RFC 0151 §B `settings.compensation`: when and how an unwind of the declared inverse actions runs. */
+  compensationPolicy?: CompensationPolicy;
 }
 
 export interface DefinitionProblem {
@@ -54,6 +62,7 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
   }
   const nodes: DagNode[] = [];
   const ids = new Set<string>();
+  const declared = new Set(dag.nodes.map((n) => (isObject(n) ? n.id : undefined)).filter((id): id is string => typeof id === 'string'));
   dag.nodes.forEach((n, i) => {
     if (!isObject(n) || typeof n.id !== 'string' || !n.id || typeof n.typeId !== 'string' || !n.typeId) {
       problems.push({ path: `/dag/nodes/${i}`, message: 'a node needs a string id and typeId' });
@@ -61,7 +70,7 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
     }
     if (ids.has(n.id)) problems.push({ path: `/dag/nodes/${i}/id`, message: `duplicate node id "${n.id}"` });
     ids.add(n.id);
-    nodes.push({ id: n.id, typeId: n.typeId, config: isObject(n.config) ? n.config : {} });
+    nodes.push({ id: n.id, typeId: n.typeId, config: isObject(n.config) ? n.config : {}, ...nodeCompensation(n, i, declared, problems) });
   });
   const edges: DagEdge[] = [];
   const rawEdges = Array.isArray(dag.edges) ? dag.edges : [];
@@ -79,11 +88,12 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
     if (rule !== undefined && !TRIGGER_RULES.includes(rule as TriggerRule)) problems.push({ path: `/dag/edges/${i}/triggerRule`, message: `triggerRule must be one of ${TRIGGER_RULES.join(', ')}` });
     edges.push({ from: from.node, fromPort: from.port, to: to.node, toPort: to.port, ...(rule !== undefined ? { triggerRule: rule as TriggerRule } : {}) });
   });
+  const policy = compensationPolicy(dag.settings, problems);
   if (problems.length) return { problems };
   const order = topologicalOrder(nodes, edges);
   if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle' }] };
   const variables = Array.isArray(dag.variables) ? dag.variables.filter(isObject) : [];
-  return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}) }, problems: [] };
+  return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}), ...(policy ? { compensationPolicy: policy } : {}) }, problems: [] };
 }
 
 /** Kahn's algorithm, stable in declaration order; undefined when there is a cycle. */

@@ -10,6 +10,7 @@ import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { BUDGET_FIXTURES } from './budget/budget-fixtures';
 import { DEAD_LETTER_FIXTURES } from './dead-letters/dead-letter-fixtures';
+import { COMPENSATION_FIXTURES } from './compensation/compensation-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
 
@@ -94,6 +95,8 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...BUDGET_FIXTURES,
   // RFC 0053 dead letters (dead-letters/dead-letter-fixtures.ts).
   ...DEAD_LETTER_FIXTURES,
+  // RFC 0151 compensation (compensation/compensation-fixtures.ts).
+  ...COMPENSATION_FIXTURES,
 };
 
 /**

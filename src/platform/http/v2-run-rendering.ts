@@ -52,6 +52,8 @@ export function toV2Snapshot(s: Json, subject: Subject): Json {
     ...s,
     owner: { tenant: owner.tenant, ...(typeof owner.workspace === 'string' ? { workspace: owner.workspace } : {}), subject },
   };
+  // The v2 root does not list `compensation`: a host that does not advertise it omits the rollup (compensation.md §D).
+  delete v2.compensationStatus;
   if (isObject(s.configurable)) v2.configurable = nestConfigurable(s.configurable);
   if (isObject(s.metrics)) {
     const { openwopCost, ...rest } = s.metrics;

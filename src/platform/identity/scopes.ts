@@ -6,6 +6,7 @@ export const HOST_SCOPES = {
   'runs:read': 'Read runs and their event logs (including the host event stream).',
   'runs:create': 'Start runs.',
   'runs:cancel': 'Cancel runs (does not imply runs:read).',
+  'runs:compensate': "Act as operator on a run's compensation plan: retry, skip with justification or terminate a held unwind (RFC 0151).",
   'manifest:read': 'Read installed workflow definitions (GET /v1/workflows/{workflowId}).',
   'artifacts:read': 'Read the artifacts runs produce.',
   'tools:read': 'Read the tool catalog.',

@@ -19,6 +19,7 @@ export interface RetentionCounts {
   approvalDecisions: number;
   idempotencyRecords: number;
   artifacts: number;
+  compensationPlans: number;
 }
 
 /** A run retention is about to delete: its tenant and id (a uuid). */
@@ -133,7 +134,7 @@ export class RetentionService implements OnApplicationBootstrap {
   }
 
   async sweep(signal?: AbortSignal): Promise<RetentionCounts> {
-    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0 };
+    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0 };
     const started = Date.now();
     for (let i = 0; i < RETENTION_MAX_BATCHES && !signal?.aborted; i++) {
       if ((await this.runBatch(counts)) < RETENTION_BATCH) break;

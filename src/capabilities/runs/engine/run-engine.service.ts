@@ -10,6 +10,7 @@ import { ApprovalsService } from '../../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
 import { Execution, ExecutionDeps, RunLeaseInfo, StopReason } from './run-execution.types';
+import type { CompensationHook } from '../compensation/compensation.service';
 import { LeaseKeeper } from '../../../platform/leases/lease-keeper';
 import { leaseOwnerId } from '../../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
@@ -122,6 +123,11 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     };
     // The followers of a run executed here are woken by its writes in process (EventLogService.wake).
     events.localStream = (runId) => this.executions.has(runId);
+  }
+
+  /** RFC 0151: what mints a failed or cancelled run's compensation plan (compensation.service.ts). */
+  useCompensation(hook: CompensationHook): void {
+    this.deps.compensation = hook;
   }
 
   onApplicationBootstrap(): void {

@@ -395,8 +395,10 @@ export class RunExecution {
 
   private async finishFailed(error: { code: string; message: string }, nodeId?: string): Promise<void> {
     this.routing.skipRemaining('upstream-failed');
+    const unwind = await this.d.compensation?.mint(this.row, nodeId ? 'node-failure' : 'cap-breach', () => this.flush()); // RFC 0151 (compensation/)
     this.queue({ type: 'run.failed', payload: { error, ...(nodeId ? { failedNodeId: nodeId } : {}), ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'failed', error, terminal: true });
+    unwind?.();
   }
 
   private async finishBreached(): Promise<void> {
@@ -422,8 +424,10 @@ export class RunExecution {
     this.routing.skipRemaining('run-cancelled');
     // A node suspended on a gate: close the gate (nobody needs to decide any more).
     const reason = (await this.d.store.cancelReason?.({ runId: this.row.id }).catch(() => undefined)) ?? 'cancel-requested';
+    const unwind = await this.d.compensation?.mint(this.row, 'run-cancel', () => this.flush());
     this.queue({ type: 'run.cancelled', payload: { reason, ...this.took(Date.now() - this.startedAtMs) } });
     await this.flush({ status: 'cancelled', terminal: true });
+    unwind?.();
   }
 
   /** This claim and its counters as they are now (written with the run row by every flush). */

@@ -11,6 +11,7 @@ import type { EngineWriteError } from './run-writer';
 import type { RunMetrics } from '../runs.metrics';
 import type { RunsSettings } from '../runs.settings';
 import type { DagNode } from '../workflow-definition';
+import type { CompensationHook } from '../compensation/compensation.service';
 
 /*
  * The shapes the engine and one claim's execution share (types only: a run's bounds are run-bounds.ts,
@@ -64,6 +65,8 @@ export interface ExecutionDeps {
   releaseWhenPossible(runId: string, fence: number): void;
   /** The execution of the run ended (whatever its outcome). */
   finished(runId: string): void;
+  /** RFC 0151: mints a failed or cancelled run's compensation plan (set by the compensation service). */
+  compensation?: CompensationHook;
 }
 
 export interface NodeOutcome {
