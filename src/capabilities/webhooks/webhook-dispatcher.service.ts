@@ -26,6 +26,8 @@ interface ClaimedDelivery {
   webhook_id: string;
   event_id: string;
   run_id: string;
+  /** The event's place in its run's stream: its key in the event table. */
+  sequence: string;
   attempts: number;
 }
 
@@ -147,7 +149,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
                 WHERE "status" IN ('pending', 'delivering') AND "next_attempt_at" <= now()
                 ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED) c
         WHERE d."id" = c."id"
-        RETURNING d."id", d."tenant", d."webhook_id", d."event_id", d."run_id", d."attempts"`,
+        RETURNING d."id", d."tenant", d."webhook_id", d."event_id", d."run_id", d."sequence", d."attempts"`,
       [limit, this.leaseMs()],
     )) [0] as ClaimedDelivery[];
   }
@@ -159,7 +161,7 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     if (row.attempts > max) return this.finish(row, { ok: false, error: 'attempts exhausted' });
     const sub = await this.ds.getRepository(WebhookSubscriptionEntity).findOne({ where: { tenant: row.tenant, id: row.webhook_id } });
     if (!sub) return; // unregistered: its deliveries went with it
-    const event = await this.ds.getRepository(EventEntity).findOne({ where: { tenant: row.tenant, id: row.event_id } });
+    const event = await this.ds.getRepository(EventEntity).findOne({ where: { tenant: row.tenant, streamId: row.run_id, sequence: row.sequence, id: row.event_id } });
     if (!event || event.tenant !== sub.tenant) return this.finish(row, { ok: false, error: 'the event no longer exists', permanent: true });
     const runEvent = toView(event);
     let secrets: { current: string; previous?: string };

@@ -396,6 +396,7 @@ export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
  * order, so two batches touching the same streams queue instead of deadlocking) and the events take
  * the consecutive sequences in the order given. With `when`, nothing is written unless it holds (the
  * run engine's fence, written by the same statement). `param` binds a value and answers its placeholder.
+ * The rows are read with json_to_recordset: a payload is stored as the text JSON.stringify wrote.
  */
 export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[], when?: string): string[] {
   const [tenants, streams, counts, json] = eventInsertValues(rows);
@@ -412,7 +413,7 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
     `written AS (
          INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at")
          SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", COALESCE(e."created_at", now())
-         FROM jsonb_to_recordset(${param(json)}::jsonb) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" jsonb, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
+         FROM json_to_recordset(${param(json)}::json) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" json, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
          RETURNING "id", "sequence", "created_at"

@@ -93,7 +93,7 @@ export class EagerStart implements RunStore {
     this.settle.reject(new EagerStartAbandoned());
   }
 
-  eventExists(p: { eventId: string }): Promise<boolean> {
+  eventExists(p: { tenant: string; runId: string; eventId: string }): Promise<boolean> {
     return this.written ? this.base.eventExists(p) : Promise.resolve(false);
   }
 

@@ -224,11 +224,11 @@ export async function recordedOutcomes(q: Queryable, p: { runId: string; tenant:
   return new Map(rows.map((r) => [r.node_id, r.outputs ?? {}]));
 }
 
-/** Whether an event was written (a flush whose answer was lost may have committed). */
-export const EVENT_EXISTS_SQL = `SELECT 1 FROM "event" WHERE "id" = $1`;
+/** Whether an event of the run was written (a flush whose answer was lost may have committed): among the run's events, by the stream's key. */
+export const EVENT_EXISTS_SQL = `SELECT 1 FROM "event" WHERE "tenant" = $1 AND "stream_id" = $2 AND "id" = $3`;
 
-export async function eventExists(q: Queryable, p: { eventId: string }): Promise<boolean> {
-  return ((await q.query(EVENT_EXISTS_SQL, [p.eventId])) as unknown[]).length > 0;
+export async function eventExists(q: Queryable, p: { tenant: string; runId: string; eventId: string }): Promise<boolean> {
+  return ((await q.query(EVENT_EXISTS_SQL, [p.tenant, p.runId, p.eventId])) as unknown[]).length > 0;
 }
 
 /** One flush of a claim: the run row, its node rows and its events. */
@@ -454,7 +454,7 @@ export interface RunStoreTx {
 /** The statements one execution runs, bound to a data source (a fake stands in for it in unit tests). */
 export interface RunStore {
   flush(f: FlushParams): Promise<FlushResult>;
-  eventExists(p: { eventId: string }): Promise<boolean>;
+  eventExists(p: { tenant: string; runId: string; eventId: string }): Promise<boolean>;
   loadNodes(p: { runId: string }): Promise<RunNodeEntity[]>;
   recordedOutcomes(p: { runId: string; tenant: string }): Promise<Map<string, Record<string, unknown>>>;
   transaction<T>(work: (tx: RunStoreTx) => Promise<T>): Promise<T>;

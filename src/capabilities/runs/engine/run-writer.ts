@@ -32,7 +32,7 @@ export class EngineWriteError extends Error {
 /** The store statements a writer uses (run-store.ts, or a fake in unit tests). */
 export interface WriterStore {
   flush(f: FlushParams): Promise<FlushResult>;
-  eventExists(p: { eventId: string }): Promise<boolean>;
+  eventExists(p: { tenant: string; runId: string; eventId: string }): Promise<boolean>;
 }
 
 /** What a writer asks of the execution it writes for. */
@@ -160,7 +160,8 @@ export class RunWriter {
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, 2000);
         try {
-          if (ids.length && (await this.store.eventExists({ eventId: ids[0] }))) return this.hooks.committed(u, batch, writes);
+          const { tenant, runId } = this.hooks.claim();
+          if (ids.length && (await this.store.eventExists({ tenant, runId, eventId: ids[0] }))) return this.hooks.committed(u, batch, writes);
         } catch {
           /* still away: the next attempt tells */
         }
