@@ -152,6 +152,7 @@ describe('connections: credentialed egress (RFC 0079)', () => {
     expect(canary.body).toMatchObject({ decision: 'denied', canaryLeaked: false, credentialAttached: false });
     for (const k of ['secret', 'credential', 'token', 'url', 'header', 'headers', 'body']) expect(canary.body).not.toHaveProperty(k);
     expect((await t.http('GET', '/v1/connections', { token: keyB })).body.connections).toEqual([]);
+    expect((await t.http('GET', '/v1/connection-packs', { token: keyB })).body.packs).toEqual([]);
     expect((await t.http('POST', '/v1/host/sample/egress/decide', { token: keyB, body: { scenario: 'nope' } })).status).toBe(400);
     const reader = await t.key({ tenant: 'egress-b', scopes: ['runs:read'] });
     expect((await t.http('POST', '/v1/host/sample/egress/decide', { token: reader, body: { scenario: 'canary' } })).status).toBe(403);

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
-import { ConnectionsService } from '../../connections';
+import { ConnectionPacksService, ConnectionsService } from '../../connections';
 import type { EgressDecided } from '../../connections';
 import { NodeHttpBinder } from '../engine/node-http';
 
@@ -19,18 +19,29 @@ class EgressDecideBody {
   scenario: Scenario;
 }
 
-/** The built-in provider the seam's connections use: its apiHosts (api.github.com, api.githubcopilot.com) are the credential's audiences. */
-const PROVIDER = 'github';
-/** A destination outside those audiences (never looked up: the decision stops the call before any resolution). */
+/** The audience of the seam's credential, and a destination outside it (never looked up: the decision stops the call first). */
+const AUDIENCE = 'api.egress-audience-a.example';
 const OUTSIDE = 'https://egress-audience-b.example/v1/resource?q=1';
+
+/** A connection pack of the caller's tenant whose provider declares `AUDIENCE` as its only apiHost. */
+function seamPack(suffix: string): Record<string, unknown> {
+  return {
+    name: `private.openwop-host.egress-seam-${suffix}`,
+    version: '1.0.0',
+    kind: 'connection',
+    engines: { openwop: '>=1.0.0 <3.0.0' },
+    provider: { id: `egress-seam-${suffix}`, displayName: 'Egress seam', category: 'dev', auth: { kind: 'bearer' }, reach: { openapi: { ref: `https://${AUDIENCE}/openapi.json` } }, apiHosts: [AUDIENCE] },
+  };
+}
 
 /**
  * `POST /v1/host/sample/egress/decide {scenario}` (egress-audience-binding, egress-decision-content-free): one
  * `ctx.http.safeFetch` with a connection credential of the caller's tenant, decided by the host's real RFC 0079
- * policy and audited. It creates a connection of the built-in `github` provider (audiences: its apiHosts) for the
- * call and deletes it after:
- * - `out-of-audience`: the credential aimed at a host outside its audiences (denied, never attached);
- * - `provenance-unevaluable`: a connection imported without its credential (nothing to bind: denied, fail closed);
+ * policy and audited. For the call it installs, in the caller's tenant, a connection pack whose provider's only
+ * apiHost is `api.egress-audience-a.example` (the credential's audience) and a connection of it, and removes both
+ * after:
+ * - `out-of-audience`: the credential aimed at another host (denied, never attached);
+ * - `provenance-unevaluable`: the connection imported without its credential (nothing to bind: denied, fail closed);
  * - `canary`: as out-of-audience with a canary as the credential; `canaryLeaked` says whether it appears in
  *   anything the call produced (the decisions and the refusal the node would see).
  * Answers the last `egress.decided` payload with `credentialAttached` and `canaryLeaked`.
@@ -41,6 +52,7 @@ export class EgressSeamController {
   constructor(
     private readonly http: NodeHttpBinder,
     private readonly connections: ConnectionsService,
+    private readonly packs: ConnectionPacksService,
     private readonly ds: DataSource,
   ) {}
 
@@ -67,24 +79,32 @@ export class EgressSeamController {
   })
   @ApiErrors(400, 401, 403)
   async decide(@CurrentPrincipal() p: Principal, @Body() body: EgressDecideBody): Promise<Record<string, unknown>> {
-    const name = `egress-seam-${randomUUID().slice(0, 8)}`;
+    const suffix = randomUUID().slice(0, 8);
+    const name = `egress-seam-${suffix}`;
     const secret = body.scenario === 'canary' ? `egress-canary-${randomUUID()}` : randomBytes(24).toString('base64url');
-    const id =
-      body.scenario === 'provenance-unevaluable'
-        ? (await this.ds.transaction((m) => this.connections.importReference(p, { name, provider: PROVIDER }, m))).id
-        : (await this.connections.create(p, { provider: PROVIDER, name, credential: secret })).id;
-    const decisions: EgressDecided[] = [];
+    const { pack } = await this.packs.install(p, seamPack(suffix), 'seam');
+    let id: string | undefined;
     try {
-      const outcome = await this.http.fetch(p, OUTSIDE, { credential: name }, undefined, async (d) => void decisions.push(d));
-      const last = decisions[decisions.length - 1];
-      const seen = JSON.stringify({ decisions, outcome });
-      return {
-        ...(last ?? { decision: 'denied', destination: 'unknown' }),
-        credentialAttached: last?.decision === 'allowed',
-        canaryLeaked: seen.includes(secret),
-      };
+      id =
+        body.scenario === 'provenance-unevaluable'
+          ? (await this.ds.transaction((m) => this.connections.importReference(p, { name, provider: pack.providerId }, m))).id
+          : (await this.connections.create(p, { provider: pack.providerId, name, credential: secret })).id;
+      return await this.once(p, name, secret);
     } finally {
-      await this.connections.delete(p, id);
+      if (id) await this.connections.delete(p, id);
+      await this.packs.uninstall(p, pack.name);
     }
+  }
+
+  private async once(p: Principal, name: string, secret: string): Promise<Record<string, unknown>> {
+    const decisions: EgressDecided[] = [];
+    const outcome = await this.http.fetch(p, OUTSIDE, { credential: name }, undefined, async (d) => void decisions.push(d));
+    const last = decisions[decisions.length - 1];
+    const seen = JSON.stringify({ decisions, outcome });
+    return {
+      ...(last ?? { decision: 'denied', destination: 'unknown' }),
+      credentialAttached: last?.decision === 'allowed',
+      canaryLeaked: seen.includes(secret),
+    };
   }
 }
