@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs the official identity-profile scenarios (auth-oidc-user-bearer, auth-oauth2-client-credentials)
-# non-vacuously: starts the real OpenID provider (test/support/oidc-provider-main.mjs) with a
-# client-credentials client, takes a token from it, and gives run.sh the operator inputs the two files
-# read, with the host configured to trust both issuers:
+# Runs the official identity-profile scenarios (auth-oidc-user-bearer, auth-oauth2-client-credentials, auth-subject-link,
+# auth-subject-link-key-class) non-vacuously: starts the real OpenID provider (test/support/oidc-provider-main.mjs) with a
+# client-credentials client and two SAML providers, takes a token from it, and gives run.sh the operator inputs the
+# files read, with the host configured to trust every issuer:
 #   - OIDC lane: the suite's own synthetic issuer on OPENWOP_TEST_OIDC_ISSUER_URL (the file serves its
 #     discovery + JWKS there once the host runs), audience openwop-conformance, group
 #     openwop:operators -> editor;
