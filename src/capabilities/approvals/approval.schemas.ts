@@ -9,8 +9,8 @@ export const APPROVAL_SCHEMA: SchemaObject = {
     state: { type: 'string', enum: ['pending', 'granted', 'denied', 'expired', 'cancelled'] },
     kind: {
       type: 'string',
-      enum: ['approval', 'clarification', 'external-event'],
-      description: 'The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.',
+      enum: ['approval', 'clarification', 'external-event', 'credential'],
+      description: 'The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.',
     },
     title: { type: 'string', description: 'What the approvers are asked: a run step’s `core.approval` title (or the tool call it allows), a proposal’s title.' },
     subject: {

@@ -19,7 +19,7 @@ import { WiringFault } from '../../platform/errors/internal-fault';
 import { GateExpiry } from './approval-expiry';
 
 export type ApprovalState = 'pending' | 'granted' | 'denied' | 'expired' | 'cancelled';
-export type InterruptKind = 'approval' | 'clarification' | 'external-event';
+export type InterruptKind = 'approval' | 'clarification' | 'external-event' | 'credential'; // credential: RFC 0199 §C
 export type RejectionPolicy = 'single-veto' | 'majority';
 
 export interface ApprovalView {

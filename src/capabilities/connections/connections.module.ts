@@ -58,7 +58,7 @@ import { OAuthSeamsController } from './oauth/oauth-seams.controller';
     OAuthRoundtripSeam,
     CredentialedEgressService,
   ],
-  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService, CredentialedEgressService],
+  exports: [ConnectionsService, ConnectionPacksService, CredentialStoreService, OAuthService, CredentialedEgressService, ConnectionChangeNotifier],
 })
 export class ConnectionsModule implements OnModuleInit {
   static readonly entities = CONNECTIONS_ENTITIES;

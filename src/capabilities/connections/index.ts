@@ -5,3 +5,5 @@ export { ConnectionPacksService } from './packs/connection-packs.service';
 export { CredentialStoreService } from './credentials/credential-store.service';
 export { CredentialedEgressService } from './egress/credentialed-egress.service';
 export type { EgressCredential, EgressDecided } from './egress/credentialed-egress.service';
+export { OAuthService } from './oauth/oauth.service';
+export { ConnectionChangeNotifier } from './connection-change-notifier';

@@ -9,6 +9,7 @@ export { RunLauncher } from './run-launcher.service';
 export { RunEngineService } from './engine/run-engine.service';
 export { WorkflowResolver } from './workflow-resolver.service';
 export { InterruptsService } from './interrupts/interrupts.service';
+export { CredentialInterrupts } from './interrupts/credential-interrupts.service';
 export { RunForkService } from './replay/run-fork.service';
 
 // For the transports (gRPC, MCP): the services behind the run routes, the same calls REST makes.

@@ -11,6 +11,8 @@ import { InterruptTokenService } from './interrupts/interrupt-tokens.service';
 import { InterruptsController } from './interrupts/interrupts.controller';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
+import { CredentialInterrupts } from './interrupts/credential-interrupts.service';
+import { CoreCredentialExecutor } from './executors/core-credential.executor';
 import { CoreFailExecutor } from './executors/core-fail.executor';
 import { CoreNoopExecutor } from './executors/core-noop.executor';
 import { CoreHttpRequestExecutor } from './executors/core-http-request.executor';
@@ -122,6 +124,9 @@ import { TransportRunsService } from './transport-runs.service';
     InterruptTokenService,
     InterruptsService,
     RunArtifactsService,
+    InterruptCallbacks,
+    CredentialInterrupts,
+    CoreCredentialExecutor,
     RunRetention,
     RunService,
     RunStreamsOwner,
@@ -139,7 +144,7 @@ import { TransportRunsService } from './transport-runs.service';
     SafeFetchAdvertiser,
   ],
   // What other capabilities and the transports use (through index.ts).
-  exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
+  exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, CredentialInterrupts, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
   static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity, ...COMPENSATION_ENTITIES];

@@ -288,6 +288,38 @@ export class OAuthService {
     return outcome.tokens!;
   }
 
+  /**
+   * Whether a credential resolves for `principal` (its own grant, else the tenant's shared one) on a connection of
+   * `provider` with every scope of `scopes` (RFC 0199 §C.2): `ok` with its reference, else why not (`missing`,
+   * `insufficient_scope` when one resolves with fewer scopes, `expired` when its refresh failed for good).
+   */
+  async credentialStatus(scope: TenantScope & { principal: string }, provider: string, scopes: readonly string[]): Promise<{ status: 'ok' | 'missing' | 'expired' | 'insufficient_scope'; credentialRef?: string }> {
+    const conns = await this.ds.getRepository(ConnectionEntity).find({ where: { tenant: scope.tenant, providerId: provider }, order: { name: 'ASC' } });
+    let best: { status: 'missing' | 'expired' | 'insufficient_scope'; credentialRef?: string } = { status: 'missing' };
+    for (const conn of conns) {
+      const grant = await this.grantFor(scope, conn.id, this.ds.manager);
+      if (!grant) continue;
+      const credentialRef = credentialRefOf(grant.credentialId)!;
+      if (grant.status !== 'active') {
+        if (best.status === 'missing') best = { status: 'expired', credentialRef };
+        continue;
+      }
+      if (scopes.every((s) => grant.scopes.includes(s))) return { status: 'ok', credentialRef };
+      best = { status: 'insufficient_scope', credentialRef };
+    }
+    return best;
+  }
+
+  /**
+   * Starts the caller's own grant for `provider` on the tenant's connection of it (the first by name): what a
+   * `credential` interrupt's connect URL does once the host has checked the caller is the run's starter.
+   */
+  async connect(p: Principal, provider: string, scopes: readonly string[]): Promise<{ authorizationUrl: string; expiresAt: string; scopes: string[] }> {
+    const conn = await this.ds.getRepository(ConnectionEntity).findOne({ where: { tenant: p.tenant, providerId: provider }, order: { name: 'ASC' } });
+    if (!conn) throw new DomainError('connection_not_found', 404, `The tenant has no connection of provider "${provider}": an operator creates one first (POST /v1/connections).`, { provider });
+    return this.authorize(p, conn.id, { scopes: [...scopes] });
+  }
+
   /** Revokes the caller's grant (or the shared one) at the provider (RFC 7009, when it has an endpoint) and deletes it. */
   async revoke(p: Principal, connectionId: string, shared: boolean): Promise<{ revokedAtProvider: boolean }> {
     if (shared && !p.scopes.has('connections:manage')) throw new ForbiddenError('A shared grant needs connections:manage.', { scopeRequired: 'connections:manage' });

@@ -21,10 +21,11 @@ import { InvariantViolation } from '../../../platform/errors/internal-fault';
 export type Queryable = Pick<EntityManager, 'query'>;
 
 /** The run status of a run suspended on an interrupt of each kind (run-snapshot.schema.json). */
-export const WAITING_STATUS: Record<InterruptRequest['kind'], string> = {
+export const WAITING_STATUS: Record<InterruptRequest['kind'] | 'credential', string> = {
   approval: 'waiting-approval',
   clarification: 'waiting-input',
   'external-event': 'waiting-external',
+  credential: 'waiting-input', // RFC 0199 §C.5: no status of its own, the kind tells it apart
 };
 export const WAITING_STATUSES = Object.values(WAITING_STATUS);
 

@@ -7,6 +7,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { ResolveInterruptBody } from './interrupts.dto';
 import { InterruptsService, ResolveAnswer } from './interrupts.service';
+import { CredentialInterrupts } from './credential-interrupts.service';
 
 const RESOLVE_ANSWER = {
   type: 'object',
@@ -35,7 +36,25 @@ const TOKEN_PARAM = { name: 'token', description: 'The signed token of an extern
 @ApiTags('interrupts')
 @Controller()
 export class InterruptsController {
-  constructor(private readonly interrupts: InterruptsService) {}
+  constructor(
+    private readonly interrupts: InterruptsService,
+    private readonly credentials: CredentialInterrupts,
+  ) {}
+
+  @Scopes('runs:create')
+  @Get('/v1/runs/:runId/interrupts/:nodeId/connect')
+  @ApiOperation({
+    operationId: 'connectCredentialInterrupt',
+    summary: "A credential interrupt's connectUrl (RFC 0199 §C.3): starts the caller's OAuth grant for the provider and scopes the step waits on; the run's starter only",
+    description: 'Answers the provider URL to send the person to; once the grant is stored the host resolves the interrupt itself. 403 for anyone but the run’s starter, 404 when no credential interrupt waits at the step (or the run is not the caller’s tenant’s), 422 oauth_provider_unsupported when the host has no OAuth client for the provider.',
+  })
+  @ApiParam({ name: 'runId' })
+  @ApiParam({ name: 'nodeId' })
+  @ApiOkResponse({ schema: { type: 'object', required: ['authorizationUrl', 'expiresAt', 'scopes'], properties: { authorizationUrl: { type: 'string' }, expiresAt: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } } } } })
+  @ApiErrors(401, 403, 404, 422)
+  connect(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Param('nodeId') nodeId: string): Promise<{ authorizationUrl: string; expiresAt: string; scopes: string[] }> {
+    return this.credentials.connect(p, runId, nodeId);
+  }
 
   @Scopes('approvals:respond')
   @Post('/v1/runs/:runId/interrupts/:nodeId')

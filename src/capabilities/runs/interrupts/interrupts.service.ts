@@ -5,6 +5,7 @@ import { UUID } from '../../../platform/ids';
 import { AuthorSchemas, AuthorValidator, SchemaNotCompiled } from '../../../platform/schemas/author-schemas';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
 import { ApprovalsService, type ApprovalEntity, type ApprovalView } from '../../approvals';
+import { OAuthService } from '../../connections';
 import { RUN_GATE_SUBJECT, WAITING_STATUSES } from '../engine/run-engine.service';
 import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 import { tokenResumeValue } from './interrupts.dto';
@@ -61,7 +62,19 @@ export class InterruptsService {
     private readonly approvals: ApprovalsService,
     private readonly tokens: InterruptTokenService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly oauth: OAuthService,
   ) {}
+
+  /**
+   * Whether the credential a `credential` interrupt waits on now resolves for the run's starter (who
+   * opened the gate): the host's own re-check (RFC 0199 §C.4), never the caller's word.
+   */
+  async credentialResolves(gate: Pick<ApprovalEntity, 'tenant' | 'requestedBy' | 'data'>): Promise<boolean> {
+    const data = (gate.data ?? {}) as { provider?: unknown; scopes?: unknown };
+    if (typeof data.provider !== 'string') return false;
+    const scopes = Array.isArray(data.scopes) ? data.scopes.filter((s): s is string => typeof s === 'string') : [];
+    return (await this.oauth.credentialStatus({ tenant: gate.tenant, principal: gate.requestedBy }, data.provider, scopes)).status === 'ok';
+  }
 
   /** The interrupt a waiting run's snapshot shows: the gate of its current node (else its oldest pending one). */
   async forSnapshot(run: { id: string; tenant: string; status: string; currentNodeId: string | null }, major = 1): Promise<InterruptView | undefined> {
@@ -213,6 +226,9 @@ export class InterruptsService {
           problems: violations.slice(0, 20).map((v) => ({ path: `/resumeValue${v.path}`, message: v.message })),
         });
       }
+    }
+    if (gate.kind === 'credential' && (resumeValue as { outcome?: unknown }).outcome === 'authorized' && !(await this.credentialResolves(gate))) {
+      throw new ValidationError('No credential resolves yet for the run’s starter, provider and scopes: it authorizes the connection at the interrupt’s connectUrl, which resolves the interrupt.', { field: 'resumeValue' });
     }
     if (gate.kind === 'external-event') {
       const correlation = (gate.data?.correlation ?? {}) as Record<string, unknown>;
