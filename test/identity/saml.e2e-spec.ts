@@ -135,6 +135,13 @@ describe('SAML sign-in and subject linking', () => {
     expect((await validate(a, `idp-op-${variant}`)).body).toMatchObject({ authenticated: true, principal: `v-${variant}` });
   });
 
+  it('refuses an assertion id it accepted before, even inside a response to a fresh request', async () => {
+    await provisionUser('lena', 'idp-op-lena');
+    expect((await validate(a, 'idp-op-lena', 'fixed-assertion-id')).body).toMatchObject({ authenticated: true, principal: 'lena' });
+    expect((await validate(a, 'idp-op-lena', 'fixed-assertion-id')).body).toMatchObject({ authenticated: false, reason: 'replayed' });
+    expect((await validate(a, 'idp-op-lena')).body).toMatchObject({ authenticated: true });
+  });
+
   it('a SCIM deactivation denies the next sign-in, ends the live session and revokes the user\'s keys', async () => {
     const user = await provisionUser('grace', 'idp-op-grace');
     const key = await t.key({ tenant: 'corp', principal: 'grace', roles: ['viewer'] });

@@ -17,6 +17,8 @@
 //   expired          NotOnOrAfter an hour ago
 //   not-yet-valid    NotBefore in an hour
 //   email-name-id    the subject is an emailAddress NameID (`nameId` as given)
+//   fixed-assertion-id  a valid response whose assertion id is the same every time for this nameId
+//                    (a captured assertion re-wrapped for a new request: its id was seen before)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -92,7 +94,7 @@ async function login(query) {
   const recipient = variant === 'wrong-recipient' ? 'https://elsewhere.invalid/console/auth/saml/acs' : acs;
   const values = {
     ID: `_r${Math.random().toString(16).slice(2)}${now}`,
-    AssertionID: `_a${Math.random().toString(16).slice(2)}${now}`,
+    AssertionID: variant === 'fixed-assertion-id' ? `_a-fixed-${Buffer.from(nameId).toString('hex').slice(0, 64)}` : `_a${Math.random().toString(16).slice(2)}${now}`,
     Destination: recipient,
     Audience: variant === 'wrong-audience' ? 'urn:openwop:another-service-provider' : spEntity,
     SubjectRecipient: recipient,
