@@ -124,7 +124,6 @@ import { TransportRunsService } from './transport-runs.service';
     InterruptTokenService,
     InterruptsService,
     RunArtifactsService,
-    InterruptCallbacks,
     CredentialInterrupts,
     CoreCredentialExecutor,
     RunRetention,
