@@ -1,11 +1,12 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { randomBytes } from 'node:crypto';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { DataSource } from 'typeorm';
 import { AuditLogService } from '../audit/audit-log.service';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { ApiKeyService } from './api-key.service';
-import { CurrentPrincipal, Scopes, TestSeam } from './decorators';
+import { AnyScope, CurrentPrincipal, Scopes, TestSeam } from './decorators';
 import { IDENTIFIER, Principal } from './principal';
 import { isValidScope } from './scopes';
 
@@ -26,6 +27,20 @@ class DecideBody {
   @MaxLength(500)
   resource?: string;
 }
+
+class MintCredentialBody {
+  @ApiProperty({ enum: ['api-key'], description: 'The credential lane: `api-key` (the only lane this seam mints).' })
+  @IsIn(['api-key'], { message: 'lane must be api-key (the only lane this seam mints)' })
+  lane!: 'api-key';
+}
+
+/**
+ * What a minted Subject may do at most: start runs and read them, and list tools (the MCP mount's own scope, so it
+ * can be the MCP client of the URL-mode leg); never answer approvals or manage anything.
+ */
+const MINTABLE_SCOPES = ['runs:create', 'runs:read', 'tools:read'];
+/** How long a minted credential lives. */
+const MINTED_TTL_MS = 15 * 60_000;
 
 interface AuthorizationDecision {
   principal: string;
@@ -74,5 +89,28 @@ export class AuthorizationSeamsController {
       }),
     );
     return decision;
+  }
+
+  /**
+   * The credential mint seam (seams-v2 `auth/credential/mint`, the v2-mcp-mount-map URL-mode leg): an API key of a
+   * fresh principal of the caller's tenant (and workspace) that has never held a credential, carrying the caller's
+   * scopes among runs:create, runs:read and tools:read (never approvals:respond), expiring in 15 minutes. Audited like
+   * any key. Answers `{lane, credential, subjectId, scopes, expiresAt}` (`subjectId`: the principal).
+   */
+  @TestSeam()
+  @Scopes()
+  @AnyScope(...MINTABLE_SCOPES)
+  @Post('/v1/host/sample/auth/credential/mint')
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'seamMintCredential', summary: "(test seam) Mint a fresh principal's short-lived API key in the caller's tenant, with the caller's scopes among runs:create, runs:read and tools:read" })
+  @ApiBody({ type: MintCredentialBody })
+  @ApiOkResponse({ schema: { type: 'object', required: ['lane', 'credential', 'subjectId', 'scopes', 'expiresAt'], properties: { lane: { type: 'string', enum: ['api-key'] }, credential: { type: 'string' }, subjectId: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, expiresAt: { type: 'string' } } } })
+  @ApiErrors(400, 401, 403)
+  async mint(@CurrentPrincipal() p: Principal, @Body() body: MintCredentialBody): Promise<{ lane: 'api-key'; credential: string; subjectId: string; scopes: string[]; expiresAt: string }> {
+    const scopes = MINTABLE_SCOPES.filter((s) => p.scopes.has(s));
+    const principal = `seam-subject-${randomBytes(9).toString('base64url')}`;
+    const expiresAt = new Date(Date.now() + MINTED_TTL_MS);
+    const { key } = await this.keys.create({ tenant: p.tenant, workspace: p.workspace, principal, scopes, expiresAt, name: 'credential mint seam' }, { principal: p.principal, kind: p.kind, keyId: p.keyId });
+    return { lane: body.lane, credential: key, subjectId: principal, scopes, expiresAt: expiresAt.toISOString() };
   }
 }

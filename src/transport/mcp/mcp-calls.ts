@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CALL_TOOL_CHAIN, InterruptsService, TransportRunsService } from '../../capabilities/runs';
+import { CALL_TOOL_CHAIN, CredentialInterrupts, InterruptsService, TransportRunsService } from '../../capabilities/runs';
 import { ApprovalsService } from '../../capabilities/approvals';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { DomainError } from '../../platform/errors/domain-error';
@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { HostSecretStore } from '../../platform/secrets/host-secret.store';
 import { callToolResultOf, elicitationOf, errorResult, InterruptForm, META_RUN_ID, pendingText, resultOutputs, RunState } from './mcp-run-projection';
 import { McpRequest, RPC, RpcError } from './mcp-wire';
-import { declaresUrlMode, urlElicitation } from './mcp-url-mode';
+import { credentialElicitation, credentialNeed, declaresUrlMode, urlElicitation } from './mcp-url-mode';
 
 const ORIGIN = { transport: 'mcp', trustBoundary: 'untrusted' } as const;
 const RESPOND_SCOPE = 'approvals:respond';
@@ -91,6 +91,7 @@ export class McpCalls {
     private readonly approvals: ApprovalsService,
     private readonly secrets: HostSecretStore,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
+    private readonly credentials: CredentialInterrupts,
   ) {}
 
   private states(): Promise<McpRequestStateCodec> {
@@ -242,10 +243,12 @@ export class McpCalls {
   private async askByUrl(principal: Principal, req: McpRequest, tool: ExposedTool, args: Record<string, unknown>, state: RunState): Promise<Record<string, unknown>> {
     const onWire = { ...state, runId: wireId(req, principal, state.runId) };
     const open = state.interrupt!;
-    const why = 'its answer cannot be asked in an MCP form: it is nested or secret';
+    // A credential interrupt (RFC 0199 §D.2(a)/(b)): URL mode at its connectUrl, else isError naming the provider; never form mode.
+    const credential = open.kind === 'credential';
+    const why = credential ? `${credentialNeed(state)}; it is authorized out of band, never through an MCP form` : 'its answer cannot be asked in an MCP form: it is nested or secret';
     if (req.era !== 'modern' || !declaresUrlMode(req)) return errorResult(onWire, pendingText(onWire, `${why}; a client declaring URL-mode elicitation is sent to the host's page to answer it`));
     const key = wireId(req, principal, open.interruptId);
-    const params = urlElicitation(this.config, req, state, key);
+    const params = credential ? credentialElicitation(state, key) : urlElicitation(this.config, req, state, key);
     if (!params) return errorResult(onWire, pendingText(onWire, `${why}, and this host serves no page to answer it on`));
     const requestState = await (await this.states()).mint({ runId: state.runId, interruptId: open.interruptId, url: true }, { principal, tool: tool.name, arguments: args });
     return { resultType: 'input_required', inputRequests: { [key]: { method: 'elicitation/create', params } }, requestState, _meta: { [META_RUN_ID]: onWire.runId } };
@@ -280,6 +283,11 @@ export class McpCalls {
     // result once the page (or anyone with approvals:respond) has answered it. The state is reusable
     // for that, and it never advances anything.
     if (payload.url && answer.action === 'accept') {
+      // A credential interrupt is re-checked by the host (RFC 0199 §D.2(c)): resolved once a credential resolves
+      // for the run's starter, else asked again with the same URL.
+      if (open?.kind === 'credential' && (await this.credentials.settle(principal.tenant, state.runId, open.nodeId))) {
+        return this.answer(principal, req, tool, args, await this.owned(principal, state.runId, progress, io));
+      }
       return this.answer(principal, req, tool, args, open ? state : await this.owned(principal, state.runId, progress, io));
     }
     // MCP content never advances a gate by itself: the caller must be an approver.

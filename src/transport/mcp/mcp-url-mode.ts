@@ -52,3 +52,21 @@ export function urlElicitation(config: Pick<HostConfig, 'mcpMount' | 'consoleEna
     elicitationId,
   };
 }
+
+/**
+ * The URL-mode elicitation of a `credential` interrupt (RFC 0199 §D.2(a)): the interrupt's own `connectUrl`,
+ * where the run's starter authorizes the provider; the URL carries no token and resolves nothing by itself.
+ * Undefined when the interrupt carries no connect URL.
+ */
+export function credentialElicitation(state: RunState, elicitationId: string): Record<string, unknown> | undefined {
+  const data = state.interrupt?.data ?? {};
+  if (typeof data.connectUrl !== 'string' || !data.connectUrl) return undefined;
+  return { mode: 'url', message: `${credentialNeed(state)}: authorize it on the host's page (your client never sees the credential), then retry`, url: data.connectUrl, elicitationId };
+}
+
+/** What a credential interrupt asks for, in a phrase naming the provider and scopes. */
+export function credentialNeed(state: RunState): string {
+  const data = state.interrupt?.data ?? {};
+  const scopes = Array.isArray(data.scopes) && data.scopes.length ? ` (${data.scopes.join(' ')})` : '';
+  return `The run needs an authorized ${typeof data.provider === 'string' ? data.provider : 'provider'} credential${scopes}`;
+}
