@@ -1496,6 +1496,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/interrupts/{nodeId}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A credential interrupt's connectUrl (RFC 0199 §C.3): starts the caller's OAuth grant for the provider and scopes the step waits on; the run's starter only
+         * @description Answers the provider URL to send the person to; once the grant is stored the host resolves the interrupt itself. 403 for anyone but the run’s starter, 404 when no credential interrupt waits at the step (or the run is not the caller’s tenant’s), 422 oauth_provider_unsupported when the host has no OAuth client for the provider.
+         */
+        get: operations["connectCredentialInterrupt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}:pause": {
         parameters: {
             query?: never;
@@ -3330,10 +3350,10 @@ export interface operations {
                             /** Format: uuid */
                             id: string;
                             /**
-                             * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                             * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.
                              * @enum {string}
                              */
-                            kind: "approval" | "clarification" | "external-event";
+                            kind: "approval" | "clarification" | "external-event" | "credential";
                             /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                             link: string;
                             /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
@@ -3479,10 +3499,10 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /**
-                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.
                          * @enum {string}
                          */
-                        kind: "approval" | "clarification" | "external-event";
+                        kind: "approval" | "clarification" | "external-event" | "credential";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
@@ -3629,10 +3649,10 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /**
-                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.
                          * @enum {string}
                          */
-                        kind: "approval" | "clarification" | "external-event";
+                        kind: "approval" | "clarification" | "external-event" | "credential";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
@@ -3797,10 +3817,10 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /**
-                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.
                          * @enum {string}
                          */
-                        kind: "approval" | "clarification" | "external-event";
+                        kind: "approval" | "clarification" | "external-event" | "credential";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
@@ -3974,10 +3994,10 @@ export interface operations {
                         /** Format: uuid */
                         id: string;
                         /**
-                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied.
+                         * @description The interrupt kind. `approval` gates are granted or denied; a run step’s `clarification` or `external-event` interrupt is resolved with a value (`POST /v1/approvals/{id}/resolve`, or the run-scoped route) and can be denied; a `credential` interrupt (RFC 0199) is resolved by the host once the run’s starter has authorized the connection (`{outcome: authorized}` is refused before that), or declined.
                          * @enum {string}
                          */
-                        kind: "approval" | "clarification" | "external-event";
+                        kind: "approval" | "clarification" | "external-event" | "credential";
                         /** @description Where a person sees the subject, relative to the host’s base URL: the operator console’s page of the run or proposal (`/console/#/runs/<runId>`, `/console/#/proposals/<id>`) when the console is served, else its API resource (`/v1/runs/<runId>`, `/v1/proposals/<id>`). */
                         link: string;
                         /** @description The scope the workflow designated to record votes for named voters on this gate (`core.approval namedVoters.recordedBy`); besides it only `approvals:act-as` may vote for another voter. */
@@ -12136,6 +12156,96 @@ export interface operations {
             429: {
                 headers: {
                     [name: string]: unknown;
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    connectCredentialInterrupt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nodeId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorizationUrl: string;
+                        expiresAt: string;
+                        scopes: string[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
