@@ -45,6 +45,8 @@ export const RUNS_ROOT_FILES = [
   'chain-pack-checks.spec.ts',
   'chain-deferred-parameters.ts',
   'chain-deferred-parameters.spec.ts',
+  'chain-subchains.ts',
+  'chain-subchains.spec.ts',
   'mcp-fixtures.ts',
   'workflow-fixtures.ts',
   // The run's tables, its wire shape, its records and its part of retention.

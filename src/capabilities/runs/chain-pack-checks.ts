@@ -1,5 +1,6 @@
 import type { InstallProblem } from '../../platform/artifacts/install-checks';
 import { AuthorSchemas } from '../../platform/schemas/author-schemas';
+import { asDispatched, subChainProblems } from './chain-subchains';
 
 /** A problem of a node's config at a path inside it (a JSON Pointer; '' is the config itself). */
 export interface NodeConfigProblem {
@@ -61,6 +62,8 @@ export async function chainPackProblems(content: Record<string, unknown>, host: 
     }
     problems.push(...(await dagProblems(`/chains/${ci}/dag`, chain.dag, host, localChains)));
   }
+  // RFC 0133 sub-chains: declared, resolvable, acyclic, bounded (chain-subchains.ts).
+  problems.push(...(await subChainProblems(content, async (chainId) => (await host.workflowVisible?.(chainId)) === true)));
   return problems;
 }
 
@@ -109,7 +112,8 @@ async function dagProblems(base: string, dag: unknown, host: ChainCheckHost, loc
   const ancestors = ancestorsOf([...ids.keys()], edges);
   for (const n of nodes) {
     const at = `${base}/nodes/${n.index}`;
-    const issues = host.nodeProblems(n.typeId, n.config);
+    // A sub-chain reference is checked as the child-run node it becomes (its workflowId the minted child's).
+    const issues = host.nodeProblems(n.typeId, asDispatched(n.typeId, n.config));
     if (issues === undefined) {
       out.push({ path: `${at}/typeId`, code: 'unknown_node_type', message: `no node executor serves "${n.typeId}"` });
     } else {

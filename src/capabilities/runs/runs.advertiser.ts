@@ -3,6 +3,7 @@ import { Advertiser, CapabilityAdvertiser } from '../../platform/discovery/capab
 import { EVENT_LOG_SCHEMA_VERSION } from './run-snapshot';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowResolver } from './workflow-resolver.service';
+import { MAX_SUB_CHAIN_DEPTH } from './chain-subchains';
 import { CapabilityToggles } from './seams/capability-toggles';
 
 /**
@@ -45,7 +46,9 @@ export class RunsAdvertiser implements CapabilityAdvertiser {
       // RFC 0124 deferred parameters: the deferred expansion of a chain (chain-deferred-parameters.ts) keeps its
       // parameters overridable per run (`configurable` by bare name, inherited by a fork), a sensitive one only as a
       // redacted prompt slot fed a credentialRef.
-      workflowChainPacks: { supported: true, deferredParameters: { supported: true } },
+      // RFC 0133 sub-chains: a chain's `config.subChainRef` runs the referenced chain as a child run under its
+      // tenant-scoped id (chain-subchains.ts), checked at install (unresolved, cycle, depth).
+      workflowChainPacks: { supported: true, deferredParameters: { supported: true }, subChains: { supported: true, maxDepth: MAX_SUB_CHAIN_DEPTH } },
       subWorkflow: { inputMapping: this.toggles.enabled('subWorkflow.inputMapping') },
       // RFC 0063: core.subWorkflow's outputAttestation (checksum, approval before merge) is honoured.
       agents: { subRunAttestation: true },

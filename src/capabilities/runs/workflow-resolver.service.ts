@@ -6,6 +6,7 @@ import type { TenantScope } from '../../platform/identity/principal';
 import { McpClientService, PackDirectory, TOOL_SESSION_WORKFLOW } from '../tool-catalog';
 import { MCP_CLIENT_FIXTURES, MCP_CONFORMANCE_FIXTURES, MCP_CONFORMANCE_SERVER } from './mcp-fixtures';
 import { DeferredChain, expandDeferred } from './chain-deferred-parameters';
+import { mintChildWorkflowId, withChildWorkflowIds } from './chain-subchains';
 import { INTERRUPT_FIXTURES } from './interrupts/interrupt-fixtures';
 import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { BUDGET_FIXTURES } from './budget/budget-fixtures';
@@ -254,7 +255,7 @@ export class WorkflowResolver {
       this.remember(key, entry);
     }
     const manifests = entry.manifests;
-    return { version, chain: (workflowId) => this.find(manifests, workflowId) };
+    return { version, chain: (workflowId) => this.find(manifests, workflowId, scope.tenant) };
   }
 
   /**
@@ -270,7 +271,7 @@ export class WorkflowResolver {
     for (const m of manifests) for (const c of Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : []) if (c && typeof c.chainId === 'string') ids.add(c.chainId);
     const out: ResolvedChain[] = [];
     for (const id of [...ids].sort()) {
-      const chain = this.find(entry?.manifests ?? [], id);
+      const chain = this.find(entry?.manifests ?? [], id, scope.tenant);
       if (chain) out.push(chain);
     }
     return out;
@@ -280,7 +281,7 @@ export class WorkflowResolver {
   cached(scope: TenantScope, workflowId: string): CachedResolution | undefined {
     const entry = this.cache.get(cacheKey(scope));
     if (!entry) return undefined;
-    return { version: entry.version, chain: this.find(entry.manifests, workflowId) };
+    return { version: entry.version, chain: this.find(entry.manifests, workflowId, scope.tenant) };
   }
 
   /** Drops what is kept of a scope's chains (its version moved under a statement that checked it). */
@@ -294,19 +295,26 @@ export class WorkflowResolver {
     if (this.cache.size > MAX_CACHED_SCOPES) this.cache.delete(this.cache.keys().next().value as string);
   }
 
-  private find(installed: Array<Record<string, unknown>>, workflowId: string): ResolvedChain | undefined {
-    const chainId = workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
+  private find(installed: Array<Record<string, unknown>>, workflowId: string, tenant: string): ResolvedChain | undefined {
     // A host chain cannot be shadowed by a pack's chain of the same id.
     if (HOST_CHAINS[workflowId]) return { chainId: workflowId, dag: HOST_CHAINS[workflowId], description: 'Runs one tool of the caller\'s catalog (inputs.toolId, inputs.arguments).' };
     // The pack folder is read live: it is this process's own, loaded at start.
     const manifests = [...installed, ...this.directory.workflowChainPacks.map((p) => p.content)];
+    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    const chainsOf = (m: Record<string, unknown>) => (Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : []);
+    const versionOf = (id: string) => {
+      for (const m of manifests) for (const c of chainsOf(m)) if (c && c.chainId === id) return str(c.version) ?? str(m.version);
+      return undefined;
+    };
+    // A co-registered sub-chain (RFC 0133, chain-subchains.ts): its tenant-scoped id names a chain of this tenant only.
+    const child = workflowId.startsWith('wfc_') ? manifests.flatMap(chainsOf).find((c) => c && typeof c.chainId === 'string' && mintChildWorkflowId(tenant, c.chainId, versionOf(c.chainId) ?? '') === workflowId) : undefined;
+    const chainId = child ? (child.chainId as string) : workflowId.startsWith('workflow:') ? workflowId.slice('workflow:'.length) : workflowId;
     for (const m of manifests) {
-      const chains = Array.isArray(m.chains) ? (m.chains as Array<Record<string, unknown>>) : [];
-      const chain = chains.find((c) => c && c.chainId === chainId);
+      const chain = chainsOf(m).find((c) => c && c.chainId === chainId);
       if (chain) {
-        const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
         const parameters = chain.parameters && typeof chain.parameters === 'object' && !Array.isArray(chain.parameters) ? (chain.parameters as Record<string, unknown>) : undefined;
-        return { chainId, dag: chain.dag as Record<string, unknown>, label: str(chain.label), version: str(chain.version) ?? str(m.version), description: str(chain.description), pack: str(m.name), ...(parameters ? { parameters } : {}) };
+        const dag = withChildWorkflowIds(chain.dag as Record<string, unknown>, tenant, versionOf);
+        return { chainId, dag, label: str(chain.label), version: str(chain.version) ?? str(m.version), description: str(chain.description), pack: str(m.name), ...(parameters ? { parameters } : {}) };
       }
     }
     if (this.settings.fixtures && CONFORMANCE_FIXTURES[workflowId]) return { chainId: workflowId, dag: CONFORMANCE_FIXTURES[workflowId], description: 'Conformance fixture (served while the test seams are on).' };
