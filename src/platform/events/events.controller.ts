@@ -13,6 +13,7 @@ import { RunRecordsPort, type RunView } from '../run-ports/run-records';
 import { requestMajor } from '../http/protocol-version';
 import { legacySubject } from '../identity/subject';
 import { toV2Event } from './v2-events';
+import { admits, parseStreamModes, STREAM_MODES, UnsupportedStreamModeError } from './stream-modes';
 
 /** The closed major-2 poll answer. */
 interface V2Poll {
@@ -47,6 +48,16 @@ class PollQuery {
   @Min(0)
   @Max(MAX_POLL_TIMEOUT_S)
   timeout?: number;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    pattern: '^(updates|messages|debug)(,(updates|messages|debug))*$',
+    description: `Only the events these modes admit, as the SSE route filters them (${STREAM_MODES.filter((m) => m !== 'values').join(', ')}, or a comma-separated union); absent: every event (as \`debug\`). \`values\` (snapshots) is served over SSE only. Anything else is 400 \`unsupported_stream_mode\`. The cursor (\`lastSequence\`) still moves past the events a mode leaves out.`,
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  streamMode?: string;
 }
 
 class SeamEventsQuery {
@@ -98,6 +109,10 @@ export class EventsController {
   @ApiOkResponse({ schema: POLL_SCHEMA })
   @ApiErrors(400, 401, 403, 404)
   async poll(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: PollQuery, @Req() req: FastifyRequest): Promise<{ events: RunEventView[]; isComplete: boolean; lastSequence: number } | V2Poll> {
+    // Refused before anything is read, like the SSE route's; absent, every event is answered.
+    const modes = q.streamMode === undefined ? undefined : parseStreamModes(q.streamMode);
+    if (modes?.[0] === 'values') throw new UnsupportedStreamModeError("streamMode 'values' (snapshots) is served over SSE only; the poll answers run events.");
+    const admitted = (events: RunEventView[]) => (modes ? events.filter((e) => admits(modes, e.type)) : events);
     const run = runId === HOST_STREAM ? undefined : await this.runs.find(p, runId);
     if (runId !== HOST_STREAM && !run) {
       const any = await this.events.read(p, runId, { limit: 1 });
@@ -110,8 +125,8 @@ export class EventsController {
     const timeoutS = q.timeout ?? (run ? DEFAULT_POLL_TIMEOUT_S : 0);
     const events = await this.events.poll(p, runId, after, finished ? 0 : timeoutS * 1000);
     const isComplete = !!run && (finished ? events.length < PAGE : events.some((e) => TERMINAL_EVENTS.has(e.type)));
-    if (run && requestMajor(req) === 2) return this.v2Poll(p, run, events, after);
-    return { events, isComplete, lastSequence: events.length ? events[events.length - 1].sequence : after };
+    if (run && requestMajor(req) === 2) return this.v2Poll(p, run, events, after, admitted);
+    return { events: admitted(events), isComplete, lastSequence: events.length ? events[events.length - 1].sequence : after };
   }
 
   /**
@@ -119,7 +134,7 @@ export class EventsController {
    * status, isTerminal }`, the events translated (v2-events.ts), `lastSequence` the highest v2
    * sequence of the log (−1 while it is empty), `status` the run's, `isTerminal` whether it ended.
    */
-  private async v2Poll(p: Principal, run: RunView, events: RunEventView[], after: number): Promise<V2Poll> {
+  private async v2Poll(p: Principal, run: RunView, events: RunEventView[], after: number, admitted: (events: RunEventView[]) => RunEventView[]): Promise<V2Poll> {
     const subject = (await this.runs.subjects(p, [run.runId])).get(run.runId) ?? legacySubject(p.tenant, run.owner.principal);
     const owner = { tenant: run.owner.tenant, ...(run.owner.workspace ? { workspace: run.owner.workspace } : {}), subject };
     const last = events.length ? events[events.length - 1].sequence : Math.min(after, await this.events.lastSequence(p, run.runId));
@@ -127,7 +142,7 @@ export class EventsController {
     const status = events.some((e) => TERMINAL_EVENTS.has(e.type)) && !TERMINAL_STATUSES.has(run.status) ? ((await this.runs.find(p, run.runId))?.status ?? run.status) : run.status;
     return {
       runId: run.runId,
-      events: events.map((e) => toV2Event(e, { tenant: p.tenant, owner })),
+      events: admitted(events).map((e) => toV2Event(e, { tenant: p.tenant, owner })),
       lastSequence: last - 1,
       status,
       isTerminal: TERMINAL_STATUSES.has(status),

@@ -3,7 +3,7 @@ import { NotFoundError } from '../../../platform/errors/domain-error';
 import { EventLogService, RunEventView } from '../../../platform/events/event-log.service';
 import type { Principal } from '../../../platform/identity/principal';
 import { followRunEvents } from './run-event-follower';
-import { admits, parseStreamModes, UnsupportedStreamModeError } from './stream-modes';
+import { admits, parseStreamModes, UnsupportedStreamModeError } from '../../../platform/events/stream-modes';
 
 /** What a transport streaming run events asks for (the REST query's `lastSequence` and `streamMode`). */
 export interface RunEventFeedRequest {

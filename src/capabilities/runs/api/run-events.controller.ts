@@ -11,7 +11,7 @@ import { followRunEvents, TERMINAL_RUN_EVENTS } from './run-event-follower';
 import { RunEventsQuery } from './runs.dto';
 import { header } from './runs.http';
 import { RunsService } from '../runs.service';
-import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from './stream-modes';
+import { admits, FORCE_FLUSH_EVENTS, parseStreamModes, triggersSnapshot } from '../../../platform/events/stream-modes';
 import { bindRunAnswer } from '../../../platform/http/bound-ids';
 import { requestMajor } from '../../../platform/http/protocol-version';
 import { toV2Snapshot } from '../../../platform/http/v2-run-rendering';

@@ -5,7 +5,7 @@ import { ValidationError } from '../../../platform/errors/domain-error';
 import { PageQuery } from '../../../platform/pagination/page-query';
 import { FORK_MODES, ForkMode } from '../replay/run-fork.service';
 import { RUN_STATUSES } from '../run-snapshot';
-import { MAX_BUFFER_MS } from './stream-modes';
+import { MAX_BUFFER_MS } from '../../../platform/events/stream-modes';
 
 /**
  * The request DTOs of the run routes (runs, run-control and run-events controllers), shared with

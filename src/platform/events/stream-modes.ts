@@ -1,4 +1,4 @@
-import { DomainError } from '../../../platform/errors/domain-error';
+import { DomainError } from '../errors/domain-error';
 
 /** The stream modes of `GET /v1/runs/{runId}/events` (stream-modes.md), in the order `details.supported` lists them. */
 export const STREAM_MODES = ['values', 'updates', 'messages', 'debug'] as const;
