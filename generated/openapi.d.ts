@@ -1276,6 +1276,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/ancestry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's immediate parent in the composition chain (null for a created run and for a fork); served at protocol major 2
+         * @description A run's immediate parent in the composition chain (null for a created run and for a fork); served at protocol major 2
+         */
+        get: operations["getRunAncestry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}/approvals/{nodeId}": {
         parameters: {
             query?: never;
@@ -1456,6 +1476,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/runs/{runId}/interrupts/{nodeId}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A credential interrupt's connectUrl (RFC 0199 §C.3): starts the caller's OAuth grant for the provider and scopes the step waits on; the run's starter only
+         * @description Answers the provider URL to send the person to; once the grant is stored the host resolves the interrupt itself. 403 for anyone but the run’s starter, 404 when no credential interrupt waits at the step (or the run is not the caller’s tenant’s), 422 oauth_provider_unsupported when the host has no OAuth client for the provider.
+         */
+        get: operations["connectCredentialInterrupt"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{runId}:diff": {
         parameters: {
             query?: never;
@@ -1490,26 +1530,6 @@ export interface paths {
          * @description Fork a run from an event sequence: replay (deterministic) or branch (with a RunOptions overlay); 201 with the new run
          */
         post: operations["forkRun"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/runs/{runId}/interrupts/{nodeId}/connect": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A credential interrupt's connectUrl (RFC 0199 §C.3): starts the caller's OAuth grant for the provider and scopes the step waits on; the run's starter only
-         * @description Answers the provider URL to send the person to; once the grant is stored the host resolves the interrupt itself. 403 for anyone but the run’s starter, 404 when no credential interrupt waits at the step (or the run is not the caller’s tenant’s), 422 oauth_provider_unsupported when the host has no OAuth client for the provider.
-         */
-        get: operations["connectCredentialInterrupt"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11028,6 +11048,92 @@ export interface operations {
             };
         };
     };
+    getRunAncestry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        hostId: string;
+                        parent: {
+                            /** @enum {string} */
+                            cause: "core.subWorkflow";
+                            hostId: string;
+                            runId: string;
+                        } | null;
+                        runId: string;
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     decideRunApproval: {
         parameters: {
             query?: never;
@@ -11729,6 +11835,8 @@ export interface operations {
             query?: {
                 /** @description Return events with a greater sequence (default 0). */
                 lastSequence?: number;
+                /** @description Only the events these modes admit, as the SSE route filters them (updates, messages, debug, or a comma-separated union); absent: every event (as `debug`). `values` (snapshots) is served over SSE only. Anything else is 400 `unsupported_stream_mode`. The cursor (`lastSequence`) still moves past the events a mode leaves out. */
+                streamMode?: string;
                 /** @description Seconds to wait for the first new event (1 to 60; default 30 for a run, 0 for the host stream; 0 answers at once). A finished run answers at once. */
                 timeout?: number;
             };
@@ -11895,6 +12003,96 @@ export interface operations {
             };
             /** @description Conflict with the current state. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request is understood but refused on its meaning. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    connectCredentialInterrupt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                nodeId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorizationUrl: string;
+                        expiresAt: string;
+                        scopes: string[];
+                    };
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12156,96 +12354,6 @@ export interface operations {
             429: {
                 headers: {
                     [name: string]: unknown;
-                };
-            };
-            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description internal_error (details.correlationId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    connectCredentialInterrupt: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                nodeId: string;
-                runId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        authorizationUrl: string;
-                        expiresAt: string;
-                        scopes: string[];
-                    };
-                };
-            };
-            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description not_found: the resource does not exist or the caller may not see it. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The request is understood but refused on its meaning. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];

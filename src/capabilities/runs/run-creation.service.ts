@@ -12,6 +12,7 @@ import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { subjectOf } from '../../platform/identity/subject';
 import { currentTraceContext } from '../../platform/tracing/trace-context';
 import { formatTraceparent } from '../../platform/tracing/tracing';
+import { InterruptCallbacks } from './interrupts/interrupt-callbacks.service';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
@@ -84,6 +85,7 @@ export class RunCreationService {
     private readonly metrics: RunMetrics,
     private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
+    private readonly callbacks: InterruptCallbacks,
   ) {}
 
   /**
@@ -135,7 +137,8 @@ export class RunCreationService {
     // A child run's linkage and its one-shot variable seeds (run-variables.ts), kept with its row.
     if (parentRunId && opts.child?.nodeId) metadata.parentNodeId = opts.child.nodeId;
     if (opts.child?.variables && Object.keys(opts.child.variables).length) metadata.variables = opts.child.variables;
-    if (req.callbackUrl) metadata.callbackUrl = req.callbackUrl;
+    // Interrupt notifications are delivered there (InterruptCallbacks): what the egress guard refuses is refused now.
+    if (req.callbackUrl !== undefined) metadata.callbackUrl = await this.callbacks.checkUrl(req.callbackUrl);
     if (opts.transport) metadata.transport = opts.transport;
     if (opts.trustBoundary) metadata.trustBoundary = opts.trustBoundary;
     // Who created the run, through which credential lane: its v2 owner.subject (identity.md §1).
@@ -490,11 +493,8 @@ function refuseGated(req: CreateRunRequest): void {
   if (req.mode !== undefined) {
     throw new DomainError('capability_not_provided', 501, 'This host runs no eval suites (capabilities.agents.evalSuite is not advertised).', { capability: 'agents.evalSuite' });
   }
-  if (req.residency !== undefined) {
-    throw new UnprocessableError('residency_unavailable', 'This host makes no data-residency guarantee (capabilities.dataResidency is not advertised).', { capability: 'dataResidency' });
-  }
-  const c = req.configurable ?? {};
-  if (c.mockProvider !== undefined) {
+  if (req.residency !== undefined) throw new UnprocessableError('residency_unavailable', 'This host makes no data-residency guarantee (capabilities.dataResidency is not advertised).', { capability: 'dataResidency' });
+  if ((req.configurable ?? {}).mockProvider !== undefined) {
     throw new DomainError('mock_provider_forbidden', 403, 'This host routes no run through a mock provider (capabilities.testing.mockProviders is not advertised).', { field: 'configurable.mockProvider' });
   }
 }

@@ -9,6 +9,7 @@ import { CoreClarificationExecutor } from './executors/core-clarification.execut
 import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
 import { InterruptTokenService } from './interrupts/interrupt-tokens.service';
 import { InterruptsController } from './interrupts/interrupts.controller';
+import { InterruptCallbacks } from './interrupts/interrupt-callbacks.service';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
 import { CredentialInterrupts } from './interrupts/credential-interrupts.service';
@@ -123,6 +124,7 @@ import { TransportRunsService } from './transport-runs.service';
     CoreExternalEventExecutor,
     InterruptTokenService,
     InterruptsService,
+    InterruptCallbacks,
     RunArtifactsService,
     CredentialInterrupts,
     CoreCredentialExecutor,

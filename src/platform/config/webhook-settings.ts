@@ -10,6 +10,8 @@ export interface WebhookSettings {
   allowPrivate: boolean;
   /** The ports a target may use (its scheme's default port included), at registration and delivery; the relaxation above does not lift it. */
   allowedPorts: PortRange[];
+  /** The same relaxation for interrupt callbacks (`createRun.callbackUrl`), which every holder of `runs:create` chooses: its own setting. */
+  callbackAllowPrivate: boolean;
   /** Attempts per delivery before it is marked failed (1 = no retry). */
   maxAttempts: number;
   /** Delay before the first retry; doubles per attempt up to retryMaxMs. */
@@ -31,6 +33,7 @@ export class WebhookSettingError extends Error {}
 
 export const WEBHOOK_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_WEBHOOK_ALLOW_PRIVATE', description: 'Webhooks: accept http:// URLs and private, loopback and link-local targets, at registration and delivery (local receivers and tests only).', default: 'false' },
+  { name: 'OPENWOP_CALLBACK_ALLOW_PRIVATE', description: 'Interrupt callbacks (`callbackUrl` on POST /runs): accept http:// URLs and private, loopback and link-local targets, at create and delivery (local receivers and tests only); `OPENWOP_WEBHOOK_ALLOW_PRIVATE` does not open them, `OPENWOP_WEBHOOK_ALLOWED_PORTS` holds for them.', default: 'false' },
   { name: 'OPENWOP_WEBHOOK_ALLOWED_PORTS', description: 'Webhooks: the ports a target URL may use, at registration and delivery: comma-separated ports and ranges (`443,8443,9000-9099`) or `*` for any; a URL without a port uses 443 (https) or 80 (http).', default: '443' },
   { name: 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', description: 'Webhooks: attempts per delivery before it is marked failed (1-50).', default: '6' },
   { name: 'OPENWOP_WEBHOOK_RETRY_BASE_MS', description: 'Webhooks: delay before the first retry, doubled per further attempt.', default: '2000' },
@@ -69,9 +72,12 @@ function ports(env: NodeJS.ProcessEnv): PortRange[] {
 export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
   const allow = (env.OPENWOP_WEBHOOK_ALLOW_PRIVATE ?? '').trim().toLowerCase();
   if (allow !== '' && allow !== 'true' && allow !== 'false') throw new WebhookSettingError(`OPENWOP_WEBHOOK_ALLOW_PRIVATE must be true or false, got "${allow}"`);
+  const callbackAllow = (env.OPENWOP_CALLBACK_ALLOW_PRIVATE ?? '').trim().toLowerCase();
+  if (callbackAllow !== '' && callbackAllow !== 'true' && callbackAllow !== 'false') throw new WebhookSettingError(`OPENWOP_CALLBACK_ALLOW_PRIVATE must be true or false, got "${callbackAllow}"`);
   const s: WebhookSettings = {
     allowPrivate: allow === 'true',
     allowedPorts: ports(env),
+    callbackAllowPrivate: callbackAllow === 'true',
     maxAttempts: int(env, 'OPENWOP_WEBHOOK_MAX_ATTEMPTS', 6, 1, 50),
     retryBaseMs: int(env, 'OPENWOP_WEBHOOK_RETRY_BASE_MS', 2000, 10, 3_600_000),
     retryMaxMs: int(env, 'OPENWOP_WEBHOOK_RETRY_MAX_MS', 600_000, 10, 86_400_000),

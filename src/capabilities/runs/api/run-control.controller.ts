@@ -1,6 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import { HOST_NAME } from '../../../platform/discovery/discovery.service';
+import { NotFoundError } from '../../../platform/errors/domain-error';
 import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.service';
 import { EventLogService } from '../../../platform/events/event-log.service';
 import { v2EventType } from '../../../platform/events/v2-events';
@@ -11,9 +14,10 @@ import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { RunDiff, RunForkService } from '../replay/run-fork.service';
 import { diffClockFields, diffIds, forkAnswerOf, forkBodyOf, unboundRunId } from '../replay/replay-ids';
 import { KeyedRunOperations } from './keyed-run-operations';
+import { RunAncestry, runAncestry } from './run-ancestry';
 import { BulkCancelBody, bulkCancelRunIds, ForkRunBody, MAX_BULK_CANCEL_RUN_IDS, resumeReason, RunControlBody, RunDiffQuery } from './runs.dto';
 import { baseUrl, header } from './runs.http';
-import { BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
+import { ANCESTRY_SCHEMA, BULK_CANCEL_SCHEMA, DIFF_SCHEMA, FORK_SCHEMA, REPLAY, RUN_CONTROL_SCHEMA } from './runs.openapi';
 import { BulkCancelResult, RunControlService } from '../run-control.service';
 
 /**
@@ -29,6 +33,7 @@ export class RunControlController {
     private readonly keyed: KeyedRunOperations,
     private readonly forks: RunForkService,
     private readonly events: EventLogService,
+    private readonly ds: DataSource,
   ) {}
 
   /**
@@ -109,6 +114,27 @@ export class RunControlController {
   async diff(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Query() q: RunDiffQuery, @Req() req: FastifyRequest): Promise<RunDiff> {
     // Under major 2 `against` is tenant-bound and the answer names both runs bound (replay-ids.ts).
     return diffIds(req, p.tenant, await this.forks.diff(p, runId, unboundRunId(req, p.tenant, q.against), diffClockFields(req)));
+  }
+
+  /**
+   * `getRunAncestry` (runs.md §Diff and ancestry, RFC 0040 §C): the run's immediate parent, `null`
+   * for a run created by `POST /runs` and for a fork (run-ancestry.ts). Served at major 2, where the
+   * `multiAgent` record advertises `crossHostCausation.ancestryEndpointSupported`. Major 1 gates the
+   * operation on the whole multi-agent execution model (`executionModel.supported`, version 3), which
+   * this host does not claim, so `/v1` answers it as the unrouted path it was: 404 `No such route.`.
+   */
+  @Scopes('runs:read')
+  @Get('/v1/runs/:runId/ancestry')
+  @ApiOperation({ operationId: 'getRunAncestry', summary: "A run's immediate parent in the composition chain (null for a created run and for a fork); served at protocol major 2" })
+  @ApiParam({ name: 'runId', description: 'The run.' })
+  @ApiOkResponse({ schema: ANCESTRY_SCHEMA })
+  @ApiErrors(401, 403, 404)
+  async ancestry(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Req() req: FastifyRequest): Promise<RunAncestry> {
+    if (requestMajor(req) !== 2) throw new NotFoundError('No such route.');
+    const a = await runAncestry(this.ds.manager, p, runId, HOST_NAME);
+    // Ids tenant-bound, as every major-2 answer names runs (identity.md §5).
+    const bound = (id: string) => `${p.tenant}/${id}`;
+    return { ...a, runId: bound(a.runId), parent: a.parent && { ...a.parent, runId: bound(a.parent.runId) } };
   }
 
   /**

@@ -66,6 +66,24 @@ export const FORK_SCHEMA = {
   },
 };
 export const DIFF_EVENT = { type: 'object', additionalProperties: true, description: 'A RunEvent (run-event.schema.json).' };
+/** `getRunAncestry`'s answer (run-ancestry-response.schema.json): a parent on this host carries no `wellKnownUrl`. */
+export const ANCESTRY_SCHEMA = {
+  type: 'object',
+  required: ['runId', 'hostId', 'parent'],
+  additionalProperties: false,
+  properties: {
+    runId: { type: 'string' },
+    hostId: { type: 'string' },
+    parent: {
+      type: 'object',
+      nullable: true,
+      required: ['runId', 'hostId', 'cause'],
+      additionalProperties: false,
+      properties: { runId: { type: 'string' }, hostId: { type: 'string' }, cause: { type: 'string', enum: ['core.subWorkflow'] } },
+    },
+  },
+};
+
 export const DIFF_SCHEMA = {
   type: 'object',
   required: ['a', 'b', 'eventDiffs', 'stateDiff'],

@@ -54,6 +54,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
   private readonly log = new Logger('runs.engine');
   readonly owner: string;
   private readonly executions = new Map<string, Execution>();
+  private readonly ended: Array<(row: ClaimedRow) => void> = [];
   /** The leases of the runs executing here: renewed together (one statement per interval), each execution stopped when its own is lost. */
   private readonly leases: LeaseKeeper<string, RunLeaseInfo>;
   /** Finds work: slots, claim passes, claims folded into writes, runs claimed at once. */
@@ -294,6 +295,8 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     exec.lease = this.leases.hold(row.id, { claimedAtMs, onRenewed: (info) => exec.renewed?.(info) });
     exec.done = new RunExecution(eager ? { ...this.deps, store: eager } : this.deps, row, exec)
       .run()
+      // Whoever follows executions (the interrupt callbacks) hears that this one ended.
+      .then(() => this.ended.forEach((l) => l(row)))
       .catch((e: unknown) => {
         // A claim that lost its lease stops quietly: the run goes on under the claim that took it.
         if (!(e instanceof LeaseLost) && exec.reason !== 'lease') this.log.error({ msg: 'run execution failed', runId: row.id, err: (e as Error).message, stack: (e as Error).stack });
@@ -334,6 +337,11 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private readonly runWaiters = new Map<string, Set<() => void>>();
+
+  /** Listens to every execution of this replica that ended without a fault (the run row it was claimed with). */
+  onExecutionEnded(listener: (row: ClaimedRow) => void): void {
+    this.ended.push(listener);
+  }
 
   private finished(runId: string): void {
     this.runWaiters.get(runId)?.forEach((w) => w());

@@ -5,7 +5,9 @@ import type { V2FamilyRecord } from './types';
  * (`POST /runs/{runId}/interrupts/{nodeId}`) and the signed-token surface (`GET`/`POST
  * /interrupts/{token}`, tokens `ow2.hs256.<kid>.<payload>.<mac>`). `refKinds: ["principal"]`: an
  * approval gate's `approversList` names principals and is enforced at every resolve; group and role
- * refs are not supported (a gate naming them is refused at install).
+ * refs are not supported (a gate naming them is refused at install). `callbackDelivery` (RFC 0196
+ * §A): a run's `callbackUrl` is held to the webhooks' SSRF guard at create and at delivery, and is
+ * POSTed a notification of each interrupt its run opens (interrupt-callbacks.service.ts).
  */
 export const INTERRUPT_RECORD: V2FamilyRecord = {
   family: 'interrupt',
@@ -16,5 +18,6 @@ export const INTERRUPT_RECORD: V2FamilyRecord = {
     witness: 'witnessable-gated',
     tokenAlgs: ['hs256'],
     refKinds: ['principal'],
+    callbackDelivery: true,
   }),
 };
