@@ -18,9 +18,18 @@ const IDENTITY = /^(tenant|workspace|principal|owner|subject)(id)?$/i;
  * principal a decision is FOR, of the caller's tenant: it acts as the caller, reads that
  * principal's grants and writes nothing but the audit entry (test/platform/identity-seams.e2e-spec.ts);
  * the approval-gate seam names a principal of the caller's tenant that the gate must refuse: one the
- * gate would accept is refused before anything is tried (test/runs/governance-gate.e2e-spec.ts).
+ * gate would accept is refused before anything is tried (test/runs/governance-gate.e2e-spec.ts). The
+ * compensation operator seam names the actor of an operator action: it acts only on a run of the caller's, and
+ * an actor of another tenant is decided against the plan's tenant for real (404), never acted for there
+ * (test/runs/runs-compensation.e2e-spec.ts).
  */
-const CHECKED_AGAINST_THE_CALLER = ['POST /v1/host/sample/authorization/decide body.principal', 'POST /v1/host/sample/governance/approval-gate body.principal', 'POST /v1/host/sample/test/surface body.tenantId'];
+const CHECKED_AGAINST_THE_CALLER = [
+  'POST /v1/host/sample/authorization/decide body.principal',
+  'POST /v1/host/sample/governance/approval-gate body.principal',
+  'POST /v1/host/sample/test/compensation/operator body.principalId',
+  'POST /v1/host/sample/test/compensation/operator body.tenantId',
+  'POST /v1/host/sample/test/surface body.tenantId',
+];
 
 function properties(schema: Schema | undefined, components: Record<string, Schema>, seen = new Set<string>()): string[] {
   if (!schema) return [];
@@ -32,6 +41,8 @@ function properties(schema: Schema | undefined, components: Record<string, Schem
   }
   return [
     ...Object.keys(schema.properties ?? {}),
+    // A nested object names whose data a seam acts on just as well (the compensation operator seam's `actor`).
+    ...Object.values(schema.properties ?? {}).flatMap((p) => properties(p as Schema, components, seen)),
     ...[...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].flatMap((s) => properties(s, components, seen)),
   ];
 }
