@@ -50,6 +50,16 @@ describe('runs: deferred chain parameters', () => {
     expect([bad.status, bad.body.error, bad.body.details.field]).toEqual([400, 'validation_error', 'configurable.topic']);
   });
 
+  it('a branch may override a deferred parameter in its overlay, checked as at create', async () => {
+    const source = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'conformance.deferred' } });
+    await waitForStatus(t, key, source.body.runId, ['completed']);
+    const branch = await t.http('POST', `/v1/runs/${source.body.runId}:fork`, { token: key, body: { fromSeq: 0, mode: 'branch', runOptionsOverlay: { configurable: { topic: 'what-if' } } } });
+    expect(branch.status).toBe(201);
+    expect((await waitForStatus(t, key, branch.body.runId, ['completed'])).outputs.compose.variableBindings).toEqual({ topic: 'what-if' });
+    const bad = await t.http('POST', `/v1/runs/${source.body.runId}:fork`, { token: key, body: { fromSeq: 0, mode: 'branch', runOptionsOverlay: { configurable: { topic: ['x'] } } } });
+    expect([bad.status, bad.body.error, bad.body.details.field]).toEqual([400, 'validation_error', 'configurable.topic']);
+  });
+
   it('a sensitive parameter composes as [REDACTED:<credentialRef>] and takes only a reference', async () => {
     const r = await seam({ chainId: 'conformance.deferred-sensitive', sensitiveParam: 'apiKey', credentialRef: 'cred-123' });
     expect(r.status).toBe(200);

@@ -18,6 +18,7 @@ import type { RunSnapshot } from '../run-snapshot';
 import { RunsService } from '../runs.service';
 import { RUNS_SETTINGS, RunsSettings } from '../runs.settings';
 import { parseDefinition } from '../workflow-definition';
+import { checkDeferredOverrides } from '../run-inputs';
 import { WorkflowResolver } from '../workflow-resolver.service';
 import { inScope } from '../../../platform/tenancy/workspace-scope';
 
@@ -113,7 +114,11 @@ export class RunForkService {
     // The owner's subject is the source's, copied verbatim (identity.md §A.4), like the owner itself.
     if (meta.subject && typeof meta.subject === 'object') metadata.subject = meta.subject;
     if (overlay) {
-      if (overlay.configurable) configurable = this.creation.resolveBounds({ ...configurable, ...overlay.configurable });
+      if (overlay.configurable) {
+        configurable = this.creation.resolveBounds({ ...configurable, ...overlay.configurable });
+        // A branch's overrides of the chain's deferred parameters (RFC 0124) are checked as at POST /v1/runs.
+        checkDeferredOverrides({ definition: source.definition }, configurable);
+      }
       if (overlay.tags) metadata.tags = overlay.tags;
       if (overlay.metadata) metadata.metadata = { ...((metadata.metadata as Record<string, unknown>) ?? {}), ...overlay.metadata };
     }
