@@ -469,12 +469,32 @@ export interface paths {
         };
         get?: never;
         /**
-         * Rotate (or bind) the credential of a connection; write-only, the reference stays the same
-         * @description Rotate (or bind) the credential of a connection; write-only, the reference stays the same
+         * Rotate (or bind) the credential of a connection; write-only, the reference stays the same; the replaced one is still offered for overlapSeconds (two-key overlap)
+         * @description Rotate (or bind) the credential of a connection; write-only, the reference stays the same; the replaced one is still offered for overlapSeconds (two-key overlap)
          */
         put: operations["rotateConnectionCredential"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{id}/credential/previous": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a two-key-overlap rotation now: the credential the last rotation replaced is deleted (RFC 0046 §D)
+         * @description 404 not_found for an unknown connection, or one with no rotated-out credential in its overlap.
+         */
+        delete: operations["retirePreviousConnectionCredential"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2503,6 +2523,8 @@ export interface components {
         RotateCredentialBody: {
             /** @description The new credential value. Write-only: stored encrypted and never returned. */
             credential: string;
+            /** @description Two-key overlap (RFC 0046 §D): seconds the replaced credential is still offered after this rotation (when the provider refuses the new one), then deleted. 0 retires it at once. Default: connections.credentialOverlapSeconds (86400). */
+            overlapSeconds?: number;
         };
         RotateKeyBody: {
             /**
@@ -5467,6 +5489,11 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             origin: "api" | "import";
+                            /**
+                             * Format: date-time
+                             * @description A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.
+                             */
+                            previousCredentialExpiresAt: string | null;
                             provider: string;
                             /** Format: date-time */
                             updatedAt: string;
@@ -5563,6 +5590,11 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         origin: "api" | "import";
+                        /**
+                         * Format: date-time
+                         * @description A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.
+                         */
+                        previousCredentialExpiresAt: string | null;
                         provider: string;
                         /** Format: date-time */
                         updatedAt: string;
@@ -5673,6 +5705,11 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         origin: "api" | "import";
+                        /**
+                         * Format: date-time
+                         * @description A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.
+                         */
+                        previousCredentialExpiresAt: string | null;
                         provider: string;
                         /** Format: date-time */
                         updatedAt: string;
@@ -5844,6 +5881,11 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         origin: "api" | "import";
+                        /**
+                         * Format: date-time
+                         * @description A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.
+                         */
+                        previousCredentialExpiresAt: string | null;
                         provider: string;
                         /** Format: date-time */
                         updatedAt: string;
@@ -5857,6 +5899,103 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    retirePreviousConnectionCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Connection id (uuid). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        createdAt: string;
+                        createdBy: string;
+                        credentialBound: boolean;
+                        /** @description Opaque reference (cred:<id>); never the credential. */
+                        credentialRef: string | null;
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        origin: "api" | "import";
+                        /**
+                         * Format: date-time
+                         * @description A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.
+                         */
+                        previousCredentialExpiresAt: string | null;
+                        provider: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                    };
                 };
             };
             /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */

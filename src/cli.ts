@@ -341,6 +341,26 @@ export function buildCli(): Command {
       process.exitCode = await (await approvalsCli()).approvalsResolve(approvals.client(), id, opts);
     });
 
+  // Connections: rotate a connection's credential with a two-key overlap (RFC 0046 §D), or end the overlap.
+  const connections = clientGroup(program, 'connections', 'rotate the credential of a connection on a running host with a two-key overlap, or end the overlap (needs connections:manage, a tenant-level key)');
+  const connectionsCli = () => import('./cli/connections.cli');
+  connections.group
+    .command('rotate-credential <connectionId>')
+    .description('replace the credential (read from a file, "-" for stdin; never printed); the replaced one is still offered for the overlap')
+    .requiredOption('--credential-file <file>', 'file holding the new credential ("-": stdin; one trailing newline is dropped)')
+    .option('--overlap-seconds <n>', 'seconds the replaced credential is still offered (0: at once; default: the host\'s connections.credentialOverlapSeconds)')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { credentialFile: string; overlapSeconds?: string; json?: boolean }) => {
+      process.exitCode = await (await connectionsCli()).connectionsRotateCredential(connections.client(), id, opts);
+    });
+  connections.group
+    .command('retire-previous <connectionId>')
+    .description('end the overlap now: the credential the last rotation replaced is deleted')
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      process.exitCode = await (await connectionsCli()).connectionsRetirePrevious(connections.client(), id, opts);
+    });
+
   // Audit: the tenant's tamper-evident audit log, verified by a running host and checked here.
   const audit = clientGroup(program, 'audit', 'verify the tamper-evident audit log of a running host (needs audit:read, a tenant-level key); make its signing key', ['keygen']);
   audit.group

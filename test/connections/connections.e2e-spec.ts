@@ -171,7 +171,7 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
       expect(r.status).toBe(201);
       expect(r.body).toMatchObject({ name: 'github-ci', provider: 'github', credentialBound: true, origin: 'api', createdBy: 'alice' });
       expect(r.body.credentialRef).toMatch(/^cred:[0-9a-f-]{36}$/);
-      expect(Object.keys(r.body).sort()).toEqual(['createdAt', 'createdBy', 'credentialBound', 'credentialRef', 'id', 'name', 'origin', 'provider', 'updatedAt']);
+      expect(Object.keys(r.body).sort()).toEqual(['createdAt', 'createdBy', 'credentialBound', 'credentialRef', 'id', 'name', 'origin', 'previousCredentialExpiresAt', 'provider', 'updatedAt']);
       connectionId = r.body.id;
       const one = await http('GET', `/v1/connections/${connectionId}`, { token: reader });
       expect(one.body).toEqual(r.body);
@@ -246,7 +246,8 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
       const dup = await http('POST', '/v1/connections', { token: admin, body: { provider: 'github', name: 'github-ci', credential: SECRET } });
       expect(dup.status).toBe(409);
       expect(dup.body.error).toBe('connection_exists');
-      expect(((await t.ds.query(`SELECT count(*)::int AS n FROM "credential"`)) as Array<{ n: number }>)[0].n).toBe(2);
+      // Nothing stored by either refusal: two connections' credentials and the one the rotation replaced (in its overlap).
+      expect(((await t.ds.query(`SELECT count(*)::int AS n FROM "credential"`)) as Array<{ n: number }>)[0].n).toBe(3);
     });
 
     it('keeps tenants apart and answers unknown and foreign ids alike (404)', async () => {
@@ -293,7 +294,8 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
       expect((await http('DELETE', `/v1/connections/${ads.id}`, { token: admin })).status).toBe(204);
       expect((await http('GET', `/v1/connections/${ads.id}`, { token: admin })).status).toBe(404);
       expect((await http('DELETE', '/v1/connection-packs/core.openwop.connections.meta-ads', { token: admin })).status).toBe(204);
-      expect(((await t.ds.query(`SELECT count(*)::int AS n FROM "credential" WHERE "tenant" = 'acme'`)) as Array<{ n: number }>)[0].n).toBe(1);
+      // Left: the github connection's credential and the one its rotation replaced (still in its overlap).
+      expect(((await t.ds.query(`SELECT count(*)::int AS n FROM "credential" WHERE "tenant" = 'acme'`)) as Array<{ n: number }>)[0].n).toBe(2);
       const tools = await http('GET', '/v1/tools?source=connector', { token: admin });
       expect(tools.body.map((d: { toolId: string }) => d.toolId)).not.toContain('connector:meta-ads.ads.read');
     });
@@ -303,7 +305,7 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
     it('advertises connections and credentials in a schema-valid document', async () => {
       const r = await http('GET', '/.well-known/openwop');
       expect(r.body.connections).toEqual({ supported: true, packsSupported: true });
-      expect(r.body.credentials).toEqual({ supported: true, scopes: ['tenant'], encryptionAtRest: true, rotation: 'none' });
+      expect(r.body.credentials).toEqual({ supported: true, scopes: ['tenant'], encryptionAtRest: true, rotation: 'two-key-overlap' });
       expect(SchemaRegistry.shared().validate('capabilities', r.body)).toEqual([]);
     });
   });

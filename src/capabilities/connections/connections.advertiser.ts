@@ -16,9 +16,9 @@ export class ConnectionsAdvertiser implements CapabilityAdvertiser {
 
   advertise(): Record<string, unknown> {
     const doc: Record<string, unknown> = { connections: { supported: true, packsSupported: true } };
-    // rotation "none": PUT /v1/connections/{id}/credential replaces the material at once (the reference
-    // stays); RFC 0046's two-key overlap, where the old material keeps resolving for a grace window, is not offered.
-    if (this.credentials.available()) doc.credentials = { supported: true, scopes: ['tenant'], encryptionAtRest: true, rotation: 'none' };
+    // rotation "two-key-overlap" (RFC 0046 §D): PUT /v1/connections/{id}/credential keeps the replaced
+    // material valid for an overlap window (the reference stays), then it is deleted (ConnectionsService).
+    if (this.credentials.available()) doc.credentials = { supported: true, scopes: ['tenant'], encryptionAtRest: true, rotation: 'two-key-overlap' };
     return doc;
   }
 }

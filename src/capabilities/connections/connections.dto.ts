@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { MAX_CREDENTIAL_BYTES } from './credentials/credential-store.service';
+import { MAX_CREDENTIAL_OVERLAP_SECONDS } from './connections.settings';
 
 /** A bare provider id, or `<packName>#<id>` naming the pack that must define it. */
 export const PROVIDER_REF = /^(?:(?:core|vendor|community|private)\.[a-z][a-z0-9_-]*(?:\.[a-z][a-zA-Z0-9_-]*)+#)?[a-z][a-z0-9-]{0,127}$/;
@@ -35,6 +36,20 @@ export class RotateCredentialBody {
   @MinLength(1)
   @MaxLength(MAX_CREDENTIAL_BYTES)
   credential: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Two-key overlap (RFC 0046 §D): seconds the replaced credential is still offered after this rotation (when the provider refuses the new one), then deleted. 0 retires it at once. Default: connections.credentialOverlapSeconds (86400).',
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_CREDENTIAL_OVERLAP_SECONDS,
+  })
+  // Absent: the default; null is refused like any other non-integer.
+  @ValidateIf((o: { overlapSeconds?: unknown }) => o.overlapSeconds !== undefined)
+  @IsInt()
+  @Min(0)
+  @Max(MAX_CREDENTIAL_OVERLAP_SECONDS)
+  overlapSeconds?: number;
 }
 
 export class EgressCheckBody {

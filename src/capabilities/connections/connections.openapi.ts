@@ -75,13 +75,19 @@ export const EGRESS_DECISION = {
 
 export const CONNECTION_VIEW = {
   type: 'object',
-  required: ['id', 'name', 'provider', 'credentialRef', 'credentialBound', 'origin', 'createdBy', 'createdAt', 'updatedAt'],
+  required: ['id', 'name', 'provider', 'credentialRef', 'credentialBound', 'previousCredentialExpiresAt', 'origin', 'createdBy', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     provider: { type: 'string' },
     credentialRef: { type: 'string', nullable: true, description: 'Opaque reference (cred:<id>); never the credential.' },
     credentialBound: { type: 'boolean' },
+    previousCredentialExpiresAt: {
+      type: 'string',
+      format: 'date-time',
+      nullable: true,
+      description: 'A two-key-overlap rotation in progress (RFC 0046 §D): until then the credential the last rotation replaced is still offered when the provider refuses the new one. Null: no overlap.',
+    },
     origin: { type: 'string', enum: ['api', 'import'] },
     createdBy: { type: 'string' },
     createdAt: { type: 'string', format: 'date-time' },

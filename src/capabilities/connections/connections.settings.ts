@@ -9,7 +9,12 @@ export interface ConnectionsSettings {
   maxManifestBytes: number;
   /** How often stale credentials are re-sealed under the current key, in ms (default 1 hour). */
   resealIntervalMs: number;
+  /** Two-key overlap (RFC 0046 §D): seconds a rotated-out credential is still offered when a rotation names none (default 1 day). */
+  credentialOverlapSeconds: number;
 }
+
+/** The longest overlap a credential rotation may ask for: 30 days. */
+export const MAX_CREDENTIAL_OVERLAP_SECONDS = 30 * 86_400;
 
 export function connectionsSettings(config: Pick<HostConfig, 'file'>): ConnectionsSettings {
   const s = (config.file.connections ?? {}) as Partial<ConnectionsSettings>;
@@ -17,5 +22,6 @@ export function connectionsSettings(config: Pick<HostConfig, 'file'>): Connectio
     keyProvider: s.keyProvider ?? 'config',
     maxManifestBytes: s.maxManifestBytes ?? DEFAULT_MAX_MANIFEST_BYTES,
     resealIntervalMs: s.resealIntervalMs ?? 3_600_000,
+    credentialOverlapSeconds: s.credentialOverlapSeconds ?? 86_400,
   };
 }

@@ -28,6 +28,8 @@ export type AuditAction =
   | 'run.created'
   | 'run.cancel-requested'
   | 'run.forked'
+  | 'connection.credential-rotated'
+  | 'connection.credential-retired'
   | 'mcp.version-downgraded'
   | 'mcp.version-refused'
   | 'negotiation.decided'

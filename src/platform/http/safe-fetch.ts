@@ -36,6 +36,11 @@ export interface HopCredential {
   check(host: string): Promise<{ attach: boolean } | { refused: string }>;
   attach(host: string): Promise<Record<string, string>>;
   guardRefused(host: string | undefined): Promise<void>;
+  /**
+   * The hop answered 401 or 403 to the credential `attach` gave it: the headers of another credential to send the
+   * same hop once more with (a two-key-overlap rotation's replaced credential, RFC 0046 §D), or nothing.
+   */
+  rejected?(host: string): Promise<Record<string, string> | undefined>;
 }
 
 /** The host's defaults and ceilings: a call may ask for less, never more. */
@@ -91,8 +96,19 @@ export async function safeFetch(rawUrl: string, init: SafeFetchInit = {}, policy
     const hopHeaders = credential.attach && policy.credential ? { ...headers, ...(await policy.credential.attach(checked.url.hostname)) } : headers;
     const left = deadline - Date.now();
     if (left <= 0) return refuse('limit', `no answer within ${timeoutMs} ms`);
-    const hop = await oneHop(checked.url, verb, hopHeaders, body, { address: target.address, family: target.family }, left, maxBytes);
+    const pin = { address: target.address, family: target.family };
+    let hop = await oneHop(checked.url, verb, hopHeaders, body, pin, left, maxBytes);
     if (!hop.ok) return hop;
+    // Refused with the credential: during a rotation's overlap the same hop goes once more with the replaced one.
+    if (credential.attach && (hop.status === 401 || hop.status === 403) && policy.credential?.rejected) {
+      const other = await policy.credential.rejected(checked.url.hostname);
+      if (other) {
+        const rest = deadline - Date.now();
+        if (rest <= 0) return refuse('limit', `no answer within ${timeoutMs} ms`);
+        hop = await oneHop(checked.url, verb, { ...headers, ...other }, body, pin, rest, maxBytes);
+        if (!hop.ok) return hop;
+      }
+    }
     const location = hop.status >= 300 && hop.status < 400 && hop.status !== 304 ? hop.headers.location : undefined;
     // maxRedirects 0: the caller follows nothing and gets the 3xx itself.
     if (!location || maxRedirects === 0) return { ok: true, response: { status: hop.status, headers: hop.headers, body: hop.body, url: checked.url.toString(), redirects } };

@@ -22,6 +22,16 @@ export class ConnectionEntity extends TenantOwnedEntity {
   @Column({ name: 'credential_id', type: 'uuid', nullable: true })
   credentialId: string | null;
 
+  /**
+   * A two-key-overlap rotation in progress (RFC 0046 §D): the material the last rotation replaced,
+   * sealed in the credential store, still offered until `previousCredentialExpiresAt`; then deleted.
+   */
+  @Column({ name: 'previous_credential_id', type: 'uuid', nullable: true })
+  previousCredentialId: string | null;
+
+  @Column({ name: 'previous_credential_expires_at', type: 'timestamptz', nullable: true })
+  previousCredentialExpiresAt: Date | null;
+
   /** Where the connection came from: `api` or `import`. */
   @Column({ type: 'text', default: 'api' })
   origin: string;

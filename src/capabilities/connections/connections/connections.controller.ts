@@ -63,12 +63,26 @@ export class ConnectionsController {
 
   @Scopes('connections:manage')
   @Put('/v1/connections/:id/credential')
-  @ApiOperation({ operationId: 'rotateConnectionCredential', summary: 'Rotate (or bind) the credential of a connection; write-only, the reference stays the same' })
+  @ApiOperation({ operationId: 'rotateConnectionCredential', summary: 'Rotate (or bind) the credential of a connection; write-only, the reference stays the same; the replaced one is still offered for overlapSeconds (two-key overlap)' })
   @ApiParam(ID_PARAM)
   @ApiBody({ type: RotateCredentialBody })
   @ApiOkResponse({ schema: CONNECTION_VIEW })
   @ApiErrors(400, 401, 403, 404, 503)
   rotate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() body: RotateCredentialBody): Promise<ConnectionView> {
-    return this.connections.rotateCredential(p, id, body.credential);
+    return this.connections.rotateCredential(p, id, body.credential, body.overlapSeconds);
+  }
+
+  @Scopes('connections:manage')
+  @Delete('/v1/connections/:id/credential/previous')
+  @ApiOperation({
+    operationId: 'retirePreviousConnectionCredential',
+    summary: 'End a two-key-overlap rotation now: the credential the last rotation replaced is deleted (RFC 0046 §D)',
+    description: '404 not_found for an unknown connection, or one with no rotated-out credential in its overlap.',
+  })
+  @ApiParam(ID_PARAM)
+  @ApiOkResponse({ schema: CONNECTION_VIEW })
+  @ApiErrors(401, 403, 404)
+  retirePrevious(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<ConnectionView> {
+    return this.connections.retirePreviousCredential(p, id);
   }
 }

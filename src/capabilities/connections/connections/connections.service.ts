@@ -1,5 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { AuditLogService, auditActor } from '../../../platform/audit/audit-log.service';
+import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
+import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
+import { connectionsSettings } from '../connections.settings';
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import { requireTenantLevel } from '../../../platform/identity/principal';
@@ -22,6 +26,8 @@ export interface ConnectionView {
   credentialRef: string | null;
   /** False for a connection imported without its credential: bind one with PUT .../credential. */
   credentialBound: boolean;
+  /** A two-key-overlap rotation in progress: until then the replaced credential is still offered. Null: none. */
+  previousCredentialExpiresAt: string | null;
   origin: string;
   createdBy: string;
   createdAt: string;
@@ -42,11 +48,28 @@ export function toConnectionView(e: ConnectionEntity): ConnectionView {
     provider: e.providerId,
     credentialRef: credentialRefOf(e.credentialId),
     credentialBound: !!e.credentialId,
+    previousCredentialExpiresAt: inOverlap(e) ? e.previousCredentialExpiresAt!.toISOString() : null,
     origin: e.origin,
     createdBy: e.createdBy,
     createdAt: e.createdAt.toISOString(),
     updatedAt: e.updatedAt.toISOString(),
   };
+}
+
+/** Whether the credential the last rotation replaced is still offered (its overlap has not ended). */
+function inOverlap(e: ConnectionEntity): boolean {
+  return !!e.previousCredentialId && !!e.previousCredentialExpiresAt && e.previousCredentialExpiresAt.getTime() > Date.now();
+}
+
+/**
+ * Thrown by a `withCredential` callback when the provider refused the credential it was handed (401 or
+ * 403 from the provider): during a two-key-overlap rotation the call is then made once more with the
+ * credential the rotation replaced. Carries no credential material.
+ */
+export class CredentialRejectedError extends DomainError {
+  constructor(message = 'The provider refused the credential.') {
+    super('credential_rejected', 502, message);
+  }
 }
 
 /**
@@ -57,7 +80,7 @@ export function toConnectionView(e: ConnectionEntity): ConnectionView {
  * Exported for other capabilities, which read connections of a scope by reference only.
  */
 @Injectable()
-export class ConnectionsService {
+export class ConnectionsService implements OnModuleInit {
   constructor(
     private readonly ds: DataSource,
     private readonly credentials: CredentialStoreService,
@@ -65,7 +88,21 @@ export class ConnectionsService {
     private readonly events: EventLogService,
     private readonly notifier: ConnectionChangeNotifier,
     private readonly oauth: OAuthProviderClient,
+    private readonly audit: AuditLogService,
+    private readonly tasks: PeriodicTaskService,
+    @Inject(HOST_CONFIG) private readonly config: HostConfig,
   ) {}
+
+  onModuleInit(): void {
+    // Rotated-out credentials whose overlap ended are deleted from the store, once per slot across replicas.
+    this.tasks.register({
+      name: 'connections.credential-overlap-retire',
+      intervalMs: 60_000,
+      run: async (signal) => {
+        while (!signal.aborted && (await this.retireExpiredOverlaps(100)) === 100);
+      },
+    });
+  }
 
   async create(p: Principal, input: { provider: string; name: string; credential?: string }): Promise<ConnectionView> {
     requireTenantLevel(p, 'Connections');
@@ -147,6 +184,7 @@ export class ConnectionsService {
       const row = await this.row(p, id, m, true);
       await m.getRepository(ConnectionEntity).delete({ tenant: p.tenant, id: row.id });
       if (row.credentialId) await this.credentials.delete(p.tenant, row.credentialId, m);
+      if (row.previousCredentialId) await this.credentials.delete(p.tenant, row.previousCredentialId, m);
       // Its OAuth grants (RFC 0047) and their sealed tokens go with it; authorizations in flight fail at the callback.
       const grants = (await m.query(`DELETE FROM "oauth_grant" WHERE "tenant" = $1 AND "connection_id" = $2 RETURNING "credential_id"`, [p.tenant, row.id])) as [Array<{ credential_id: string }>, number];
       for (const g of grants[0]) await this.credentials.delete(p.tenant, g.credential_id, m);
@@ -156,27 +194,91 @@ export class ConnectionsService {
   }
 
   /**
-   * Rotates (or, for an imported connection, binds) the credential. The reference stays the same,
-   * so agents and tools keep working; the old value is overwritten in the same transaction.
+   * Rotates (or, for an imported connection, binds) the credential. The reference stays the same, so
+   * agents and tools keep working. Two-key overlap (RFC 0046 §D): with `overlapSeconds` > 0 (default
+   * connections.credentialOverlapSeconds) the replaced material stays sealed in the store and is still
+   * offered until the overlap ends (when the provider refuses the new one, see withCredential), then the
+   * sweep deletes it; 0 overwrites it in the same transaction. A rotation during an overlap retires the
+   * credential that was already on its way out.
    */
-  async rotateCredential(p: Principal, id: string, credential: string): Promise<ConnectionView> {
+  async rotateCredential(p: Principal, id: string, credential: string, overlapSeconds?: number): Promise<ConnectionView> {
     requireTenantLevel(p, 'Connections');
+    const overlap = overlapSeconds ?? connectionsSettings(this.config).credentialOverlapSeconds;
     const view = await this.ds.transaction(async (m) => {
       const row = await this.row(p, id, m, true);
       let credentialId = row.credentialId;
+      let previousId: string | null = null;
+      let expires: Date | null = null;
+      if (row.previousCredentialId) await this.credentials.delete(p.tenant, row.previousCredentialId, m);
       if (credentialId) {
+        if (overlap > 0) {
+          // The replaced material moves to a credential of its own (sealed under its own id), so the reference stays.
+          previousId = await this.credentials.store(p.tenant, await this.credentials.open(p.tenant, credentialId, m), m);
+          const [{ now }] = (await m.query(`SELECT now() AS "now"`)) as Array<{ now: Date }>;
+          expires = new Date(now.getTime() + overlap * 1000);
+        }
         await this.credentials.replace(p.tenant, credentialId, credential, m);
       } else {
         credentialId = await this.credentials.store(p.tenant, credential, m);
-        await m.getRepository(ConnectionEntity).update({ tenant: p.tenant, id: row.id }, { credentialId });
       }
+      await m.getRepository(ConnectionEntity).update({ tenant: p.tenant, id: row.id }, { credentialId, previousCredentialId: previousId, previousCredentialExpiresAt: expires });
       // Touch the row so updatedAt tells when the credential last changed.
       await m.query(`UPDATE "connection" SET "updated_at" = now() WHERE "tenant" = $1 AND "id" = $2`, [p.tenant, row.id]);
-      await this.events.append(p, HOST_STREAM, row.credentialId ? 'connection.credential_rotated' : 'connection.credential_bound', { connectionId: row.id, provider: row.providerId, credentialRef: credentialRefOf(credentialId) }, { manager: m });
+      const rotated = !!row.credentialId;
+      await this.events.append(
+        p,
+        HOST_STREAM,
+        rotated ? 'connection.credential_rotated' : 'connection.credential_bound',
+        { connectionId: row.id, provider: row.providerId, credentialRef: credentialRefOf(credentialId), ...(rotated ? { overlapSeconds: previousId ? overlap : 0, previousCredentialExpiresAt: expires?.toISOString() ?? null } : {}) },
+        { manager: m },
+      );
+      if (rotated) {
+        await this.audit.record(m, {
+          tenant: p.tenant, workspace: p.workspace, actor: auditActor(p), action: 'connection.credential-rotated', resource: { type: 'connection', id: row.id },
+          details: { provider: row.providerId, overlapSeconds: previousId ? overlap : 0, overlapEndsAt: expires?.toISOString() ?? null },
+        });
+      }
       return toConnectionView(await m.getRepository(ConnectionEntity).findOneByOrFail({ id: row.id }));
     });
     this.notifier.changed(p.tenant);
     return view;
+  }
+
+  /** Ends a two-key-overlap rotation now: the replaced credential is deleted. 404 when none is in its overlap. */
+  async retirePreviousCredential(p: Principal, id: string): Promise<ConnectionView> {
+    requireTenantLevel(p, 'Connections');
+    return this.ds.transaction(async (m) => {
+      const row = await this.row(p, id, m, true);
+      if (!row.previousCredentialId || !inOverlap(row)) throw new NotFoundError('The connection has no rotated-out credential in its overlap.');
+      await this.dropPrevious(m, row, 'revoked', p);
+      return toConnectionView(await m.getRepository(ConnectionEntity).findOneByOrFail({ id: row.id }));
+    });
+  }
+
+  /** Deletes up to `limit` rotated-out credentials whose overlap has ended (every minute, see onModuleInit). */
+  async retireExpiredOverlaps(limit = 100): Promise<number> {
+    return this.ds.transaction(async (m) => {
+      const rows = await m
+        .getRepository(ConnectionEntity)
+        .createQueryBuilder('c')
+        .where('c.previous_credential_id IS NOT NULL AND c.previous_credential_expires_at <= now()')
+        .setLock('pessimistic_write')
+        .setOnLocked('skip_locked')
+        .limit(limit)
+        .getMany();
+      for (const row of rows) await this.dropPrevious(m, row, 'expired');
+      return rows.length;
+    });
+  }
+
+  private async dropPrevious(m: EntityManager, row: ConnectionEntity, reason: 'expired' | 'revoked', by?: Principal): Promise<void> {
+    await m.getRepository(ConnectionEntity).update({ tenant: row.tenant, id: row.id }, { previousCredentialId: null, previousCredentialExpiresAt: null });
+    await this.credentials.delete(row.tenant, row.previousCredentialId!, m);
+    await this.events.append({ tenant: row.tenant }, HOST_STREAM, 'connection.credential_retired', { connectionId: row.id, provider: row.providerId, reason }, { manager: m });
+    await this.audit.record(m, {
+      tenant: row.tenant, workspace: by?.workspace, actor: by ? auditActor(by) : { principal: 'host', kind: 'system' }, action: 'connection.credential-retired',
+      resource: { type: 'connection', id: row.id }, details: { provider: row.providerId, reason },
+    });
   }
 
   /**
@@ -191,7 +293,30 @@ export class ConnectionsService {
       throw new DomainError('egress_host_not_allowed', 403, `A credential of provider "${row.providerId}" may not be sent to that host.`, { provider: row.providerId, code: decision.code });
     }
     if (!row.credentialId) throw new DomainError('credential_not_found', 404, 'The connection has no credential bound.', { connectionId });
-    return use(await this.credentials.open(scope.tenant, row.credentialId));
+    try {
+      return await use(await this.credentials.open(scope.tenant, row.credentialId));
+    } catch (e) {
+      // Two-key overlap (RFC 0046 §D): the provider may not accept the new credential yet; the replaced one
+      // is offered once, only while its overlap lasts.
+      if (!(e instanceof CredentialRejectedError)) throw e;
+      const replaced = await this.withReplacedCredential(scope, connectionId, requestHost, async (c) => ({ value: await use(c) }));
+      if (!replaced) throw e;
+      return replaced.value;
+    }
+  }
+
+  /**
+   * `use` with the credential the last rotation replaced, while its overlap lasts (re-read: a retirement may have
+   * ended it meanwhile), after the same egress check as withCredential; undefined when there is none.
+   */
+  async withReplacedCredential<T>(scope: TenantScope, connectionId: string, requestHost: string, use: (credential: string) => Promise<T>): Promise<T | undefined> {
+    const row = await this.row(scope, connectionId);
+    if (!row.previousCredentialId || !inOverlap(row)) return undefined;
+    const decision = await this.packs.egressCheck(scope, row.providerId, requestHost);
+    if (!decision.allowed) {
+      throw new DomainError('egress_host_not_allowed', 403, `A credential of provider "${row.providerId}" may not be sent to that host.`, { provider: row.providerId, code: decision.code });
+    }
+    return use(await this.credentials.open(scope.tenant, row.previousCredentialId));
   }
 
   /**

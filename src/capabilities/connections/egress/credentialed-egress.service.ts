@@ -90,6 +90,15 @@ export class CredentialedEgressService {
     return this.connections.withCredential(scope, c.connectionId, d.destination, use);
   }
 
+  /**
+   * After the provider refused the credential of an allowed hop: `use` with the credential a two-key-overlap
+   * rotation replaced, while its overlap lasts (RFC 0046 §D); undefined when there is none.
+   */
+  async withReplacedCredential<T>(scope: TenantScope, c: EgressCredential, d: EgressDecided, use: (secret: string) => Promise<T>): Promise<T | undefined> {
+    if (d.decision !== 'allowed' || !c.connectionId) throw new InvariantViolation('a credential is opened for an allowed egress only');
+    return this.connections.withReplacedCredential(scope, c.connectionId, d.destination, use);
+  }
+
   /** Writes the decision to the audit log (`egress.decided`, content-free: the connection's id, never a credential reference). */
   async record(scope: TenantScope & { principal?: string; kind?: string }, c: EgressCredential, d: EgressDecided, runId?: string): Promise<void> {
     await this.ds.transaction((m) =>

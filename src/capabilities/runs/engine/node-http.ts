@@ -74,6 +74,7 @@ export class NodeHttpBinder implements OnModuleInit {
       await sink?.(d);
     };
     let pending: EgressDecided | undefined;
+    let attached: EgressDecided | undefined;
     return {
       check: async (host) => {
         const d = this.egress.decide(c, host, fallback);
@@ -90,7 +91,13 @@ export class NodeHttpBinder implements OnModuleInit {
         const d = pending && pending.destination === host ? pending : this.egress.decide(c, host, fallback);
         pending = undefined;
         await note(d);
+        attached = d;
         return this.egress.withCredential(scope, c, d, async (secret) => ({ [header]: header === 'authorization' ? `Bearer ${secret}` : secret }));
+      },
+      // Two-key overlap (RFC 0046 §D): a hop refused with the credential goes once more with the one its rotation replaced.
+      rejected: async (host) => {
+        if (!attached || attached.destination !== host) return undefined;
+        return this.egress.withReplacedCredential(scope, c, attached, async (secret) => ({ [header]: header === 'authorization' ? `Bearer ${secret}` : secret }));
       },
       guardRefused: async (host) => {
         pending = undefined;
