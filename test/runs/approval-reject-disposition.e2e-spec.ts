@@ -3,7 +3,8 @@
  * gate is a failed source. Routed over an `any_failed` edge the run goes on and completes, its
  * `all_success` sibling is skipped; unrouted, the run fails naming the gate. A gate's own `timeoutMs`
  * is resolved rejected by the host on time (`reason: "timeout"`), whatever `onTimeout` says. Major 2
- * reads `interrupt.resolved {action, decision}`; major 1's payloads keep their recorded keys only.
+ * reads `interrupt.resolved {action, decision}`; major 1's payloads keep their recorded keys only. A gate looped back
+ * to itself over a reject is asked again: a new interrupt under a new key, announced on the run's own log.
  */
 import { createTestApp, HttpResult, TestApp } from '../support/test-app';
 import { waitForStatus } from './run-kit';
@@ -41,7 +42,7 @@ describe('approval reject disposition (RFC 0223) under majors 1 and 2', () => {
 
   it('advertises the routed and timeout fixtures', async () => {
     const fixtures = (await t.http('GET', '/.well-known/openwop', { headers: V2 })).body.fixtures as string[];
-    expect(fixtures).toEqual(expect.arrayContaining(['conformance-approval-reject-routed', 'conformance-approval-timeout', 'conformance-approval-timeout-approve']));
+    expect(fixtures).toEqual(expect.arrayContaining(['conformance-approval-reject-routed', 'conformance-approval-timeout', 'conformance-approval-timeout-approve', 'conformance-approval-reject-loopback']));
   });
 
   it.each([1, 2] as const)('major %i: a reject routed over an any_failed edge fails the gate, runs on-reject, skips on-accept, and completes the run', async (major) => {
@@ -113,6 +114,42 @@ describe('approval reject disposition (RFC 0223) under majors 1 and 2', () => {
     expect(evs.find((e) => e.type === 'run.failed')?.payload).toMatchObject({ failedNodeId: 'gate', error: expect.objectContaining({ code: major === 1 ? 'approval_denied' : 'approval_rejected' }) });
     // Closed: a late resolve finds nothing to decide.
     expect((await at(major, 'POST', `/runs/${idAt(major, runId)}/interrupts/gate`, { resumeValue: { action: 'accept' } })).status).toBeGreaterThanOrEqual(400);
+  });
+
+  it.each([1, 2] as const)('major %i: a gate looped back to itself through revise is asked again under a new key, twice, and an accept ends the loop', async (major) => {
+    const runId = await create(major, 'conformance-approval-reject-loopback');
+    const requests = async () => (await events(major, runId)).filter((e) => e.type === 'interrupt.requested' && e.nodeId === 'gate');
+    const waitRequests = async (n: number) => {
+      for (let i = 0; i < 200 && (await requests()).length < n; i++) await new Promise((r) => setTimeout(r, 50));
+      await waitForStatus(t, key, runId, ['waiting-approval']);
+      return requests();
+    };
+    await waitRequests(1);
+    await reject(major, runId);
+    // Twice round the loop: revise (completed once) runs again on the second reject.
+    await waitRequests(2);
+    await reject(major, runId);
+    const asked = await waitRequests(3);
+    expect(new Set(asked.map((e) => e.payload.key)).size).toBe(3);
+    expect(new Set(asked.map((e) => e.payload.interruptId)).size).toBe(3);
+    let evs = await events(major, runId);
+    // Only the caller's two resolves: the first rejection is not replayed as the second visit's answer.
+    expect(evs.filter((e) => e.type === 'interrupt.resolved')).toHaveLength(2);
+    expect(evs.filter((e) => e.type === 'node.completed' && e.payload.nodeId === 'revise')).toHaveLength(2);
+    expect(evs.filter((e) => e.type === 'node.failed' && e.payload.nodeId === 'gate')).toHaveLength(2);
+    expect((await at(major, 'POST', `/runs/${idAt(major, runId)}/interrupts/gate`, { resumeValue: { action: 'accept' } })).status).toBe(200);
+    expect((await waitForStatus(t, key, runId, ['completed', 'failed'])).status).toBe('completed');
+    evs = await events(major, runId);
+    expect(evs.filter((e) => e.type === 'node.completed' && e.payload.nodeId === 'gate')).toHaveLength(1);
+    expect(evs.filter((e) => e.type === 'node.started' && e.payload.nodeId === 'revise')).toHaveLength(2);
+  });
+
+  it('refuses a cycle that no failure-admitting edge breaks', async () => {
+    const { parseDefinition } = await import('../../src/capabilities/runs/workflow-definition');
+    const nodes = [{ id: 'a', typeId: 'core.noop' }, { id: 'b', typeId: 'core.noop' }];
+    expect(parseDefinition('w', { nodes, edges: [{ from: 'a', to: 'b', triggerRule: 'any_success' }, { from: 'b', to: 'a', triggerRule: 'any_success' }] }).problems[0].message).toMatch(/cycle/);
+    expect(parseDefinition('w', { nodes, edges: [{ from: 'a', to: 'b', triggerRule: 'any_failed' }, { from: 'b', to: 'a', triggerRule: 'any_success' }] }).problems).toEqual([]);
+    expect(parseDefinition('w', { nodes, edges: [{ from: 'a', to: 'b', triggerRule: 'sometimes' }] }).problems[0]).toEqual({ path: '/dag/edges/0/triggerRule', message: expect.stringMatching(/any_failed/) });
   });
 
   it.each([1, 2] as const)('major %i: a majority reject decides the quorum gate on the second reject of three', async (major) => {

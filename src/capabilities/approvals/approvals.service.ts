@@ -200,37 +200,34 @@ export class ApprovalsService implements OnApplicationBootstrap, OnApplicationSh
         expiresAt: new Date(expires),
       }),
     );
-    await this.events.append(
-      scopeOf(gate),
-      HOST_STREAM,
-      'interrupt.requested',
-      {
-        kind,
-        key: `${req.subjectKind}:${req.subjectId}:${gate.id}`,
-        timeoutMs,
-        ...(req.runStep ? { runId: req.runStep.runId, nodeId: req.runStep.nodeId, interruptId: gate.id } : {}),
-        ...(req.interrupt?.resumeSchema ? { resumeSchema: req.interrupt.resumeSchema } : {}),
-        data:
-          kind === 'approval'
-            ? {
-                artifactId: req.subjectId,
-                artifactType: req.artifactType,
-                title: req.title,
-                actions: ['accept', 'reject'],
-                requiredApprovals: quorum,
-                rejectionPolicy,
-                ...(Array.isArray(req.interrupt?.data?.approversList) ? { approversList: req.interrupt.data.approversList } : {}),
-                ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
-                gateId: gate.id,
-                requiredScope,
-                ...(requiredRole ? { requiredRole } : {}),
-                quorum,
-              }
-            : // ClarificationData / ExternalEventData exactly (the gate is named by interruptId).
-              { ...(req.interrupt?.data ?? {}) },
-      },
-      { manager: m, correlationId: req.subjectId },
-    );
+    const requested = {
+      kind,
+      key: `${req.subjectKind}:${req.subjectId}:${gate.id}`,
+      timeoutMs,
+      ...(req.runStep ? { runId: req.runStep.runId, nodeId: req.runStep.nodeId, interruptId: gate.id } : {}),
+      ...(req.interrupt?.resumeSchema ? { resumeSchema: req.interrupt.resumeSchema } : {}),
+      data:
+        kind === 'approval'
+          ? {
+              artifactId: req.subjectId,
+              artifactType: req.artifactType,
+              title: req.title,
+              actions: ['accept', 'reject'],
+              requiredApprovals: quorum,
+              rejectionPolicy,
+              ...(Array.isArray(req.interrupt?.data?.approversList) ? { approversList: req.interrupt.data.approversList } : {}),
+              ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
+              gateId: gate.id,
+              requiredScope,
+              ...(requiredRole ? { requiredRole } : {}),
+              quorum,
+            }
+          : // ClarificationData / ExternalEventData exactly (the gate is named by interruptId).
+            { ...(req.interrupt?.data ?? {}) },
+    };
+    // The host's feed and a run step's own log (each visit of a node its own key, so a gate asked again is announced again).
+    const streams = [HOST_STREAM, ...(req.runStep ? [req.runStep.runId] : [])];
+    await this.events.appendMany(streams.map((streamId) => ({ scope: scopeOf(gate), streamId, type: 'interrupt.requested', payload: requested, correlationId: req.subjectId, ...(streamId !== HOST_STREAM ? { nodeId: req.runStep!.nodeId } : {}) })), { manager: m });
     this.expiry.schedule(gate.id, timeoutMs, this.settings.sweepIntervalMs);
     return gate;
   }

@@ -1,5 +1,4 @@
-import { TRIGGER_RULES, TriggerRule } from './engine/edge-rules';
-
+import { admitsFailure, TRIGGER_RULES, TriggerRule } from './engine/edge-rules';
 import { CompensationDeclaration, CompensationPolicy, compensationPolicy, nodeCompensation } from './compensation/compensation-declaration';
 
 /**
@@ -51,7 +50,8 @@ function splitEndpoint(ref: string, ids: Set<string>): { node: string; port?: st
 }
 
 /**
- * Parses and checks a chain's `dag`: unique node ids, edges between existing nodes, no cycle, no
+ * Parses and checks a chain's `dag`: unique node ids, edges between existing nodes, no cycle (but a loop through an
+ * edge admitting a failed source, edge-rules.ts), no
  * edge `condition` (the engine does not evaluate conditions, so it refuses them instead of
  * ignoring them). Returns the definition with its nodes in a topological order.
  */
@@ -90,8 +90,10 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
   });
   const policy = compensationPolicy(dag.settings, problems);
   if (problems.length) return { problems };
-  const order = topologicalOrder(nodes, edges);
-  if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle' }] };
+  // A loop is run only when it goes through an edge that admits a failed source (a rejected gate routed back to be
+  // asked again): ordered without those edges. Any other cycle is refused.
+  const order = topologicalOrder(nodes, edges) ?? topologicalOrder(nodes, edges.filter((e) => !admitsFailure(e.triggerRule)));
+  if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle that no any_failed or all_complete edge breaks' }] };
   const variables = Array.isArray(dag.variables) ? dag.variables.filter(isObject) : [];
   return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}), ...(policy ? { compensationPolicy: policy } : {}) }, problems: [] };
 }

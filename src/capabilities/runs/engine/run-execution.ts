@@ -193,8 +193,8 @@ export class RunExecution {
             break;
           }
           this.nodeExecutions++;
-          this.routing.visit(n);
-          inflight.set(n.id, this.trace.node(n, () => this.launch(n)));
+          const again = this.routing.visit(n);
+          inflight.set(n.id, this.trace.node(n, () => this.launch(n, again)));
         }
       }
       if (!inflight.size) break;
@@ -277,7 +277,8 @@ export class RunExecution {
     this.nodeAbort.abort();
   }
 
-  private async launch(n: DagNode): Promise<NodeOutcome> {
+  /** `again`: a new execution of a node that ran before (a loop): its in-flight marker is written first, over its last row. */
+  private async launch(n: DagNode, again = false): Promise<NodeOutcome> {
     const ex = this.d.executors.get(n.typeId) as RegisteredExecutor;
     const prior = this.state.get(n.id);
     const attempt = prior ? prior.attempt + (prior.status === 'running' ? 1 : 0) : 0;
@@ -292,7 +293,7 @@ export class RunExecution {
       // `completed`); a side-effecting node's is written before it starts, so a replica taking over
       // knows it may have had effects.
       this.writer.write({ nodeId: n.id, typeId: n.typeId, status: 'running', attempt });
-      if (!base.safe) await this.flush({ current: n.id });
+      if (!base.safe || again) await this.flush({ current: n.id });
       if (this.replay && policy !== 'deterministic') {
         // A replay never repeats an effect or asks a human again: the source's recorded outcome, or fail closed.
         const outputs = await this.replay.outputs(n.id, policy);

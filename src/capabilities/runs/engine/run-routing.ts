@@ -61,13 +61,15 @@ export class RunRouting {
   }
 
   /** A node starts: again in a loop, as a new execution (its last outputs and decided gate are not its answer). */
-  visit(n: DagNode): void {
+  visit(n: DagNode): boolean {
     const s = this.book.state.get(n.id);
-    if (this.revisit(n.id) && s) {
+    const again = this.revisit(n.id);
+    if (again && s) {
       this.book.state.set(n.id, { ...s, gateId: null });
       this.book.outputs.delete(n.id);
     }
     this.start(n.id);
+    return again;
   }
 
   /** Skips a node (`node.skipped`, its row skipped): it settles as skipped for the nodes after it. */

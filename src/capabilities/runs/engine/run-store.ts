@@ -304,7 +304,7 @@ function flushSql(fair: boolean): string {
     WHERE v."run_id" IN (SELECT "id" FROM f)
     ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
       "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
-    WHERE "run_node"."status" <> 'completed' RETURNING 1
+    WHERE "run_node"."status" <> 'completed' OR EXCLUDED."status" = 'running' RETURNING 1
   ),
   ${eventCtes.join(',\n  ')},
   -- A follower on another replica (run.followed_until) is notified by this very statement; nobody else is.
@@ -319,7 +319,7 @@ function flushSql(fair: boolean): string {
     -- On the first run's row only (the rows are many, the claimed runs and the written events one list each).
     CASE WHEN u."id" = ($7::uuid[])[1] THEN (SELECT coalesce(json_agg(claimed), '[]'::json) FROM claimed) END AS "claimed",
     CASE WHEN u."id" = ($7::uuid[])[1] THEN (SELECT json_agg(json_build_array(w."id", w."sequence", floor(extract(epoch FROM w."created_at") * 1000)::bigint)) FROM written w) END AS "written",
-    -- A node row that was already completed leaves \`nodes\` short: divide by zero to abort the statement.
+    -- A node row that was already completed (and is not started again, a loop's new execution) leaves \`nodes\` short: divide by zero to abort the statement.
     1 / (CASE WHEN (SELECT count(*) FROM nodes) = (SELECT coalesce(sum(f2."nodes"), 0) FROM f f2) THEN 1 ELSE 0 END) AS "guard"
   FROM u LEFT JOIN f ON f."id" = u."id"`;
 }

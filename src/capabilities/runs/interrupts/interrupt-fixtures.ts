@@ -30,6 +30,20 @@ export const INTERRUPT_FIXTURES: Record<string, Record<string, unknown>> = {
   'conformance-approval-timeout': {
     nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (timeout)', requiredApprovals: 1, timeoutMs: 1500 } }],
   },
+  // A rejected gate routed back to itself through `revise` (a loop only a failure closes): asked again, with a new
+  // interrupt and key; the first rejection is not its answer.
+  'conformance-approval-reject-loopback': {
+    nodes: [
+      { id: 'start', typeId: 'core.noop', config: {} },
+      { id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (reject loops back)', requiredApprovals: 1 } },
+      { id: 'revise', typeId: 'core.noop', config: {} },
+    ],
+    edges: [
+      { from: 'start', to: 'gate', triggerRule: 'any_success' },
+      { from: 'gate', to: 'revise', triggerRule: 'any_failed' },
+      { from: 'revise', to: 'gate', triggerRule: 'any_success' },
+    ],
+  },
   'conformance-approval-timeout-approve': {
     nodes: [{ id: 'gate', typeId: 'core.approval', config: { title: 'Conformance approval (timeout, onTimeout approve)', requiredApprovals: 1, timeoutMs: 1500, onTimeout: 'approve' } }],
   },
