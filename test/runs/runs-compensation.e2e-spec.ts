@@ -19,7 +19,7 @@ describe('runs: RFC 0151 compensation', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true' } });
-    key = await t.key({ scopes: ['runs:create', 'runs:read'] });
+    key = await t.key({ scopes: ['runs:create', 'runs:read', 'runs:cancel'] });
     other = await t.key({ tenant: 'compensation-other', scopes: ['runs:create', 'runs:read'] });
   });
 
@@ -62,6 +62,21 @@ describe('runs: RFC 0151 compensation', () => {
     const types = events.map((e) => e.type).filter((x) => x.startsWith('compensation.'));
     expect(types).toEqual(['compensation.requested', 'compensation.started', 'compensation.completed']);
     expect((await t.http('GET', `/v1/runs/${r.body.runId}`, { token: key })).body).toEqual(expect.objectContaining({ status: 'failed', compensationStatus: 'completed' }));
+  });
+
+  it('a cancel accepted after a committed effect unwinds it (trigger run-cancel)', async () => {
+    const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'conformance-compensation-cancel' } });
+    const until = Date.now() + 20_000;
+    while ((await t.http('GET', `/v1/runs/${r.body.runId}`, { token: key })).body.nodeStates?.a?.status !== 'completed') {
+      if (Date.now() > until) throw new Error('the charge did not complete');
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect((await t.http('POST', `/v1/runs/${r.body.runId}/cancel`, { token: key })).status).toBeLessThan(300);
+    await waitForStatus(t, key, r.body.runId, ['cancelled']);
+    const plan = await waitForPlan(t, r.body.runId);
+    expect([plan.trigger, plan.status, plan.entries.map((e) => e.nodeId)]).toEqual(['run-cancel', 'completed', ['a']]);
+    const types = (await runEvents(t, key, r.body.runId)).map((e) => e.type).filter((x) => x.startsWith('compensation.') || x === 'run.cancelled');
+    expect(types).toEqual(['compensation.requested', 'run.cancelled', 'compensation.started', 'compensation.completed']);
   });
 
   it('retries an inverse action under one identity: three attempts, one downstream key', async () => {

@@ -9,6 +9,7 @@
  * attempts (a run input), so retries of one obligation can be driven.
  * `conformance-compensation-parallel`: charges a, b, c declared in that order run side by side and
  * complete b, c, a (their delays) before the failing node: the unwind follows completion, not declaration.
+ * `conformance-compensation-cancel`: a charge, then a long wait; cancelling the run (trigger `run-cancel`) refunds it.
  */
 export const COMPENSATION_MAX_NODES = 5;
 export const INVERSE_MAX_ATTEMPTS = 3;
@@ -62,5 +63,10 @@ export const COMPENSATION_FIXTURES: Record<string, Record<string, unknown>> = {
     settings: { compensation: { triggers: ['node-failure'], retry: { maxAttempts: 2, backoffMs: 0 } } },
     nodes: [parallelCharge('a', 400), parallelCharge('b', 0), parallelCharge('c', 200), { id: 'fail', typeId: 'core.fail', config: { code: 'conformance_forward_failure' } }],
     edges: [{ from: 'a', to: 'fail' }, { from: 'b', to: 'fail' }, { from: 'c', to: 'fail' }],
+  },
+  'conformance-compensation-cancel': {
+    settings: { compensation: { triggers: ['run-cancel'], onParentCancel: 'continue' } },
+    nodes: [parallelCharge('a', 0), { id: 'wait', typeId: 'core.delay', config: { ms: 60_000 } }],
+    edges: [{ from: 'a', to: 'wait' }],
   },
 };
