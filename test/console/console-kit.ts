@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import pixelmatch from 'pixelmatch';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { PNG } from 'pngjs';
 import { buildConsole, launchChromium, RunningBrowser, SCREENSHOT_DIR } from '../support/browser';
 import type { TestApp } from '../support/test-app';
 
@@ -81,6 +83,41 @@ export async function expectPages(page: Page, expected: string[]): Promise<void>
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** The committed screenshots the console's pages are compared with (test/console/baselines/<name>.png). */
+export const BASELINE_DIR = path.join(__dirname, 'baselines');
+/** Share of a screenshot's pixels that may differ from its baseline (text anti-aliasing) before it counts as changed. */
+const TOLERANCE = 0.002;
+
+/**
+ * Compares the full page with its committed baseline: same size, and at most 0.2 % of the pixels differing beyond
+ * pixelmatch's colour threshold. What changes from run to run (run ids, times, durations: `mask`) is painted over
+ * in both. With OPENWOP_UPDATE_SCREENSHOTS=1 the baseline is (re)written instead: review it before committing it.
+ * A failure writes the screenshot and a diff image beside the other screenshots (test/.tmp/console-screenshots).
+ */
+export async function expectScreenshot(page: Page, name: string, mask: Locator[] = []): Promise<void> {
+  const png = await page.screenshot({ fullPage: true, animations: 'disabled', caret: 'hide', mask, maskColor: '#ff00ff' });
+  fs.writeFileSync(path.join(SCREENSHOT_DIR, `${name}.png`), png);
+  const file = path.join(BASELINE_DIR, `${name}.png`);
+  if (process.env.OPENWOP_UPDATE_SCREENSHOTS === '1') {
+    fs.mkdirSync(BASELINE_DIR, { recursive: true });
+    fs.writeFileSync(file, png);
+    return;
+  }
+  if (!fs.existsSync(file)) throw new Error(`screenshot "${name}" has no baseline (${path.relative(process.cwd(), file)}): record it with OPENWOP_UPDATE_SCREENSHOTS=1, look at it, commit it`);
+  const actual = PNG.sync.read(png);
+  const expected = PNG.sync.read(fs.readFileSync(file));
+  if (actual.width !== expected.width || actual.height !== expected.height) {
+    throw new Error(`screenshot "${name}" is ${actual.width}×${actual.height} px, its baseline ${expected.width}×${expected.height} px (test/.tmp/console-screenshots/${name}.png)`);
+  }
+  const diff = new PNG({ width: actual.width, height: actual.height });
+  const differing = pixelmatch(actual.data, expected.data, diff.data, actual.width, actual.height, { threshold: 0.1 });
+  const share = differing / (actual.width * actual.height);
+  if (share > TOLERANCE) {
+    fs.writeFileSync(path.join(SCREENSHOT_DIR, `${name}.diff.png`), PNG.sync.write(diff));
+    throw new Error(`screenshot "${name}" differs from its baseline in ${differing} pixels (${(share * 100).toFixed(2)} %, allowed ${TOLERANCE * 100} %): see test/.tmp/console-screenshots/${name}.diff.png`);
+  }
 }
 
 /** axe-core in the page: no serious or critical violation. */
