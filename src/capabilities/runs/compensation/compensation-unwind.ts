@@ -17,6 +17,8 @@ export interface UnwindDeps {
   events: Pick<EventLogService, 'appendBatch' | 'wake'>;
   executors: Pick<NodeExecutorRegistry, 'get'>;
   owner: string;
+  /** Aborted when the host stops: the unwind stops where it is, hands its lease back, and a replica resumes it. */
+  signal?: AbortSignal;
 }
 
 /** The run's principal, as the forward nodes ran under it (the plan's tenant and workspace). */
@@ -68,12 +70,14 @@ export async function executePlan(d: UnwindDeps, plan: Plan, run: RunPrincipal):
   for (const entry of [...plan.entries].sort((a, b) => a.position - b.position)) {
     if (TERMINAL_ENTRY.has(entry.status)) continue;
     if (entry.status === 'held') break;
+    if (d.signal?.aborted) return stop(d, plan);
     const first = plan.status === 'pending';
     plan.status = 'running';
     entry.status = 'running';
     await commitPlan(d, plan, first ? [{ type: 'compensation.started', payload: { ...base(plan, entry), attempt: entry.attempts + 1 } }] : [], lease);
-    const held = await attemptEntry(d, plan, entry, run);
-    if (held) return plan;
+    const outcome = await attemptEntry(d, plan, entry, run);
+    if (outcome === 'held') return plan;
+    if (outcome === 'stopped') return stop(d, plan);
   }
   const settled = foldSettled(plan.entries);
   plan.status = settled;
@@ -81,11 +85,18 @@ export async function executePlan(d: UnwindDeps, plan: Plan, run: RunPrincipal):
   return plan;
 }
 
-/** Attempts one inverse action under its bounds; true when it ended held for an operator. */
-async function attemptEntry(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: RunPrincipal): Promise<boolean> {
+/** The host stops: the plan stays as recorded (an action in flight stays in flight) and its lease is handed back. */
+async function stop(d: UnwindDeps, plan: Plan): Promise<Plan> {
+  await commitPlan(d, plan, [], { release: true });
+  return plan;
+}
+
+/** Attempts one inverse action under its bounds: done (completed or failed), held for an operator, or stopped with the host. */
+async function attemptEntry(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: RunPrincipal): Promise<'done' | 'held' | 'stopped'> {
   const timeoutMs = entry.timeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
   const lease = { owner: d.owner, leaseMs: timeoutMs + UNWIND_LEASE_MS };
   while (entry.attempts < entry.attemptBudget) {
+    if (d.signal?.aborted) return 'stopped';
     const attempt = entry.attempts;
     entry.attempts += 1;
     await commitPlan(d, plan, [], lease);
@@ -96,15 +107,18 @@ async function attemptEntry(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: Ru
       entry.status = 'completed';
       delete entry.lastError;
       await commitPlan(d, plan, [], lease);
-      return false;
+      return 'done';
     } catch (e) {
       if (e instanceof PlanChanged) throw e;
       entry.downstreamKeys.push(...keys);
+      // Stopped by the host, not failed: the attempt stays in flight and is presented again on resume.
+      if (d.signal?.aborted) return 'stopped';
       const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'inverse_action_failed';
       entry.lastError = { code, message: String((e as Error).message ?? e).slice(0, 500) };
       if (entry.attempts < entry.attemptBudget) {
         await commitPlan(d, plan, [], lease);
-        if (entry.retry.backoffMs) await new Promise((r) => setTimeout(r, entry.retry.backoffMs));
+        if (entry.retry.backoffMs) await pause(entry.retry.backoffMs, d.signal);
+        if (d.signal?.aborted) return 'stopped';
       }
     }
   }
@@ -115,11 +129,19 @@ async function attemptEntry(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: Ru
     plan.status = 'manual';
     events.push({ type: 'compensation.manual_intervention_required', payload: { ...base(plan, entry), reason: 'retries-exhausted' } });
     await commitPlan(d, plan, events, { release: true });
-    return true;
+    return 'held';
   }
   entry.status = 'failed';
   await commitPlan(d, plan, events, lease);
-  return false;
+  return 'done';
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const stopped = () => (clearTimeout(t), resolve());
+    const t = setTimeout(() => (signal?.removeEventListener('abort', stopped), resolve()), ms);
+    signal?.addEventListener('abort', stopped, { once: true });
+  });
 }
 
 /** One attempt: the inverse node type executed with the recorded input, its effects keyed by the action's identity. */
@@ -128,11 +150,15 @@ async function invoke(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: RunPrinc
   if (!ex) throw Object.assign(new Error(`No executor serves ${entry.nodeTypeId}.`), { code: 'unknown_node_type' });
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
+  let stopping: (() => void) | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       abort.abort();
       reject(Object.assign(new Error(`The inverse action did not finish within ${timeoutMs} ms.`), { code: 'inverse_action_timeout' }));
     }, timeoutMs);
+    // The host stopping ends the attempt at once (the executor sees its signal aborted).
+    stopping = () => (abort.abort(), reject(Object.assign(new Error('The host is stopping.'), { code: 'host_stopping' })));
+    d.signal?.addEventListener('abort', stopping, { once: true });
   });
   const scope = { tenant: plan.tenant, workspace: plan.workspace ?? undefined };
   let effects = 0;
@@ -164,5 +190,6 @@ async function invoke(d: UnwindDeps, plan: Plan, entry: PlanEntry, run: RunPrinc
     await Promise.race([ex.provider.execute(ctx), timedOut]);
   } finally {
     clearTimeout(timer);
+    if (stopping) d.signal?.removeEventListener('abort', stopping);
   }
 }

@@ -52,6 +52,7 @@ export class CompensationService implements OnModuleInit, OnApplicationBootstrap
   private readonly active = new Set<Promise<unknown>>();
   private ticker?: LocalTaskHandle;
   private stopped = false;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly ds: DataSource,
@@ -64,7 +65,7 @@ export class CompensationService implements OnModuleInit, OnApplicationBootstrap
     executors: NodeExecutorRegistry,
     @Inject(RUNS_SETTINGS) settings: RunsSettings,
   ) {
-    this.deps = { ds, events, executors, owner: leaseOwnerId(settings.instanceId) };
+    this.deps = { ds, events, executors, owner: leaseOwnerId(settings.instanceId), signal: this.stopping.signal };
   }
 
   onModuleInit(): void {
@@ -80,6 +81,8 @@ export class CompensationService implements OnModuleInit, OnApplicationBootstrap
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    // Unwinds stop where they are and hand their leases back; another replica (or the next start) resumes them.
+    this.stopping.abort();
     await this.ticker?.stop();
     await Promise.allSettled([...this.active]);
   }
