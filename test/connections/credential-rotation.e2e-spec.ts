@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { connectionsRetirePrevious, connectionsRotateCredential } from '../../src/cli/connections.cli';
+import { sink } from '../support/sink';
 import { createTestApp, TestApp } from '../support/test-app';
 import { ConnectionsService, CredentialRejectedError } from '../../src/capabilities/connections/connections/connections.service';
 
@@ -11,10 +12,6 @@ const OLD = `sk-old-${randomBytes(12).toString('hex')}`;
 const NEW = `sk-new-${randomBytes(12).toString('hex')}`;
 const NEWER = `sk-newer-${randomBytes(12).toString('hex')}`;
 const HOST = 'graph.facebook.com';
-const sink = () => {
-  let buf = '';
-  return { write: (c: string) => ((buf += c), true), text: () => buf } as unknown as NodeJS.WritableStream & { text(): string };
-};
 
 /**
  * Two-key-overlap rotation of connection credentials (RFC 0046 §D): after a rotation the replaced
