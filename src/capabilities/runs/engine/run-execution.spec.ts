@@ -97,7 +97,7 @@ function setup(nodes: Array<[string, Step?]>, edges: Array<[string, string]>, co
   };
   const deps: ExecutionDeps = {
     store,
-    events: { append: jest.fn(), wake: jest.fn(), publish: jest.fn(), closeLocalStream: jest.fn() },
+    events: { append: jest.fn(), wake: jest.fn(), publish: jest.fn(), closeLocalStream: jest.fn(), read: jest.fn() },
     executors: { get: (typeId: string) => (typeId === 'test.step' ? executor : undefined) },
     approvals: { open: jest.fn(), stateOf: jest.fn(async () => undefined) },
     settings: { leaseMs: 30_000, nodeConcurrency: 4, limits: { maxRunDurationMs: 60_000, maxLoopIterations: 100, maxBudgetCostUsd: 100 } },

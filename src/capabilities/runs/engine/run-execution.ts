@@ -77,7 +77,7 @@ export class RunExecution {
     this.costUsd = row.cost_usd;
     this.firstStart = row.status === 'pending';
     if (row.started_at) this.startedAtMs = new Date(row.started_at).getTime();
-    this.replay = ReplaySource.of(row, d.store);
+    this.replay = ReplaySource.of(row, d.events);
   }
 
   /** `{durationMs}` of an event, or nothing in a replay (its events must not depend on the wall clock). */

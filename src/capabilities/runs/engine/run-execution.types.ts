@@ -49,7 +49,7 @@ export interface RunLeaseInfo {
 /** What an execution uses of the engine that started it. */
 export interface ExecutionDeps {
   store: RunStore;
-  events: Pick<EventLogService, 'append' | 'wake' | 'publish' | 'closeLocalStream'>;
+  events: Pick<EventLogService, 'append' | 'wake' | 'publish' | 'closeLocalStream' | 'read'>;
   executors: Pick<NodeExecutorRegistry, 'get'>;
   approvals: Pick<ApprovalsService, 'open' | 'stateOf'>;
   settings: Pick<RunsSettings, 'leaseMs' | 'nodeConcurrency' | 'limits'>;
