@@ -11,6 +11,7 @@ import { ROLES } from '../identity/scopes';
 import { PROTOCOL_SCHEMAS } from '../openapi/protocol-schemas';
 import { SCHEMAS_ROOT } from '../schemas/schema-registry';
 import { Advertiser, CapabilityAdvertiser } from './capability-advertiser';
+import { samlScimIssuers } from './v2-records/auth';
 import { v2Root } from './v2-root';
 import { PROJECT_ROOT } from '../project-root';
 
@@ -101,7 +102,7 @@ export class DiscoveryDocumentService {
 
   /** The v2 representation (OpenWOP-Version: 2): the closed root projected from the v1 document (v2-root.ts). */
   async v2Document(principal?: Principal, origin?: string): Promise<{ body: Record<string, unknown>; etag: string }> {
-    const root = v2Root((await this.document(principal)).body, { origin });
+    const root = v2Root((await this.document(principal)).body, { origin, identityLanes: samlScimIssuers(this.config.identity) });
     // While the test seams are on, the v2 seams profile is claimed as metadata (spec v2 §11: no family, no root profiles[]).
     if (this.config.testSeams) root.conformance = { seamsProfile: 'openwop-conformance-seams-v2' };
     const body = sortKeys(root) as Record<string, unknown>;

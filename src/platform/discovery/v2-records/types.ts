@@ -9,6 +9,12 @@
 /** What a record needs beyond the v1 document: the origin the host answers at (some records name absolute URLs). */
 export interface V2Context {
   origin?: string;
+  /**
+   * The trust roots of the SAML and SCIM lanes, which the v1 document names only by profile
+   * (`auth.profiles`): each configured SAML provider's entityID, and the entityID each SCIM
+   * connection is bound to (`samlScimIssuers` in auth.ts).
+   */
+  identityLanes?: { saml: string[]; scim: string[] };
 }
 
 export interface V2FamilyRecord {
