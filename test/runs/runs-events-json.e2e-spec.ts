@@ -20,11 +20,15 @@ describe('runs: the events of a run as JSON', () => {
     await t?.close();
   });
 
-  it('answers {events} with the events the stream mode admits, without following', async () => {
+  it('answers {events}: the whole log as the long poll reads it, or what a named stream mode admits, without following', async () => {
     const res = await t.http('GET', `/v1/runs/${runId}/events`, { token: key, headers: { accept: 'application/json' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body.events.map((e: { type: string }) => e.type)).toEqual(['run.started', 'node.completed', 'node.completed', 'run.completed']);
+    const poll = await t.http('GET', `/v1/runs/${runId}/events/poll?lastSequence=0`, { token: key });
+    expect(res.body.events).toEqual(poll.body.events);
+    expect(res.body.events.map((e: { type: string }) => e.type)).toContain('node.started');
+    const updates = await t.http('GET', `/v1/runs/${runId}/events?streamMode=updates`, { token: key, headers: { accept: 'application/json' } });
+    expect(updates.body.events.map((e: { type: string }) => e.type)).toEqual(['run.started', 'node.completed', 'node.completed', 'run.completed']);
     const debug = await t.http('GET', `/v1/runs/${runId}/events?streamMode=debug&lastSequence=1`, { token: key, headers: { accept: 'application/json' } });
     expect(debug.body.events[0].sequence).toBe(2);
     expect(debug.body.events.map((e: { type: string }) => e.type)).toContain('node.started');

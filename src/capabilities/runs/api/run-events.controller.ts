@@ -52,8 +52,9 @@ export class RunEventsController {
    * sends `event: state.snapshot` frames (the RunSnapshot after each transition, a baseline first on
    * resume); `bufferMs` batches frames into `event: batch` (data: a JSON array, id: its highest
    * sequence). The stream ends after the terminal run event. With `Accept: application/json` (and
-   * not `text/event-stream`) the answer is `{events}` instead: the events logged so far that the
-   * stream mode admits (at most 1000 after `Last-Event-ID` / `lastSequence`), without following.
+   * not `text/event-stream`) the answer is `{events}` instead: the events logged so far (at most 1000 after
+   * `Last-Event-ID` / `lastSequence`), without following: every event, as the long poll answers them, or those a
+   * `streamMode` named in the request admits.
    */
   @Scopes('runs:read')
   @Get('/v1/runs/:runId/events')
@@ -95,7 +96,9 @@ export class RunEventsController {
     const render = (e: RunEventView): unknown => (v2 ? v2.event(e) : e);
     const rendered = opened.events.map(render);
     if (wantsJson(header(req, 'accept'))) {
-      await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify({ events: rendered.filter((_, i) => admits(modes, opened.events[i].type)) }));
+      // A read of the log, not a stream: the whole log as the long poll answers it, unless a stream mode is named.
+      const listed = q.streamMode === undefined ? rendered : rendered.filter((_, i) => admits(modes, opened.events[i].type));
+      await reply.status(200).type('application/json; charset=utf-8').send(JSON.stringify({ events: listed }));
       return;
     }
     const snap = { runId: opened.runId, status: opened.status };
