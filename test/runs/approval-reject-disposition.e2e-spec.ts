@@ -131,8 +131,10 @@ describe('approval reject disposition (RFC 0223) under majors 1 and 2', () => {
     await reject(major, runId);
     const asked = await waitRequests(3);
     expect(new Set(asked.map((e) => e.payload.key)).size).toBe(3);
-    expect(new Set(asked.map((e) => e.payload.interruptId)).size).toBe(3);
     let evs = await events(major, runId);
+    // A new interrupt each visit (node.suspended names it); the log's interrupt.requested is the InterruptPayload exactly.
+    expect(new Set(evs.filter((e) => e.type === 'node.suspended').map((e) => e.payload.interruptId)).size).toBe(3);
+    expect(Object.keys(asked[0].payload).sort()).toEqual(['data', 'key', 'kind', 'resumeSchema', 'timeoutMs']);
     // Only the caller's two resolves: the first rejection is not replayed as the second visit's answer.
     expect(evs.filter((e) => e.type === 'interrupt.resolved')).toHaveLength(2);
     expect(evs.filter((e) => e.type === 'node.completed' && e.payload.nodeId === 'revise')).toHaveLength(2);

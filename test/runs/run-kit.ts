@@ -62,6 +62,7 @@ const PAYLOAD_DEF: Record<string, string> = {
   'node.cancelled': 'nodeCancelled',
   'node.suspended': 'nodeSuspended',
   'node.resumed': 'nodeResumed',
+  'interrupt.requested': 'interruptRequested',
   'interrupt.resolved': 'interruptResolved',
   'cap.breached': 'capBreached',
   'agent.toolCalled': 'agentToolCalled',

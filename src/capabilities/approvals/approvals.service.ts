@@ -200,34 +200,35 @@ export class ApprovalsService implements OnApplicationBootstrap, OnApplicationSh
         expiresAt: new Date(expires),
       }),
     );
-    const requested = {
-      kind,
-      key: `${req.subjectKind}:${req.subjectId}:${gate.id}`,
-      timeoutMs,
-      ...(req.runStep ? { runId: req.runStep.runId, nodeId: req.runStep.nodeId, interruptId: gate.id } : {}),
-      ...(req.interrupt?.resumeSchema ? { resumeSchema: req.interrupt.resumeSchema } : {}),
-      data:
-        kind === 'approval'
-          ? {
-              artifactId: req.subjectId,
-              artifactType: req.artifactType,
-              title: req.title,
-              actions: ['accept', 'reject'],
-              requiredApprovals: quorum,
-              rejectionPolicy,
-              ...(Array.isArray(req.interrupt?.data?.approversList) ? { approversList: req.interrupt.data.approversList } : {}),
-              ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
-              gateId: gate.id,
-              requiredScope,
-              ...(requiredRole ? { requiredRole } : {}),
-              quorum,
-            }
-          : // ClarificationData / ExternalEventData exactly (the gate is named by interruptId).
-            { ...(req.interrupt?.data ?? {}) },
-    };
-    // The host's feed and a run step's own log (each visit of a node its own key, so a gate asked again is announced again).
-    const streams = [HOST_STREAM, ...(req.runStep ? [req.runStep.runId] : [])];
-    await this.events.appendMany(streams.map((streamId) => ({ scope: scopeOf(gate), streamId, type: 'interrupt.requested', payload: requested, correlationId: req.subjectId, ...(streamId !== HOST_STREAM ? { nodeId: req.runStep!.nodeId } : {}) })), { manager: m });
+    // ApprovalData / ClarificationData / ExternalEventData exactly (suspend-request.schema.json): what the run's own log
+    // carries. The host's feed adds the gate's identity and requirement (runId, nodeId, interruptId; gateId,
+    // requiredScope, requiredRole, quorum), as it always has.
+    const data =
+      kind === 'approval'
+        ? {
+            artifactId: req.subjectId,
+            artifactType: req.artifactType,
+            title: req.title,
+            actions: ['accept', 'reject'],
+            requiredApprovals: quorum,
+            rejectionPolicy,
+            ...(Array.isArray(req.interrupt?.data?.approversList) ? { approversList: req.interrupt.data.approversList } : {}),
+            ...(requiredRole ? { approverRoleRefs: [requiredRole] } : {}),
+          }
+        : { ...(req.interrupt?.data ?? {}) };
+    const key = `${req.subjectKind}:${req.subjectId}:${gate.id}`;
+    const schema = req.interrupt?.resumeSchema ? { resumeSchema: req.interrupt.resumeSchema } : {};
+    const requirement = kind === 'approval' ? { gateId: gate.id, requiredScope, ...(requiredRole ? { requiredRole } : {}), quorum } : {};
+    const ids = req.runStep ? { runId: req.runStep.runId, nodeId: req.runStep.nodeId, interruptId: gate.id } : {};
+    const scope = scopeOf(gate);
+    await this.events.appendMany(
+      [
+        { scope, streamId: HOST_STREAM, type: 'interrupt.requested', payload: { kind, key, timeoutMs, ...ids, ...schema, data: { ...data, ...requirement } }, correlationId: req.subjectId },
+        // Each visit of a run step its own key, so a gate asked again is announced again.
+        ...(req.runStep ? [{ scope, streamId: req.runStep.runId, type: 'interrupt.requested', payload: { kind, key, timeoutMs, ...schema, data }, correlationId: req.subjectId, nodeId: req.runStep.nodeId }] : []),
+      ],
+      { manager: m },
+    );
     this.expiry.schedule(gate.id, timeoutMs, this.settings.sweepIntervalMs);
     return gate;
   }
