@@ -6,6 +6,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { EventEntity } from './event.entities';
+import { jsonbOrder } from './jsonb-order';
 import { LocalTails } from './local-tails';
 import type { RunStreams } from './run-streams';
 import { scopeCondition } from '../tenancy/workspace-scope';
@@ -481,12 +482,16 @@ function viewOfRow(r: EventRowRead): RunEventView {
   return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity);
 }
 
+/**
+ * An event as served, read back or just written: its payload's keys in jsonb's order (jsonb-order.ts), the order the
+ * log served before payloads were stored as json text, whether the event comes from the database or from the writer.
+ */
 export function toView(e: EventEntity): RunEventView {
   const v: RunEventView = {
     eventId: e.id,
     runId: e.streamId,
     type: e.type,
-    payload: e.payload,
+    payload: jsonbOrder(e.payload),
     timestamp: new Date(e.createdAt).toISOString(),
     sequence: Number(e.sequence),
   };

@@ -31,7 +31,7 @@ export async function recentToolCalls(db: Db, q: { tenant: string; workspace?: s
     `SELECT coalesce("workspace", '') AS "workspace", "stream_id", "sequence", "payload"->>'toolId' AS "tool_id", "created_at"
      FROM "event"
      WHERE ${scopeCondition(q, params)} AND "type" = 'agent.toolCalled' AND "stream_id" <> $3
-       AND "created_at" > now() - ($1::int * interval '1 hour') AND "payload" ? 'toolId'
+       AND "created_at" > now() - ($1::int * interval '1 hour') AND ("payload"->>'toolId') IS NOT NULL
      ORDER BY "workspace", "stream_id", "sequence" LIMIT $2`,
     params,
   )) as Array<{ workspace: string; stream_id: string; sequence: string; tool_id: string; created_at: Date }>;
