@@ -194,7 +194,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
   it('a retention batch reads the head of the expiry index, its keepers probed per picked run', async () => {
     // Every seeded run finished within the last minute: with a window of 0 days all 50,000 are expired.
     const keep = [...t.app.get(RetentionService).runKeepers()];
-    expect(keep.map((k) => k.name).sort()).toEqual(['active goal iteration', 'pending approval gate']);
+    expect(keep.map((k) => k.name).sort()).toEqual(['active goal iteration', 'compensation', 'pending approval gate']);
     const statements: Captured[] = [];
     const picked = await t.ds
       .transaction(async (m) => {

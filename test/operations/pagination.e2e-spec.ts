@@ -49,6 +49,7 @@ const EXEMPT: Record<string, string> = {
   '/v1/runs/{runId}/debug-bundle': 'one run\'s debug bundle (debug-bundle.md): its events are that run\'s log, capped at 8 MB with an explicit truncation mark, not a list of resources',
   '/v1/dead-letters': 'cursor-paginated (limit, cursor, nextCursor); its items exist only once a run exhausted its retries, so it is exercised in test/runs/runs-dead-letters.e2e-spec.ts',
   '/v1/connections/{id}/oauth': 'at most two grants: the caller\'s own on the connection and the tenant\'s shared one',
+  '/v1/runs/{runId}/interrupts/{nodeId}/connect': 'one authorization URL for a credential interrupt (its `scopes` are the provider scopes asked for), not a list',
   '/v1/oauth/callback': 'the OAuth redirect back: one grant (its array is the grant\'s scopes), not a list',
   '/v1/audit/verify': 'one AuditVerifyResult (the protocol fixes its shape, closed); its range is fromSeq/toSeq, its checkpoints and anomalies are the verdict over that range',
 };
