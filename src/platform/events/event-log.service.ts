@@ -482,10 +482,7 @@ function viewOfRow(r: EventRowRead): RunEventView {
   return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity);
 }
 
-/**
- * An event as served, read back or just written: its payload's keys in jsonb's order (jsonb-order.ts), the order the
- * log served before payloads were stored as json text, whether the event comes from the database or from the writer.
- */
+/** An event as served (read back or just written), its payload's keys in jsonb's order as before (jsonb-order.ts). */
 export function toView(e: EventEntity): RunEventView {
   const v: RunEventView = {
     eventId: e.id,
