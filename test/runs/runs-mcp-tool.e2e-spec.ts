@@ -10,6 +10,8 @@ describe('runs: core.tool against a stdio MCP server', () => {
 
   beforeAll(async () => {
     t = await createTestApp({
+      // Starting the stdio server (a node process loading the MCP SDK) can take more than the default 5 s on a loaded machine.
+      env: { OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' },
       configFile: {
         tools: {
           mcpServers: [
