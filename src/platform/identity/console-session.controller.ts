@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { Public } from './decorators';
-import { ConsoleSessions, cookieOf, LOGIN_COOKIE, SESSION_COOKIE } from './console-session.service';
+import { ConsoleSessions, cookieOf, LOGIN_COOKIE, SESSION_COOKIE, sessionCookie } from './console-session.service';
 
 /**
  * The console's single sign-on endpoints (browser navigations, not protocol API, so kept out of the
@@ -35,7 +35,7 @@ export class ConsoleSessionController {
     try {
       if (error || !code || !state) throw new DomainError('unauthenticated', 401, error ? `The identity provider refused the sign-in (${error.slice(0, 64)}).` : 'The callback carries no code.');
       const { session, maxAgeS } = await this.sessions.complete(code, state, cookieOf(req.headers.cookie, LOGIN_COOKIE));
-      void reply.header('set-cookie', [clearLogin, `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${this.secure()}`]).header('cache-control', 'no-store');
+      void reply.header('set-cookie', [clearLogin, sessionCookie(session, maxAgeS, this.secure() !== '')]).header('cache-control', 'no-store');
       await reply.redirect('/console/#/runs', 302);
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
@@ -49,7 +49,7 @@ export class ConsoleSessionController {
   @Post('logout')
   async logout(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const endSession = await this.sessions.end(cookieOf(req.headers.cookie, SESSION_COOKIE));
-    void reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0${this.secure()}`).header('cache-control', 'no-store');
+    void reply.header('set-cookie', sessionCookie('', 0, this.secure() !== '')).header('cache-control', 'no-store');
     await reply.status(200).send({ signedOut: true, ...(endSession ? { endSessionUrl: endSession } : {}) });
   }
 

@@ -10,6 +10,11 @@ import { ScimDirectory } from './scim/scim-directory.service';
 import { TokenLanes } from './token-lanes';
 
 export const SESSION_COOKIE = 'openwop_session';
+
+/** The `Set-Cookie` value of a console session (HttpOnly, the whole host, `Secure` when served over https); an empty session clears it. */
+export function sessionCookie(session: string, maxAgeS: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeS}${secure ? '; Secure' : ''}`;
+}
 export const LOGIN_COOKIE = 'openwop_login';
 /** The header a cookie-authenticated API request must carry: a cross-site page cannot set it without a CORS preflight the host never grants (CSRF). */
 export const SESSION_HEADER = 'x-openwop-session';

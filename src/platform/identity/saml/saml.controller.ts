@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { DomainError } from '../../errors/domain-error';
-import { ConsoleSessions, SESSION_COOKIE } from '../console-session.service';
+import { ConsoleSessions, sessionCookie } from '../console-session.service';
 import { Public } from '../decorators';
 import { SamlSignIn } from './saml-sign-in.service';
 
@@ -33,11 +33,10 @@ export class SamlController {
 
   @Public()
   @Post('acs')
-  async acs(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
+  async acs(@Res() reply: FastifyReply, @Body() body: unknown): Promise<void> {
     const s = this.saml.settings;
     if (!s) return this.page(reply, 404, 'No such route.');
     const form = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    void req;
     try {
       const provider = typeof form.RelayState === 'string' ? s.idps.find((p) => p.id === form.RelayState) : undefined;
       if (!provider || typeof form.SAMLResponse !== 'string') throw new DomainError('unauthenticated', 401, 'The sign-in response names no identity provider this host trusts.');
@@ -47,8 +46,7 @@ export class SamlController {
         throw new DomainError(outcome.reason === 'no-role' || outcome.reason === 'deprovisioned' ? 'forbidden' : 'unauthenticated', outcome.reason === 'no-role' || outcome.reason === 'deprovisioned' ? 403 : 401, msg);
       }
       const session = await this.sessions.open(outcome.principal, `saml:${provider.id}`, s.sessionTtlS);
-      const secure = s.acsUrl.startsWith('https:') ? '; Secure' : '';
-      void reply.header('set-cookie', `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${s.sessionTtlS}${secure}`).header('cache-control', 'no-store');
+      void reply.header('set-cookie', sessionCookie(session, s.sessionTtlS, s.acsUrl.startsWith('https:'))).header('cache-control', 'no-store');
       await reply.redirect('/console/#/runs', 302);
     } catch (e) {
       if (!(e instanceof DomainError)) throw e;
