@@ -6,20 +6,18 @@
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { createScratchDatabase } from '../support/scratch-db';
+import { scratchDataSource } from '../support/scratch-db';
 
 describe('migration: approval voters', () => {
-  let db: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
   let ds: DataSource;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
-    ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
-    await ds.initialize();
+    scratch = await scratchDataSource();
+    ds = scratch.ds;
   });
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    await scratch?.close();
   });
 
   it('keys the votes of pending gates canonically and makes the key unique per gate', async () => {

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { LeanEventStore1765100070000 } from '../../migrations/1765100070000-lean-event-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { createScratchDatabase } from '../support/scratch-db';
+import { scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'LeanEventStore1765100070000';
 
@@ -40,17 +40,15 @@ const keyOf = async (ds: DataSource): Promise<string[]> =>
   )) as Array<{ name: string }>).map((r) => r.name);
 
 describe('the lean event store migration', () => {
-  let db: Awaited<ReturnType<typeof createScratchDatabase>>;
+  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
   let ds: DataSource;
 
   beforeAll(async () => {
-    db = await createScratchDatabase();
-    ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
-    await ds.initialize();
+    scratch = await scratchDataSource();
+    ds = scratch.ds;
   });
   afterAll(async () => {
-    await ds.destroy();
-    await db.drop();
+    await scratch?.close();
   });
 
   it('keeps every event, keys them by their stream and stores payloads as written', async () => {

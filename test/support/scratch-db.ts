@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 
 /** A fresh, empty database on the test server (for migration and drift tests). */
 export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -26,6 +27,20 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
       await d.connect();
       await d.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await d.end();
+    },
+  };
+}
+
+/** A fresh database with a data source opened on it (no entities: the migrations make the schema); `close` drops both. */
+export async function scratchDataSource(): Promise<{ ds: DataSource; close(): Promise<void> }> {
+  const db = await createScratchDatabase();
+  const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
+  await ds.initialize();
+  return {
+    ds,
+    async close() {
+      await ds.destroy();
+      await db.drop();
     },
   };
 }
