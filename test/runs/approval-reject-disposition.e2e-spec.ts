@@ -6,8 +6,8 @@
  * reads `interrupt.resolved {action, decision}`; major 1's payloads keep their recorded keys only. A gate looped back
  * to itself over a reject is asked again: a new interrupt under a new key, announced on the run's own log.
  */
-import { createTestApp, HttpResult, TestApp } from '../support/test-app';
-import { waitForStatus } from './run-kit';
+import { createTestApp, TestApp } from '../support/test-app';
+import { perMajor, waitForStatus } from './run-kit';
 
 type Ev = { type: string; nodeId?: string; sequence: number; payload: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -17,10 +17,7 @@ describe('approval reject disposition (RFC 0223) under majors 1 and 2', () => {
   const TENANT = 'default';
   const V2 = { 'openwop-version': '2.0' };
 
-  const at = (major: 1 | 2, method: string, op: string, body?: unknown): Promise<HttpResult> =>
-    major === 1 ? t.http(method, `/v1${op}`, { token: key, body }) : t.http(method, op, { token: key, body, headers: V2 });
-  const idAt = (major: 1 | 2, bare: string) => (major === 1 ? bare : `${TENANT}~2F${bare}`);
-  const bare = (id: string) => id.slice(id.lastIndexOf('/') + 1);
+  const { at, idAt, bare } = perMajor(() => t, () => key, TENANT);
   const create = async (major: 1 | 2, workflowId: string): Promise<string> => {
     const r = await at(major, 'POST', '/runs', { workflowId });
     expect([workflowId, r.status]).toEqual([workflowId, 201]);

@@ -1,6 +1,6 @@
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { SchemaRegistry } from '../../src/platform/schemas/schema-registry';
-import type { TestApp } from '../support/test-app';
+import type { HttpResult, TestApp } from '../support/test-app';
 
 export interface TestEvent {
   eventId: string;
@@ -104,4 +104,17 @@ export async function expectNoDoubleCompletion(t: TestApp): Promise<void> {
     `SELECT "stream_id", "node_id", count(*) AS n FROM "event" WHERE "type" = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`,
   )) as unknown[];
   expect(dup).toEqual([]);
+}
+
+/**
+ * Requests under either protocol major for one caller: `at(1, …)` is `/v1<op>` header-less, `at(2, …)` is `<op>` with
+ * `OpenWOP-Version: 2.0`; `idAt` names a run id as that major's paths do (bound to the tenant under major 2), `bare`
+ * takes a bound id back.
+ */
+export function perMajor(t: () => TestApp, token: () => string, tenant: string) {
+  const at = (major: 1 | 2, method: string, op: string, body?: unknown): Promise<HttpResult> =>
+    major === 1 ? t().http(method, `/v1${op}`, { token: token(), body }) : t().http(method, op, { token: token(), body, headers: { 'openwop-version': '2.0' } });
+  const idAt = (major: 1 | 2, bare: string) => (major === 1 ? bare : `${tenant}~2F${bare}`);
+  const bare = (id: string) => id.slice(id.lastIndexOf('/') + 1);
+  return { at, idAt, bare };
 }

@@ -4,8 +4,8 @@
  * other; the effect-seam manifest and a run's effect ledger read the same at both; a closed interrupt,
  * an approver list and a v2 token under a kid the host does not hold answer as each major says.
  */
-import { createTestApp, HttpResult, TestApp } from '../support/test-app';
-import { waitForStatus } from './run-kit';
+import { createTestApp, TestApp } from '../support/test-app';
+import { perMajor, waitForStatus } from './run-kit';
 
 describe('replay and interrupts under majors 1 and 2 (OPENWOP_PROTOCOL_MAJORS=1,2)', () => {
   let t: TestApp;
@@ -13,12 +13,7 @@ describe('replay and interrupts under majors 1 and 2 (OPENWOP_PROTOCOL_MAJORS=1,
   const TENANT = 'default';
   const V2 = { 'openwop-version': '2.0' };
 
-  /** One request under a major: `/v1<op>` header-less, or `<op>` with OpenWOP-Version: 2.0 (the run id bound to the tenant). */
-  const at = (major: 1 | 2, method: string, op: string, body?: unknown): Promise<HttpResult> =>
-    major === 1 ? t.http(method, `/v1${op}`, { token: key, body }) : t.http(method, op, { token: key, body, headers: V2 });
-  /** A run id as a major names it in a path. */
-  const idAt = (major: 1 | 2, bare: string) => (major === 1 ? bare : `${TENANT}~2F${bare}`);
-  const bare = (id: string) => id.slice(id.lastIndexOf('/') + 1);
+  const { at, idAt, bare } = perMajor(() => t, () => key, TENANT);
   const create = async (major: 1 | 2, workflowId: string): Promise<string> => {
     const r = await at(major, 'POST', '/runs', { workflowId });
     expect(r.status).toBe(201);
