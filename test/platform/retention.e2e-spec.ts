@@ -4,7 +4,8 @@
  * decisions); runs still going, recent ones, ones a pending gate names and ones an active goal
  * counts are kept; audit entries are never deleted; expired idempotency records older than
  * OPENWOP_IDEMPOTENCY_RETENTION_HOURS go; the sweep runs as a leased periodic task, in batches, and
- * logs its counts.
+ * logs its counts; it works a backlog off until it is empty or its time budget is spent, and a sweep
+ * the budget stopped brings the next one forward.
  */
 import { loadHostConfig } from '../../src/platform/config/host-config';
 import { EventLogService } from '../../src/platform/events/event-log.service';
@@ -67,7 +68,10 @@ describe('retention', () => {
   it('refuses retention settings below the floors', () => {
     expect(() => loadHostConfig({ OPENWOP_RUN_RETENTION_DAYS: '6' })).toThrow(/OPENWOP_RUN_RETENTION_DAYS must be between 7/);
     expect(() => loadHostConfig({ OPENWOP_IDEMPOTENCY_RETENTION_HOURS: '23' })).toThrow(/OPENWOP_IDEMPOTENCY_RETENTION_HOURS must be between 24/);
-    expect(loadHostConfig({}).retention).toEqual({ runDays: 30, idempotencyHours: 168 });
+    expect(loadHostConfig({}).retention).toEqual({ runDays: 30, idempotencyHours: 168, sweepBudgetMs: 300_000, sweepDutyPercent: 50, catchUpMs: 60_000 });
+    expect(() => loadHostConfig({ OPENWOP_RETENTION_SWEEP_BUDGET_MS: '999' })).toThrow(/OPENWOP_RETENTION_SWEEP_BUDGET_MS must be between 1000/);
+    expect(() => loadHostConfig({ OPENWOP_RETENTION_SWEEP_DUTY_PERCENT: '0' })).toThrow(/OPENWOP_RETENTION_SWEEP_DUTY_PERCENT must be between 1 and 100/);
+    expect(() => loadHostConfig({ OPENWOP_RETENTION_CATCH_UP_MS: '500' })).toThrow(/OPENWOP_RETENTION_CATCH_UP_MS must be between 1000/);
   });
 
   it('deletes old finished runs with all their rows and keeps every run it must keep, and the audit log', async () => {
@@ -112,6 +116,61 @@ describe('retention', () => {
     const counts = await t.app.get(RetentionService).sweep();
     expect(counts.runs).toBe(n);
     expect((await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = 'ret-bulk'`))[0].n).toBe(0);
+  });
+
+  /** `n` bare finished runs of `tenant`, finished `daysAgo` days ago (no rows of their own). */
+  const bulk = (tenant: string, n: number, daysAgo = 30) =>
+    t.ds.query(
+      `INSERT INTO "run" ("tenant", "kind", "status", "metadata", "created_at", "completed_at")
+       SELECT $1, 'workflow', 'completed', '{}'::jsonb, now() - make_interval(days => $3), now() - make_interval(days => $3) FROM generate_series(1, $2)`,
+      [tenant, n, daysAgo],
+    );
+  const remaining = async (tenant: string) => (await t.ds.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = $1`, [tenant]))[0].n as number;
+
+  it('works off a backlog larger than the 200 batches a sweep used to stop at, in one sweep within its budget, keepers still holding', async () => {
+    // 20,000 runs was the most one sweep deleted before (200 batches of 100).
+    const n = RETENTION_BATCH * 200 + 57;
+    await bulk('ret-huge', n);
+    const gated = await run('ret-huge', 'completed', 40, { pendingGate: true });
+    const counted = await run('ret-huge', 'completed', 40);
+    const [{ id: goal }] = (await t.ds.query(`INSERT INTO "goal" ("tenant", "objective", "state", "judge", "continuation_mode", "bounds", "created_at", "updated_at") VALUES ('ret-huge', 'o', 'active', 'host', 'manual', '{}'::jsonb, now(), now()) RETURNING "id"`)) as Array<{ id: string }>;
+    await t.ds.query(`INSERT INTO "goal_run" ("tenant", "goal_id", "run_id", "ordinal", "status", "recorded_at") VALUES ('ret-huge', $1, $2, 1, 'completed', now())`, [goal, counted]);
+    const budgetMs = 180_000;
+    // No pauses (a duty share of 100%), so the test takes the deleting time only.
+    const sweep = await t.app.get(RetentionService).sweep(undefined, { budgetMs, dutyPercent: 100 });
+    expect(sweep).toMatchObject({ runs: n, backlog: false });
+    expect(sweep.durationMs).toBeLessThan(budgetMs);
+    expect(await remaining('ret-huge')).toBe(2);
+    for (const id of [gated, counted]) expect(await left(id)).toEqual(ALL);
+  }, 240_000);
+
+  it('stops at its time budget with the backlog left, pausing for its duty share, and brings the next sweep forward', async () => {
+    // Its own replica: a 1 s budget of which 1% is spent deleting, so the pause after the first batch outlasts the budget.
+    const paced = await createTestApp({
+      database: t.databaseName,
+      env: { OPENWOP_RUN_RETENTION_DAYS: '10', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_RETENTION_SWEEP_BUDGET_MS: '1000', OPENWOP_RETENTION_SWEEP_DUTY_PERCENT: '1', OPENWOP_RETENTION_CATCH_UP_MS: '90000' },
+    });
+    try {
+      await bulk('ret-paced', RETENTION_BATCH * 5);
+      const sweep = await paced.app.get(RetentionService).sweep();
+      expect(sweep).toMatchObject({ runs: RETENTION_BATCH, backlog: true });
+      expect(sweep.durationMs).toBeGreaterThanOrEqual(990);
+      expect(await remaining('ret-paced')).toBe(RETENTION_BATCH * 4);
+      // As the periodic task: one more batch, and the next slot in 90 s rather than the hour.
+      const tasks = paced.app.get(PeriodicTaskService);
+      await tasks.trigger(RETENTION_TASK);
+      await tasks.tick();
+      expect(await remaining('ret-paced')).toBe(RETENTION_BATCH * 3);
+      const [row] = await t.ds.query(
+        `SELECT "last_error", "next_run_at" BETWEEN now() + interval '80 seconds' AND now() + interval '95 seconds' AS "soon" FROM "scheduled_task" WHERE "name" = $1`,
+        [RETENTION_TASK],
+      );
+      expect(row).toEqual({ last_error: null, soon: true });
+      // A sweep with no budget left to stop it empties the backlog and says so.
+      expect(await t.app.get(RetentionService).sweep()).toMatchObject({ runs: RETENTION_BATCH * 3, backlog: false });
+    } finally {
+      await paced.close();
+    }
   });
 
   it('deletes idempotency records past their retention, never one still answering replays or leased', async () => {

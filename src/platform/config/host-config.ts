@@ -17,6 +17,7 @@ import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from
 import { IDENTITY_ENV_SETTINGS, IdentitySettings, loadIdentitySettings } from './identity-settings';
 import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
 
+import { loadRetentionSettings, RETENTION_ENV_SETTINGS, RetentionConfig } from './retention-settings';
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
  * structured settings (lists of MCP servers, declared tools...) come from the JSON or YAML file named
@@ -99,10 +100,7 @@ export interface HostConfig {
 
 export type { AuditConfig } from './audit-settings';
 
-export interface RetentionConfig {
-  runDays: number;
-  idempotencyHours: number;
-}
+export type { RetentionConfig } from './retention-settings';
 
 /** Pool and timeouts of the database connections (a server's; the embedded engine uses what applies). */
 export interface DatabaseConfig {
@@ -231,8 +229,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
   { name: 'OPENWOP_HTTP_SEND_TIMEOUT_MS', default: '20000', description: 'A client that reads none of a pending response for this long is disconnected (its socket buffer stays full).' },
-  { name: 'OPENWOP_RUN_RETENTION_DAYS', default: '30', description: 'Runs finished (completed, failed or cancelled) longer ago than this many days are deleted with their node rows, events and invocation records (at least 7). The audit log is kept.' },
-  { name: 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', default: '168', description: 'Idempotency records (the stored answers of `Idempotency-Key` requests) older than this many hours are deleted (at least 24); a key reused after that is a new request.' },
+  ...RETENTION_ENV_SETTINGS,
   { name: 'OPENWOP_FORK_UNINSTALLED_CHAINS', default: 'refuse', description: 'A fork (`POST /v1/runs/{runId}:fork`) that would execute nodes of a chain no longer installed, or of a version of it no longer installed, is refused with 422 `workflow_not_installed`; `allow` lets it run the chain the source run recorded.' },
   { name: 'OPENWOP_ARTIFACT_MAX_BYTES', default: '10485760', description: 'Largest run artifact a node may store (`ctx.artifacts.put`, `core.artifact`), in bytes; a larger one fails the node with `artifact_too_large`.' },
   ...GRPC_ENV_SETTINGS,
@@ -444,10 +441,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     tracing: loadTracingConfig(env),
     otlpMetrics: loadOtlpMetricsConfig(env),
     audit: loadAuditSettings(env, { allowPrivate: webhooks.allowPrivate, allowedPorts: webhooks.allowedPorts }),
-    retention: {
-      runDays: envInt(env, 'OPENWOP_RUN_RETENTION_DAYS', 30, 7, 36_500),
-      idempotencyHours: envInt(env, 'OPENWOP_IDEMPOTENCY_RETENTION_HOURS', 168, 24, 876_000),
-    },
+    retention: loadRetentionSettings(env),
     admission: loadAdmissionSettings(env),
     identity: loadIdentitySettings(env),
     artifacts: { maxBytes: envInt(env, 'OPENWOP_ARTIFACT_MAX_BYTES', 10_485_760, 1, 1_073_741_824) },

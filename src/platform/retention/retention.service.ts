@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
@@ -5,9 +6,8 @@ import { WiringFault } from '../errors/internal-fault';
 import { PeriodicTask, PeriodicTaskService } from '../scheduler/periodic-task.service';
 
 export const RETENTION_TASK = 'platform.retention';
-/** Runs deleted per transaction (with all their rows), and the most batches of each kind one sweep does. */
+/** Runs deleted per transaction (with all their rows); idempotency records go ten times as many at once. */
 export const RETENTION_BATCH = 100;
-export const RETENTION_MAX_BATCHES = 200;
 
 export interface RetentionCounts {
   runs: number;
@@ -20,6 +20,12 @@ export interface RetentionCounts {
   idempotencyRecords: number;
   artifacts: number;
   compensationPlans: number;
+}
+
+/** What one sweep did: its counts, its time, and whether expired rows were left when its budget ran out. */
+export interface RetentionSweep extends RetentionCounts {
+  durationMs: number;
+  backlog: boolean;
 }
 
 /** A run retention is about to delete: its tenant and id (a uuid). */
@@ -74,7 +80,11 @@ export function deletedCount(result: unknown): number {
 
 /**
  * The retention policy (docs/operations.md §Retention). Hourly, on one replica at a time (a
- * periodic-task lease), in bounded batches, each batch one transaction:
+ * periodic-task lease), in batches, each batch one transaction, until the backlog is empty or the
+ * sweep's time budget is spent (OPENWOP_RETENTION_SWEEP_BUDGET_MS); between batches it pauses for its
+ * duty share (OPENWOP_RETENTION_SWEEP_DUTY_PERCENT), so it never holds the event loop and leaves the
+ * database to the engine for the rest; a sweep that left a backlog makes the next one come after
+ * OPENWOP_RETENTION_CATCH_UP_MS instead of the hour:
  *
  * - a run finished (completed, failed, cancelled) more than OPENWOP_RUN_RETENTION_DAYS ago is
  *   deleted with every row that belongs to it: its events and event-stream counter and its
@@ -127,19 +137,42 @@ export class RetentionService implements OnApplicationBootstrap {
     return this.keepers;
   }
 
-  readonly task: PeriodicTask = { name: RETENTION_TASK, intervalMs: 3_600_000, leaseMs: 2 * 3_600_000, run: (signal) => this.sweep(signal).then(() => undefined) };
+  readonly task: PeriodicTask = {
+    name: RETENTION_TASK,
+    intervalMs: 3_600_000,
+    leaseMs: 2 * 3_600_000,
+    run: async (signal) => ((await this.sweep(signal)).backlog ? { nextInMs: this.config.retention.catchUpMs } : undefined),
+  };
 
   onApplicationBootstrap(): void {
     this.tasks.register(this.task);
   }
 
-  async sweep(signal?: AbortSignal): Promise<RetentionCounts> {
+  /**
+   * One sweep: expired runs, then idempotency records, batch after batch until a batch comes back
+   * short (nothing left) or the time budget is spent (at least one batch of each kind runs), pausing
+   * after each batch for the duty share; `pace` overrides the configured budget and share for this
+   * sweep. `backlog`: the budget or the signal stopped it with rows left.
+   */
+  async sweep(signal?: AbortSignal, pace: { budgetMs?: number; dutyPercent?: number } = {}): Promise<RetentionSweep> {
     const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0 };
     const started = Date.now();
-    for (let i = 0; i < RETENTION_MAX_BATCHES && !signal?.aborted; i++) {
-      if ((await this.runBatch(counts)) < RETENTION_BATCH) break;
-    }
-    for (let i = 0; i < RETENTION_MAX_BATCHES && !signal?.aborted; i++) {
+    const deadline = started + (pace.budgetMs ?? this.config.retention.sweepBudgetMs);
+    const duty = Math.min(100, Math.max(1, pace.dutyPercent ?? this.config.retention.sweepDutyPercent));
+    /** Runs `batch` until it comes back short; true when it stopped with rows left. */
+    const drain = async (batch: () => Promise<boolean>): Promise<boolean> => {
+      for (;;) {
+        const t0 = Date.now();
+        if (!(await batch())) return false;
+        if (signal?.aborted || Date.now() >= deadline) return true;
+        // Yield the event loop, and the database for the rest of the duty cycle.
+        const pause = Math.min(((Date.now() - t0) * (100 - duty)) / duty, deadline - Date.now());
+        await delay(Math.max(0, pause), undefined, { signal }).catch(() => undefined);
+        if (signal?.aborted || Date.now() >= deadline) return true;
+      }
+    };
+    let backlog = await drain(async () => (await this.runBatch(counts)) >= RETENTION_BATCH);
+    backlog = (await drain(async () => {
       const n = deletedCount(
         await this.ds.query(
           `DELETE FROM "idempotency_record" WHERE ("tenant", "workspace_key", "endpoint", "idempotency_key") IN (
@@ -151,16 +184,18 @@ export class RetentionService implements OnApplicationBootstrap {
         ),
       );
       counts.idempotencyRecords += n;
-      if (n < RETENTION_BATCH * 10) break;
-    }
+      return n >= RETENTION_BATCH * 10;
+    })) || backlog;
+    const durationMs = Date.now() - started;
     this.logger.log({
       msg: 'retention sweep',
       ...counts,
+      backlog,
       runRetentionDays: this.config.retention.runDays,
       idempotencyRetentionHours: this.config.retention.idempotencyHours,
-      durationMs: Date.now() - started,
+      durationMs,
     });
-    return counts;
+    return { ...counts, durationMs, backlog };
   }
 
   /** One transaction: claims up to RETENTION_BATCH expired runs and deletes them with their rows. Returns how many runs. */

@@ -22,9 +22,10 @@ export interface PeriodicTask {
   /**
    * One slot's work. `signal` aborts on shutdown and when the slot's lease is lost: stop then, as
    * another replica may already be running the slot; a run that ends after losing its lease is not
-   * recorded (the slot stays due).
+   * recorded (the slot stays due). It may answer `nextInMs` to have its next slot sooner than the
+   * interval (work left over that a later slot should pick up soon: a retention backlog).
    */
-  run(signal: AbortSignal): Promise<void>;
+  run(signal: AbortSignal): Promise<void | { nextInMs?: number }>;
 }
 
 /**
@@ -152,8 +153,10 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
       return;
     }
     let error: string | null = null;
+    let nextInMs: number | null = null;
     try {
-      await task.run(lease.signal);
+      const outcome = await task.run(lease.signal);
+      if (outcome?.nextInMs !== undefined) nextInMs = Math.max(0, Math.min(Math.round(outcome.nextInMs), task.intervalMs));
     } catch (e) {
       error = (e as Error).message ?? String(e);
       if (!lease.reason) this.logger.error({ msg: 'periodic task failed', task: task.name, err: e });
@@ -165,12 +168,14 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
       if (ended !== 'shutdown') this.logger.warn({ msg: 'periodic task lost its lease; its run is not recorded', task: task.name, reason: ended });
       return;
     }
-    // The next slot follows the previous slot, but a backlog collapses into one catch-up run.
+    // The next slot follows the previous slot, but a backlog collapses into one catch-up run; a task
+    // that asked for its next slot sooner gets it that long from now.
     await this.ds.query(
       `UPDATE "scheduled_task" SET "lease_owner" = NULL, "lease_expires_at" = NULL, "last_run_at" = now(), "last_error" = $3,
-         "next_run_at" = GREATEST("next_run_at" + ($2::int * interval '1 millisecond'), now())
+         "next_run_at" = CASE WHEN $5::int IS NULL THEN GREATEST("next_run_at" + ($2::int * interval '1 millisecond'), now())
+                              ELSE now() + ($5::int * interval '1 millisecond') END
        WHERE "name" = $1 AND "lease_owner" = $4`,
-      [task.name, task.intervalMs, error, this.owner],
+      [task.name, task.intervalMs, error, this.owner, nextInMs],
     );
   }
 }
