@@ -26,6 +26,8 @@ import { CapabilityToggles } from './seams/capability-toggles';
 import { WorkflowSeamsController } from './seams/workflow-seams.controller';
 import { CoreConformanceMcpInvokeExecutor } from './executors/core-conformance-mcp-invoke.executor';
 import { CoreConformanceMcpClientExecutor } from './executors/core-conformance-mcp-client.executor';
+import { CoreConformanceHoldExecutor } from './executors/core-conformance-hold.executor';
+import { CoreConformanceSideEffectExecutor } from './executors/core-conformance-side-effect.executor';
 import { NodeMcpBinder } from './engine/node-mcp';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
@@ -116,6 +118,8 @@ import { TransportRunsService } from './transport-runs.service';
     CapabilityToggles,
     CoreConformanceMcpInvokeExecutor,
     CoreConformanceMcpClientExecutor,
+    CoreConformanceHoldExecutor,
+    CoreConformanceSideEffectExecutor,
     NodeMcpBinder,
     CoreApprovalExecutor,
     GovernanceApprovalGateExecutor,

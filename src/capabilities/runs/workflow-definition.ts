@@ -1,5 +1,6 @@
 import { admitsFailure, TRIGGER_RULES, TriggerRule } from './engine/edge-rules';
 import { CompensationDeclaration, CompensationPolicy, compensationPolicy, nodeCompensation } from './compensation/compensation-declaration';
+import { loopBackEdges, loopBackLimit, loopBackProblems } from './engine/loop-backs';
 
 /**
  * A workflow chain's DAG as the run engine executes it (the RFC 0013 `WorkflowDefinitionFragment`:
@@ -32,6 +33,8 @@ export interface WorkflowDefinition {
   variables?: Array<Record<string, unknown>>;
   /** RFC 0151 §B `settings.compensation`: when and how an unwind of the declared inverse actions runs. */
   compensationPolicy?: CompensationPolicy;
+  /** `settings.maxLoopbackIterations`, when the chain sets it: how often a loop may re-enter a node (engine/loop-backs.ts). */
+  maxLoopbackIterations?: number;
 }
 
 export interface DefinitionProblem {
@@ -50,8 +53,9 @@ function splitEndpoint(ref: string, ids: Set<string>): { node: string; port?: st
 }
 
 /**
- * Parses and checks a chain's `dag`: unique node ids, edges between existing nodes, no cycle (but a loop through an
- * edge admitting a failed source, edge-rules.ts), no
+ * Parses and checks a chain's `dag`: unique node ids, edges between existing nodes, cycles only where a loop can run
+ * (through an edge admitting a failed source, edge-rules.ts, or re-entering nodes over any_success edges,
+ * engine/loop-backs.ts, bounded by `settings.maxLoopbackIterations`), no
  * edge `condition` (the engine does not evaluate conditions, so it refuses them instead of
  * ignoring them). Returns the definition with its nodes in a topological order.
  */
@@ -89,13 +93,21 @@ export function parseDefinition(workflowId: string, dag: unknown): { definition?
     edges.push({ from: from.node, fromPort: from.port, to: to.node, toPort: to.port, ...(rule !== undefined ? { triggerRule: rule as TriggerRule } : {}) });
   });
   const policy = compensationPolicy(dag.settings, problems);
+  const maxLoopbackIterations = loopBackLimit(dag.settings, problems);
   if (problems.length) return { problems };
-  // A loop is run only when it goes through an edge that admits a failed source (a rejected gate routed back to be
-  // asked again): ordered without those edges. Any other cycle is refused.
-  const order = topologicalOrder(nodes, edges) ?? topologicalOrder(nodes, edges.filter((e) => !admitsFailure(e.triggerRule)));
-  if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle that no any_failed or all_complete edge breaks' }] };
+  // A loop through an edge that admits a failed source (a rejected gate routed back to be asked again) is ordered
+  // without those edges; any other cycle without its loop-back edges, when the nodes they re-enter can fire again.
+  let order = topologicalOrder(nodes, edges) ?? topologicalOrder(nodes, edges.filter((e) => !admitsFailure(e.triggerRule)));
+  if (!order) {
+    const backs = loopBackEdges(nodes, edges);
+    const loopProblems = loopBackProblems(edges, backs);
+    if (loopProblems.length) return { problems: loopProblems };
+    order = topologicalOrder(nodes, edges.filter((e) => !backs.includes(e)));
+  }
+  if (!order) return { problems: [{ path: '/dag/edges', message: 'the edges form a cycle that no loop-back edge closes' }] };
   const variables = Array.isArray(dag.variables) ? dag.variables.filter(isObject) : [];
-  return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}), ...(policy ? { compensationPolicy: policy } : {}) }, problems: [] };
+  const loops = maxLoopbackIterations !== undefined ? { maxLoopbackIterations } : {};
+  return { definition: { workflowId, nodes: order, edges, ...(variables.length ? { variables } : {}), ...(policy ? { compensationPolicy: policy } : {}), ...loops }, problems: [] };
 }
 
 /** Kahn's algorithm, stable in declaration order; undefined when there is a cycle. */

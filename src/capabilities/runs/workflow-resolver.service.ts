@@ -12,6 +12,7 @@ import { WORKFLOW_FIXTURES } from './workflow-fixtures';
 import { BUDGET_FIXTURES } from './budget/budget-fixtures';
 import { DEAD_LETTER_FIXTURES } from './dead-letters/dead-letter-fixtures';
 import { COMPENSATION_FIXTURES } from './compensation/compensation-fixtures';
+import { REPLAY_FIXTURES } from './replay/replay-fixtures';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { WorkflowDefinitionView, workflowDefinitionView } from './api/workflow-definition-view';
 
@@ -98,6 +99,8 @@ export const CONFORMANCE_FIXTURES: Record<string, Record<string, unknown>> = {
   ...DEAD_LETTER_FIXTURES,
   // RFC 0151 compensation (compensation/compensation-fixtures.ts).
   ...COMPENSATION_FIXTURES,
+  // Replay: a looped side-effecting node (replay/replay-fixtures.ts).
+  ...REPLAY_FIXTURES,
 };
 
 /**

@@ -17,6 +17,11 @@ export interface ActivityIdentity {
   ordinal: number;
   /** A stable id of the effect, e.g. `stripe:create-charge`. */
   providerKey: string;
+  /**
+   * The node's execution ordinal (1 for its first execution; a node a loop re-enters executes again): one more than
+   * its terminal events before this execution, so a retry or a takeover of the same execution keeps it.
+   */
+  execution?: number;
 }
 
 /** The outcome of one executor reaching an effect: the effect's result and whether this executor performed it. */
@@ -39,13 +44,17 @@ export class ActivityFailedError extends Error {
 
 /**
  * base64url(sha256("openwop:activity:v2\0" tenant \0 runId \0 nodeId \0 ordinal \0 providerKey)),
- * unpadded. The identity names the effect the workflow intends, so every retry of it (and every
- * concurrent executor re-running the node from its start) mints the same value.
+ * unpadded, and for a node's second and later executions (a loop) `\0 execution` appended: two
+ * executions are two logical invocations (idempotency.md: distinct identities). The identity names
+ * the effect the workflow intends, so every retry of it (and every concurrent executor re-running
+ * the node from its start) mints the same value.
  */
 export function logicalInvocationId(id: ActivityIdentity): string {
   for (const f of [id.tenant, id.runId, id.nodeId, id.providerKey]) if (f.includes('\0')) throw new InvariantViolation('an activity identity field contains NUL');
   if (!Number.isInteger(id.ordinal) || id.ordinal < 0) throw new InvariantViolation('an activity ordinal is a non-negative integer');
-  return createHash('sha256').update(['openwop:activity:v2', id.tenant, id.runId, id.nodeId, String(id.ordinal), id.providerKey].join('\0')).digest('base64url');
+  if (id.execution !== undefined && (!Number.isInteger(id.execution) || id.execution < 0)) throw new InvariantViolation('an execution ordinal is a non-negative integer');
+  const parts = [id.tenant, id.runId, id.nodeId, String(id.ordinal), id.providerKey, ...(id.execution !== undefined && id.execution > 1 ? [String(id.execution)] : [])];
+  return createHash('sha256').update(['openwop:activity:v2', ...parts].join('\0')).digest('base64url');
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RunsSettings } from '../runs.settings';
+import type { BatchEvent } from '../../../platform/events/event-log.service';
 import { RunBudget } from './run-budget';
 
 /**
@@ -34,6 +35,8 @@ export interface Breach {
   code: string;
   message: string;
   nodeId?: string;
+  /** The event that records the breach, when it is not `cap.breached` (a loop-back bound: `workflow.loopback-limit`). */
+  event?: BatchEvent;
 }
 
 export const loopBreach = (limit: number, observed: number, nodeId: string): Breach => ({ kind: 'loop-iterations', limit, observed, code: 'loop_limit', message: `The run would execute more than ${limit} nodes.`, nodeId });

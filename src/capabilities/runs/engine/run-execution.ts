@@ -17,7 +17,7 @@ import { RunTrace } from './run-tracing';
 import { EngineWriteError, LeaseLost, leaseExpiredMessage, nodeEmitter, RunWriter } from './run-writer';
 import { DagNode, nodeInputs, sinks, templateConfig, WorkflowDefinition } from '../workflow-definition';
 import { failureRouted } from './edge-rules';
-import { RunRouting } from './run-routing';
+import { loggedExecutions, RunRouting } from './run-routing';
 import { engineFaultBatch, FailureBatch, unsafeInFlight } from './run-recovery';
 
 /** One claim's execution of one run: the per-run state machine (node scheduling, outputs, bounds, pause and cancel, suspension). */
@@ -153,7 +153,7 @@ export class RunExecution {
         this.state.set(n.nodeId, n);
         if (n.status === 'completed') this.outputs.set(n.nodeId, n.outputs ?? {});
       }
-      this.routing.load(rows);
+      this.routing.load(rows, await loggedExecutions(this.def, this.d.events, this.scope, row.id));
     }
     this.unwatchDuration = watchRunDuration(this.bounds.runTimeoutMs, this.startedAtMs, (b) => {
       if (this.breach || this.exec.reason) return;
@@ -188,10 +188,9 @@ export class RunExecution {
           // A skip may settle what an earlier node waits for: scan again.
           if (step === 'skip') i = (this.routing.skip(n, 'trigger-rule-unsatisfied'), -1);
           if (step !== 'launch') continue;
-          if (this.nodeExecutions + 1 > this.bounds.maxLoopIterations) {
-            this.breach = loopBreach(this.bounds.maxLoopIterations, this.nodeExecutions + 1, n.id);
-            break;
-          }
+          // A loop past its maxLoopbackIterations (loop-backs.ts), or the run past its RFC 0058 node executions.
+          this.breach = this.routing.loopBackBreach(n.id) ?? (this.nodeExecutions + 1 > this.bounds.maxLoopIterations ? loopBreach(this.bounds.maxLoopIterations, this.nodeExecutions + 1, n.id) : undefined);
+          if (this.breach) break;
           this.nodeExecutions++;
           const again = this.routing.visit(n);
           inflight.set(n.id, this.trace.node(n, () => this.launch(n, again)));
@@ -317,7 +316,7 @@ export class RunExecution {
         emit: nodeEmitter(this.writer, n.id, { addCost: (usd) => this.addCost(usd, n.id) }),
         awaitApproval: (req) => this.awaitApproval(n, req),
         // A replay's default-deny guard at the effect seam: a node declared deterministic that reaches an effect fails closed.
-        effect: this.replay ? this.replay.effect(n.id) : this.inserted.effect(effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id }, signal)),
+        effect: this.replay ? this.replay.effect(n.id) : this.inserted.effect(effectRunner(this.d.ledger, { tenant: this.row.tenant, runId: this.row.id, nodeId: n.id, execution: this.routing.execution(n.id) }, signal)),
         interrupt: (req) => this.interrupt(n, req),
       };
       ctx.artifacts = this.inserted.artifacts(this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload)));
@@ -404,7 +403,7 @@ export class RunExecution {
 
   private async finishBreached(): Promise<void> {
     const b = this.breach!;
-    this.queue({ type: 'cap.breached', nodeId: b.nodeId, payload: { kind: b.kind, limit: b.limit, observed: b.observed, ...(b.nodeId ? { nodeId: b.nodeId } : {}) } });
+    this.queue(b.event ?? { type: 'cap.breached', nodeId: b.nodeId, payload: { kind: b.kind, limit: b.limit, observed: b.observed, ...(b.nodeId ? { nodeId: b.nodeId } : {}) } });
     await this.finishFailed({ code: b.code, message: b.message });
   }
 
