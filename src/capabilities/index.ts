@@ -8,9 +8,10 @@ import { GoalsModule } from './goals';
 import { ConnectionsModule } from './connections';
 import { RunsModule } from './runs';
 import { WebhooksModule } from './webhooks';
+import { WorkspaceModule } from './workspace';
 
 /** The capability modules the host mounts. Each contributes its routes, advertisers and providers, and declares its entities. */
-export const CAPABILITY_MODULES: (Type<unknown> & DeclaresEntities)[] = [ToolCatalogModule, PortabilityModule, ApprovalsModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule, WebhooksModule];
+export const CAPABILITY_MODULES: (Type<unknown> & DeclaresEntities)[] = [ToolCatalogModule, PortabilityModule, ApprovalsModule, ProposalsModule, GoalsModule, ConnectionsModule, RunsModule, WebhooksModule, WorkspaceModule];
 
 /** The tables of every capability, as their modules declare them. */
 export const CAPABILITY_ENTITIES: EntityClass[] = CAPABILITY_MODULES.flatMap((m) => m.entities ?? []);

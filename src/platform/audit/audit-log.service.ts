@@ -42,7 +42,9 @@ export type AuditAction =
   | 'scim.user.deprovisioned'
   | 'scim.user.reactivated'
   | 'auth.saml.signed-in'
-  | 'auth.saml.refused';
+  | 'auth.saml.refused'
+  | 'workspace.file-written'
+  | 'workspace.file-deleted';
 
 /** A detail value: identifiers, names, counts and flags only, never a secret or a payload. */
 export type AuditDetail = string | number | boolean | null | readonly string[];

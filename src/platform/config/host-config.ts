@@ -11,6 +11,7 @@ import type { EnvSetting } from './env-setting';
 import { GRPC_ENV_SETTINGS, GrpcConfig, GrpcSettingError, loadGrpcConfig } from './grpc-settings';
 import { loadMcpMountConfig, MCP_MOUNT_ENV_SETTINGS, McpMountConfig, McpMountSettingError } from './mcp-mount-settings';
 import { loadWebhookSettings, WEBHOOK_ENV_SETTINGS, WebhookSettingError, WebhookSettings } from './webhook-settings';
+import { loadWorkspaceSettings, WORKSPACE_ENV_SETTINGS, WorkspaceSettings } from './workspace-settings';
 import { loadProtocolSettings, PROTOCOL_ENV_SETTINGS, ProtocolSettingError, ProtocolSettings } from './protocol-settings';
 import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig } from './shared-store-settings';
 import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from './admission-settings';
@@ -80,6 +81,8 @@ export interface HostConfig {
   mcpMount: McpMountConfig;
   /** Webhook delivery (src/capabilities/webhooks). */
   webhooks: WebhookSettings;
+  /** The agent workspace file store (src/capabilities/workspace, RFC 0059). */
+  workspace: WorkspaceSettings;
   tracing: TracingConfig; // OpenTelemetry traces (src/platform/tracing): off unless OPENWOP_TRACING or OTEL_TRACES_EXPORTER asks
   otlpMetrics: OtlpMetricsConfig; // metrics pushed over OTLP (src/platform/metrics): off unless OTEL_METRICS_EXPORTER=otlp
   /** The tamper-evident audit log (src/platform/audit). */
@@ -237,6 +240,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   ...IDENTITY_ENV_SETTINGS,
   ...MCP_MOUNT_ENV_SETTINGS,
   ...WEBHOOK_ENV_SETTINGS,
+  ...WORKSPACE_ENV_SETTINGS,
   ...PROTOCOL_ENV_SETTINGS,
   ...SHARED_STORE_ENV_SETTINGS,
   ...OTEL_ENV_SETTINGS,
@@ -437,6 +441,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     grpc,
     mcpMount,
     webhooks,
+    workspace: loadWorkspaceSettings(env),
     protocol,
     tracing: loadTracingConfig(env),
     otlpMetrics: loadOtlpMetricsConfig(env),

@@ -26,6 +26,8 @@ export const HOST_SCOPES = {
   'portability:import': 'Plan and apply bundle imports.',
   'webhooks:read': 'List and read webhook subscriptions (never their secrets) and their delivery history.',
   'webhooks:manage': 'Register and unregister webhook subscriptions (sends run events to the registered URL).',
+  'workspace:read': 'List and read the agent workspace files of the own tenant·workspace (RFC 0059).',
+  'workspace:write': 'Create, replace and delete agent workspace files of the own tenant·workspace (RFC 0059); does not imply workspace:read.',
   'keys:manage': 'Create, list, rotate and revoke API keys of the own tenant.',
   'audit:read': 'Verify the tenant\'s tamper-evident audit log (GET /v1/audit/verify); tenant-level credentials only.',
   'metrics:read': 'Read the Prometheus metrics of the host (GET /metrics, when OPENWOP_METRICS=scope). Host-wide, not tenant-scoped.',
@@ -50,13 +52,13 @@ const UNBUNDLED_SCOPES: ReadonlySet<string> = new Set(['metrics:read', ACT_AS_SC
 export const ROLES: Record<string, { description: string; scopes: readonly string[] }> = {
   viewer: {
     description: 'Reads everything the tenant holds.',
-    scopes: ['runs:read', 'manifest:read', 'artifacts:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read', 'webhooks:read'],
+    scopes: ['runs:read', 'manifest:read', 'artifacts:read', 'tools:read', 'connections:read', 'proposals:read', 'goals:read', 'webhooks:read', 'workspace:read'],
   },
   editor: {
     description: 'A viewer who also creates work: runs, goals, proposals, reviews and imports.',
     scopes: [
       'runs:read', 'runs:create', 'runs:cancel', 'manifest:read', 'artifacts:read', 'tools:read', 'connections:read', 'proposals:read', 'proposals:propose',
-      'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import', 'webhooks:read',
+      'proposals:review', 'goals:read', 'goals:write', 'portability:export', 'portability:import', 'webhooks:read', 'workspace:read', 'workspace:write',
     ],
   },
   admin: { description: 'Every tenant scope the host defines (not the host-wide metrics:read, nor approvals:act-as).', scopes: ALL_HOST_SCOPES.filter((s) => !UNBUNDLED_SCOPES.has(s)) },

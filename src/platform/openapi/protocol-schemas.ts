@@ -18,6 +18,7 @@ export const PROTOCOL_SCHEMAS: Record<string, string> = {
   GoalRunReport: 'goal-run-report',
   ConnectionPackManifest: 'connection-pack-manifest',
   AuditVerifyResult: 'audit-verify-result',
+  WorkspaceFile: 'workspace-file',
 };
 
 export function protocolSchemaRef(component: string): { $ref: string } {

@@ -21,5 +21,6 @@ export const OPENAPI_TAGS: Record<string, string> = {
   'test-seams': 'Conformance test seams under /v1/host/sample/*: mounted only when OPENWOP_TEST_SEAMS=true, never in production.',
   tools: 'The tool catalog (RFC 0078): the authorization-scoped ToolDescriptor projection across every tool source, and its compact view (RFC 0112).',
   webhooks: 'Webhook subscriptions: run events delivered to an outbound HTTP endpoint.',
+  workspace: 'The agent workspace (RFC 0059): a versioned file store per tenant·workspace for an agent\'s ground-truth files (identity, directives, memory index), written with optimistic concurrency (If-Match).',
   workflows: 'Workflow definitions: the chains a caller may run (GET /v1/workflows/{workflowId}), as the protocol\'s WorkflowDefinition.',
 };
