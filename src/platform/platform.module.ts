@@ -50,6 +50,8 @@ import { PluginStateStore } from './plugins/plugin-state.store';
 import { HostSecretStore } from './secrets/host-secret.store';
 import { RetentionService } from './retention/retention.service';
 import { RetentionAdvertiser } from './retention/retention.advertiser';
+import { ForceExpireService } from './retention/force-expire.service';
+import { ForceExpireListener } from './retention/force-expire.listener';
 import { RateLimiterService } from './rate-limit/rate-limiter.service';
 import { PeriodicTaskService } from './scheduler/periodic-task.service';
 import { SchemaRegistry } from './schemas/schema-registry';
@@ -103,6 +105,7 @@ export class PlatformModule {
       IdempotencyStore,
       ActivityLedger,
       RetentionService,
+      ForceExpireService,
       DatabaseNotifications,
       HostSecretStore,
     ];
@@ -122,6 +125,7 @@ export class PlatformModule {
         AuditAdvertiser,
         AuthProfilesAdvertiser,
         RetentionAdvertiser,
+        ForceExpireListener,
         AuditCheckpointSealer,
         AuditCheckpointExporter,
         { provide: APP_GUARD, useClass: AuthGuard },

@@ -1,7 +1,10 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { ForceExpireRefusal, ForceExpireService, RunExpiryClaimer } from '../../platform/retention/force-expire.service';
 import { deletedCount, RetentionService, RunKeeper, RunRef, RunRetentionOwner } from '../../platform/retention/retention.service';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 /** Pages of expired runs one batch reads at most (kept runs at the head of the index are passed page by page). */
 const MAX_PAGES = 50;
 // The finish time travels as text, to the microsecond: a keyset at the millisecond of a JS Date would read the tie again.
@@ -29,11 +32,15 @@ export function lockUnkeptSql(keep: RunKeeper[]): string {
  * next sweep), deletes their node rows as a purger and, last, the run rows.
  */
 @Injectable()
-export class RunRetention implements OnModuleInit, RunRetentionOwner {
-  constructor(private readonly retention: RetentionService) {}
+export class RunRetention implements OnModuleInit, RunRetentionOwner, RunExpiryClaimer {
+  constructor(
+    private readonly retention: RetentionService,
+    private readonly forceExpire: ForceExpireService,
+  ) {}
 
   onModuleInit(): void {
     this.retention.registerRunOwner(this);
+    this.forceExpire.registerRunClaimer(this);
     this.retention.registerRunPurger({ counts: 'runNodes', purge: async (m, runs) => ({ deleted: deletedCount(await m.query(`DELETE FROM "run_node" WHERE "run_id" = ANY($1::uuid[])`, [runs.map((r) => r.id)])) }) });
   }
 
@@ -54,6 +61,16 @@ export class RunRetention implements OnModuleInit, RunRetentionOwner {
       if (candidates.length < opts.limit) break;
     }
     return out;
+  }
+
+  /** One run, whatever its age (the force-expire seam): locked when terminal and kept by no keeper, like a sweep's claim. */
+  async claimRun(m: EntityManager, id: string, keep: readonly RunKeeper[]): Promise<RunRef | ForceExpireRefusal> {
+    if (!UUID.test(id)) return 'not_found';
+    const [row] = (await m.query(`SELECT "status" FROM "run" WHERE "id" = $1`, [id])) as Array<{ status: string }>;
+    if (!row) return 'not_found';
+    if (!TERMINAL.has(row.status)) return 'not_terminal';
+    const [locked] = (await m.query(lockUnkeptSql([...keep]), [[id], 1])) as RunRef[];
+    return locked ?? 'kept';
   }
 
   async deleteRuns(m: EntityManager, runs: RunRef[]): Promise<number> {

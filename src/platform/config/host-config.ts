@@ -5,6 +5,7 @@ import YAML from 'yaml';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadOtlpMetricsConfig, loadTracingConfig, OTEL_ENV_SETTINGS, OtlpMetricsConfig, TracingConfig } from './otel-settings';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
+import { FORCE_EXPIRE_ENV_SETTINGS, ForceExpireConfig, loadForceExpireSettings } from './force-expire-settings';
 import { ConfigError } from './config-error';
 import { KeyringError, parseKeyring } from './credential-keys';
 import type { EnvSetting } from './env-setting';
@@ -37,6 +38,8 @@ export interface HostConfig {
   pluginsDir?: string;
   pluginsStrict: boolean;
   testSeams: boolean;
+  /** The retention force-expire seam's listener (only with testSeams). */
+  forceExpire: ForceExpireConfig;
   maxRequestBodyBytes: number;
   /** Shape limits of every JSON request body and query, checked before any handler runs. */
   json: JsonLimits;
@@ -246,6 +249,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   ...OTEL_ENV_SETTINGS,
   ...AUDIT_ENV_SETTINGS,
   ...KEY_ROTATION_ENV_SETTINGS,
+  ...FORCE_EXPIRE_ENV_SETTINGS,
 ];
 
 function bool(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
@@ -391,6 +395,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
     bootstrapKey: bool(env, 'OPENWOP_BOOTSTRAP_KEY', true),
     keyRecheckMs: envInt(env, 'OPENWOP_KEY_RECHECK_MS', 1000, 50, 5_000),
     keyRotation: loadKeyRotationSettings(env),
+    forceExpire: loadForceExpireSettings(env),
     jwt: {
       secret,
       jwksUrl,

@@ -206,21 +206,39 @@ export class RetentionService implements OnApplicationBootstrap {
     const n = await this.ds.transaction(async (m) => {
       const doomed = await owner.claimExpired(m, { olderThanDays: this.config.retention.runDays, limit: RETENTION_BATCH, keep: this.keepers });
       if (!doomed.length) return 0;
-      const ids = doomed.map((d) => d.id);
-      const tenants = doomed.map((d) => d.tenant);
-      const pairs = `unnest($1::text[], $2::text[]) AS d("tenant", "id")`;
-      counts.events += deletedCount(await m.query(`DELETE FROM "event" e USING ${pairs} WHERE e."tenant" = d."tenant" AND e."stream_id" = d."id"`, [tenants, ids]));
-      counts.eventStreams += deletedCount(await m.query(`DELETE FROM "event_stream" s USING ${pairs} WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"`, [tenants, ids]));
-      for (const p of this.purgers) {
-        const r = await p.purge(m, doomed);
-        counts[p.counts] += r.deleted;
-        if (r.afterCommit) after.push(r.afterCommit);
-      }
-      counts.activityInvocations += deletedCount(await m.query(`DELETE FROM "activity_invocation" i USING ${pairs} WHERE i."tenant" = d."tenant" AND i."run_id" = d."id"`, [tenants, ids]));
-      counts.runs += await owner.deleteRuns(m, doomed);
+      after.push(...(await this.deleteClaimed(m, doomed, counts)));
       return doomed.length;
     });
-    for (const f of after) await f().catch((e: unknown) => this.logger.warn({ msg: 'retention: cleanup after commit failed', error: (e as Error)?.message ?? String(e) }));
+    await this.afterCommit(after);
     return n;
+  }
+
+  /**
+   * Deletes runs claimed (locked) in `m`'s transaction with every row that belongs to them, the way
+   * a sweep batch does, adding to `counts`; answers the purgers' steps for after the commit
+   * (`afterCommit`). The force-expire seam (./force-expire.service.ts) deletes one run through here.
+   */
+  async deleteClaimed(m: EntityManager, doomed: RunRef[], counts: RetentionCounts): Promise<Array<() => Promise<void>>> {
+    const owner = this.owner;
+    if (!owner) throw new WiringFault('retention: no owner of the run rows registered');
+    const after: Array<() => Promise<void>> = [];
+    const ids = doomed.map((d) => d.id);
+    const tenants = doomed.map((d) => d.tenant);
+    const pairs = `unnest($1::text[], $2::text[]) AS d("tenant", "id")`;
+    counts.events += deletedCount(await m.query(`DELETE FROM "event" e USING ${pairs} WHERE e."tenant" = d."tenant" AND e."stream_id" = d."id"`, [tenants, ids]));
+    counts.eventStreams += deletedCount(await m.query(`DELETE FROM "event_stream" s USING ${pairs} WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"`, [tenants, ids]));
+    for (const p of this.purgers) {
+      const r = await p.purge(m, doomed);
+      counts[p.counts] += r.deleted;
+      if (r.afterCommit) after.push(r.afterCommit);
+    }
+    counts.activityInvocations += deletedCount(await m.query(`DELETE FROM "activity_invocation" i USING ${pairs} WHERE i."tenant" = d."tenant" AND i."run_id" = d."id"`, [tenants, ids]));
+    counts.runs += await owner.deleteRuns(m, doomed);
+    return after;
+  }
+
+  /** Runs the purgers' after-commit steps; a failure is logged and does not undo the deletion. */
+  async afterCommit(after: Array<() => Promise<void>>): Promise<void> {
+    for (const f of after) await f().catch((e: unknown) => this.logger.warn({ msg: 'retention: cleanup after commit failed', error: (e as Error)?.message ?? String(e) }));
   }
 }
