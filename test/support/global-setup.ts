@@ -9,7 +9,14 @@ import * as path from 'node:path';
  * transaction while it waits for another connection is seen for what it is.
  */
 export default async function globalSetup(): Promise<void> {
-  if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') return;
+  if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') {
+    // Server mode: fresh test databases are copies of one migrated template (test/support/template-db.ts).
+    if (process.env.DATABASE_URL && !process.env.OPENWOP_TEST_TEMPLATE_DB) {
+      const { ensureTemplateDatabase } = await import('./template-db');
+      process.env.OPENWOP_TEST_TEMPLATE_DB = await ensureTemplateDatabase(process.env.DATABASE_URL);
+    }
+    return;
+  }
   const { startEmbeddedPostgres } = await import('../../src/platform/database/embedded-postgres');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-test-pg-'));
   const logFile = path.join(__dirname, '../.tmp/embedded-engine.log');

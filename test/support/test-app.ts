@@ -108,7 +108,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       });
     }
   } else if (owned) {
-    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"`));
+    // A copy of the run's migrated template when the host would apply the migrations itself anyway.
+    const template = !options.adminUrl && config.migrateOnStart ? process.env.OPENWOP_TEST_TEMPLATE_DB : undefined;
+    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"${template ? ` TEMPLATE "${template}"` : ''}`));
   }
   const logs: string[] = [];
   const sink = new Writable({
