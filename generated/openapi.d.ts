@@ -864,6 +864,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/host/workspace/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's workspace files, metadata only, in path order
+         * @description The files of the caller's tenant·workspace (never another's). Without `limit` the whole store is one page (it holds at most `workspace.maxFiles`); with it, pages of `limit` joined by `nextCursor`.
+         */
+        get: operations["listWorkspaceFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/host/workspace/files/{path}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a workspace file (its current version, or a retained one with ?version=N); 404 not_found
+         * @description Answers the WorkspaceFile with its etag (also in the ETag header). A file of another tenant or workspace, a deleted file and a pruned version answer 404 not_found alike.
+         */
+        get: operations["getWorkspaceFile"];
+        /**
+         * Create or replace a workspace file atomically; each write is a new version
+         * @description If-Match makes it conditional: a stale etag is 409 workspace_conflict (details.currentVersion). Content over workspace.maxFileBytes, or a new file past workspace.maxFiles, is 413 workspace_too_large. Emits workspace.updated {path, version} on the tenant's host event stream and writes an audit entry.
+         */
+        put: operations["putWorkspaceFile"];
+        post?: never;
+        /**
+         * Delete a workspace file (a tombstone version); 404 not_found
+         * @description If-Match makes it conditional (409 workspace_conflict when stale). Emits workspace.updated with the tombstone version.
+         */
+        delete: operations["deleteWorkspaceFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/import": {
         parameters: {
             query?: never;
@@ -2480,6 +2528,15 @@ export interface components {
                 [key: string]: "allow" | "approve" | "deny";
             };
         };
+        PutWorkspaceFileBody: {
+            /** @description UTF-8 file body. At most `workspace.maxFileBytes` bytes (413 `workspace_too_large` beyond). */
+            content: string;
+            /**
+             * @description Advisory MIME type of `content`.
+             * @default text/markdown
+             */
+            contentType: string;
+        };
         RegisterWebhookBody: {
             /**
              * @description Run event types to deliver (RunEventType values, or vendor-prefixed types).
@@ -3034,6 +3091,30 @@ export interface components {
             sensitive: boolean;
             /** @enum {string} */
             type: "string" | "number" | "boolean" | "object" | "array";
+        };
+        /**
+         * WorkspaceFile
+         * @description RFC 0059. A versioned, tenant·workspace-scoped ground-truth file in the `host.workspace` store. Returned by `GET /v1/host/workspace/files/{path}` and `PUT …/{path}`; the `list` endpoint returns the same shape minus `content` (metadata only). `path` is a flat namespace with `/`-in-names (NOT nested directories) — no `..`, no leading `/` (the pattern enforces this). Writes are atomic and optimistically concurrent via the `etag` token (`If-Match`). When `capabilities.workspace.versioned: true`, prior versions are retrievable via `?version=N`. Content is SR-1-redacted on write (RFC 0059 §E WSR-1) — never the BYOK plaintext.
+         */
+        WorkspaceFile: {
+            /** @description UTF-8 file body. SR-1-redacted on write per RFC 0059 §E WSR-1 — a value the run's BYOK vault resolved is persisted as `[REDACTED:<secretId>]`, never the plaintext. */
+            content: string;
+            /**
+             * @description Advisory MIME type of `content`. Defaults to `text/markdown` (the ground-truth-file convention).
+             * @default text/markdown
+             */
+            contentType: string;
+            /** @description Opaque version token for `If-Match` optimistic concurrency. A `PUT` carrying a stale `If-Match` MUST be refused with `409 workspace_conflict`. */
+            etag?: string;
+            /** @description Workspace-relative path. Flat namespace with `/`-in-names; MUST NOT contain `..` or a leading `/` (the pattern forbids both). Stable identity of the file within the `{tenant, workspace}` scope. */
+            path: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 timestamp of the write that produced this version.
+             */
+            updatedAt: string;
+            /** @description Monotonic version. 1 on first create; each successful `PUT` bumps it by one. The latest version is always retrievable; historical versions are best-effort up to `capabilities.workspace.maxVersions`. */
+            version: number;
         };
     };
     responses: never;
@@ -8164,6 +8245,424 @@ export interface operations {
             };
             /** @description internal_error (details.correlationId). */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkspaceFiles: {
+        parameters: {
+            query?: {
+                /** @description Opaque: the `nextCursor` of the previous page, valid only for the same route, filters and caller tenant·workspace. */
+                cursor?: string;
+                /** @description Items per page. */
+                limit?: number;
+                /** @description Only the files whose path starts with this prefix (the namespace is flat: `notes/` matches `notes/a.md` and `notes/b/c.md`). */
+                prefix?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        files: {
+                            contentType: string;
+                            /** @description Opaque: send it back as If-Match. */
+                            etag: string;
+                            path: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            version: number;
+                        }[];
+                        /** @description Pass as `cursor` to get the next page; null on the last page. */
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description capability_not_provided: the store is switched off (OPENWOP_WORKSPACE=false) and workspace is not advertised. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWorkspaceFile: {
+        parameters: {
+            query?: {
+                /** @description A retained earlier version (the latest `workspace.maxVersions` are kept); absent: the current one. */
+                version?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The file path (RFC 0059): 1-256 letters, digits or . _ / -, starting with a letter or digit; no "..", no empty or "." segment, no trailing "/". Its slashes may be sent as they are or as %2F. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceFile"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description capability_not_provided: the store is switched off (OPENWOP_WORKSPACE=false) and workspace is not advertised. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putWorkspaceFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the etag the caller last read (or *: the file must exist). A stale one is 409 workspace_conflict with details.currentVersion (0: no such file). */
+                "If-Match"?: string;
+                /** @description * creates only: 409 workspace_conflict when the file exists. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The file path (RFC 0059): 1-256 letters, digits or . _ / -, starting with a letter or digit; no "..", no empty or "." segment, no trailing "/". Its slashes may be sent as they are or as %2F. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutWorkspaceFileBody"];
+            };
+        };
+        responses: {
+            /** @description OK. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceFile"];
+                };
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description payload_too_large: the body exceeds limits.maxRequestBodyBytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description capability_not_provided: the store is switched off (OPENWOP_WORKSPACE=false) and workspace is not advertised. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description service_unavailable: the database is unavailable or did not answer in time; retry after the Retry-After header (seconds). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteWorkspaceFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optimistic concurrency: the etag the caller last read (or *: the file must exist). A stale one is 409 workspace_conflict with details.currentVersion (0: no such file). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The file path (RFC 0059): 1-256 letters, digits or . _ / -, starting with a letter or digit; no "..", no empty or "." segment, no trailing "/". Its slashes may be sent as they are or as %2F. */
+                path: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description validation_error: the request is malformed (details list the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown, expired or revoked credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description forbidden: the credential lacks a required scope (details.requiredScopes). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description not_found: the resource does not exist or the caller may not see it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description rate_limited: over the rate budget of the credential or client address (Retry-After header, details.retryAfterMs). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description internal_error (details.correlationId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description capability_not_provided: the store is switched off (OPENWOP_WORKSPACE=false) and workspace is not advertised. */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
