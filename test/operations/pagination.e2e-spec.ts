@@ -242,6 +242,17 @@ describe('cursor pagination of every list route', () => {
       seed: async (c, i) => (await post(c, '/v1/connections', { provider: c.connectionProvider, name: `conn-${i}-${rnd()}`, credential: `sk-${rnd()}` })).id,
     },
     {
+      path: '/v1/host/workspace/files',
+      url: () => '/v1/host/workspace/files',
+      itemsKey: 'files',
+      idOf: (f) => f.path,
+      seed: async (c, i) => {
+        const file = `page/${i}-${rnd()}.md`;
+        await ok(t.http('PUT', `/v1/host/workspace/files/${file}`, { token: c.token, body: { content: 'x' } }), [200]);
+        return file;
+      },
+    },
+    {
       path: '/v1/webhooks',
       url: () => '/v1/webhooks',
       itemsKey: 'webhooks',
