@@ -5,13 +5,30 @@ import { requireDelegable } from '../../platform/identity/delegation';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { NodeExecutorRegistry } from './engine/node-executor-registry.service';
 import { RunEngineService } from './engine/run-engine.service';
-import { parseDefinition } from './workflow-definition';
+import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { CreateRunRequest, HOST_KEY_PREFIX, RunCreationService } from './run-creation.service';
 import { findRun, RunSnapshot, TERMINAL } from './run-snapshot';
 import { RunsService } from './runs.service';
 import { RunNodeEntity } from './run-node.entity';
 import { childRunsOf, ChildRunView, runVariables } from './run-variables';
+
+/**
+ * Every node type a run of `definition` may execute, with its config as far as it is known before the run (what
+ * `requiredScopes` works a run's authority out from): each node as declared, and each node's inverse action (RFC 0151
+ * `compensation`), which an unwind executes with its resolved `inputMapping` as its config, so the mapping stands in
+ * for the config here (its `${...}` references as written). Child chains are not expanded here: sub-chain refs are
+ * `workflowId`s already (the resolver rewrote them), and the chains a node starts (a `core.subWorkflow`, a
+ * `workflow:` tool) are what its executor's `requiredScopesOf` names.
+ */
+function declaredNodes(definition: WorkflowDefinition): Array<{ typeId: string; config: Record<string, unknown> }> {
+  const out: Array<{ typeId: string; config: Record<string, unknown> }> = [];
+  for (const n of definition.nodes) {
+    out.push({ typeId: n.typeId, config: n.config });
+    if (n.compensation) out.push({ typeId: n.compensation.nodeTypeId, config: n.compensation.inputMapping });
+  }
+  return out;
+}
 
 /** Most chains one run's authority is worked out over (a chain calling chains calling chains...). */
 const MAX_CHAINS = 100;
@@ -56,7 +73,9 @@ export class RunLauncher implements OnModuleInit, WorkflowRunLauncher {
       seen.add(wf);
       const dag = await this.resolver.resolve(scope, wf, manager ?? this.ds.manager);
       const definition = dag ? parseDefinition(wf, dag).definition : undefined;
-      for (const n of definition?.nodes ?? []) {
+      // The nodes and the inverse actions an unwind would execute (declaredNodes): an inverse action acts
+      // with the run's scopes as a forward node does, so what it needs is delegated (or refused) now, not found missing mid-unwind.
+      for (const n of definition ? declaredNodes(definition) : []) {
         const needs = await this.executors.get(n.typeId)?.provider.requiredScopesOf?.(n.config, { tenant: scope.tenant, workspace: scope.workspace });
         for (const s of needs?.scopes ?? []) needed.add(s);
         for (const child of needs?.childWorkflows ?? []) if (!seen.has(child)) queue.push(child);

@@ -22,7 +22,8 @@ export interface WorkflowRunLauncher {
   ): Promise<{ runId: string }>;
   /**
    * The scopes a run of `workflowId` in `scope` needs: `runs:create`, the scopes its nodes declare
-   * (the tools they call), and the same for every chain it starts as a child run. A chain that is not
+   * (the tools they call) and their RFC 0151 inverse actions declare, and the same for every chain
+   * it starts as a child run (from a forward node or an inverse action). A chain that is not
    * installed contributes nothing beyond `runs:create` (its run would fail anyway). Sorted.
    */
   requiredScopes(scope: TenantScope, workflowId: string, manager?: EntityManager): Promise<string[]>;
