@@ -12080,7 +12080,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (empty: spans go to the OTLP collector), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap. */
+            /** @description The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (the run’s spans as this replica recorded them while exporting them, `openwop.run` in the creating request’s trace; empty while tracing is off or for a run another replica executed), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -6,6 +6,7 @@ import { EventLogService, RunEventView } from '../../../platform/events/event-lo
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
+import { recordedRunSpans } from '../../../platform/tracing/run-spans';
 import { RunsService } from '../runs.service';
 import { buildDebugBundle, DEBUG_BUNDLE_MAX_BYTES } from './run-debug-bundle';
 
@@ -24,7 +25,8 @@ export class RunDebugBundleController {
   /**
    * The run as `GET /v1/runs/{runId}` answers it and its whole event log in order (as
    * `/events/poll` answers them), every string a person or a tool supplied masked
-   * (`redactionMode: "mask"`), at most 8 MB of events (`truncated` says when the log was cut), with
+   * (`redactionMode: "mask"`), at most 8 MB of events (`truncated` says when the log was cut), the
+   * run's spans this replica recorded while tracing is on, with
    * `Cache-Control: no-store`. Another tenant's or workspace's run is `404`, like an unknown one.
    */
   @Scopes('runs:read')
@@ -32,7 +34,7 @@ export class RunDebugBundleController {
   @ApiOperation({ operationId: 'getRunDebugBundle', summary: 'Export one run’s diagnostic state (snapshot, events, metrics), secret-free and size-capped' })
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({
-    description: 'The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (empty: spans go to the OTLP collector), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap.',
+    description: 'The run debug bundle (debug-bundle.schema.json): `bundleVersion`, `generatedAt`, `host`, `run` (masked snapshot), `events` (masked payloads), `spans` (the run’s spans as this replica recorded them while exporting them, `openwop.run` in the creating request’s trace; empty while tracing is off or for a run another replica executed), `metrics` (`eventCount` = `events.length`), `redactionApplied`, `redactionMode: "mask"`, and `truncated`/`truncatedReason` when the log was cut at the size cap.',
     schema: {
       type: 'object',
       required: ['bundleVersion', 'generatedAt', 'host', 'run', 'events', 'redactionApplied', 'redactionMode'],
@@ -72,6 +74,7 @@ export class RunDebugBundleController {
       }
     }
     void reply.header('cache-control', 'no-store');
-    return buildDebugBundle(snapshot, events, { name: HOST_NAME, version: HOST_VERSION }, { moreEvents: more });
+    const spans = recordedRunSpans(snapshot.runId);
+    return buildDebugBundle(snapshot, events, { name: HOST_NAME, version: HOST_VERSION }, { moreEvents: more, spans: spans.spans, spansDropped: spans.dropped });
   }
 }

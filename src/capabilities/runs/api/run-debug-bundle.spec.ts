@@ -26,3 +26,23 @@ describe('debug bundle masking and cap', () => {
     expect([b.truncated, b.truncatedReason]).toEqual([true, 'events_truncated_to_size_cap']);
   });
 });
+
+describe('debug bundle spans', () => {
+  const run = { name: 'openwop.run', traceId: 'b'.repeat(32), spanId: 'c'.repeat(16), parentSpanId: 'd'.repeat(16), kind: 'internal' as const, startedAt: '2026-01-01T00:00:00.000Z', endedAt: '2026-01-01T00:00:01.000Z' };
+
+  it('carries the recorded spans as they are, masking only strings that look like a credential', () => {
+    const spans = [
+      { ...run, status: { code: 'ok' as const }, attributes: { 'openwop.run_id': 'r1', 'openwop.node_attempt': 1 } },
+      { ...run, name: 'openwop.tool.call', status: { code: 'error' as const, message: 'Bearer abcdefghijklmnopqrstuvwxyz' }, attributes: { 'server.address': 'ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' } },
+    ];
+    const b = buildDebugBundle({ runId: 'r1', workflowId: 'w', status: 'completed' } as unknown as RunSnapshot, [], { name: 'h', version: '1' }, { spans });
+    expect(b.spans).toEqual([spans[0], { ...spans[1], status: { code: 'error', message: MASK }, attributes: { 'server.address': MASK } }]);
+    expect(b.redactionApplied).toBe(true);
+    expect(b.truncated).toBeUndefined();
+  });
+
+  it('says when spans were left out at the cap', () => {
+    const b = buildDebugBundle({ runId: 'r1', workflowId: 'w', status: 'completed' } as unknown as RunSnapshot, [], { name: 'h', version: '1' }, { spans: [], spansDropped: 3 });
+    expect([b.truncated, b.truncatedReason]).toEqual([true, 'spans_truncated_to_cap']);
+  });
+});

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Advertiser, CapabilityAdvertiser } from '../../../platform/discovery/capability-advertiser';
 import type { RunEventView } from '../../../platform/events/event-log.service';
 import { scanForCredentials } from '../../../platform/secrets/credential-scan';
+import type { RecordedSpan } from '../../../platform/tracing/run-spans';
 import type { RunSnapshot } from '../run-snapshot';
 
 /**
@@ -18,8 +19,15 @@ import type { RunSnapshot } from '../run-snapshot';
  *   they look like a credential (the host's credential scan: bearer headers, JWTs, vendor keys...);
  * - error messages are kept for diagnosis unless they look like a credential.
  * The bundle is capped (8 MB of events by default); a longer log is cut at an event boundary and the
- * bundle says so (`truncated`, `truncatedReason`). Spans are not kept by the host after export (they
- * go to the OTLP collector), so `spans` is empty: read them in the tracing backend by the run's trace.
+ * bundle says so (`truncated`, `truncatedReason`).
+ *
+ * Spans: while tracing is on, `spans` holds the run's spans as this replica recorded them when it
+ * exported them (src/platform/tracing/run-spans.ts): `openwop.run` in the trace of the request that
+ * created the run, its node spans and the tool and MCP spans under them, with the ids, times and
+ * statuses the OTLP collector received (an open span has `endedAt: null`). The host keeps the spans
+ * of its last 1000 runs, 256 each, in memory: a run executed by another replica or before a restart,
+ * or a host with tracing off, gives `spans: []`; the tracing backend has them by the run's trace id.
+ * Span attributes are identifiers only; a string that looks like a credential is masked all the same.
  */
 export const DEBUG_BUNDLE_MAX_BYTES = 8 * 1024 * 1024;
 export const MASK = '[REDACTED]';
@@ -82,12 +90,27 @@ export interface DebugBundle {
   truncatedReason?: string;
 }
 
+/** A span as the bundle carries it: identifiers, times and status as recorded, any string that looks like a credential masked. */
+function maskSpan(s: RecordedSpan, state: MaskState): RecordedSpan {
+  const clean = (v: unknown): unknown => {
+    if (typeof v === 'string' && looksLikeCredential(v)) {
+      state.applied = true;
+      return MASK;
+    }
+    return Array.isArray(v) ? v.map(clean) : v;
+  };
+  const attributes: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s.attributes)) attributes[k] = clean(v);
+  const status = s.status.message === undefined ? s.status : { code: s.status.code, message: clean(s.status.message) as string };
+  return { ...s, status, attributes };
+}
+
 /** Assembles the bundle from the run as its caller reads it and its events in order (already scoped to the caller). */
 export function buildDebugBundle(
   snapshot: RunSnapshot,
   events: RunEventView[],
   host: { name: string; version: string },
-  opts: { maxBytes?: number; moreEvents?: boolean } = {},
+  opts: { maxBytes?: number; moreEvents?: boolean; spans?: RecordedSpan[]; spansDropped?: number } = {},
 ): DebugBundle {
   const state: MaskState = { applied: false };
   // The run as GET /v1/runs/{runId} answers it, its run-level keys kept and its data masked.
@@ -111,6 +134,7 @@ export function buildDebugBundle(
     kept.push(masked);
   }
   const nodes = new Set(kept.map((e) => (e as { nodeId?: string }).nodeId).filter((n): n is string => typeof n === 'string'));
+  const spans = (opts.spans ?? []).map((s) => maskSpan(s, state));
   const metrics = (snapshot as unknown as { metrics?: { openwopCost?: unknown } }).metrics;
   return {
     bundleVersion: '1.0',
@@ -118,11 +142,11 @@ export function buildDebugBundle(
     host: { name: host.name, version: host.version },
     run,
     events: kept,
-    spans: [],
+    spans,
     metrics: { openwopCost: metrics?.openwopCost ?? null, nodeCount: nodes.size, eventCount: kept.length },
     redactionApplied: state.applied,
     redactionMode: 'mask',
-    ...(cut ? { truncated: true, truncatedReason: 'events_truncated_to_size_cap' } : {}),
+    ...(cut ? { truncated: true, truncatedReason: 'events_truncated_to_size_cap' } : opts.spansDropped ? { truncated: true, truncatedReason: 'spans_truncated_to_cap' } : {}),
   };
 }
 
