@@ -262,3 +262,30 @@ describe('agent workspace switched off (OPENWOP_WORKSPACE=false)', () => {
     await expect(createTestApp({ env: { OPENWOP_WORKSPACE_MAX_FILES: '0' } })).rejects.toThrow(/OPENWOP_WORKSPACE_MAX_FILES must be between/);
   });
 });
+
+describe('agent workspace under protocol major 2 (OPENWOP_PROTOCOL_MAJORS=1,2)', () => {
+  let t: TestApp;
+  afterAll(() => t?.close());
+
+  it('serves the v2 seams-profile path /conformance/seams/workspace/files from the same store (spec v2 §11)', async () => {
+    t = await createTestApp({ env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
+    const key = await t.key({ tenant: 'acme', scopes: RW });
+    const v2 = { 'openwop-version': '2.0' };
+    const put = await t.http('PUT', '/conformance/seams/workspace/files/notes%2FV2.md', { token: key, body: { content: 'from v2' }, headers: v2 });
+    expect([put.status, put.body.version, put.headers['openwop-version']]).toEqual([200, 1, undefined]);
+    expect((await t.http('GET', `${FILES}/notes/V2.md`, { token: key })).body.content).toBe('from v2');
+    const list = await t.http('GET', '/conformance/seams/workspace/files', { token: key, headers: v2 });
+    expect(list.body.files.map((f: Json) => f.path)).toEqual(['notes/V2.md']);
+    const stale = await t.http('PUT', '/conformance/seams/workspace/files/notes/V2.md', { token: key, body: { content: 'x' }, headers: { ...v2, 'if-match': '"v7"' } });
+    envelope(stale, 409, 'workspace_conflict');
+    expect((await t.http('DELETE', '/conformance/seams/workspace/files/notes/V2.md', { token: key, headers: v2 })).status).toBe(204);
+    // Without major 2 served, the seams-profile path is not routed.
+    const v1Only = await createTestApp();
+    try {
+      const k = await v1Only.key({ tenant: 'acme', scopes: RW });
+      expect((await v1Only.http('GET', '/conformance/seams/workspace/files', { token: k })).status).toBe(404);
+    } finally {
+      await v1Only.close();
+    }
+  });
+});
