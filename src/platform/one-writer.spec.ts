@@ -36,6 +36,11 @@ export const RULES: Rule[] = [
     allowed: { 'src/capabilities/goals/goal-store.ts': 'the goal store' },
   },
   {
+    what: 'the workspace tables are written by the workspace store',
+    pattern: /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?workspace_(?:store|file|file_version)"?(?=[\s(]|$)|getRepository\(\s*Workspace(?:Store|File|FileVersion)Entity\s*\)\s*\.\s*(?:insert|update|save|delete|remove|upsert|increment|decrement)\s*\(/i,
+    allowed: { 'src/capabilities/workspace/workspace-store.ts': 'the workspace store: every write takes its store row lock first' },
+  },
+  {
     what: 'events (and their streams) are inserted by the event log',
     pattern: /\bINSERT\s+INTO\s+"?event(?:_stream)?"?(?=[\s(]|$)/i,
     allowed: { 'src/platform/events/event-log.service.ts': "the event log's one insert (eventInsertCtes), which the run engine's fenced flush embeds" },
@@ -113,6 +118,14 @@ describe('one writer per table, one listener, one scheduler', () => {
       expect(scan('the goal', 'await m.getRepository(GoalEntity).update({ id }, { paused: true });')).toHaveLength(1);
       expect(scan('the goal', 'await this.ds.getRepository(GoalEntity).findOne({ where });')).toEqual([]);
       expect(scan('the goal', 'UPDATE "goal_template" SET "x" = 1')).toEqual([]);
+    });
+
+    it('a workspace file written beside the store', () => {
+      expect(scan('the workspace', 'await m.query(`UPDATE "workspace_file" SET "deleted" = true WHERE "path" = $1`, [p]);')).toHaveLength(1);
+      expect(scan('the workspace', 'DELETE FROM workspace_file_version WHERE "tenant" = $1')).toHaveLength(1);
+      expect(scan('the workspace', 'await this.ds.getRepository(WorkspaceFileEntity).save(row);')).toHaveLength(1);
+      expect(scan('the workspace', 'await this.ds.getRepository(WorkspaceFileEntity).createQueryBuilder("f")')).toEqual([]);
+      expect(scan('the workspace', 'INSERT INTO "workspace_idempotency" ("x") VALUES ($1)')).toEqual([]);
     });
 
     it('an event inserted around the event log', () => {
