@@ -68,9 +68,13 @@ export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const;
 
 export { oneLineReason, StartupError };
 
-async function phase<T>(name: StartupError['phase'], what: string, fn: () => Promise<T> | T): Promise<T> {
+async function phase<T>(name: StartupError['phase'], what: string, fn: () => Promise<T> | T, took?: Record<string, number>): Promise<T> {
+  const started = Date.now();
   try {
-    return await fn();
+    const result = await fn();
+    // What each phase of the boot took, for the `boot phases` line (`npm run bench -- embedded` reads it).
+    if (took) took[name] = (took[name] ?? 0) + Date.now() - started;
+    return result;
   } catch (e) {
     if (e instanceof StartupError) throw e;
     throw new StartupError(name, `${what}: ${oneLineReason(e)}`, { cause: e });
@@ -90,10 +94,11 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
     // Loud on purpose: the seams act on live data (register webhooks, purge a tenant's event log, race effects).
     logger.warn({ msg: 'WARNING: TEST SEAMS ARE ENABLED (OPENWOP_TEST_SEAMS=true): the /v1/host/sample/* conformance seams are served; they must never be on in production', setting: 'OPENWOP_TEST_SEAMS' });
   }
+  const took: Record<string, number> = {};
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
-    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, HOST_SCHEMA, { log: logger, joinEmbedded: options.joinEmbedded }));
+    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, HOST_SCHEMA, { log: logger, joinEmbedded: options.joinEmbedded }), took);
     dataSource = db.dataSource;
   }
   try {
@@ -106,10 +111,10 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         const pending = await pendingMigrations(ds, HOST_SCHEMA.migrations);
         if (pending.length) logger.warn({ msg: 'migrations pending: run `openwop-host migrate`', pending });
       }
-    });
+    }, took);
     const pluginState = new PluginStateStore();
     pluginState.bind(dataSource);
-    const plugins = await phase('plugins', 'cannot load the plugins', () => loadPlugins(config, { logger, schemas: SchemaRegistry.shared(), state: pluginState }));
+    const plugins = await phase('plugins', 'cannot load the plugins', () => loadPlugins(config, { logger, schemas: SchemaRegistry.shared(), state: pluginState }), took);
     const openApi = new OpenApiHolder();
     const adapter = new FastifyAdapter({
       bodyLimit: config.maxRequestBodyBytes,
@@ -158,9 +163,11 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         const health = a.get(HealthService);
         for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
         if (options.openApi !== false) {
+          const docStarted = Date.now();
           const doc = buildOpenApiDocument(a, { testSeams: config.testSeams });
           openApi.set(doc);
           SwaggerModule.setup('docs', a, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
+          took.openapi = Date.now() - docStarted;
         }
         await a.init();
         await a.getHttpAdapter().getInstance().ready();
@@ -169,7 +176,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         await created?.close().catch(() => undefined);
         throw e;
       }
-    });
+    }, took);
+    logger.info({ msg: 'boot phases', ms: took, sinceProcessStart: Math.round(process.uptime() * 1000) });
     let closing: Promise<void> | undefined;
     const close = (): Promise<void> =>
       (closing ??= (async () => {

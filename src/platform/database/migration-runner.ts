@@ -24,11 +24,32 @@ async function ensureTable(run: (sql: string, params?: unknown[]) => Promise<unk
 }
 
 /**
+ * The names the migrations table records, read without a transaction, a lock or DDL (undefined when
+ * the table does not exist yet): one statement that tells a start on a current schema it has
+ * nothing to do.
+ */
+async function recordedNames(ds: DataSource): Promise<Set<string> | undefined> {
+  try {
+    return new Set(((await ds.query(`SELECT "name" FROM "${TABLE}"`)) as Array<{ name: string }>).map((r) => r.name));
+  } catch (e) {
+    if ((e as { code?: string }).code === '42P01') return undefined; // undefined_table: a new database
+    throw e;
+  }
+}
+
+/**
  * Applies the explicit, ordered migration list in ONE transaction holding a transaction-scoped
  * advisory lock, so replicas starting together cannot race (the lock is released by commit or
  * rollback and can never be orphaned). Returns the names it applied.
+ *
+ * A schema that already records every migration of the list (every start but the first after an
+ * upgrade) is seen in one plain read and left alone: no transaction, lock or DDL. A migration recorded
+ * is never undone, so the read cannot be stale in the direction that matters; a missing one takes
+ * the locked path, which reads the table again under the lock.
  */
 export async function runMigrations(ds: DataSource, migrations: readonly MigrationClass[]): Promise<string[]> {
+  const recorded = await recordedNames(ds);
+  if (recorded && migrations.every((m) => recorded.has(migrationName(m)))) return [];
   const qr = ds.createQueryRunner();
   await qr.connect();
   const applied: string[] = [];
@@ -77,6 +98,8 @@ export async function migrationStatus(ds: DataSource, migrations: readonly Migra
   });
 }
 
+/** The migrations of the list the database has not recorded: one read (readiness probes ask often), no DDL. */
 export async function pendingMigrations(ds: DataSource, migrations: readonly MigrationClass[]): Promise<string[]> {
-  return (await migrationStatus(ds, migrations)).filter((s) => !s.applied).map((s) => s.name);
+  const recorded = (await recordedNames(ds)) ?? new Set<string>();
+  return migrations.map(migrationName).filter((name) => !recorded.has(name));
 }
