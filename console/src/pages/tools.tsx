@@ -1,7 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { getTool, listTools, SAFETY_TIERS, TOOL_SOURCES, ToolSource } from '../api/tool-catalog';
 import { href, link } from '../routes';
-import { Badge, ChoiceFilter, DataTable, ErrorBanner, Facts, JsonBlock, Loading, loadedList, Section, useLive, useLoad } from '../ui';
+import { Badge, BreakableId, ChoiceFilter, DataTable, ErrorBanner, Facts, JsonBlock, Loading, loadedList, Section, useLive, useLoad } from '../ui';
 
 function ToolDetail({ toolId, compact }: { toolId: string; compact: boolean }) {
   const tool = useLoad(() => getTool(toolId, compact), [toolId, compact]);
@@ -86,7 +86,7 @@ export function ToolsPage({ selected }: { selected?: string }) {
               header: 'Tool',
               cell: (t) => (
                 <a href={link.tool(t.toolId)} aria-label={`Show tool ${t.toolId}`}>
-                  <code>{t.toolId}</code>
+                  <BreakableId id={t.toolId} />
                 </a>
               ),
             },

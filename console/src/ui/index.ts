@@ -6,4 +6,4 @@ export { ErrorBanner } from './errors';
 export { asApiError, useAction, useLoad, useNow } from './hooks';
 export { useLive } from './live';
 export type { Loaded } from './hooks';
-export { CopyButton, ShortId, shortId } from './short-id';
+export { BreakableId, CopyButton, ShortId, shortId } from './short-id';

@@ -1,4 +1,6 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { idSegments } from './id-breaks';
 
 /** The first 8 characters of a long id (a UUID's first group), for tables and headings. */
 export function shortId(id: string): string {
@@ -68,5 +70,22 @@ export function ShortId({ id, what, href }: { id: string; what: string; href?: s
       )}
       <CopyButton value={id} what={what} />
     </span>
+  );
+}
+
+/**
+ * A whole id in code type that wraps only after its separators (`workflow:` `private.` `examples.` `greet`), never
+ * inside a name: in a table its column is as narrow as its longest piece, not one character (code.ident).
+ */
+export function BreakableId({ id }: { id: string }) {
+  return (
+    <code class="ident">
+      {idSegments(id).map((piece, i) => (
+        <Fragment key={i}>
+          {i ? <wbr /> : null}
+          {piece}
+        </Fragment>
+      ))}
+    </code>
   );
 }
