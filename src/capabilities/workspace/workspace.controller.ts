@@ -1,6 +1,8 @@
 import { Body, Controller, createParamDecorator, Delete, ExecutionContext, Get, Headers, HttpCode, Put, Query, Res } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../../platform/errors/domain-error';
+import { MAX_PARAM_LENGTH } from '../../platform/http/framework-errors';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';
@@ -14,7 +16,12 @@ import { WorkspaceFileMeta, WorkspaceFileView, WorkspaceService } from './worksp
  * The file path of a `/v1/host/workspace/files/*` request: the rest of the URL, percent-decoded
  * (so `notes/a.md` and `notes%2Fa.md` name the same file), then held to the namespace's rules.
  */
-const FilePath = createParamDecorator((_: unknown, ctx: ExecutionContext): string => workspacePath(ctx.switchToHttp().getRequest<FastifyRequest<{ Params: Record<string, string> }>>().params['*']));
+const FilePath = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
+  const raw = ctx.switchToHttp().getRequest<FastifyRequest<{ Params: Record<string, string> }>>().params['*'];
+  // The router's parameter limit does not hold for a wildcard: applied here, with the answer it gives every other route.
+  if (typeof raw === 'string' && raw.length > MAX_PARAM_LENGTH) throw new DomainError('uri_too_long', 414, 'A path parameter exceeds the host limit.');
+  return workspacePath(raw);
+});
 
 const NOT_SERVED = { status: 501, description: 'capability_not_provided: the store is switched off (OPENWOP_WORKSPACE=false) and workspace is not advertised.', schema: protocolSchemaRef('ErrorEnvelope') };
 
