@@ -1,4 +1,7 @@
 /**
+ * `npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50]` (no argument, or `grown`):
+ * fresh against grown databases (./growth/grown.ts). A number first: the storage mode below.
+ *
  * Storage benchmark: bytes a completed run leaves in the database. Creates `runs` runs of a 3-node
  * `core.noop` chain through POST /v1/runs (`concurrency` requests in flight) on a host with a fresh
  * database, waits until every one has completed, and prints the growth of each relation the runs
@@ -21,6 +24,7 @@ import type { Host } from '../src/bootstrap';
 import { ArtifactRegistryService } from '../src/platform/artifacts/artifact-registry.service';
 import { ApiKeyService } from '../src/platform/identity/api-key.service';
 import { BENCH_RATE_BUDGETS, benchPool, bootQuietHost, createBenchDatabase, runBenchmark } from './harness';
+import { grown } from './growth/grown';
 
 const TENANT = 'tenant-0';
 const NODES = 3;
@@ -68,6 +72,7 @@ function post(agent: http.Agent, base: string, auth: string, body: string): Prom
 }
 
 export async function main(args = process.argv.slice(2).filter((a) => a !== '--keep'), keep = process.argv.includes('--keep')): Promise<void> {
+  if (args[0] === undefined || args[0] === 'grown') return grown(args.slice(1));
   const runs = Number(args[0] ?? 2000);
   const concurrency = Number(args[1] ?? 16);
   const db = await createBenchDatabase('bench_growth');

@@ -1,0 +1,286 @@
+/**
+ * Fresh against grown: the same measurements on a host whose database holds only what the benchmark
+ * writes (fresh, a new database each round) and on one grown to `runs` runs (seeded once, from runs
+ * the host wrote: ./seed.ts), alternating which goes first, `rounds` rounds. Per side: submission
+ * (POST /v1/runs, 8 in flight), idle latency (one run at a time, creation to finish on the database
+ * clock), the run list's first page (unfiltered, a sparse status, a cursor 2,000 runs deep), the event
+ * poll of a finished run, the claim rate (a backlog of pending runs worked off by the engine), the
+ * retention sweep's time per expired run (that backlog, aged past the window) and bytes per run
+ * (the run tables' total size over the runs in the database, before the sweep).
+ * Prints each round's figures and min / median / max of grown / fresh.
+ *
+ *   npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50]
+ */
+import * as http from 'node:http';
+import * as os from 'node:os';
+import type { AddressInfo } from 'node:net';
+import type { Pool } from 'pg';
+import type { Host } from '../../src/bootstrap';
+import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
+import { ApiKeyService } from '../../src/platform/identity/api-key.service';
+import { RetentionService } from '../../src/platform/retention/retention.service';
+import { BENCH_RATE_BUDGETS, benchPool, bootQuietHost, createBenchDatabase, insertPendingRuns, measure } from '../harness';
+import { replicate, TemplateTable } from './seed';
+
+const TENANT = 'tenant-0';
+const NODES = 3;
+const TEMPLATES = 50;
+const CLAIM_BACKLOG = 2000;
+const IDLE_SAMPLES = 30;
+const WINDOW_S = 3;
+const DEEP = 2000;
+
+const nodes = Array.from({ length: NODES }, (_, i) => ({ id: `n${i + 1}`, typeId: 'core.noop', config: { step: i + 1 } }));
+const edges = nodes.slice(1).map((x, i) => ({ from: nodes[i].id, to: x.id }));
+const chain = { chainId: 'bench.growth', version: '1.0.0', label: `${NODES} no-op steps`, description: `${NODES} core.noop nodes in a chain`, parameters: { type: 'object' }, dag: { nodes, edges } };
+
+const loadavg = () => os.loadavg()[0];
+
+function request(base: string, auth: string, method: string, path: string, body?: string): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method, headers: { authorization: auth, 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        resolve({ status: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface Side {
+  host: Host;
+  base: string;
+  auth: string;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/** The host on `url`, listening, with the chain installed for tenant-0 (once per database) and a fresh key. */
+async function boot(url: string): Promise<Side> {
+  const host = await bootQuietHost(url, 'bench-growth', { runs: { maxActiveRuns: 48 } }, { OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_RUN_RETENTION_DAYS: '30', ...BENCH_RATE_BUDGETS });
+  await host.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(host.app.getHttpServer().address() as AddressInfo).port}`;
+  const pool = benchPool(url);
+  const installed = (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = $1`, [TENANT])).rows[0].n > 0;
+  if (!installed) {
+    await host.app
+      .get(ArtifactRegistryService)
+      .install('workflow-chain-pack', { name: 'private.bench.growth', version: '1.0.0', kind: 'workflow-chain', engines: { openwop: '^1.0.0' }, chains: [chain] }, { tenant: TENANT, principal: 'bench' }, 'bench');
+  }
+  const { key } = await host.app.get(ApiKeyService).create({ tenant: TENANT, principal: 'bench', scopes: ['runs:create', 'runs:read'] });
+  return {
+    host,
+    base,
+    auth: `Bearer ${key}`,
+    pool,
+    async close() {
+      await pool.end().catch(() => undefined);
+      await host.close().catch(() => undefined);
+    },
+  };
+}
+
+async function waitIdle(pool: Pool): Promise<void> {
+  for (;;) {
+    const n = (await pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "status" IN ('pending', 'running')`)).rows[0].n as number;
+    if (!n) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `n` runs through POST /v1/runs, `concurrency` at a time; their ids. */
+async function submit(s: Side, n: number, concurrency = 8): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        const r = await request(s.base, s.auth, 'POST', '/v1/runs', JSON.stringify({ workflowId: 'bench.growth' }));
+        if (r.status !== 201) throw new Error(`POST /v1/runs answered ${r.status}`);
+        ids.push(r.json.runId ?? r.json.id);
+      }
+    }),
+  );
+  return ids;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+export type Figures = Record<string, number>;
+
+/** Every figure of one side. */
+async function measureSide(s: Side, pollRun: string): Promise<Figures> {
+  const f: Figures = {};
+  const headers = { authorization: s.auth, 'content-type': 'application/json' };
+  const sub = await measure('submit', `${s.base}/v1/runs`, { method: 'POST', body: JSON.stringify({ workflowId: 'bench.growth' }), headers, connections: 8, durationSec: WINDOW_S });
+  if (sub.errors || sub.non2xx) throw new Error(`submission: ${sub.errors} errors, ${sub.non2xx} non-2xx`);
+  Object.assign(f, { 'submit req/s': sub.requestsPerSec, 'submit p50 ms': sub.p50Ms, 'submit p99 ms': sub.p99Ms });
+  await waitIdle(s.pool);
+
+  // Idle latency: one run at a time, from sending its POST to reading it completed (the run row, read every 2 ms).
+  const lat: number[] = [];
+  for (let i = 0; i < IDLE_SAMPLES; i++) {
+    const t = process.hrtime.bigint();
+    const [id] = await submit(s, 1, 1);
+    for (;;) {
+      const r = (await s.pool.query(`SELECT "status" FROM "run" WHERE "id" = $1`, [id])).rows[0] as { status: string };
+      if (r.status === 'completed') {
+        lat.push(Number(process.hrtime.bigint() - t) / 1e6);
+        break;
+      }
+      if (r.status !== 'pending' && r.status !== 'running') throw new Error(`idle run ended ${r.status}`);
+      await new Promise((res) => setTimeout(res, 2));
+    }
+  }
+  Object.assign(f, { 'idle p50 ms': pct(lat, 50), 'idle p99 ms': pct(lat, 99) });
+
+  // Claim: a backlog of pending runs (as POST /v1/runs writes them when no slot is free), worked off.
+  // The host is idle: every run created from here on is the backlog's.
+  const since = (await s.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+  const t0 = Date.now();
+  await insertPendingRuns(s.pool, CLAIM_BACKLOG, { definition: { workflowId: 'bench.growth', nodes, edges } as { workflowId: string }, tenants: 1 });
+  for (;;) {
+    const r = (await s.pool.query(`SELECT count(*) FILTER (WHERE "status" = 'completed')::int AS done, count(*) FILTER (WHERE "status" NOT IN ('pending', 'running', 'completed'))::int AS bad FROM "run" WHERE "created_at" >= $1`, [since])).rows[0] as { done: number; bad: number };
+    if (r.bad) throw new Error(`${r.bad} claimed runs neither pending, running nor completed`);
+    if (r.done >= CLAIM_BACKLOG) break;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  f['claim runs/s'] = CLAIM_BACKLOG / ((Date.now() - t0) / 1000);
+  await waitIdle(s.pool);
+
+  const lists: Array<[string, string]> = [
+    ['list', '/v1/runs?limit=50'],
+    ['list failed', '/v1/runs?limit=50&status=failed'],
+  ];
+  let cursor: string | undefined;
+  for (let seen = 0; seen < DEEP; seen += 500) {
+    const r = await request(s.base, s.auth, 'GET', `/v1/runs?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (r.status !== 200 || !r.json.nextCursor) throw new Error(`paging to ${DEEP}: ${r.status}`);
+    cursor = r.json.nextCursor as string;
+  }
+  lists.push(['list deep', `/v1/runs?limit=50&cursor=${encodeURIComponent(cursor!)}`]);
+  lists.push(['poll', `/v1/runs/${pollRun}/events/poll?lastSequence=0&timeout=0`]);
+  for (const [label, path] of lists) {
+    const m = await measure(label, `${s.base}${path}`, { headers: { authorization: s.auth }, connections: 8, durationSec: WINDOW_S });
+    if (m.errors || m.non2xx) throw new Error(`${label}: ${m.errors} errors, ${m.non2xx} non-2xx`);
+    Object.assign(f, { [`${label} p50 ms`]: m.p50Ms, [`${label} p99 ms`]: m.p99Ms, [`${label} req/s`]: m.requestsPerSec });
+  }
+
+  f['runs in database'] = Number((await s.pool.query(`SELECT count(*)::float8 AS n FROM "run"`)).rows[0].n);
+  f['bytes/run'] = Number(
+    (
+      await s.pool.query(
+        `SELECT sum(pg_total_relation_size(c.oid))::float8 / (SELECT count(*) FROM "run") AS b FROM pg_class c
+         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)`,
+        [['run', 'run_node', 'event', 'event_stream']],
+      )
+    ).rows[0].b,
+  );
+  // Retention: the backlog's runs, aged past the window, swept without pauses.
+  await s.pool.query(`UPDATE "run" SET "completed_at" = now() - interval '40 days' WHERE "created_at" >= $1`, [since]);
+  const sweep = await s.host.app.get(RetentionService).sweep(undefined, { dutyPercent: 100, budgetMs: 3_600_000 });
+  if (sweep.runs < CLAIM_BACKLOG) throw new Error(`the sweep deleted ${sweep.runs} of ${CLAIM_BACKLOG} expired runs`);
+  f['retention ms/run'] = sweep.durationMs / sweep.runs;
+  f['retention runs/s'] = sweep.runs / (sweep.durationMs / 1000);
+
+  f['load average'] = loadavg();
+  return f;
+}
+
+/** Figures where more is better (the ratio goal reads the other way). */
+const HIGHER = new Set(['submit req/s', 'claim runs/s', 'retention runs/s', 'list req/s', 'list failed req/s', 'list deep req/s', 'poll req/s']);
+const GOALS: Record<string, string> = {
+  'list p50 ms': '<= 1.5',
+  'list p99 ms': '<= 1.5',
+  'list failed p50 ms': '<= 1.5',
+  'list failed p99 ms': '<= 1.5',
+  'list deep p50 ms': '<= 1.5',
+  'list deep p99 ms': '<= 1.5',
+  'poll p50 ms': '<= 1.5',
+  'poll p99 ms': '<= 1.5',
+  'claim runs/s': '>= 0.8',
+  'retention ms/run': '<= 1.5',
+};
+
+export async function grown(args: string[]): Promise<void> {
+  const runs = Number(args[0] ?? 1_000_000);
+  const rounds = Number(args[1] ?? 3);
+  const tenants = Number(args[2] ?? 50);
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const db = await createBenchDatabase('bench_grown');
+  try {
+    // Template runs, written by the host, then copied to `runs`.
+    const seedStart = Date.now();
+    const s = await boot(db.url.toString());
+    let templates: string[];
+    try {
+      templates = await submit(s, TEMPLATES);
+      await waitIdle(s.pool);
+    } finally {
+      await s.close();
+    }
+    const pool = benchPool(db.url.toString());
+    let tables: TemplateTable[];
+    try {
+      const copies = Math.max(0, Math.ceil((runs - TEMPLATES) / TEMPLATES));
+      let last = Date.now();
+      tables = await replicate(pool, templates, {
+        copies,
+        tenants,
+        spreadDays: 20,
+        sparseEvery: 1000,
+        progress: (done) => {
+          if (Date.now() - last < 30_000 && done < copies) return;
+          last = Date.now();
+          out(`seeded ${(done * TEMPLATES).toLocaleString('en')} runs, ${((Date.now() - seedStart) / 1000).toFixed(0)} s, load average ${loadavg().toFixed(2)}`);
+        },
+      });
+      for (const t of tables) await pool.query(`VACUUM (ANALYZE) "${t.table}"`);
+    } finally {
+      await pool.end();
+    }
+    out(`grown database: ${runs.toLocaleString('en')} runs over ${tenants} tenants, copied from ${TEMPLATES} runs the host wrote (${tables.map((t) => `${t.table} ${(t.rows / TEMPLATES).toFixed(1)}/run`).join(', ')}), ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
+
+    const results: Array<{ fresh: Figures; grown: Figures }> = [];
+    for (let round = 0; round < rounds; round++) {
+      const r: Partial<{ fresh: Figures; grown: Figures }> = {};
+      for (const side of round % 2 === 0 ? (['fresh', 'grown'] as const) : (['grown', 'fresh'] as const)) {
+        const fresh = side === 'fresh' ? await createBenchDatabase('bench_fresh') : undefined;
+        const sd = await boot((fresh?.url ?? db.url).toString());
+        try {
+          const pollRun = side === 'fresh' ? (await submit(sd, TEMPLATES))[0] : templates[0];
+          await waitIdle(sd.pool);
+          r[side] = await measureSide(sd, pollRun);
+        } finally {
+          await sd.close();
+          await fresh?.drop();
+        }
+        out(`round ${round + 1} ${side}: ${Object.entries(r[side]!).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`);
+      }
+      results.push(r as { fresh: Figures; grown: Figures });
+    }
+
+    out(`\ngrown (${runs.toLocaleString('en')} runs) / fresh, ${rounds} rounds: min / median / max (per round)`);
+    for (const k of Object.keys(results[0].fresh)) {
+      if (k === 'runs in database' || k === 'load average') continue;
+      const ratios = results.map((x) => x.grown[k] / x.fresh[k]);
+      const [mn, md, mx] = [pct(ratios, 0), pct(ratios, 50), pct(ratios, 100)];
+      const goal = GOALS[k];
+      const met = goal ? (goal.startsWith('<=') ? mx <= Number(goal.slice(3)) : mn >= Number(goal.slice(3))) : undefined;
+      out(`${k.padEnd(22)} ${mn.toFixed(2).padStart(6)} ${md.toFixed(2).padStart(6)} ${mx.toFixed(2).padStart(6)}  (${ratios.map((x) => x.toFixed(2)).join(', ')})${goal ? `  goal ${goal}: ${met ? 'met' : 'NOT met'}` : ''}${HIGHER.has(k) ? '  (higher is better)' : ''}`);
+    }
+    const g = results.map((x) => x.grown);
+    const rate = (k: string) => `${pct(g.map((x) => x[k]), 0).toFixed(0)} / ${pct(g.map((x) => x[k]), 50).toFixed(0)} / ${pct(g.map((x) => x[k]), 100).toFixed(0)}`;
+    out(`grown database: retention sweep ${rate('retention runs/s')} runs deleted/s, engine ${rate('claim runs/s')} runs completed/s (min / median / max); load average ${results.map((x) => `${x.fresh['load average'].toFixed(1)}/${x.grown['load average'].toFixed(1)}`).join(', ')} (fresh/grown per round)`);
+  } finally {
+    await db.drop();
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Grows a database to many runs from runs the host really wrote: `templateRuns` finds every table
+ * holding rows of the given runs (a column `run_id` or `stream_id` naming them, or the `run` table's
+ * own `id`), and `replicate` copies those rows, `copies` times per template run, with INSERT ...
+ * SELECT over generate_series. The statements are built from the live table columns (pg_attribute),
+ * so a change of a table's shape is followed, not hard-coded:
+ *
+ * - the run's id (and every column naming it) becomes md5(template id, copy)::uuid, the same in every table;
+ * - `tenant` becomes `tenant-<copy mod tenants>`;
+ * - any other `uuid` column named `id` gets a fresh gen_random_uuid();
+ * - an identity or serial column takes its default;
+ * - every timestamp column moves back by the copy's age (copy 1 the oldest, `spreadDays` back);
+ * - `status` of one copy in `sparseEvery` becomes `failed` (a sparse status for list filters);
+ * - everything else is copied as it is.
+ *
+ * A column referring to another copied table's generated key (a bigint stream key, say) is not
+ * followed: `replicate` refuses a table whose run column it cannot find.
+ */
+import type { Pool } from 'pg';
+import { InvariantViolation } from '../../src/platform/errors/internal-fault';
+
+export interface TemplateTable {
+  table: string;
+  /** The column that names the run. */
+  runColumn: string;
+  /** Rows the template runs hold in it. */
+  rows: number;
+}
+
+interface Column {
+  name: string;
+  type: string;
+  identity: boolean;
+}
+
+const quote = (s: string) => `"${s.replace(/"/g, '""')}"`;
+
+async function columns(pool: Pool, table: string): Promise<Column[]> {
+  const r = await pool.query(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type,
+            (a.attidentity <> '' OR a.attgenerated <> '' OR coalesce(pg_get_expr(d.adbin, d.adrelid), '') LIKE 'nextval(%') AS identity
+     FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    [`public.${quote(table)}`],
+  );
+  return r.rows as Column[];
+}
+
+/** The tables holding rows of `runIds` (the run table first, then the others by name), with the column naming the run. */
+export async function templateTables(pool: Pool, runIds: string[]): Promise<TemplateTable[]> {
+  const candidates = (
+    await pool.query(
+      `SELECT c.relname AS table, a.attname AS col FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+       WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+         AND ((c.relname = 'run' AND a.attname = 'id') OR (c.relname <> 'run' AND a.attname IN ('run_id', 'stream_id')))
+         AND format_type(a.atttypid, a.atttypmod) IN ('uuid', 'text', 'character varying')
+       ORDER BY c.relname <> 'run', c.relname`,
+    )
+  ).rows as Array<{ table: string; col: string }>;
+  const out: TemplateTable[] = [];
+  for (const { table, col } of candidates) {
+    const n = (await pool.query(`SELECT count(*)::int AS n FROM ${quote(table)} WHERE ${quote(col)}::text = ANY($1::text[])`, [runIds])).rows[0].n as number;
+    if (n > 0) out.push({ table, runColumn: col, rows: n });
+  }
+  if (out[0]?.table !== 'run') throw new InvariantViolation('growth seed: the template runs are not in the run table');
+  return out;
+}
+
+/**
+ * The INSERT ... SELECT that writes copies `from`..`to` of the template runs' rows of one table.
+ * $1: the template run ids (text[]), $2/$3: the first and last copy, $4: tenants, $5: seconds between
+ * copies, $6: one copy in how many is `failed`, $7: copies in all (copy 1 the oldest).
+ */
+export async function copyStatement(pool: Pool, t: TemplateTable): Promise<string> {
+  const cols = (await columns(pool, t.table)).filter((c) => !c.identity);
+  const exprs = cols.map((c) => {
+    const col = `r.${quote(c.name)}`;
+    if (c.name === t.runColumn || (c.name === 'run_id' && t.table !== 'run')) return `md5(${col}::text || ':' || g)::uuid::${c.type}`;
+    if (c.name === 'tenant') return `('tenant-' || (g % $4::int))::${c.type}`;
+    if (c.name === 'id' && c.type === 'uuid') return 'gen_random_uuid()';
+    if (c.type.startsWith('timestamp')) return `${col} - make_interval(secs => ($7::int + 1 - g) * $5::float8)`;
+    if (c.name === 'status' && t.table === 'run') return `CASE WHEN g % $6::int = 0 THEN 'failed' ELSE ${col} END`;
+    return col;
+  });
+  return `INSERT INTO ${quote(t.table)} (${cols.map((c) => quote(c.name)).join(', ')})
+    SELECT ${exprs.join(', ')} FROM ${quote(t.table)} r CROSS JOIN generate_series($2::int, $3::int) AS g
+    WHERE r.${quote(t.runColumn)}::text = ANY($1::text[]) AND $4::int + $6::int + $7::int > 0 AND $5::float8 >= 0`;
+}
+
+export interface SeedOptions {
+  /** Copies of each template run. */
+  copies: number;
+  tenants: number;
+  /** The copies spread over this many days before the template runs (newest copy 1 s before). */
+  spreadDays: number;
+  sparseEvery: number;
+  /** Copies per statement. */
+  chunk?: number;
+  progress?: (copiesDone: number) => void;
+}
+
+/** Writes `copies` copies of each template run, chunk by chunk, every table of a chunk in one transaction. */
+export async function replicate(pool: Pool, runIds: string[], o: SeedOptions): Promise<TemplateTable[]> {
+  const tables = await templateTables(pool, runIds);
+  const statements = await Promise.all(tables.map((t) => copyStatement(pool, t)));
+  const step = (o.spreadDays * 86_400) / o.copies;
+  const chunk = o.chunk ?? Math.max(1, Math.floor(50_000 / runIds.length));
+  for (let from = 1; from <= o.copies; from += chunk) {
+    const to = Math.min(o.copies, from + chunk - 1);
+    const c = await pool.connect();
+    try {
+      await c.query('BEGIN');
+      for (const sql of statements) await c.query(sql, [runIds, from, to, o.tenants, step, o.sparseEvery, o.copies]);
+      await c.query('COMMIT');
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      c.release();
+    }
+    o.progress?.(to);
+  }
+  return tables;
+}
