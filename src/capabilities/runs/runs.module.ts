@@ -9,6 +9,7 @@ import { CoreClarificationExecutor } from './executors/core-clarification.execut
 import { CoreExternalEventExecutor } from './executors/core-external-event.executor';
 import { InterruptTokenService } from './interrupts/interrupt-tokens.service';
 import { InterruptsController } from './interrupts/interrupts.controller';
+import { InterruptCallbackEntity } from './interrupts/interrupt-callback.entity';
 import { InterruptCallbacks } from './interrupts/interrupt-callbacks.service';
 import { InterruptsService } from './interrupts/interrupts.service';
 import { CoreDelayExecutor } from './executors/core-delay.executor';
@@ -152,5 +153,5 @@ import { TransportRunsService } from './transport-runs.service';
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, CredentialInterrupts, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
-  static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity, ...COMPENSATION_ENTITIES];
+  static readonly entities = [RunEntity, RunNodeEntity, RunArtifactEntity, InterruptCallbackEntity, ...COMPENSATION_ENTITIES];
 }

@@ -1,6 +1,2 @@
-import type { WebhookSettings } from '../../platform/config/webhook-settings';
-
-/** The delay before attempt `attempt + 1` after `attempt` failed: base·2^(attempt-1), capped. */
-export function retryDelayMs(s: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>, attempt: number): number {
-  return Math.min(s.retryMaxMs, s.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-}
+/** The webhooks' backoff is the platform's outbound retry rule (shared with interrupt callbacks). */
+export { retryDelayMs } from '../../platform/config/webhook-settings';

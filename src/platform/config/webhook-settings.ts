@@ -90,3 +90,11 @@ export function loadWebhookSettings(env: NodeJS.ProcessEnv): WebhookSettings {
   if (s.retryMaxMs < s.retryBaseMs) throw new WebhookSettingError('OPENWOP_WEBHOOK_RETRY_MAX_MS must not be smaller than OPENWOP_WEBHOOK_RETRY_BASE_MS');
   return s;
 }
+
+/**
+ * The delay before attempt `attempt + 1` after `attempt` failed: base·2^(attempt-1), capped. Every
+ * outbound retry on these settings uses it (webhook deliveries, interrupt callbacks).
+ */
+export function retryDelayMs(s: Pick<WebhookSettings, 'retryBaseMs' | 'retryMaxMs'>, attempt: number): number {
+  return Math.min(s.retryMaxMs, s.retryBaseMs * 2 ** Math.max(0, attempt - 1));
+}

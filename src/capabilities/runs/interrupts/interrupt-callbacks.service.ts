@@ -1,19 +1,23 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
+import { retryDelayMs } from '../../../platform/config/webhook-settings';
 import { HOST_VERSION } from '../../../platform/discovery/discovery.service';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { checkWebhookUrl, EgressPolicy, Resolver, resolveWebhookTarget } from '../../../platform/http/egress-guard';
 import { guardedPost, GuardedPostOutcome } from '../../../platform/http/guarded-post';
+import { deletedCount, RetentionService } from '../../../platform/retention/retention.service';
+import type { LocalTaskHandle } from '../../../platform/scheduler/local-task';
+import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { ApprovalsService } from '../../approvals';
 import { RunEngineService } from '../engine/run-engine.service';
+import type { CallbackStatus } from './interrupt-callback.entity';
 import { InterruptsService } from './interrupts.service';
 
-/** Attempts of one callback and the waits between them (in this process; see `opened`). */
-const ATTEMPTS = 3;
-const BACKOFF_MS = [1000, 4000];
-
-/** Interrupt ids this process has notified (bounded): a run claimed again on its still-pending gate notifies nothing twice. */
-const REMEMBERED = 10_000;
+/** Callbacks sent at once by one replica (each a bounded POST). */
+const CONCURRENCY = 8;
+/** Longest error text kept on a row (never a receiver's body). */
+const MAX_ERROR = 300;
 
 /** One opened interrupt to notify: its run, tenant and node, and the run's callback URL. */
 export interface OpenedInterrupt {
@@ -21,6 +25,16 @@ export interface OpenedInterrupt {
   tenant: string;
   nodeId: string;
   callbackUrl: string;
+}
+
+/** One claimed outbox row; `attempts` already counts this attempt and fences its result. */
+interface ClaimedCallback {
+  interrupt_id: string;
+  tenant: string;
+  run_id: string;
+  node_id: string;
+  url: string;
+  attempts: number;
 }
 
 /**
@@ -33,6 +47,14 @@ export interface OpenedInterrupt {
  * private-target relaxation (`OPENWOP_CALLBACK_ALLOW_PRIVATE`), so opening the webhooks' guard for
  * local receivers does not open it to every holder of `runs:create`.
  *
+ * Delivery is an outbox (`interrupt_callback`, one row per interrupt): when an execution parks a run
+ * on open interrupts, a row per interrupt is written (once: the interrupt id is the key) and sent at
+ * once; a failed attempt is retried with the webhooks' backoff and attempt budget
+ * (`OPENWOP_WEBHOOK_MAX_ATTEMPTS`, `_RETRY_BASE_MS`, `_RETRY_MAX_MS`) by the outbox poll of any replica
+ * that runs background work (`OPENWOP_SCHEDULER_ENABLED`). Rows are claimed with `FOR UPDATE SKIP
+ * LOCKED` and a lease, so no two replicas send the same attempt, and a restart loses nothing. An
+ * interrupt resolved before its notification went out is not notified (`obsolete`).
+ *
  * The notification carries no authority: it names the run, node and interrupt, and for an interrupt
  * resolvable by token (an external event) the signed token and its route; a receiver that acts on
  * it reads the interrupt back from the host (`GET /interrupts/{token}`, or the run with its own
@@ -40,21 +62,42 @@ export interface OpenedInterrupt {
  * secret with the host.
  */
 @Injectable()
-export class InterruptCallbacks implements OnModuleInit {
+export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly log = new Logger('interrupt-callbacks');
   /** Replaced by tests to resolve names without DNS. */
   resolver?: Resolver;
-  private readonly notified = new Set<string>();
+  private running = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private poll?: LocalTaskHandle;
 
   constructor(
     private readonly interrupts: InterruptsService,
     private readonly approvals: ApprovalsService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     private readonly engine: RunEngineService,
+    private readonly ds: DataSource,
+    private readonly scheduler: PeriodicTaskService,
+    private readonly retention: RetentionService,
   ) {}
 
   onModuleInit(): void {
     this.engine.onExecutionEnded((row) => this.parked(row));
+    this.retention.registerRunPurger({
+      counts: 'interruptCallbacks',
+      purge: async (m, runs) => ({ deleted: deletedCount(await m.query(`DELETE FROM "interrupt_callback" WHERE "run_id" = ANY($1::uuid[])`, [runs.map((r) => r.id)])) }),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.running = true;
+    // Retries (and rows a replica that died left behind) are picked up by the poll of replicas running background work.
+    if (this.config.schedulerEnabled) this.poll = this.scheduler.every({ name: 'runs.interrupt-callbacks', intervalMs: this.config.webhooks.pollMs, cadence: 'delay', run: () => this.pass() });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.running = false;
+    await this.poll?.stop();
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private get policy(): EgressPolicy {
@@ -76,25 +119,100 @@ export class InterruptCallbacks implements OnModuleInit {
   }
 
   /**
-   * An execution of a run created with a callbackUrl ended (the engine tells every one): the
-   * interrupts it left open that this process has not notified yet are notified, in the background,
-   * up to three attempts each, so the engine never waits on a receiver. Delivery is at most once per
-   * interrupt and process and not kept across a restart (the run's snapshot and events stay the record).
+   * An execution of a run created with a callbackUrl ended (the engine tells every one): each
+   * interrupt it left open gets its outbox row (once per interrupt, whichever replica parked the run)
+   * and a first attempt now, in the background, so the engine never waits on a receiver.
    */
   parked(run: { id: string; tenant: string; metadata?: Record<string, unknown> | null }): void {
     const callbackUrl = run.metadata?.callbackUrl;
     if (typeof callbackUrl !== 'string') return;
     void (async () => {
-      for (const gate of await this.approvals.pendingOfRun(run.tenant, run.id)) {
-        if (!gate.nodeId || this.notified.has(gate.id)) continue;
-        if (this.notified.size >= REMEMBERED) this.notified.delete(this.notified.values().next().value as string);
-        this.notified.add(gate.id);
-        await this.deliver({ id: run.id, tenant: run.tenant, nodeId: gate.nodeId, callbackUrl });
-      }
-    })().catch((e: unknown) => this.log.warn({ msg: 'interrupt callback not delivered', runId: run.id, err: (e as Error).message }));
+      const gates = (await this.approvals.pendingOfRun(run.tenant, run.id)).filter((g) => g.nodeId);
+      if (!gates.length) return;
+      const inserted = (await this.ds.query(
+        `INSERT INTO "interrupt_callback" ("interrupt_id", "tenant", "run_id", "node_id", "url")
+         SELECT g."id", $1, $2, g."node_id", $3 FROM json_to_recordset($4::json) AS g("id" uuid, "node_id" text)
+         ON CONFLICT ("interrupt_id") DO NOTHING RETURNING "interrupt_id"`,
+        [run.tenant, run.id, callbackUrl, JSON.stringify(gates.map((g) => ({ id: g.id, node_id: g.nodeId })))],
+      )) as Array<{ interrupt_id: string }>;
+      for (const row of await this.claim(inserted.map((r) => r.interrupt_id))) this.start(row);
+    })().catch((e: unknown) => this.log.warn({ msg: 'interrupt callback not queued', runId: run.id, err: (e as Error).message }));
   }
 
-  /** One notification: the body, then the attempts; answers the last outcome (tests read it). */
+  /** Claims and starts due callbacks while slots are free and rows come (the outbox poll). */
+  async pass(): Promise<void> {
+    while (this.running) {
+      const free = CONCURRENCY - this.inFlight.size;
+      if (free <= 0) return;
+      let rows: ClaimedCallback[];
+      try {
+        rows = await this.claim(free);
+      } catch (e) {
+        this.log.warn({ msg: 'interrupt callback claim failed', err: (e as Error).message });
+        return;
+      }
+      for (const row of rows) this.start(row);
+      if (rows.length < free) return;
+    }
+  }
+
+  /** How long a claim holds a row before another replica may send it again. */
+  private leaseMs(): number {
+    return this.config.webhooks.timeoutMs * 2 + 10_000;
+  }
+
+  /** Claims due rows: up to `which` of them, or exactly the interrupts named (just written: due now). */
+  private async claim(which: number | string[]): Promise<ClaimedCallback[]> {
+    if (Array.isArray(which) && !which.length) return [];
+    const pick = Array.isArray(which)
+      ? `SELECT "interrupt_id" FROM "interrupt_callback" WHERE "interrupt_id" = ANY($1::uuid[]) AND "status" = 'pending' FOR UPDATE SKIP LOCKED`
+      : `SELECT "interrupt_id" FROM "interrupt_callback" WHERE "status" IN ('pending', 'delivering') AND "next_attempt_at" <= now()
+          ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED`;
+    return (await this.ds.query(
+      `UPDATE "interrupt_callback" c
+          SET "status" = 'delivering', "attempts" = c."attempts" + 1,
+              "next_attempt_at" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
+         FROM (${pick}) d
+        WHERE c."interrupt_id" = d."interrupt_id"
+        RETURNING c."interrupt_id", c."tenant", c."run_id", c."node_id", c."url", c."attempts"`,
+      [which, this.leaseMs()],
+    ))[0] as ClaimedCallback[];
+  }
+
+  private start(row: ClaimedCallback): void {
+    const p: Promise<void> = this.attempt(row)
+      .catch((e: unknown) => this.log.warn({ msg: 'interrupt callback attempt crashed', runId: row.run_id, nodeId: row.node_id, err: (e as Error).message }))
+      .finally(() => {
+        this.inFlight.delete(p);
+        this.poll?.wake();
+      });
+    this.inFlight.add(p);
+  }
+
+  /** One claimed attempt, its outcome recorded unless the claim was lost meanwhile. */
+  private async attempt(row: ClaimedCallback): Promise<void> {
+    const max = this.config.webhooks.maxAttempts;
+    // A row claimed again and again by replicas that died mid-attempt still ends.
+    if (row.attempts > max) return this.finish(row, 'failed', 'attempts exhausted');
+    const out = await this.deliver({ id: row.run_id, tenant: row.tenant, nodeId: row.node_id, callbackUrl: row.url });
+    if (!out) return this.finish(row, 'obsolete', 'the interrupt is no longer open');
+    if (out.ok) return this.finish(row, 'delivered', null);
+    this.log.warn({ msg: 'interrupt callback failed', runId: row.run_id, nodeId: row.node_id, attempt: row.attempts, err: out.error });
+    // A refused target stays refused: no retry.
+    if (out.error.startsWith('target refused') || row.attempts >= max) return this.finish(row, 'failed', out.error);
+    return this.finish(row, 'pending', out.error, retryDelayMs(this.config.webhooks, row.attempts));
+  }
+
+  private async finish(row: ClaimedCallback, status: CallbackStatus, error: string | null, retryInMs?: number): Promise<void> {
+    await this.ds.query(
+      `UPDATE "interrupt_callback" SET "status" = $3, "last_error" = $4, "updated_at" = now(),
+              "next_attempt_at" = CASE WHEN $5::double precision IS NULL THEN "next_attempt_at" ELSE now() + make_interval(secs => $5::double precision / 1000) END
+        WHERE "interrupt_id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
+      [row.interrupt_id, row.attempts, status, error === null ? null : error.slice(0, MAX_ERROR), retryInMs ?? null],
+    );
+  }
+
+  /** One POST of the notification (no retry; the outbox retries); undefined when the interrupt is no longer open. */
   async deliver(run: OpenedInterrupt): Promise<GuardedPostOutcome | undefined> {
     // The interrupt as a major-2 snapshot shows it (its token in the ow2 form, which both majors resolve).
     const v = await this.interrupts.forSnapshot({ id: run.id, tenant: run.tenant, status: 'waiting-approval', currentNodeId: run.nodeId }, 2);
@@ -116,14 +234,6 @@ export class InterruptCallbacks implements OnModuleInit {
       'openwop-event-type': 'interrupt.requested',
       'openwop-timestamp': String(Math.floor(Date.now() / 1000)),
     };
-    let out: GuardedPostOutcome | undefined;
-    for (let i = 0; i < ATTEMPTS; i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, BACKOFF_MS[i - 1]));
-      out = await guardedPost(run.callbackUrl, headers, body, { ...this.policy, timeoutMs: this.config.webhooks.timeoutMs, resolver: this.resolver });
-      // A refused target stays refused: no retry.
-      if (out.ok || out.error.startsWith('target refused')) break;
-    }
-    if (out && !out.ok) this.log.warn({ msg: 'interrupt callback failed', runId: run.id, nodeId: run.nodeId, err: out.error });
-    return out;
+    return guardedPost(run.callbackUrl, headers, body, { ...this.policy, timeoutMs: this.config.webhooks.timeoutMs, resolver: this.resolver });
   }
 }
