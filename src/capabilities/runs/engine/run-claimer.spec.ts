@@ -110,7 +110,7 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
     expect(c.reserve()).toBe(true);
   });
 
-  it('under a tenant cap: no run is claimed by its own insert or alone, a short claim leaves the backlog open, and writes pass the cap', () => {
+  it('under a tenant cap: no run is claimed by its own insert or alone, a short claim leaves the backlog open, and writes pass the cap', async () => {
     const { h, setActive } = host({ settings: { maxActiveRuns: 4, leaseMs: 1000, executing: true, admission: { tenantMaxActiveRuns: 2 } } });
     const c = new RunClaimer(h);
     // Every run goes through the fair claim, which counts its tenant's active runs.
@@ -118,6 +118,8 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
     let passes = 0;
     (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => void passes++;
     c.kick('r1');
+    // After the newcomers' claim (here a database that fails: the pass follows all the same).
+    await new Promise((r) => setImmediate(r));
     expect(passes).toBe(1);
     setActive(1);
     const first = c.take([flush('a', { status: 'completed', terminal: true })]);
@@ -126,5 +128,93 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
     // Short (the other runs' tenant is at its cap): a slot freed later must look again.
     c.give([row('x')], first, Date.now());
     expect(c.take([flush('b', { status: 'completed', terminal: true })]).limit).toBeGreaterThan(0);
+  });
+});
+
+describe('RunClaimer: the newcomers\' reserve (fair claims)', () => {
+  /** A database that answers each claim statement with the next of `answers`, recording the statement's values. */
+  function database(answers: ClaimedRow[][]) {
+    const claims: unknown[][] = [];
+    const ds = { query: async (_text: string, values: unknown[]) => (claims.push(values), answers.shift() ?? []) };
+    return { ds: ds as unknown as DataSource, claims };
+  }
+  const fair = { maxActiveRuns: 32, leaseMs: 1000, executing: true, admission: { fairClaims: true } };
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it('a wake-up on a saturated engine claims at once, with a cap of one, into slots beyond the capacity', async () => {
+    const db = database([[row('q1')]]);
+    const { h, started, setActive } = host({ ds: db.ds, settings: fair, has: (id) => started.includes(id) });
+    const c = new RunClaimer(h);
+    expect(c.newcomerSlots()).toBe(2);
+    setActive(32);
+    expect(c.room()).toBe(0);
+    c.noteClaimable();
+    await settle();
+    // [owner, leaseMs, limit, cap]: the reserve's two slots, one run per tenant with nothing executing.
+    expect(db.claims[0]).toEqual(['replica:1', 1000, 2, 1]);
+    expect(started).toEqual(['q1']);
+    // Its slot is the reserve's: the capacity's room is what it was, and its writes leave alone.
+    setActive(33);
+    expect(c.room()).toBe(0);
+    expect(c.urgent('q1')).toBe(true);
+    expect(c.urgent('other')).toBe(false);
+    // Its finishing write frees no slot of the capacity (nothing to refill for it).
+    expect(c.take([flush('q1', { status: 'completed', terminal: true })]).limit).toBe(0);
+  });
+
+  it('a full reserve claims nothing more until one of its runs ends, then claims the newcomer that waited', async () => {
+    const db = database([[row('q1'), row('q2')], [row('q3')]]);
+    const { h, started, setActive } = host({ ds: db.ds, settings: fair, has: (id) => started.includes(id) });
+    const c = new RunClaimer(h);
+    setActive(32);
+    c.noteClaimable();
+    await settle();
+    setActive(34);
+    expect(started).toEqual(['q1', 'q2']);
+    c.noteClaimable();
+    await settle();
+    expect(db.claims).toHaveLength(1);
+    // q1 ends: its reserve slot claims again (one slot left), and no claim pass is sent for it.
+    started.splice(0, 1);
+    setActive(33);
+    c.freed('q1');
+    await settle();
+    expect(db.claims).toHaveLength(2);
+    expect(db.claims[1]).toEqual(['replica:1', 1000, 1, 1]);
+    expect(c.urgent('q1')).toBe(false);
+    expect(c.urgent('q3')).toBe(true);
+  });
+
+  it('a run in the reserve takes over the next slot of the capacity that frees, so the reserve is free again for the next newcomer', async () => {
+    const db = database([[row('q1'), row('q2')], [row('q3')]]);
+    const { h, started, setActive } = host({ ds: db.ds, settings: fair, has: (id) => started.includes(id) });
+    const c = new RunClaimer(h);
+    setActive(32);
+    c.noteClaimable();
+    await settle();
+    setActive(34);
+    c.noteClaimable(); // the reserve is full: this newcomer waits
+    await settle();
+    expect(db.claims).toHaveLength(1);
+    // One of the capacity's runs ends: q1 takes its slot over (no claim pass for it), the reserve claims again.
+    setActive(33);
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => void db.claims.push(['pass']);
+    c.freed('x');
+    await settle();
+    expect(db.claims).toEqual([expect.anything(), ['replica:1', 1000, 1, 1]]);
+    expect(c.room()).toBe(0);
+    // Its writes stay urgent: it is still a tenant's first run.
+    expect(c.urgent('q1')).toBe(true);
+  });
+
+  it('is no part of oldest-first claims (fair claims off): a wake-up sends the claim pass alone', async () => {
+    const db = database([]);
+    const { h, setActive } = host({ ds: db.ds, settings: { maxActiveRuns: 32, leaseMs: 1000, executing: true } });
+    const c = new RunClaimer(h);
+    expect(c.newcomerSlots()).toBe(0);
+    setActive(32);
+    c.noteClaimable();
+    await settle();
+    expect(db.claims).toHaveLength(0);
   });
 });

@@ -42,6 +42,13 @@ export class RunClaimer implements FoldedClaims {
   private claiming?: Promise<void>;
   /** Claims of single runs in flight (kick), which a stopping engine waits for like a claim pass. */
   private readonly kicks = new Set<Promise<void>>();
+  /** The newcomers' claim in flight (see claimNewcomers), and whether a wake-up arrived meanwhile. */
+  private newcomerClaim?: Promise<void>;
+  private newcomerAgain = false;
+  /** The runs executing here in reserve slots (taken by a newcomers' claim while the capacity was full). */
+  private readonly newcomers = new Set<string>();
+  /** The runs executing here that a newcomers' claim took (in the reserve or not): their writes are urgent. */
+  private readonly firsts = new Set<string>();
 
   constructor(private readonly host: ClaimerHost) {}
 
@@ -56,7 +63,17 @@ export class RunClaimer implements FoldedClaims {
   }
 
   room(): number {
-    return this.host.settings.maxActiveRuns - this.host.active() - this.reserved - this.claimingSlots;
+    return this.host.settings.maxActiveRuns - (this.host.active() - this.newcomers.size) - this.reserved - this.claimingSlots;
+  }
+
+  /**
+   * The newcomers' reserve (fair claims only): slots beyond the engine's capacity that only a run of
+   * a tenant with nothing executing (on any replica) may take, one per such tenant, so a tenant's
+   * first run starts at once on a saturated engine instead of waiting for a slot to free. A
+   * sixteenth of the capacity, at least one.
+   */
+  newcomerSlots(): number {
+    return this.fair ? Math.max(1, Math.floor(this.host.settings.maxActiveRuns / 16)) : 0;
   }
 
   /** A slot for a run about to be created here (its insert claims it): true when there is one. */
@@ -75,17 +92,86 @@ export class RunClaimer implements FoldedClaims {
   noteClaimable(): void {
     this.mayHaveWork = true;
     this.wakes++;
-    if (this.host.settings.executing && !this.host.stopped()) void this.claimAvailable();
+    if (!this.host.settings.executing || this.host.stopped()) return;
+    void this.tick();
+  }
+
+  /**
+   * The newcomers' claim, then a claim pass (also the periodic claim: a notification may have been
+   * missed). In that order: a claim pass would take a newcomer's run too (fair claims rank it first),
+   * but with a claim's worth of other runs, which it then starts and writes together with them.
+   */
+  tick(): Promise<void> {
+    const first = this.claimNewcomers();
+    return first ? first.then(() => this.claimAvailable()) : this.claimAvailable();
+  }
+
+  /**
+   * An engine woken by new work first claims into the newcomers' reserve, saturated or not: the fair
+   * claim with a cap of one, which offers only the oldest run of each tenant with no run executing
+   * anywhere (the database counts the leases), so it claims nothing while every waiting tenant
+   * already executes runs. One such claim at a time (answered: undefined); a wake-up meanwhile, or
+   * while the reserve is full, sends one more after it.
+   */
+  private claimNewcomers(): Promise<void> | undefined {
+    const slots = this.newcomerSlots();
+    if (!slots || this.host.stopped() || !this.host.settings.executing) return undefined;
+    if (this.newcomerClaim) {
+      this.newcomerAgain = true;
+      return this.newcomerClaim;
+    }
+    const limit = slots - this.newcomers.size;
+    if (limit <= 0) {
+      this.newcomerAgain = true;
+      return undefined;
+    }
+    const sentAt = Date.now();
+    const claim: Promise<void> = claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit, tenantCap: 1, fair: true })
+      .then(
+        (rows) => {
+          for (const r of rows) {
+            if (this.host.has(r.id)) continue;
+            // In a slot of the capacity while it has room, else of the reserve (the limit leaves one);
+            // marked before it starts: its first write already leaves alone.
+            if (this.room() <= 0) this.newcomers.add(r.id);
+            this.firsts.add(r.id);
+            this.host.start(r, sentAt);
+            if (!this.host.has(r.id)) this.forget(r.id);
+          }
+        },
+        (e: unknown) => this.host.log.error({ msg: 'run newcomer claim failed', err: (e as Error).message }),
+      )
+      .finally(() => {
+        this.newcomerClaim = undefined;
+        if (this.newcomerAgain) {
+          this.newcomerAgain = false;
+          void this.claimNewcomers();
+        }
+      });
+    this.newcomerClaim = claim;
+    return claim;
   }
 
   /** A run ended here: its slot looks for more work at once, when there may be some. */
-  freed(): void {
+  freed(runId?: string): void {
+    const reserved = runId !== undefined && this.forget(runId);
+    // A slot of the capacity freed while a run holds one of the reserve: that run takes it over.
+    const promoted = !reserved && this.room() > 0 ? this.newcomers.values().next().value : undefined;
+    if (promoted !== undefined) this.newcomers.delete(promoted);
+    if (reserved || promoted !== undefined) {
+      // A reserve slot freed: a newcomer that found the reserve full is claimed now.
+      if (this.newcomerAgain && !this.newcomerClaim) {
+        this.newcomerAgain = false;
+        void this.claimNewcomers();
+      }
+      if (reserved || this.room() <= 0) return;
+    }
     if (this.host.settings.executing && !this.host.stopped() && this.mayHaveWork) void this.claimAvailable();
   }
 
   /** The claim pass and the single claims in flight, if any (the engine waits for them when stopping). */
   async settled(): Promise<void> {
-    await Promise.all([this.claiming?.catch(() => undefined), ...this.kicks]);
+    await Promise.all([this.claiming?.catch(() => undefined), this.newcomerClaim, ...this.kicks]);
   }
 
   /** Claims runs nobody holds (new, released, or of a dead replica) while there is capacity. */
@@ -161,12 +247,23 @@ export class RunClaimer implements FoldedClaims {
   take(batch: FlushParams[]): FoldedClaim {
     const none = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit: 0, tenantCap: this.tenantCap, fair: this.fair };
     if (!this.host.settings.executing || this.host.stopped() || !this.mayHaveWork) return none;
-    // Each finishing run is executing here until its write answers: its slot is counted once.
-    const freed = Math.min(batch.filter((f) => f.update.terminal || f.update.release).length, this.host.active());
+    // Each finishing run is executing here until its write answers: its slot is counted once (a newcomer's is the reserve's).
+    const freed = Math.min(batch.filter((f) => (f.update.terminal || f.update.release) && !this.newcomers.has(f.runId)).length, this.host.active() - this.newcomers.size);
     const limit = Math.max(0, Math.min(this.room() + freed, 32));
     if (!limit) return none;
     this.claimingSlots += limit;
     return { ...none, limit, epoch: this.wakes };
+  }
+
+  /** A run a newcomers' claim took: its writes leave at once, alone (run-flush-batcher.ts). */
+  urgent(runId: string): boolean {
+    return this.firsts.has(runId);
+  }
+
+  /** A run ended here (or never started): answers whether it held a reserve slot. */
+  private forget(runId: string): boolean {
+    this.firsts.delete(runId);
+    return this.newcomers.delete(runId);
   }
 
   /** A claim came back: a full one says more may wait; a short one, that nothing does (unless woken since it was sent). */

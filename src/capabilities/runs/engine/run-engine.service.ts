@@ -141,7 +141,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     });
     if (!this.settings.executing) return;
     // Every tick asks the claimer, which folds a tick into the pass in flight (one more pass after it).
-    this.ticker = this.scheduler.every({ name: 'runs.claim', intervalMs: this.settings.claimIntervalMs, run: async () => void this.claimAvailable() });
+    this.ticker = this.scheduler.every({ name: 'runs.claim', intervalMs: this.settings.claimIntervalMs, run: async () => void this.claimer.tick() });
     // Another replica's unclaimed run (or handed-back lease) wakes this one at once; the ticker
     // remains the bound when notifications are missed or not delivered (the embedded engine).
     this.notifications.subscribe(RUNS_CHANNEL, () => this.noteClaimable());
@@ -307,7 +307,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
         this.executions.delete(row.id);
         // Not closed with a final status: the stream may be written elsewhere from now on.
         this.events.closeLocalStream(row.id);
-        this.claimer.freed();
+        this.claimer.freed(row.id);
       });
   }
 

@@ -98,3 +98,28 @@ describe('FlushBatcher (group commit of the engine writes)', () => {
     expect(calls).toBe(1);
   });
 });
+
+describe('FlushBatcher: urgent flushes', () => {
+  it('sends an urgent flush at once in a statement of its own (claiming nothing), beside the statements out and ahead of what waits', async () => {
+    const s = sender();
+    const alone: boolean[] = [];
+    const send = (fs: FlushParams[], a: boolean) => (alone.push(a), s.send(fs));
+    const b = new FlushBatcher(send, { maxInFlight: 1, maxBatch: 64, urgent: (f) => f.runId.startsWith('new') });
+    const first = b.flush(flush('a'));
+    await s.settle();
+    const waiting = ['b', 'c'].map((id) => b.flush(flush(id)));
+    const urgent = b.flush(flush('new1'));
+    await s.settle();
+    // The statement of `a` is out, `b` and `c` wait for it; `new1` did not.
+    expect(s.batches).toEqual([['a'], ['new1']]);
+    expect(alone).toEqual([false, true]);
+    s.pending[1].resolve([ok]);
+    await expect(urgent).resolves.toEqual(ok);
+    s.pending[0].resolve([ok]);
+    await first;
+    await s.settle();
+    expect(s.batches[2]).toEqual(['b', 'c']);
+    s.pending[2].resolve([ok, ok]);
+    await expect(Promise.all(waiting)).resolves.toHaveLength(2);
+  });
+});

@@ -14,6 +14,10 @@ interface Waiting {
  * run keeps its own fence inside the statement, so a batch writes exactly what its flushes would
  * have written one by one.
  *
+ * A flush the `urgent` option names (a run of the newcomers' reserve, run-claimer.ts) does not wait:
+ * it leaves at once in a statement of its own, beside those in flight, so a tenant's first run is
+ * not written behind a saturated engine's batches (there are at most a few such runs at a time).
+ *
  * A statement that fails for a reason of its own (a node already completed, anything but the
  * database being away) is retried flush by flush, so only the offending run sees the error; while
  * the database is away every flush of the batch gets the error and retries on its own.
@@ -24,14 +28,16 @@ export class FlushBatcher {
   private scheduled = false;
 
   constructor(
-    /** Sends one statement; `retry`: a flush sent again alone after its batch failed. */
-    private readonly send: (fs: FlushParams[], retry: boolean) => Promise<FlushResult[]>,
-    private readonly opts: { maxInFlight: number; maxBatch: number } = { maxInFlight: 2, maxBatch: 64 },
+    /** Sends one statement; `alone`: a flush sent by itself (urgent, or again after its batch failed), which claims nothing besides. */
+    private readonly send: (fs: FlushParams[], alone: boolean) => Promise<FlushResult[]>,
+    private readonly opts: { maxInFlight: number; maxBatch: number; urgent?: (f: FlushParams) => boolean } = { maxInFlight: 2, maxBatch: 64 },
   ) {}
 
   flush(f: FlushParams): Promise<FlushResult> {
     return new Promise<FlushResult>((resolve, reject) => {
-      this.waiting.push({ f, resolve, reject });
+      const w = { f, resolve, reject };
+      if (this.opts.urgent?.(f)) return void this.write([w], true);
+      this.waiting.push(w);
       this.schedule();
     });
   }
@@ -74,9 +80,9 @@ export class FlushBatcher {
     return batch;
   }
 
-  private async write(batch: Waiting[]): Promise<void> {
+  private async write(batch: Waiting[], alone = false): Promise<void> {
     try {
-      const results = await this.send(batch.map((w) => w.f), false);
+      const results = await this.send(batch.map((w) => w.f), alone);
       batch.forEach((w, i) => w.resolve(results[i]));
     } catch (e) {
       if (batch.length === 1 || isDatabaseUnavailable(e)) {

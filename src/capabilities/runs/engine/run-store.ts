@@ -473,11 +473,11 @@ export interface FoldedClaims {
   give(claimed: ClaimedRow[], claim: FoldedClaim, sentAt: number, failed?: boolean): void;
 }
 
-export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch: number; claims?: FoldedClaims } = { maxInFlight: 2, maxBatch: 64 }): RunStore {
+export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch: number; claims?: FoldedClaims & { urgent?(runId: string): boolean } } = { maxInFlight: 2, maxBatch: 64 }): RunStore {
   const tx = (m: EntityManager): RunStoreTx => ({ manager: m, lockRun: (p) => lockRun(m, p), flush: (f) => flushRun(m, f) });
   // Flushes of concurrent runs leave as one statement (group commit), claiming for the slots they free.
-  const batcher = new FlushBatcher(async (fs, retry) => {
-    const claim = !retry && opts.claims ? opts.claims.take(fs) : NO_CLAIM;
+  const batcher = new FlushBatcher(async (fs, alone) => {
+    const claim = !alone && opts.claims ? opts.claims.take(fs) : NO_CLAIM;
     const sentAt = Date.now();
     let out: { results: FlushResult[]; claimed: ClaimedRow[] };
     try {
@@ -488,7 +488,7 @@ export function runStoreOn(ds: DataSource, opts: { maxInFlight: number; maxBatch
     }
     if (claim.limit) opts.claims?.give(out.claimed, claim, sentAt);
     return out.results;
-  }, opts);
+  }, { ...opts, urgent: (f) => !!opts.claims?.urgent?.(f.runId) });
   return {
     flush: (f) => batcher.flush(f),
     eventExists: (p) => eventExists(ds, p),
