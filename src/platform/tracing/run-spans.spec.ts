@@ -1,4 +1,4 @@
-import { MAX_RUNS, MAX_SPANS_PER_RUN, RecordedSpan, RunSpanStore } from './run-spans';
+import { MAX_RUNS, MAX_SPANS, MAX_SPANS_PER_RUN, RecordedSpan, RunSpanStore } from './run-spans';
 
 const span = (name: string, spanId: string, parentSpanId: string | null, endedAt: string | null = null): RecordedSpan => ({
   name,
@@ -35,5 +35,16 @@ describe('run span store', () => {
     for (let i = 0; i < MAX_RUNS; i++) s.started({ spanId: `r${i}`, runId: `run-${i}` }, () => span('openwop.run', `r${i}`, null));
     expect(s.spans('big').spans).toHaveLength(0);
     expect(s.spans(`run-${MAX_RUNS - 1}`).spans).toHaveLength(1);
+  });
+
+  it('keeps MAX_SPANS spans in all: the oldest runs make room for a new one', () => {
+    const s = new RunSpanStore();
+    const per = MAX_SPANS_PER_RUN;
+    const runs = Math.ceil(MAX_SPANS / per) + 1;
+    for (let r = 0; r < runs; r++) for (let i = 0; i < per; i++) s.started({ spanId: `${r}-${i}`, runId: `run-${r}` }, () => span('x', `${r}-${i}`, null));
+    const kept = Array.from({ length: runs }, (_, r) => s.spans(`run-${r}`).spans.length);
+    expect(kept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(MAX_SPANS);
+    expect(kept[0]).toBe(0);
+    expect(kept[runs - 1]).toBe(per);
   });
 });

@@ -8,7 +8,7 @@
  * `endedAt: null` and the same span read twice reads the same.
  *
  * Bounded and per process: the spans of the last MAX_RUNS runs, at most MAX_SPANS_PER_RUN each
- * (later ones are counted, not kept); a run executed by another replica, or before a restart, has
+ * (later ones are counted, not kept) and MAX_SPANS in all (the oldest runs make room); a run executed by another replica, or before a restart, has
  * its spans in the tracing backend only. Spans carry identifiers only (the host never puts inputs,
  * outputs or credentials in attributes); the bundle still masks what looks like a credential.
  */
@@ -32,6 +32,7 @@ export interface RecordedSpan {
 export const RUN_ID_ATTRIBUTE = 'openwop.run_id';
 export const MAX_RUNS = 1000;
 export const MAX_SPANS_PER_RUN = 256;
+export const MAX_SPANS = 20_000;
 /** Span ids remembered to find the run of a child span (a span's run is its parent's). */
 const MAX_LINKS = 20 * MAX_RUNS;
 
@@ -44,6 +45,7 @@ export class RunSpanStore {
   private readonly runs = new Map<string, RunEntry>();
   /** span id -> run id, for the spans of runs (oldest first). */
   private readonly links = new Map<string, string>();
+  private total = 0;
 
   /**
    * A span started: it belongs to the run its `openwop.run_id` attribute names, else to the run of
@@ -58,10 +60,21 @@ export class RunSpanStore {
     if (!entry) {
       entry = { spans: [], dropped: 0 };
       this.runs.set(runId, entry);
-      if (this.runs.size > MAX_RUNS) this.runs.delete(this.runs.keys().next().value as string);
+      if (this.runs.size > MAX_RUNS) this.evictOldest();
     }
-    if (entry.spans.length >= MAX_SPANS_PER_RUN) entry.dropped++;
-    else entry.spans.push(read);
+    if (entry.spans.length >= MAX_SPANS_PER_RUN) {
+      entry.dropped++;
+      return;
+    }
+    entry.spans.push(read);
+    this.total++;
+    while (this.total > MAX_SPANS && this.runs.size > 1) this.evictOldest();
+  }
+
+  private evictOldest(): void {
+    const [runId, entry] = this.runs.entries().next().value as [string, RunEntry];
+    this.runs.delete(runId);
+    this.total -= entry.spans.length;
   }
 
   /** The run's spans in start order, and how many more it had than were kept. */
@@ -73,6 +86,7 @@ export class RunSpanStore {
   clear(): void {
     this.runs.clear();
     this.links.clear();
+    this.total = 0;
   }
 }
 

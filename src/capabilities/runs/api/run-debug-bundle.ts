@@ -25,7 +25,7 @@ import type { RunSnapshot } from '../run-snapshot';
  * exported them (src/platform/tracing/run-spans.ts): `openwop.run` in the trace of the request that
  * created the run, its node spans and the tool and MCP spans under them, with the ids, times and
  * statuses the OTLP collector received (an open span has `endedAt: null`). The host keeps the spans
- * of its last 1000 runs, 256 each, in memory: a run executed by another replica or before a restart,
+ * of its last 1000 runs, 256 each and 20,000 in all, in memory: a run executed by another replica or before a restart,
  * or a host with tracing off, gives `spans: []`; the tracing backend has them by the run's trace id.
  * Span attributes are identifiers only; a string that looks like a credential is masked all the same.
  */
