@@ -13,15 +13,16 @@
  * - `status` of one copy in `sparseEvery` becomes `failed` (a sparse status for list filters);
  * - everything else is copied as it is.
  *
- * A column referring to another copied table's generated key (a bigint stream key, say) is not
- * followed: `replicate` refuses a table whose run column it cannot find.
+ * A table whose rows name their stream by the stream row's generated key (a `stream_key` column,
+ * when `event_stream` has a `key`) is found through the template streams' keys, and each copy takes
+ * the key its copied stream row was given (the stream rows are copied first).
  */
 import type { Pool } from 'pg';
 import { InvariantViolation } from '../../src/platform/errors/internal-fault';
 
 export interface TemplateTable {
   table: string;
-  /** The column that names the run. */
+  /** The column that names the run (`stream_key`: the stream row's key, see above). */
   runColumn: string;
   /** Rows the template runs hold in it. */
   rows: number;
@@ -62,6 +63,20 @@ export async function templateTables(pool: Pool, runIds: string[]): Promise<Temp
     const n = (await pool.query(`SELECT count(*)::int AS n FROM ${quote(table)} WHERE ${quote(col)}::text = ANY($1::text[])`, [runIds])).rows[0].n as number;
     if (n > 0) out.push({ table, runColumn: col, rows: n });
   }
+  // Tables keyed by the stream row's key, after the stream rows.
+  const streamKey = (await pool.query(`SELECT 1 FROM pg_attribute WHERE attrelid = 'public.event_stream'::regclass AND attname = 'key' AND NOT attisdropped`)).rowCount;
+  if (streamKey) {
+    const keyed = (
+      await pool.query(
+        `SELECT c.relname AS table FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND a.attname = 'stream_key' AND NOT a.attisdropped AND c.relname <> 'event_stream' ORDER BY 1`,
+      )
+    ).rows as Array<{ table: string }>;
+    for (const { table } of keyed) {
+      const n = (await pool.query(`SELECT count(*)::int AS n FROM ${quote(table)} r JOIN "event_stream" ts ON ts."key" = r."stream_key" WHERE ts."stream_id" = ANY($1::text[])`, [runIds])).rows[0].n as number;
+      if (n > 0) out.push({ table, runColumn: 'stream_key', rows: n });
+    }
+  }
   if (out[0]?.table !== 'run') throw new InvariantViolation('growth seed: the template runs are not in the run table');
   return out;
 }
@@ -72,9 +87,11 @@ export async function templateTables(pool: Pool, runIds: string[]): Promise<Temp
  * copies, $6: one copy in how many is `failed`, $7: copies in all (copy 1 the oldest).
  */
 export async function copyStatement(pool: Pool, t: TemplateTable): Promise<string> {
+  const keyed = t.runColumn === 'stream_key';
   const cols = (await columns(pool, t.table)).filter((c) => !c.identity);
   const exprs = cols.map((c) => {
     const col = `r.${quote(c.name)}`;
+    if (keyed && c.name === 'stream_key') return 'ns."key"';
     if (c.name === t.runColumn || (c.name === 'run_id' && t.table !== 'run')) return `md5(${col}::text || ':' || g)::uuid::${c.type}`;
     if (c.name === 'tenant') return `('tenant-' || (g % $4::int))::${c.type}`;
     if (c.name === 'id' && c.type === 'uuid') return 'gen_random_uuid()';
@@ -82,9 +99,16 @@ export async function copyStatement(pool: Pool, t: TemplateTable): Promise<strin
     if (c.name === 'status' && t.table === 'run') return `CASE WHEN g % $6::int = 0 THEN 'failed' ELSE ${col} END`;
     return col;
   });
+  const params = `$4::int + $6::int + $7::int > 0 AND $5::float8 >= 0`;
+  if (keyed) {
+    return `INSERT INTO ${quote(t.table)} (${cols.map((c) => quote(c.name)).join(', ')})
+    SELECT ${exprs.join(', ')} FROM ${quote(t.table)} r JOIN "event_stream" ts ON ts."key" = r."stream_key" CROSS JOIN generate_series($2::int, $3::int) AS g
+    JOIN "event_stream" ns ON ns."tenant" = 'tenant-' || (g % $4::int) AND ns."stream_id" = md5(ts."stream_id" || ':' || g)::uuid::text
+    WHERE ts."stream_id" = ANY($1::text[]) AND ${params}`;
+  }
   return `INSERT INTO ${quote(t.table)} (${cols.map((c) => quote(c.name)).join(', ')})
     SELECT ${exprs.join(', ')} FROM ${quote(t.table)} r CROSS JOIN generate_series($2::int, $3::int) AS g
-    WHERE r.${quote(t.runColumn)}::text = ANY($1::text[]) AND $4::int + $6::int + $7::int > 0 AND $5::float8 >= 0`;
+    WHERE r.${quote(t.runColumn)}::text = ANY($1::text[]) AND ${params}`;
 }
 
 export interface SeedOptions {
