@@ -13,7 +13,7 @@ export class PutWorkspaceFileBody {
   @IsString()
   content: string;
 
-  @ApiPropertyOptional({ description: 'Advisory MIME type of `content`.', default: 'text/markdown', maxLength: 255 })
+  @ApiPropertyOptional({ description: 'Advisory MIME type of `content`; `text/markdown` when absent.', maxLength: 255 })
   @IsOptional()
   @IsString()
   @MaxLength(255)
