@@ -11,9 +11,10 @@ import { AutomationRunnerService } from '../../src/capabilities/proposals/automa
 import { RunLauncher } from '../../src/capabilities/runs/run-launcher.service';
 import { CONFORMANCE_FIXTURES } from '../../src/capabilities/runs/workflow-resolver.service';
 import { ToolCatalogService } from '../../src/capabilities/tool-catalog/tool-catalog.service';
+import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { goalBody } from '../goals/goal-test-kit';
 import { createTestApp, TestApp } from '../support/test-app';
-import { installChains, perMajor, runEvents, waitForStatus } from './run-kit';
+import { chainPack, installChains, perMajor, runEvents, waitForStatus } from './run-kit';
 
 const FIXTURE = path.join(__dirname, '../fixtures/mcp/fixture-server.js');
 const TOOLS = {
@@ -66,6 +67,13 @@ describe('delegated work covers the inverse actions of a run (RFC 0151)', () => 
     Object.assign(CONFORMANCE_FIXTURES, DECLARING);
     t = await createTestApp({ configFile: TOOLS, env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_PROTOCOL_MAJORS: '1,2', OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' } });
     await installChains(t, TENANT, 'vendor.test.cmpdel', CHAINS);
+    // A chain composing a sibling as a sub-chain (RFC 0133): the child is reached through config.subChainRef.
+    const composing = chainPack('vendor.test.cmpdel-composed', {
+      'vendor.test.composer': { nodes: [{ id: 'sub', typeId: 'core.subWorkflow', config: { subChainRef: 'vendor.test.composed' } }] },
+      'vendor.test.composed': CHAINS['vendor.test.forward'],
+    });
+    (composing.chains as Array<Record<string, unknown>>)[0].subChains = [{ ref: 'vendor.test.composed' }];
+    await t.app.get(ArtifactRegistryService).install('workflow-chain-pack', composing, { tenant: TENANT, principal: 'tester' }, 'test');
     // The tenant's catalog, listed once with the MCP server answering (a slow first start would leave the tool out of it).
     expect(await t.app.get(ToolCatalogService).descriptorOf({ tenant: TENANT }, 'mcp:fx.echo')).toMatchObject({ auth: { scopes: ['tools:mcp:echo'] } });
   });
@@ -74,10 +82,10 @@ describe('delegated work covers the inverse actions of a run (RFC 0151)', () => 
     await t?.close();
   });
 
-  it('a run needs what its inverse actions need, and what the chains they start need', async () => {
+  it('a run needs what its inverse actions need, and what the chains they (and its sub-chains) start need', async () => {
     const launcher = t.app.get(RunLauncher);
     const scope = { tenant: TENANT };
-    for (const wf of ['vendor.test.forward', 'vendor.test.undo', 'vendor.test.undo-clean', 'vendor.test.undo-nested', 'vendor.test.parent']) {
+    for (const wf of ['vendor.test.forward', 'vendor.test.undo', 'vendor.test.undo-clean', 'vendor.test.undo-nested', 'vendor.test.parent', 'vendor.test.composer']) {
       expect([wf, await launcher.requiredScopes(scope, wf)]).toEqual([wf, WORK]);
     }
     expect(await launcher.requiredScopes(scope, 'vendor.test.undo-free')).toEqual(['runs:create']);
