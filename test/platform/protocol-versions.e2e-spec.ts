@@ -238,6 +238,20 @@ describe('protocol majors: a host serving majors 1 and 2 (OPENWOP_PROTOCOL_MAJOR
     v2EnvelopeOk(anonymous.body);
   });
 
+  it('answers the framework writes before routing (a path that does not decode, an over-long parameter) name their contract too', async () => {
+    for (const op of ['/runs/%ud800', `/runs/${'x'.repeat(9000)}`]) {
+      const r = await both('GET', op, { token });
+      expect([r[1].status, r[2].status]).toEqual(op.includes('%') ? [400, 400] : [414, 414]);
+      expect([r[1].headers['openwop-version'], r[2].headers['openwop-version']]).toEqual(['1.0', '2.0']);
+      expect(varyNames(r[1])).toContain('openwop-version');
+      v2EnvelopeOk(r[2].body);
+    }
+    // No major, no header: a seam path that does not decode.
+    const seam = await t.http('GET', '/conformance/seams/%ud800', { token });
+    expect(seam.status).toBe(400);
+    expect(seam.headers['openwop-version']).toBeUndefined();
+  });
+
   it('an operation of a family the v2 root does not list is 404 not_found under major 2, and still served under /v1', async () => {
     // (/tools, /openapi.json and /webhooks are served at major 2 now: test/tool-catalog/tool-catalog-v2.e2e-spec.ts,
     // test/platform/openapi-v2.e2e-spec.ts, test/webhooks/webhooks-v2.e2e-spec.ts.)

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelopeFor, ErrorEnvelope } from '../errors/error-envelope.filter';
-import { requestMajor } from './protocol-version';
+import { requestMajor, stampProtocol } from './protocol-version';
 
 /**
  * Fastify and Node answer some requests before any route, guard or Nest filter sees them: a path
@@ -20,6 +20,8 @@ export function frameworkErrorOptions(): {
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors(error, request, reply) {
       const { status, body } = envelopeFor(error, String(request.id ?? ''), requestMajor(request));
+      // These answers skip the response hooks: they name their contract here.
+      stampProtocol(request, reply);
       void reply.status(status).type('application/json; charset=utf-8').send(body);
     },
     clientErrorHandler(error, socket) {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProtocolSettings } from '../config/protocol-settings';
 import { DomainError } from '../errors/domain-error';
 import { bindRunAnswer, projectBulkAnswer } from './bound-ids';
-import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol } from './protocol-version';
+import { clientVersion, MIN_CLIENT_VERSION, recordProtocol, requestProtocol, resolveProtocol, stampProtocol } from './protocol-version';
 import { storedAfter } from '../events/v2-events';
 import type { Subject } from '../identity/subject';
 import type { RunRecords } from '../run-ports/run-records';
@@ -74,12 +74,7 @@ export function installProtocolNegotiation(fastify: FastifyInstance, owners: Run
   fastify.addHook('onSend', async (request, reply, payload) => {
     const protocol = requestProtocol(request);
     if (protocol?.major === 2) payload = await v2RunAnswer(request, reply, payload, owners);
-    if (protocol) {
-      reply.header('OpenWOP-Version', protocol.version);
-      const vary = reply.getHeader('vary');
-      const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
-      if (!/(^|,)\s*openwop-version\s*(,|$)/i.test(current)) reply.header('Vary', current ? `${current}, OpenWOP-Version` : 'OpenWOP-Version');
-    }
+    stampProtocol(request, reply);
     return payload;
   });
 }

@@ -64,6 +64,20 @@ export function requestProtocol(req: unknown): RequestProtocol | undefined {
 }
 
 /** The major a request is served under: 1 for requests without one (seams, health, the console). */
+/**
+ * Names the contract an answer follows: `OpenWOP-Version: <major>.<minor>` and `Vary: OpenWOP-Version`
+ * on every answer to a request with a major (the response hook, and the answers Fastify writes before
+ * routing), nothing on the others.
+ */
+export function stampProtocol(request: unknown, reply: { header(name: string, value: string): unknown; getHeader(name: string): unknown }): void {
+  const protocol = requestProtocol(request);
+  if (!protocol) return;
+  reply.header('OpenWOP-Version', protocol.version);
+  const vary = reply.getHeader('vary');
+  const current = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
+  if (!/(^|,)\s*openwop-version\s*(,|$)/i.test(current)) reply.header('Vary', current ? `${current}, OpenWOP-Version` : 'OpenWOP-Version');
+}
+
 export function requestMajor(req: unknown): number {
   return requestProtocol(req)?.major ?? 1;
 }
