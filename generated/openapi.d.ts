@@ -2531,11 +2531,8 @@ export interface components {
         PutWorkspaceFileBody: {
             /** @description UTF-8 file body. At most `workspace.maxFileBytes` bytes (413 `workspace_too_large` beyond). */
             content: string;
-            /**
-             * @description Advisory MIME type of `content`.
-             * @default text/markdown
-             */
-            contentType: string;
+            /** @description Advisory MIME type of `content`; `text/markdown` when absent. */
+            contentType?: string;
         };
         RegisterWebhookBody: {
             /**
