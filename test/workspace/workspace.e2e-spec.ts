@@ -236,6 +236,21 @@ describe('agent workspace (RFC 0059)', () => {
     expect((theirs.body.events as Json[]).filter((e) => e.payload?.path === 'EVENTS.md')).toEqual([]);
   });
 
+  it('is driven by the client generated from the OpenAPI document', async () => {
+    const api = t.api(await t.key({ tenant: 'sdk', scopes: RW }));
+    const put = await api.PUT('/v1/host/workspace/files/{path}', { params: { path: { path: 'agent/IDENTITY.md' } }, body: { content: 'I am the release agent.' } });
+    expect(put.data).toMatchObject({ path: 'agent/IDENTITY.md', version: 1, etag: '"v1"' });
+    const stale = await api.PUT('/v1/host/workspace/files/{path}', { params: { path: { path: 'agent/IDENTITY.md' }, header: { 'If-Match': '"v0"' } }, body: { content: 'x' } });
+    expect(stale.error).toMatchObject({ error: 'workspace_conflict', details: { currentVersion: 1 } });
+    const got = await api.GET('/v1/host/workspace/files/{path}', { params: { path: { path: 'agent/IDENTITY.md' }, query: { version: 1 } } });
+    expect(got.data?.content).toBe('I am the release agent.');
+    const list = await api.GET('/v1/host/workspace/files', { params: { query: { prefix: 'agent/', limit: 10 } } });
+    expect(list.data?.files.map((f) => f.path)).toEqual(['agent/IDENTITY.md']);
+    expect(list.data?.nextCursor).toBeNull();
+    const del = await api.DELETE('/v1/host/workspace/files/{path}', { params: { path: { path: 'agent/IDENTITY.md' } } });
+    expect(del.response.status).toBe(204);
+  });
+
   it('is served the same whatever OpenWOP-Version is sent (a /v1/host route has no major)', async () => {
     const key = await t.key({ tenant: 'majors', scopes: RW });
     const res = await t.http('PUT', `${FILES}/MAJOR.md`, { token: key, body: { content: 'x' }, headers: { 'openwop-version': '2' } });
