@@ -115,13 +115,13 @@ async function rawLoop(pool: Pool, workers: number, owner: string, stopped: () =
   const events = async (c: import('pg').PoolClient, tenant: string, runId: string, items: Array<{ type: string; nodeId?: string; payload: unknown }>) => {
     const seq = await c.query(
       `INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ($1, $2, $3)
-       ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + $3 RETURNING "last_sequence"`,
+       ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + $3 RETURNING "last_sequence", "key"`,
       [tenant, runId, items.length],
     );
     const first = Number(seq.rows[0].last_sequence) - items.length + 1;
     for (let i = 0; i < items.length; i++) {
-      await c.query(`INSERT INTO "event" ("id", "tenant", "stream_id", "sequence", "type", "payload", "node_id") VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`, [
-        randomUUID(), tenant, runId, first + i, items[i].type, JSON.stringify(items[i].payload), items[i].nodeId ?? null,
+      await c.query(`INSERT INTO "event" ("id", "tenant", "stream_key", "sequence", "type", "payload", "node_id") VALUES ($1, $2, $3, $4, $5, $6::json, $7)`, [
+        randomUUID(), tenant, seq.rows[0].key, first + i, items[i].type, JSON.stringify(items[i].payload), items[i].nodeId ?? null,
       ]);
     }
   };
@@ -199,7 +199,7 @@ export async function main(backlog = Number(process.argv[2] ?? 2000), workers = 
     const b = await forkReplica(__filename, ['--child', url.toString(), String(workers)]);
     const two = await phase('run engine, 2 instances', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped), (stopped) => b.pass()(stopped, { n: 0 })]);
     await b.close();
-    const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_id", "node_id" HAVING count(*) > 1) d`);
+    const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_key", "node_id" HAVING count(*) > 1) d`);
     const perRun = await pool.query(`SELECT (SELECT count(*) FROM "event")::float8 / NULLIF((SELECT count(*) FROM "run" WHERE "status" = 'completed'), 0) AS n`);
 
     process.stdout.write(`\nRun engine benchmark: a ${NODES}-node core.noop chain, about ${backlog} runs kept pending, ${workers} runs in flight per instance, ${(warm / 1000).toFixed(1)} s warm-up + ${secondsPerPhase} s counted per phase\n\n`);

@@ -85,10 +85,11 @@ describe('list and poll statements use indexes on a seeded database', () => {
       FROM generate_series(1, 50000) AS i`);
     // Events of a few thousand of the tenant's runs: the streams and the per-run log.
     await q(`CREATE TEMP TABLE seeded_runs AS SELECT "id", "tenant", "created_at" FROM "run" WHERE "tenant" = $1 ORDER BY "created_at" DESC LIMIT 2000`, [T]);
-    await q(`INSERT INTO "event" ("tenant", "stream_id", "sequence", "type", "payload", "node_id", "created_at")
-      SELECT r."tenant", r."id"::text, s, CASE s WHEN 1 THEN 'run.started' WHEN 10 THEN 'run.completed' ELSE 'node.completed' END, '{"x":1}', CASE WHEN s BETWEEN 2 AND 9 THEN 'a' END, r."created_at"
-      FROM seeded_runs r CROSS JOIN generate_series(1, 10) AS s`);
-    await q(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT "tenant", "id"::text, 10 FROM seeded_runs`);
+    // In the order the host writes them: a stream's key is drawn at its first event, so the heap is in key order.
+    await q(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT "tenant", "id"::text, 10 FROM seeded_runs ORDER BY "created_at"`);
+    await q(`INSERT INTO "event" ("stream_key", "tenant", "sequence", "type", "payload", "node_id", "created_at")
+      SELECT st."key", r."tenant", s, CASE s WHEN 1 THEN 'run.started' WHEN 10 THEN 'run.completed' ELSE 'node.completed' END, '{"x":1}', CASE WHEN s BETWEEN 2 AND 9 THEN 'a' END, r."created_at"
+      FROM seeded_runs r JOIN "event_stream" st ON st."tenant" = r."tenant" AND st."stream_id" = r."id"::text CROSS JOIN generate_series(1, 10) AS s ORDER BY st."key", s`);
     await q(`INSERT INTO "approval" ("tenant", "subject_kind", "subject_id", "state", "required_scope", "quorum", "artifact_ref", "requested_by", "expires_at", "created_at", "updated_at", "decided_at")
       SELECT ${tenantOf('i')}, 'proposal', gen_random_uuid(), CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'pending' ELSE 'granted' END, 'approvals:respond', 1, 'sha256:00', 'alice',
         now() + interval '1 day', now() - ((i / 1000) * interval '1 second'), now(), CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN NULL ELSE now() END

@@ -35,6 +35,8 @@ describe('retention', () => {
     const events = t.app.get(EventLogService);
     await events.append({ tenant }, id, 'run.started', { workflowId: 'w' });
     await events.append({ tenant }, id, 'run.completed', {});
+    const [{ key }] = (await t.ds.query(`SELECT "key" FROM "event_stream" WHERE "tenant" = $1 AND "stream_id" = $2`, [tenant, id])) as Array<{ key: string }>;
+    streamKeys.set(id, key);
     await t.ds.query(
       `INSERT INTO "activity_invocation" ("logical_invocation_id", "tenant", "run_id", "node_id", "ordinal", "provider_key", "state", "owner", "expires_at")
        VALUES ($1, $2, $3, 'a', 0, 'p', 'completed', 'o', now())`,
@@ -49,12 +51,15 @@ describe('retention', () => {
     return id;
   }
 
+  /** Each run's stream key, as written (its events are stored under it: they must go with the stream row). */
+  const streamKeys = new Map<string, string>();
+
   async function left(id: string): Promise<Record<string, number>> {
-    const count = async (sql: string) => Number(((await t.ds.query(sql, [id])) as Array<{ n: string }>)[0].n);
+    const count = async (sql: string, params: unknown[] = [id]) => Number(((await t.ds.query(sql, params)) as Array<{ n: string }>)[0].n);
     return {
       run: await count(`SELECT count(*) AS n FROM "run" WHERE "id" = $1`),
       runNode: await count(`SELECT count(*) AS n FROM "run_node" WHERE "run_id" = $1`),
-      event: await count(`SELECT count(*) AS n FROM "event" WHERE "stream_id" = $1::text`),
+      event: await count(`SELECT count(*) AS n FROM "event" WHERE "stream_key" = $1::bigint`, [streamKeys.get(id)]),
       eventStream: await count(`SELECT count(*) AS n FROM "event_stream" WHERE "stream_id" = $1::text`),
       invocation: await count(`SELECT count(*) AS n FROM "activity_invocation" WHERE "run_id" = $1::text`),
       approval: await count(`SELECT count(*) AS n FROM "approval" WHERE "run_id" = $1`),

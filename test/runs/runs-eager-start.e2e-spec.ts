@@ -153,7 +153,7 @@ describe('runs: a run of deterministic nodes starts before its insert', () => {
     const other = await t.http('POST', '/v1/runs', { token: key, body: { ...body, inputs: { k: 'other' } }, headers: { 'idempotency-key': 'eager-key-1' } });
     expect([other.status, other.body.error]).toEqual([409, 'idempotency_key_mismatch']);
     // Every event stream and node row belongs to a run that exists.
-    const [{ n: strayEvents }] = await t.ds.query(`SELECT count(*)::int AS "n" FROM "event" e WHERE e."stream_id" ~ '^[0-9a-f-]{36}$' AND NOT EXISTS (SELECT 1 FROM "run" r WHERE r."id"::text = e."stream_id")`);
+    const [{ n: strayEvents }] = await t.ds.query(`SELECT count(*)::int AS "n" FROM "event" e LEFT JOIN "event_stream" s ON s."key" = e."stream_key" WHERE s."key" IS NULL OR (s."stream_id" ~ '^[0-9a-f-]{36}$' AND NOT EXISTS (SELECT 1 FROM "run" r WHERE r."id"::text = s."stream_id"))`);
     const [{ n: strayStreams }] = await t.ds.query(`SELECT count(*)::int AS "n" FROM "event_stream" s WHERE s."stream_id" ~ '^[0-9a-f-]{36}$' AND NOT EXISTS (SELECT 1 FROM "run" r WHERE r."id"::text = s."stream_id")`);
     const [{ n: strayNodes }] = await t.ds.query(`SELECT count(*)::int AS "n" FROM "run_node" n WHERE NOT EXISTS (SELECT 1 FROM "run" r WHERE r."id" = n."run_id")`);
     expect({ strayEvents, strayStreams, strayNodes }).toEqual({ strayEvents: 0, strayStreams: 0, strayNodes: 0 });

@@ -61,7 +61,7 @@ describe('runs: a node emits only under its run lease', () => {
   }
 
   const lateEvents = async (runId: string) =>
-    (await t.ds.query(`SELECT "id" FROM "event" WHERE "stream_id" = $1 AND "type" = 'vendor.test.late'`, [runId])) as Array<{ id: string }>;
+    (await t.ds.query(`SELECT "id" FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) AND "type" = 'vendor.test.late'`, [runId])) as Array<{ id: string }>;
 
   it('under its own lease, the emitted event lands in the run log', async () => {
     const runId = await startAtGate();

@@ -4,8 +4,8 @@ import { DataSource } from 'typeorm';
 import { CredentialStoreService } from '../connections';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { HOST_VERSION } from '../../platform/discovery/discovery.service';
-import { EventEntity } from '../../platform/events/event.entities';
 import { toView } from '../../platform/events/event-log.service';
+import { storedEvents } from '../../platform/events/stored-events';
 import { toV2Event } from '../../platform/events/v2-events';
 import { legacySubject } from '../../platform/identity/subject';
 import { RunRecordsPort } from '../../platform/run-ports/run-records';
@@ -161,8 +161,8 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     if (row.attempts > max) return this.finish(row, { ok: false, error: 'attempts exhausted' });
     const sub = await this.ds.getRepository(WebhookSubscriptionEntity).findOne({ where: { tenant: row.tenant, id: row.webhook_id } });
     if (!sub) return; // unregistered: its deliveries went with it
-    const event = await this.ds.getRepository(EventEntity).findOne({ where: { tenant: row.tenant, streamId: row.run_id, sequence: row.sequence, id: row.event_id } });
-    if (!event || event.tenant !== sub.tenant) return this.finish(row, { ok: false, error: 'the event no longer exists', permanent: true });
+    const [event] = await storedEvents(this.ds, { tenant: sub.tenant, streamId: row.run_id, afterSequence: Number(row.sequence) - 1, limit: 1 });
+    if (!event || event.sequence !== String(row.sequence) || event.id !== row.event_id) return this.finish(row, { ok: false, error: 'the event no longer exists', permanent: true });
     const runEvent = toView(event);
     let secrets: { current: string; previous?: string };
     try {

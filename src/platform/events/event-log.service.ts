@@ -5,7 +5,7 @@ import { PreparedStatement, preparedStatement, runPrepared } from '../database/p
 import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
-import { EventEntity } from './event.entities';
+import type { EventRecord } from './event.entities';
 import { jsonbOrder } from './jsonb-order';
 import { LocalTails } from './local-tails';
 import type { RunStreams } from './run-streams';
@@ -167,7 +167,7 @@ export class EventLogService implements OnModuleInit {
         correlationId: r.correlation_id,
         causationId: r.causation_id,
         nodeId: r.node_id,
-      } as EventEntity);
+      } as EventRecord);
     });
     this.notify();
     return views;
@@ -192,7 +192,6 @@ export class EventLogService implements OnModuleInit {
     this.notify();
   }
 
-
   /**
    * Appends several events to one stream in one statement, inside the caller's transaction when one
    * is given (the run engine persists a node's events together with its completion).
@@ -203,17 +202,16 @@ export class EventLogService implements OnModuleInit {
 
   /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */
   async read(scope: TenantScope, streamId: string, q: EventQuery = {}): Promise<RunEventView[]> {
-    // Plain SQL over the stream's unique index (tenant, stream_id, sequence): every stream follower
-    // (SSE, long poll, gRPC) reads here, so no entity is built per event. Ordered by the bigint
-    // column (e."sequence"), not by the text it is answered as. A follower's read (no filter but the
-    // sequence) is one prepared statement.
+    // Plain SQL over the event key (the stream row's key found first, by (tenant, stream_id)): every
+    // stream follower (SSE, long poll, gRPC) reads here, so no entity is built per event. Ordered by
+    // the bigint column (e."sequence"). A follower's read (no filter but the sequence) is prepared.
     const limit = Math.min(q.limit ?? 1000, 1000);
     if (!q.type && !q.correlationId && !q.causationId && !q.nodeId) {
       const rows = await runPrepared<EventRowRead>(this.ds, READ_STREAM, [scope.tenant, streamId, scope.workspace ?? null, String(q.afterSequence ?? 0), limit]);
       return rows.map(viewOfRow);
     }
     const params: unknown[] = [streamId];
-    const where = [`"stream_id" = $1`, scopeCondition(scope, params)];
+    const where = [scopeCondition(scope, params, { alias: 'e' }), `e."stream_key" = (${STREAM_KEY('$2', '$1')})`];
     const add = (column: string, v: unknown, cast = '') => {
       params.push(v);
       where.push(`"${column}" ${column === 'sequence' ? '>' : '='} $${params.length}${cast}`);
@@ -224,7 +222,7 @@ export class EventLogService implements OnModuleInit {
     if (q.causationId) add('causation_id', q.causationId);
     if (q.nodeId) add('node_id', q.nodeId);
     params.push(limit);
-    const rows = (await this.ds.query(`SELECT ${EVENT_COLUMNS} FROM "event" e WHERE ${where.join(' AND ')} ORDER BY e."sequence" ASC LIMIT $${params.length}`, params)) as EventRowRead[];
+    const rows = (await this.ds.query(`SELECT ${EVENT_COLUMNS('$1::text')} FROM "event" e WHERE ${where.join(' AND ')} ORDER BY e."sequence" ASC LIMIT $${params.length}`, params)) as EventRowRead[];
     return rows.map(viewOfRow);
   }
 
@@ -409,11 +407,11 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
            INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence")
            SELECT "tenant", "stream_id", "n" FROM counts${when ? ` WHERE ${when}` : ''} ORDER BY "o"
            ON CONFLICT ("tenant", "stream_id") DO UPDATE SET "last_sequence" = "event_stream"."last_sequence" + EXCLUDED."last_sequence"
-           RETURNING "tenant", "stream_id", "last_sequence"
+           RETURNING "tenant", "stream_id", "last_sequence", "key"
          )`,
     `written AS (
-         INSERT INTO "event" ("id", "tenant", "workspace", "stream_id", "sequence", "type", "payload", "correlation_id", "causation_id", "node_id", "created_at")
-         SELECT e."id", e."tenant", e."workspace", e."stream_id", b."last_sequence" - c."n" + e."ord", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", COALESCE(e."created_at", now())
+         INSERT INTO "event" ("stream_key", "sequence", "created_at", "id", "tenant", "workspace", "type", "payload", "correlation_id", "causation_id", "node_id")
+         SELECT b."key", b."last_sequence" - c."n" + e."ord", COALESCE(e."created_at", now()), e."id", e."tenant", e."workspace", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
          FROM json_to_recordset(${param(json)}::json) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" json, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
@@ -452,13 +450,16 @@ interface EventRowRead {
   created_at: Date;
 }
 
-const EVENT_COLUMNS = `e."id", e."stream_id", e."sequence"::text AS "sequence", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"`;
+/** An event's columns as read (`e`), with `stream` (an expression: the stream's id as text). */
+const EVENT_COLUMNS = (stream: string) => `e."id", ${stream} AS "stream_id", e."sequence"::text AS "sequence", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"`;
+/** The key of the stream `stream` of `tenant` (SQL expressions): a subquery, so the event scan stays on the key's order. */
+export const STREAM_KEY = (tenant: string, stream: string) => `SELECT s."key" FROM "event_stream" s WHERE s."tenant" = ${tenant} AND s."stream_id" = ${stream}`;
 
 /** A follower's read: $1 tenant, $2 stream, $3 the caller's workspace (null: any), $4 after this sequence, $5 at most. */
 const READ_STREAM = preparedStatement(
   'event_read_stream',
-  `SELECT ${EVENT_COLUMNS} FROM "event" e
-   WHERE e."tenant" = $1 AND e."stream_id" = $2 AND ($3::text IS NULL OR e."workspace" = $3::text) AND e."sequence" > $4::bigint
+  `SELECT ${EVENT_COLUMNS('$2::text')} FROM "event" e
+   WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND e."tenant" = $1 AND ($3::text IS NULL OR e."workspace" = $3::text) AND e."sequence" > $4::bigint
    ORDER BY e."sequence" ASC LIMIT $5::int`,
 );
 
@@ -469,9 +470,9 @@ const READ_STREAM = preparedStatement(
 function openRunStatement(source: string): PreparedStatement {
   return preparedStatement(
     'event_open_run',
-    `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS} FROM (${source}) r
+    `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS('r."id"::text')} FROM (${source}) r
    LEFT JOIN LATERAL (
-     SELECT * FROM "event" x WHERE x."tenant" = r."tenant" AND x."stream_id" = r."id"::text AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
+     SELECT * FROM "event" x WHERE x."stream_key" = (${STREAM_KEY('r."tenant"', 'r."id"::text')}) AND x."tenant" = r."tenant" AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
      ORDER BY x."sequence" ASC LIMIT $5::int
    ) e ON true
    ORDER BY e."sequence" ASC`,
@@ -479,11 +480,11 @@ function openRunStatement(source: string): PreparedStatement {
 }
 
 function viewOfRow(r: EventRowRead): RunEventView {
-  return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at } as EventEntity);
+  return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at });
 }
 
 /** An event as served (read back or just written), its payload's keys in jsonb's order as before (jsonb-order.ts). */
-export function toView(e: EventEntity): RunEventView {
+export function toView(e: EventRecord): RunEventView {
   const v: RunEventView = {
     eventId: e.id,
     runId: e.streamId,

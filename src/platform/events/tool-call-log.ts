@@ -28,11 +28,11 @@ export async function tenantsWithRecentToolCalls(db: Db, lookbackHours: number):
 export async function recentToolCalls(db: Db, q: { tenant: string; workspace?: string; lookbackHours: number; limit: number }): Promise<ToolCallEvent[]> {
   const params: unknown[] = [q.lookbackHours, q.limit, HOST_STREAM];
   const rows = (await db.query(
-    `SELECT coalesce("workspace", '') AS "workspace", "stream_id", "sequence", "payload"->>'toolId' AS "tool_id", "created_at"
-     FROM "event"
-     WHERE ${scopeCondition(q, params)} AND "type" = 'agent.toolCalled' AND "stream_id" <> $3
-       AND "created_at" > now() - ($1::int * interval '1 hour') AND ("payload"->>'toolId') IS NOT NULL
-     ORDER BY "workspace", "stream_id", "sequence" LIMIT $2`,
+    `SELECT coalesce(e."workspace", '') AS "workspace", s."stream_id", e."sequence", e."payload"->>'toolId' AS "tool_id", e."created_at"
+     FROM "event" e JOIN "event_stream" s ON s."key" = e."stream_key"
+     WHERE ${scopeCondition(q, params, { alias: 'e' })} AND e."type" = 'agent.toolCalled' AND s."stream_id" <> $3
+       AND e."created_at" > now() - ($1::int * interval '1 hour') AND (e."payload"->>'toolId') IS NOT NULL
+     ORDER BY "workspace", "stream_id", e."sequence" LIMIT $2`,
     params,
   )) as Array<{ workspace: string; stream_id: string; sequence: string; tool_id: string; created_at: Date }>;
   return rows.map((r) => ({ workspace: r.workspace, runId: r.stream_id, sequence: Number(r.sequence), toolId: r.tool_id, createdAt: r.created_at }));

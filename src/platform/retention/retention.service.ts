@@ -226,7 +226,7 @@ export class RetentionService implements OnApplicationBootstrap {
     const ids = doomed.map((d) => d.id);
     const tenants = doomed.map((d) => d.tenant);
     const pairs = `unnest($1::text[], $2::text[]) AS d("tenant", "id")`;
-    counts.events += deletedCount(await m.query(`DELETE FROM "event" e USING ${pairs} WHERE e."tenant" = d."tenant" AND e."stream_id" = d."id"`, [tenants, ids]));
+    counts.events += deletedCount(await m.query(`DELETE FROM "event" e USING ${pairs} JOIN "event_stream" s ON s."tenant" = d."tenant" AND s."stream_id" = d."id" WHERE e."stream_key" = s."key"`, [tenants, ids]));
     counts.eventStreams += deletedCount(await m.query(`DELETE FROM "event_stream" s USING ${pairs} WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"`, [tenants, ids]));
     for (const p of this.purgers) {
       const r = await p.purge(m, doomed);

@@ -1,8 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InterruptRequest } from '@openwop-host/plugin-sdk';
 import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../../platform/database/database-notifications';
-import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, toView } from '../../../platform/events/event-log.service';
-import type { EventEntity } from '../../../platform/events/event.entities';
+import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, STREAM_KEY, toView } from '../../../platform/events/event-log.service';
 import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
 import type { LeaseStore } from '../../../platform/leases/lease-keeper';
 import { FlushBatcher } from './run-flush-batcher';
@@ -226,7 +225,7 @@ export async function recordedOutcomes(q: Queryable, p: { runId: string; tenant:
 }
 
 /** Whether an event of the run was written (a flush whose answer was lost may have committed): among the run's events, by the stream's key. */
-export const EVENT_EXISTS_SQL = `SELECT 1 FROM "event" WHERE "tenant" = $1 AND "stream_id" = $2 AND "id" = $3`;
+export const EVENT_EXISTS_SQL = `SELECT 1 FROM "event" WHERE "stream_key" = (${STREAM_KEY('$1', '$2')}) AND "id" = $3`;
 
 export async function eventExists(q: Queryable, p: { tenant: string; runId: string; eventId: string }): Promise<boolean> {
   return ((await q.query(EVENT_EXISTS_SQL, [p.tenant, p.runId, p.eventId])) as unknown[]).length > 0;
@@ -437,7 +436,7 @@ export function writtenViews(json: string, written: Map<string, { sequence: numb
   return (JSON.parse(json) as EventRow[]).map((r) => {
     const w = written.get(r.id);
     if (!w) throw new InvariantViolation(`event ${r.id} was not written by the statement that wrote its run`);
-    return toView({ id: r.id, streamId: r.stream_id, type: r.type, payload: r.payload, createdAt: new Date(w.at), sequence: String(w.sequence), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id } as EventEntity);
+    return toView({ id: r.id, streamId: r.stream_id, type: r.type, payload: r.payload, createdAt: new Date(w.at), sequence: String(w.sequence), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id });
   });
 }
 

@@ -6,7 +6,8 @@ import { AuditLogService, auditActor } from '../../../platform/audit/audit-log.s
 import { NotFoundError, UnprocessableError, ValidationError } from '../../../platform/errors/domain-error';
 import { InvariantViolation } from '../../../platform/errors/internal-fault';
 import { EventLogService } from '../../../platform/events/event-log.service';
-import { EventEntity } from '../../../platform/events/event.entities';
+import type { StoredEvent } from '../../../platform/events/event.entities';
+import { storedEvents } from '../../../platform/events/stored-events';
 import { RunEntity } from '../run.entity';
 import { UUID } from '../../../platform/ids';
 import type { Principal, TenantScope } from '../../../platform/identity/principal';
@@ -132,9 +133,7 @@ export class RunForkService {
       }
       // Fixed history: the events before fromSeq, in order.
       const prefix = fromSeq > 1
-        ? await m.getRepository(EventEntity).createQueryBuilder('e')
-            .where('e.tenant = :tenant AND e.stream_id = :stream AND e.sequence < :seq', { tenant: source.tenant, stream: source.id, seq: String(fromSeq) })
-            .orderBy('e.sequence', 'ASC').getMany()
+        ? await storedEvents(m, { tenant: source.tenant, streamId: source.id, beforeSequence: fromSeq })
         : [];
       const started = prefix.some((e) => e.type === 'run.started');
       const chain = await this.chainState(m, scope, source, prefix);
@@ -187,7 +186,7 @@ export class RunForkService {
    * version, which every install, update and uninstall of a chain pack updates (migration
    * 1764950000000): none can commit between this check and the fork's insert.
    */
-  private async chainState(m: EntityManager, scope: TenantScope, source: RunEntity, prefix: EventEntity[]): Promise<ForkChainState> {
+  private async chainState(m: EntityManager, scope: TenantScope, source: RunEntity, prefix: StoredEvent[]): Promise<ForkChainState> {
     const settled = new Set(prefix.filter((e) => e.type === 'node.completed' || e.type === 'node.failed').map((e) => e.nodeId ?? ((e.payload ?? {}) as { nodeId?: string }).nodeId));
     const nodes = (source.definition as { nodes: Array<{ id: string }> }).nodes;
     if (nodes.every((n) => settled.has(n.id))) return 'not-executed';
@@ -219,7 +218,7 @@ export class RunForkService {
    * ids, causation links mapped onto them) and folds it into node rows: a node completed in it keeps
    * its recorded outputs, a node failed in it stays failed; every other node runs again.
    */
-  private async inherit(m: EntityManager, forkId: string, source: RunEntity, prefix: EventEntity[]): Promise<void> {
+  private async inherit(m: EntityManager, forkId: string, source: RunEntity, prefix: StoredEvent[]): Promise<void> {
     // Through the event log's one insert, in order: a gap-free prefix takes the same sequences in the new stream.
     if (prefix.some((e, i) => Number(e.sequence) !== i + 1)) throw new InvariantViolation(`run ${source.id}'s log has a gap before sequence ${prefix.length + 1}`);
     const map = new Map(prefix.map((e) => [e.id, randomUUID()]));
@@ -268,13 +267,13 @@ export class RunForkService {
     const [ea, eb] = await Promise.all([this.readLog(a), this.readLog(b)]);
     // `clockFields`: payload keys left out of the comparison (major 2's run-scoped clock fields, e.g. durationMs).
     const compared = (p: unknown) => (clockFields.length && p && typeof p === 'object' && !Array.isArray(p) ? Object.fromEntries(Object.entries(p).filter(([k]) => !clockFields.includes(k))) : (p ?? null));
-    const key = (e: EventEntity) => canonicalJson({ type: e.type, nodeId: e.nodeId ?? null, payload: compared(e.payload) });
-    const bySeq = (l: EventEntity[]) => new Map(l.map((e) => [Number(e.sequence), e]));
+    const key = (e: StoredEvent) => canonicalJson({ type: e.type, nodeId: e.nodeId ?? null, payload: compared(e.payload) });
+    const bySeq = (l: StoredEvent[]) => new Map(l.map((e) => [Number(e.sequence), e]));
     const ma = bySeq(ea.events);
     const mb = bySeq(eb.events);
     const seqs = [...new Set([...ma.keys(), ...mb.keys()])].sort((x, y) => x - y);
     const eventDiffs: RunDiff['eventDiffs'] = [];
-    const view = (e: EventEntity) => ({ eventId: e.id, runId: e.streamId, sequence: Number(e.sequence), type: e.type, ...(e.nodeId ? { nodeId: e.nodeId } : {}), payload: e.payload, timestamp: new Date(e.createdAt).toISOString() });
+    const view = (e: StoredEvent) => ({ eventId: e.id, runId: e.streamId, sequence: Number(e.sequence), type: e.type, ...(e.nodeId ? { nodeId: e.nodeId } : {}), payload: e.payload, timestamp: new Date(e.createdAt).toISOString() });
     for (const seq of seqs) {
       const x = ma.get(seq);
       const y = mb.get(seq);
@@ -293,8 +292,8 @@ export class RunForkService {
     return { a: a.id, b: b.id, divergedAtSeq: eventDiffs.length ? eventDiffs[0].seq : null, eventDiffs, stateDiff, ...(truncated ? { truncated: true } : {}) };
   }
 
-  private async readLog(r: RunEntity): Promise<{ events: EventEntity[]; truncated: boolean }> {
-    const rows = await this.ds.getRepository(EventEntity).find({ where: { tenant: r.tenant, streamId: r.id }, order: { sequence: 'ASC' }, take: MAX_DIFF_EVENTS + 1 });
+  private async readLog(r: RunEntity): Promise<{ events: StoredEvent[]; truncated: boolean }> {
+    const rows = await storedEvents(this.ds, { tenant: r.tenant, streamId: r.id, limit: MAX_DIFF_EVENTS + 1 });
     return { events: rows.slice(0, MAX_DIFF_EVENTS), truncated: rows.length > MAX_DIFF_EVENTS };
   }
 
