@@ -29,6 +29,7 @@ const CLAIM_BACKLOG = 2000;
 const IDLE_SAMPLES = 30;
 const WINDOW_S = 3;
 const DEEP = 2000;
+const SPARSE_EVERY = 1000;
 
 const nodes = Array.from({ length: NODES }, (_, i) => ({ id: `n${i + 1}`, typeId: 'core.noop', config: { step: i + 1 } }));
 const edges = nodes.slice(1).map((x, i) => ({ from: nodes[i].id, to: x.id }));
@@ -156,6 +157,8 @@ async function measureSide(s: Side, pollRun: string): Promise<Figures> {
   f['claim runs/s'] = CLAIM_BACKLOG / ((Date.now() - t0) / 1000);
   await waitIdle(s.pool);
 
+  // As many failed runs, in proportion, as the grown database's copies (./seed.ts): a sparse status on either side.
+  await s.pool.query(`UPDATE "run" SET "status" = 'failed' WHERE "tenant" = $1 AND "status" = 'completed' AND abs(hashtext(md5("id"::text))) % $2::int = 0`, [TENANT, SPARSE_EVERY]);
   const lists: Array<[string, string]> = [
     ['list', '/v1/runs?limit=50'],
     ['list failed', '/v1/runs?limit=50&status=failed'],
@@ -236,7 +239,7 @@ export async function grown(args: string[]): Promise<void> {
         copies,
         tenants,
         spreadDays: 20,
-        sparseEvery: 1000,
+        sparseEvery: SPARSE_EVERY,
         progress: (done) => {
           if (Date.now() - last < 30_000 && done < copies) return;
           last = Date.now();

@@ -10,7 +10,8 @@
  * - any other `uuid` column named `id` gets a fresh gen_random_uuid();
  * - an identity or serial column takes its default;
  * - every timestamp column moves back by the copy's age (copy 1 the oldest, `spreadDays` back);
- * - `status` of one copy in `sparseEvery` becomes `failed` (a sparse status for list filters);
+ * - `status` of about one run in `sparseEvery` (by a hash of its id, in every tenant alike) becomes `failed`
+ *   (a sparse status for list filters);
  * - everything else is copied as it is.
  *
  * A table whose rows name their stream by the stream row's generated key (a `stream_key` column,
@@ -96,7 +97,7 @@ export async function copyStatement(pool: Pool, t: TemplateTable): Promise<strin
     if (c.name === 'tenant') return `('tenant-' || (g % $4::int))::${c.type}`;
     if (c.name === 'id' && c.type === 'uuid') return 'gen_random_uuid()';
     if (c.type.startsWith('timestamp')) return `${col} - make_interval(secs => ($7::int + 1 - g) * $5::float8)`;
-    if (c.name === 'status' && t.table === 'run') return `CASE WHEN g % $6::int = 0 THEN 'failed' ELSE ${col} END`;
+    if (c.name === 'status' && t.table === 'run') return `CASE WHEN abs(hashtext(md5(${quote('r')}.${quote(t.runColumn)}::text || ':' || g))) % $6::int = 0 THEN 'failed' ELSE ${col} END`;
     return col;
   });
   const params = `$4::int + $6::int + $7::int > 0 AND $5::float8 >= 0`;
