@@ -185,7 +185,7 @@ export class RunCreationService {
         configurable,
         scopes: [...principal.scopes],
         idempotencyKey: idempotencyKey ?? null,
-        requestHash,
+        requestHash: idempotencyKey !== undefined ? requestHash : null,
         scopeId: req.scopeId ?? null,
         dedupScope: opts.dedup ? req.scopeId! : null,
         // The creating request's trace (its span, while tracing is on): the run's spans join it.
@@ -378,7 +378,7 @@ export class RunCreationService {
         `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
          VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', $10::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
          ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`,
-        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, requestHash, JSON.stringify(error), JSON.stringify({ subject: subjectOf(principal, this.settings.jwtIssuer) })],
+        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, idempotencyKey !== undefined ? requestHash : null, JSON.stringify(error), JSON.stringify({ subject: subjectOf(principal, this.settings.jwtIssuer) })],
       )) as Array<{ id: string }>;
       const inserted = await this.insertRun(insert, idempotencyKey);
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);

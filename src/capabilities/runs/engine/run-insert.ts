@@ -25,7 +25,8 @@ export interface RunInsertValues {
   configurable: Record<string, unknown>;
   scopes: string[];
   idempotencyKey: string | null;
-  requestHash: string;
+  /** A keyed run's request hash (a retry with its key is compared with it); null without a key, for which nothing reads it. */
+  requestHash: string | null;
   scopeId: string | null;
   dedupScope: string | null;
   traceParent: string | null;
