@@ -15,7 +15,11 @@
  * database clock (the run row's `completed_at` and `created_at`). What is left of the backlog is
  * deleted before the next round. Prints each round's medians and their ratio, then min/median/max of
  * the ratios over `rounds` (default 3), and the load average it ran under. OPENWOP_TENANT_MAX_ACTIVE_RUNS
- * from the environment is passed to the host. A measurement, not a test.
+ * from the environment is passed to the host. Each round also prints where the quiet runs' time went
+ * (wake-up, claim, execution, waiting for the write, the write; see Phases) and how many writes of
+ * the other tenant's runs were answered while each was in flight (0 when nothing made it wait on
+ * the backlog's statements: a count, unlike the times, that a loaded machine does not move). A
+ * measurement, not a test.
  */
 import 'reflect-metadata';
 import * as os from 'node:os';
@@ -39,7 +43,9 @@ const now = () => performance.timeOrigin + performance.now();
  * write queued (its last write handed to the batcher) -> write sent (in a statement of `batch` runs)
  * -> written. `folded`: claimed by a write's folded claim, not by a claim pass.
  */
-interface Phases { created: number; woken?: number; claimSent?: number; claimed?: number; folded?: boolean; node?: number; queued?: number; sent?: number; batch?: number; written?: number }
+interface Phases { created: number; woken?: number; claimSent?: number; claimed?: number; folded?: boolean; node?: number; queued?: number; sent?: number; batch?: number; written?: number; writesAtCreation: number; writesWaited?: number }
+/** The engine's writes of other runs answered so far: how many of them a quiet run waited through tells, whatever the machine's speed, whether it queued behind the backlog. */
+let otherWrites = 0;
 /** The quiet tenant's run being timed (its runs go one at a time). */
 let current: Phases | undefined;
 const TRACED_TENANT = 'quiet';
@@ -85,7 +91,10 @@ function instrument(): void {
     const batch = args[0] as Array<{ f: FlushParams }>;
     const mine = batch.map((w) => (w.f.update.terminal ? tracedOf(w.f.tenant) : undefined)).filter((t): t is Phases => !!t);
     for (const t of mine) Object.assign(t, { sent: now(), batch: batch.length });
-    return (orig.apply(self, args) as Promise<void>).finally(() => mine.forEach((t) => (t.written = now())));
+    return (orig.apply(self, args) as Promise<void>).finally(() => {
+      if (!mine.length) otherWrites++;
+      for (const t of mine) Object.assign(t, { written: now(), writesWaited: otherWrites - t.writesAtCreation });
+    });
   });
 }
 
@@ -106,7 +115,8 @@ function phases(ts: Phases[]): string {
   });
   const folded = ts.filter((t) => t.folded).length;
   const batch = ts.map((t) => t.batch ?? 0);
-  return `${parts.join(', ')} ms; claimed by a write ${folded}/${ts.length}, write batch p50 ${median(batch)}`;
+  const waited = ts.map((t) => t.writesWaited ?? 0);
+  return `${parts.join(', ')} ms; claimed by a write ${folded}/${ts.length}, write batch p50 ${median(batch)}, other runs' writes answered meanwhile p50 ${median(waited)} (max ${Math.max(...waited)})`;
 }
 
 const median = (xs: number[]) => {
@@ -129,7 +139,7 @@ async function queue(pool: Pool, tenant: string, count: number): Promise<string[
 
 /** Queues one run of `tenant` and answers its latency (finish - creation, database clock, ms) once finished. */
 async function oneRun(pool: Pool, tenant: string, timeoutMs = 600_000, trace?: Phases[]): Promise<number> {
-  current = trace && tenant === TRACED_TENANT ? { created: now() } : undefined;
+  current = trace && tenant === TRACED_TENANT ? { created: now(), writesAtCreation: otherWrites } : undefined;
   if (current) trace!.push(current);
   const [id] = await queue(pool, tenant, 1);
   const until = Date.now() + timeoutMs;
@@ -153,7 +163,10 @@ export async function main(backlog = Number(process.argv[2] ?? 10_000), rounds =
   const pool = benchPool(bench.databaseUrl, 3);
   instrument();
   const load = os.loadavg()[0];
-  const results: Array<{ idle: number; busy: number; left: number }> = [];
+  const results: Array<{ idle: number; busy: number; left: number; waited: number; committed: number }> = [];
+  // Creation (insert sent) to its last write answered, on this process's clock: the finish a client sees (committed), which
+  // the database clock's completed_at (the write's transaction start) does not include.
+  const toWritten = (ts: Phases[]) => median(ts.map((t) => (t.written ?? NaN) - t.created));
   try {
     // Warm-up: the statements prepared, the engine's first claims made.
     for (let i = 0; i < 3; i++) await oneRun(pool, 'quiet');
@@ -168,9 +181,10 @@ export async function main(backlog = Number(process.argv[2] ?? 10_000), rounds =
       const busyTrace: Phases[] = [];
       for (let i = 0; i < samples; i++) busy.push(await oneRun(pool, 'quiet', undefined, busyTrace));
       const left = await count(pool, `"tenant" = 'flood' AND "status" = 'pending'`, []);
-      results.push({ idle: median(idle), busy: median(busy), left });
+      results.push({ idle: median(idle), busy: median(busy), left, waited: median(busyTrace.map((t) => t.writesWaited ?? 0)), committed: toWritten(busyTrace) / toWritten(idleTrace) });
       process.stdout.write(`round ${round}: idle p50 ${median(idle).toFixed(1)} ms, behind the backlog p50 ${median(busy).toFixed(1)} ms (max ${Math.max(...busy).toFixed(1)}), ratio ${(median(busy) / median(idle)).toFixed(2)}x; ${left} of ${backlog} still queued after\n`);
       process.stdout.write(`  idle:   ${phases(idleTrace)}\n  behind: ${phases(busyTrace)}\n`);
+      process.stdout.write(`  until its write is answered (committed): idle p50 ${toWritten(idleTrace).toFixed(1)} ms, behind the backlog ${toWritten(busyTrace).toFixed(1)} ms, ratio ${(toWritten(busyTrace) / toWritten(idleTrace)).toFixed(2)}x\n`);
       // Reset: drop what is still queued, let what is executing finish.
       // The engine locks the same rows meanwhile (claims, writes): a deadlock is retried.
       for (let attempt = 0; ; attempt++) {
@@ -185,10 +199,14 @@ export async function main(backlog = Number(process.argv[2] ?? 10_000), rounds =
       if (!left) process.stdout.write(`  (the backlog was gone before the last sample: raise the backlog for a meaningful figure)\n`);
     }
     const ratios = results.map((r) => r.busy / r.idle).sort((a, b) => a - b);
+    const waited = results.map((r) => r.waited).sort((a, b) => a - b);
+    const committed = results.map((r) => r.committed).sort((a, b) => a - b);
     process.stdout.write(
       `\nFair scheduling: another tenant's single run behind a ${backlog}-run backlog / idle, ${rounds} round(s) of ${samples} samples` +
         `${cap ? `, OPENWOP_TENANT_MAX_ACTIVE_RUNS=${cap}` : ''}, load average ${load.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end:\n` +
-        `ratio min ${ratios[0].toFixed(2)}x, median ${median(ratios).toFixed(2)}x, max ${ratios[ratios.length - 1].toFixed(2)}x (target <= 2: ${median(ratios) <= 2 ? 'met' : 'NOT met'})\n`,
+        `ratio min ${ratios[0].toFixed(2)}x, median ${median(ratios).toFixed(2)}x, max ${ratios[ratios.length - 1].toFixed(2)}x (target <= 2: ${median(ratios) <= 2 ? 'met' : 'NOT met'})\n` +
+        `until committed (its write answered, this process's clock): ratio min ${committed[0].toFixed(2)}x, median ${median(committed).toFixed(2)}x, max ${committed[committed.length - 1].toFixed(2)}x\n` +
+        `other runs' writes answered while a quiet run was in flight, per round p50: min ${waited[0]}, median ${median(waited)}, max ${waited[waited.length - 1]}\n`,
     );
   } finally {
     await pool.end();
