@@ -24,7 +24,9 @@ describe('goals: delegated scopes of local runs', () => {
   let auditor: string;
 
   beforeAll(async () => {
+    // Starting the stdio MCP server (a node process loading the MCP SDK) can take more than the default 5 s on a loaded machine.
     t = await createTestApp({
+      env: { OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' },
       configFile: {
         tools: {
           mcpServers: [

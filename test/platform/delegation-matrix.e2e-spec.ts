@@ -59,7 +59,8 @@ describe('delegation matrix: a creator missing a required scope is refused and n
   const key = (tenant: string, scopes: string[], workspace?: string) => t.key({ tenant, workspace, principal: `p${++seq}`, scopes });
 
   beforeAll(async () => {
-    t = await createTestApp({ configFile: TOOLS, env: { OPENWOP_CREDENTIAL_KEYS: CREDENTIAL_KEYS } });
+    // Starting the stdio MCP server (a node process loading the MCP SDK) can take more than the default 5 s on a loaded machine.
+    t = await createTestApp({ configFile: TOOLS, env: { OPENWOP_CREDENTIAL_KEYS: CREDENTIAL_KEYS, OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' } });
     t.moduleRef.get(GoalClock).useSource(clock.now);
     await installChains(t, 'dst', 'vendor.test.matrix', CHAINS);
     // The tenant's first catalog listing pins the MCP tool definitions (and audits the MCP server's
@@ -246,7 +247,7 @@ describe('delegation matrix: approval grant', () => {
   beforeAll(async () => {
     t = await createTestApp({
       configFile: { ...TOOLS, proposals: { approval: { quorum: 1, timeoutMs: 3_600_000 } } },
-      env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate' },
+      env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' },
     });
     await installChains(t, 'acme', 'vendor.test.matrix', CHAINS);
     await t.app.get(ToolCatalogService).load({ tenant: 'acme' });

@@ -30,8 +30,9 @@ describe('mcp tool source against a real stdio MCP server (e2e)', () => {
   beforeAll(async () => {
     stateFile = path.join(dir, 'fx.json');
     writeState({});
+    // Starting the stdio MCP server (a node process loading the MCP SDK) can take more than the default 5 s on a loaded machine.
     t = await createTestApp({
-      env: { OPENWOP_TEST_SEAMS: 'true' },
+      env: { OPENWOP_TEST_SEAMS: 'true', OPENWOP_TOOL_SOURCE_TIMEOUT_MS: '30000' },
       configFile: {
         tools: {
           cacheTtlMs: TTL,
