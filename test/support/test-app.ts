@@ -21,6 +21,11 @@ export interface TestAppOptions {
   database?: string;
   /** The PostgreSQL server to create the fresh database on (default: the test server, DATABASE_URL). */
   adminUrl?: string;
+  /**
+   * false: the host does not build its OpenAPI document (`/v1/openapi.json` then answers `{}` and
+   * `/docs` is not served). Building it is about half of a boot; a file that never reads it skips it.
+   */
+  openApi?: false;
 }
 
 export interface HttpResult {
@@ -121,7 +126,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   });
   let host: Host;
   try {
-    host = await createHost(config, { logDestination: sink });
+    host = await createHost(config, { logDestination: sink, ...(options.openApi === false ? { openApi: false } : {}) });
   } catch (e) {
     if (owned && !embedded()) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)).catch(() => undefined);
     throw e;
