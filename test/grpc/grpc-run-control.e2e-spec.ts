@@ -70,7 +70,8 @@ describe('gRPC transport: run control, workflows, interrupts, artifacts and webh
   }
 
   beforeAll(async () => {
-    g = await createGrpcTestApp({ env: { OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` } });
+    // Neither host serves its OpenAPI document here: skipping it halves the boot.
+    g = await createGrpcTestApp({ openApi: false, env: { OPENWOP_CREDENTIAL_KEYS: `k1:${randomBytes(32).toString('base64')}` } });
     // Webhook URLs resolve from this table, so no test depends on the network's DNS.
     g.t.app.get(WebhooksService).resolver = async (host: string) => {
       if (host !== 'hooks.example') throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
@@ -440,7 +441,7 @@ describe('gRPC transport: an expired interrupt token', () => {
   let g: GrpcTestApp;
 
   beforeAll(async () => {
-    g = await createGrpcTestApp({ configFile: { runs: { interrupts: { tokenTtlMs: 1000 } } } });
+    g = await createGrpcTestApp({ openApi: false, configFile: { runs: { interrupts: { tokenTtlMs: 1000 } } } });
     await installChains(g.t, 'default', 'vendor.test.grpcctl', { 'vendor.test.grpcctl.event': CHAINS['vendor.test.grpcctl.event'] });
   });
 
