@@ -37,7 +37,7 @@ export const RULES: Rule[] = [
   },
   {
     what: 'the workspace tables are written by the workspace store',
-    pattern: /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?workspace_(?:store|file|file_version)"?(?=[\s(]|$)|getRepository\(\s*Workspace(?:Store|File|FileVersion)Entity\s*\)\s*\.\s*(?:insert|update|save|delete|remove|upsert|increment|decrement)\s*\(/i,
+    pattern: /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?workspace_(?:store|file|file_version|run_snapshot)"?(?=[\s(]|$)|getRepository\(\s*Workspace(?:Store|File|FileVersion|RunSnapshot)Entity\s*\)\s*\.\s*(?:insert|update|save|delete|remove|upsert|increment|decrement)\s*\(/i,
     allowed: { 'src/capabilities/workspace/workspace-store.ts': 'the workspace store: every write takes its store row lock first' },
   },
   {
@@ -123,6 +123,7 @@ describe('one writer per table, one listener, one scheduler', () => {
     it('a workspace file written beside the store', () => {
       expect(scan('the workspace', 'await m.query(`UPDATE "workspace_file" SET "deleted" = true WHERE "path" = $1`, [p]);')).toHaveLength(1);
       expect(scan('the workspace', 'DELETE FROM workspace_file_version WHERE "tenant" = $1')).toHaveLength(1);
+      expect(scan('the workspace', 'INSERT INTO "workspace_run_snapshot" ("tenant") VALUES ($1)')).toHaveLength(1);
       expect(scan('the workspace', 'await this.ds.getRepository(WorkspaceFileEntity).save(row);')).toHaveLength(1);
       expect(scan('the workspace', 'await this.ds.getRepository(WorkspaceFileEntity).createQueryBuilder("f")')).toEqual([]);
       expect(scan('the workspace', 'INSERT INTO "workspace_idempotency" ("x") VALUES ($1)')).toEqual([]);

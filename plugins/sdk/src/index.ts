@@ -12,3 +12,4 @@ export * from './run-artifacts';
 export * from './audit';
 export * from './mcp';
 export * from './safe-fetch';
+export * from './workspace';

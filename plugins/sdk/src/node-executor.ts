@@ -3,6 +3,7 @@ import type { McpJsonRpcError, NodeMcp } from './mcp';
 import type { NodeArtifacts } from './run-artifacts';
 import type { NodeHttp } from './safe-fetch';
 import type { ToolReplayPolicy } from './tool-source';
+import type { NodeWorkspace } from './workspace';
 
 /**
  * A **node executor** runs the nodes of one `typeId` inside a workflow run. The host's run engine
@@ -88,6 +89,12 @@ export interface NodeExecutionContext {
    * type so that contexts built by older kits still compile; the host's run engine provides it.
    */
   http?: NodeHttp;
+  /**
+   * Since 1.9: the run's agent workspace as of the run's start (RFC 0059 §D; see `NodeWorkspace`):
+   * `get(path)` and `list(prefix?)`, immutable for the run's duration. Present when the host serves the
+   * workspace (`capabilities.workspace.supported`).
+   */
+  workspace?: NodeWorkspace;
 }
 
 /** What a node asks for when it suspends on an interrupt. */

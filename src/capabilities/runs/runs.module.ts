@@ -39,6 +39,7 @@ import { COMPENSATION_CONTROLLERS, COMPENSATION_ENTITIES, COMPENSATION_PROVIDERS
 import { NodeHttpBinder } from './engine/node-http';
 import { ConnectionsModule } from '../connections';
 import { WebhooksModule } from '../webhooks';
+import { WorkspaceModule } from '../workspace';
 import { SafeFetchAdvertiser } from './engine/safe-fetch.advertiser';
 import { SafeFetchSeamController } from './seams/safe-fetch-seam.controller';
 import { EgressSeamController } from './seams/egress-seam.controller';
@@ -89,7 +90,7 @@ import { TransportRunsService } from './transport-runs.service';
  * and replica-safe execution (database leases with fencing).
  */
 @Module({
-  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule, WebhooksModule],
+  imports: [DiscoveryModule, ToolCatalogModule, ApprovalsModule, ConnectionsModule, WebhooksModule, WorkspaceModule],
   // RunControlController and RunEventsController right after RunsController: the OpenAPI document
   // lists the run routes in this order.
   controllers: [RunsController, RunControlController, RunEventsController, RunDebugBundleController, IdempotencySeamsController, InterruptsController, WorkflowsController, RunArtifactsController, SampleWorkflowsController, EffectSeamsController, RunEffectsController, EffectSeamFireController, Era2SeedController, WorkflowSeamsController, IdentitySeamsController, GovernanceSeamsController, ...BUDGET_CONTROLLERS, ...DEAD_LETTER_CONTROLLERS, ...COMPENSATION_CONTROLLERS, SafeFetchSeamController, EgressSeamController],

@@ -45,7 +45,7 @@ export class WorkspaceStore {
   async put(p: Principal, s: WorkspaceSettings, path: string, file: { content: string; contentType: string; sizeBytes: number }, pre: WritePreconditions): Promise<WrittenVersion> {
     return this.ds.transaction(async (m) => {
       const key = p.workspace ?? '';
-      const fileCount = await this.lockStore(m, p.tenant, key);
+      const { fileCount, revision } = await this.lockStore(m, p.tenant, key);
       const head = await this.head(m, p.tenant, key, path);
       const live = head !== undefined && !head.deleted;
       checkPreconditions(path, live ? head.version : 0, pre);
@@ -62,7 +62,7 @@ export class WorkspaceStore {
           [p.tenant, key, path, version, file.contentType, file.sizeBytes],
         ),
       );
-      await this.addVersion(m, p, key, path, version, file.content, file.contentType, file.sizeBytes, row.updated_at, s.maxVersions);
+      await this.addVersion(m, p, key, path, version, file.content, file.contentType, file.sizeBytes, row.updated_at, s.maxVersions, revision);
       await this.record(m, p, path, version, 'workspace.file-written', { sizeBytes: file.sizeBytes, created: !live });
       return { version, updatedAt: row.updated_at };
     });
@@ -72,7 +72,7 @@ export class WorkspaceStore {
   async remove(p: Principal, s: WorkspaceSettings, path: string, pre: WritePreconditions): Promise<WrittenVersion> {
     return this.ds.transaction(async (m) => {
       const key = p.workspace ?? '';
-      await this.lockStore(m, p.tenant, key);
+      const { revision } = await this.lockStore(m, p.tenant, key);
       const head = await this.head(m, p.tenant, key, path);
       if (!head || head.deleted) throw new NotFoundError('No such workspace file.');
       checkPreconditions(path, head.version, pre);
@@ -84,17 +84,44 @@ export class WorkspaceStore {
         ),
       );
       await m.query(`UPDATE "workspace_store" SET "file_count" = "file_count" - 1 WHERE "tenant" = $1 AND "workspace_key" = $2`, [p.tenant, key]);
-      await this.addVersion(m, p, key, path, version, null, 'application/octet-stream', 0, row.updated_at, s.maxVersions);
+      await this.addVersion(m, p, key, path, version, null, 'application/octet-stream', 0, row.updated_at, s.maxVersions, revision);
       await this.record(m, p, path, version, 'workspace.file-deleted', {});
       return { version, updatedAt: row.updated_at };
     });
   }
 
-  /** Takes the store's lock (creating its row on the first write) and answers its live file count. */
-  private async lockStore(m: EntityManager, tenant: string, key: string): Promise<number> {
+  /**
+   * Takes the store's lock (creating its row on the first write) and counts the write in its
+   * `revision` (RFC 0059 §D: a run's snapshot is a revision); answers its live file count and the
+   * revision of this write. A snapshot reads the revision without the lock: before this write
+   * commits it reads the one before, and the version rows of this write are not visible either.
+   */
+  private async lockStore(m: EntityManager, tenant: string, key: string): Promise<{ fileCount: number; revision: number }> {
     await m.query(`INSERT INTO "workspace_store" ("tenant", "workspace_key", "file_count") VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, [tenant, key]);
-    const [row] = rowsOf<{ file_count: number }>(await m.query(`SELECT "file_count" FROM "workspace_store" WHERE "tenant" = $1 AND "workspace_key" = $2 FOR UPDATE`, [tenant, key]));
-    return Number(row.file_count);
+    const [row] = rowsOf<{ file_count: number; revision: string }>(
+      await m.query(`UPDATE "workspace_store" SET "revision" = "revision" + 1 WHERE "tenant" = $1 AND "workspace_key" = $2 RETURNING "file_count", "revision"`, [tenant, key]),
+    );
+    return { fileCount: Number(row.file_count), revision: Number(row.revision) };
+  }
+
+  /**
+   * Records the point of its store a run reads its workspace at (RFC 0059 §D), once: the store's
+   * current revision, or a fork's source's point (`fromRunId`; the source's store, whatever the
+   * fork's owner). Nothing is written when there is nothing to pin (no store yet, or a source
+   * without a point): no row reads as revision 0, the empty store. A second call keeps the first point.
+   */
+  async pinRun(run: { tenant: string; workspaceKey: string; runId: string; fromRunId?: string }): Promise<void> {
+    if (run.fromRunId !== undefined) {
+      await this.ds.query(
+        `INSERT INTO "workspace_run_snapshot" ("tenant", "run_id", "workspace_key", "revision") SELECT "tenant", $2, "workspace_key", "revision" FROM "workspace_run_snapshot" WHERE "tenant" = $1 AND "run_id" = $3 ON CONFLICT DO NOTHING`,
+        [run.tenant, run.runId, run.fromRunId],
+      );
+      return;
+    }
+    await this.ds.query(
+      `INSERT INTO "workspace_run_snapshot" ("tenant", "run_id", "workspace_key", "revision") SELECT "tenant", $3, "workspace_key", "revision" FROM "workspace_store" WHERE "tenant" = $1 AND "workspace_key" = $2 AND "revision" > 0 ON CONFLICT DO NOTHING`,
+      [run.tenant, run.workspaceKey, run.runId],
+    );
   }
 
   private async head(m: EntityManager, tenant: string, key: string, path: string): Promise<Head | undefined> {
@@ -102,10 +129,10 @@ export class WorkspaceStore {
     return row ? { version: Number(row.version), deleted: row.deleted } : undefined;
   }
 
-  private async addVersion(m: EntityManager, p: Principal, key: string, path: string, version: number, content: string | null, contentType: string, sizeBytes: number, at: Date, maxVersions: number): Promise<void> {
+  private async addVersion(m: EntityManager, p: Principal, key: string, path: string, version: number, content: string | null, contentType: string, sizeBytes: number, at: Date, maxVersions: number, revision: number): Promise<void> {
     await m.query(
-      `INSERT INTO "workspace_file_version" ("tenant", "workspace_key", "path", "version", "content", "content_type", "size_bytes", "written_by", "created_at") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [p.tenant, key, path, version, content, contentType, sizeBytes, p.principal, at],
+      `INSERT INTO "workspace_file_version" ("tenant", "workspace_key", "path", "version", "content", "content_type", "size_bytes", "written_by", "created_at", "revision") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [p.tenant, key, path, version, content, contentType, sizeBytes, p.principal, at, revision],
     );
     // The latest maxVersions versions are kept, the one just written among them.
     await m.query(`DELETE FROM "workspace_file_version" WHERE "tenant" = $1 AND "workspace_key" = $2 AND "path" = $3 AND "version" <= $4`, [p.tenant, key, path, version - maxVersions]);

@@ -17,6 +17,10 @@ export class WorkspaceStoreEntity {
 
   @Column({ name: 'file_count', type: 'int', default: 0 })
   fileCount: number;
+
+  /** How many writes the store has taken: the point a run's snapshot is taken at (RFC 0059 §D). */
+  @Column({ type: 'bigint', default: 0 })
+  revision: string;
 }
 
 /**
@@ -80,6 +84,29 @@ export class WorkspaceFileVersionEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** The store's revision this version was written at (0: before snapshots were recorded). */
+  @Column({ type: 'bigint', default: 0 })
+  revision: string;
 }
 
-export const WORKSPACE_ENTITIES = [WorkspaceStoreEntity, WorkspaceFileEntity, WorkspaceFileVersionEntity];
+/**
+ * The point of its store a run reads its workspace at (RFC 0059 §D): the store's revision when it
+ * started, a fork's copied from its source. No row: revision 0 (the store was empty then).
+ */
+@Entity({ name: 'workspace_run_snapshot' })
+export class WorkspaceRunSnapshotEntity {
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'workspace_run_snapshot_pk' })
+  tenant: string;
+
+  @PrimaryColumn({ name: 'run_id', type: 'text', primaryKeyConstraintName: 'workspace_run_snapshot_pk' })
+  runId: string;
+
+  @Column({ name: 'workspace_key', type: 'text' })
+  workspaceKey: string;
+
+  @Column({ type: 'bigint' })
+  revision: string;
+}
+
+export const WORKSPACE_ENTITIES = [WorkspaceStoreEntity, WorkspaceFileEntity, WorkspaceFileVersionEntity, WorkspaceRunSnapshotEntity];

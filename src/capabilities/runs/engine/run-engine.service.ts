@@ -6,6 +6,7 @@ import { HealthService } from '../../../platform/health/health.service';
 import { ActivityLedger } from '../../../platform/idempotency/activity-ledger.service';
 import { RunArtifactsService } from '../artifacts/run-artifacts.service';
 import { NodeMcpBinder } from './node-mcp';
+import { WorkspaceSnapshots } from '../../workspace';
 import { ApprovalsService } from '../../approvals';
 import { NodeExecutorRegistry } from './node-executor-registry.service';
 import { RunExecution } from './run-execution';
@@ -80,6 +81,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     private readonly artifacts: RunArtifactsService,
     private readonly nodeMcp: NodeMcpBinder,
     private readonly scheduler: PeriodicTaskService,
+    private readonly workspace: WorkspaceSnapshots,
   ) {
     this.owner = leaseOwnerId(settings.instanceId);
     this.leases = new LeaseKeeper<string, RunLeaseInfo>({
@@ -119,6 +121,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
       ledger: this.ledger,
       artifacts: this.artifacts,
       nodeMcp: this.nodeMcp,
+      workspace: this.workspace,
       releaseWhenPossible: (runId, fence) => this.releaseWhenPossible(runId, fence),
       finished: (runId) => this.finished(runId),
     };

@@ -12,6 +12,7 @@ import type { RunMetrics } from '../runs.metrics';
 import type { RunsSettings } from '../runs.settings';
 import type { DagNode } from '../workflow-definition';
 import type { CompensationHook } from '../compensation/compensation.service';
+import type { WorkspaceSnapshots } from '../../workspace';
 
 /*
  * The shapes the engine and one claim's execution share (types only: a run's bounds are run-bounds.ts,
@@ -61,6 +62,8 @@ export interface ExecutionDeps {
   artifacts: Pick<RunArtifactsService, 'forNode'>;
   /** Gives a node's context its `ctx.mcp`, bound to the run's principal (absent: no `ctx.mcp`). */
   nodeMcp?: Pick<NodeMcpBinder, 'bind'>;
+  /** Records a run's workspace snapshot point when it starts and gives a node's context its `ctx.workspace` (RFC 0059 §D; absent: none). */
+  workspace?: Pick<WorkspaceSnapshots, 'pin' | 'bind'>;
   /** Hands the lease back once the database answers again (the execution stopped because it was away). */
   releaseWhenPossible(runId: string, fence: number): void;
   /** The execution of the run ended (whatever its outcome). */
