@@ -17,8 +17,8 @@
  * the ratios over `rounds` (default 3), and the load average it ran under. OPENWOP_TENANT_MAX_ACTIVE_RUNS
  * from the environment is passed to the host. Each round also prints where the quiet runs' time went
  * (wake-up, claim, execution, waiting for the write, the write; see Phases) and how many writes of
- * the other tenant's runs were answered while each was in flight (0 when nothing made it wait on
- * the backlog's statements: a count, unlike the times, that a loaded machine does not move). A
+ * the other tenant's runs were answered while each was in flight (an upper bound of the statements
+ * it waited on: the backlog's writes go on beside it, so 1 or 2 is usual on a loaded machine). A
  * measurement, not a test.
  */
 import 'reflect-metadata';
@@ -44,7 +44,7 @@ const now = () => performance.timeOrigin + performance.now();
  * -> written. `folded`: claimed by a write's folded claim, not by a claim pass.
  */
 interface Phases { created: number; woken?: number; claimSent?: number; claimed?: number; folded?: boolean; node?: number; queued?: number; sent?: number; batch?: number; written?: number; writesAtCreation: number; writesWaited?: number }
-/** The engine's writes of other runs answered so far: how many of them a quiet run waited through tells, whatever the machine's speed, whether it queued behind the backlog. */
+/** The engine's writes of other runs answered so far (those answered while a quiet run is in flight bound what it can have waited on). */
 let otherWrites = 0;
 /** The quiet tenant's run being timed (its runs go one at a time). */
 let current: Phases | undefined;
