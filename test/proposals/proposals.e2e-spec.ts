@@ -48,7 +48,7 @@ describe('proposals (direct-rbac)', () => {
   const schemas = SchemaRegistry.shared();
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true' } });
+    t = await createTestApp({ openApi: false, env: { OPENWOP_TEST_SEAMS: 'true' } });
     admin = await t.key({ tenant: 'acme', principal: 'alice', scopes: ALL });
     proposer = await t.key({ tenant: 'acme', principal: 'learner', scopes: ['proposals:propose', 'proposals:read'] });
     reader = await t.key({ tenant: 'acme', principal: 'reviewer', scopes: ['proposals:read', 'proposals:review', 'tools:read'] });
