@@ -35,7 +35,7 @@ describe('goals API', () => {
   const clock = new ManualClock();
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { OPENWOP_TEST_SEAMS: 'true' }, configFile: { goals: { limits: { maxLoopIterations: 20, maxRunDurationMs: 86_400_000, maxBudgetCostUsd: 50 } } } });
+    t = await createTestApp({ openApi: false, env: { OPENWOP_TEST_SEAMS: 'true' }, configFile: { goals: { limits: { maxLoopIterations: 20, maxRunDurationMs: 86_400_000, maxBudgetCostUsd: 50 } } } });
     t.moduleRef.get(GoalClock).useSource(clock.now);
     alice = await t.key({ tenant: 'acme', principal: 'alice', scopes: ['goals:read', 'goals:write'] });
     bob = await t.key({ tenant: 'acme', principal: 'bob', scopes: ['goals:read', 'goals:write'] });
