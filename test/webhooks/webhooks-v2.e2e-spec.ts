@@ -152,7 +152,7 @@ describe('webhooks: major 2', () => {
 
   beforeAll(async () => {
     rx = await new Receiver().start();
-    t = await createTestApp({ env: ENV });
+    t = await createTestApp({ openApi: false, env: ENV });
     a = await t.key({ tenant: 'tenant-a', scopes: SCOPES });
     b = await t.key({ tenant: 'tenant-b', scopes: SCOPES });
     for (const tenant of ['tenant-a', 'tenant-b']) await installChains(t, tenant, 'vendor.test.chains', { 'vendor.test.chain': noopChain(1) });
