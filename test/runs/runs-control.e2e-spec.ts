@@ -29,7 +29,7 @@ describe('runs: control and history', () => {
   let stranger: string;
 
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ openApi: false });
     key = await t.key({ scopes: ['runs:create', 'runs:read', 'runs:cancel', 'manifest:read', 'artifacts:read'] });
     stranger = await t.key({ tenant: 'stranger', scopes: ['runs:create', 'runs:read', 'runs:cancel', 'manifest:read', 'artifacts:read'] });
     await installChains(t, 'default', 'vendor.test.control', {
