@@ -3,8 +3,10 @@
  * `core.workspace.read` node answers the files as of the run's start, whatever is written while the
  * run is suspended; the next run sees the writes; a run resumed by another host process reads the same
  * snapshot; a replay reads its source's; tenants and workspaces read their own stores; a version the
- * snapshot needs that the store no longer retains fails the read clearly.
+ * snapshot needs that the store no longer retains fails the read clearly; retention deletes a run's
+ * snapshot point with the run.
  */
+import { RetentionService } from '../../src/platform/retention/retention.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, runEvents, waitForStatus } from '../runs/run-kit';
 
@@ -118,6 +120,13 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     expect([contentOf(wo), pathsOf(wo)]).toEqual([null, ['notes/w1.md@1']]);
     // Another tenant's run is not even readable.
     expect((await t.http('GET', `/v1/runs/${g}`, { token: acme })).status).toBe(404);
+    // Retention deletes a run's snapshot point with the run.
+    const pinned = async (runId: string) => ((await t.ds.query(`SELECT 1 FROM "workspace_run_snapshot" WHERE "run_id" = $1`, [runId])) as unknown[]).length;
+    expect([await pinned(g), await pinned(w)]).toEqual([1, 1]);
+    await t.ds.query(`UPDATE "run" SET "completed_at" = now() - interval '400 days' WHERE "id" = $1`, [g]);
+    const swept = await t.app.get(RetentionService).sweep();
+    expect(swept.workspaceSnapshots).toBe(1);
+    expect([await pinned(g), await pinned(w)]).toEqual([0, 1]);
   });
 
   it('fails the read workspace_snapshot_unavailable when the version it needs is no longer retained', async () => {

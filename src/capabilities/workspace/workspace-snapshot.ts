@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { NodeExecutionError, type NodeExecutionContext, type NodeWorkspace, type NodeWorkspaceFile, type NodeWorkspaceFileMeta } from '@openwop-host/plugin-sdk';
 import { rowsOf } from '../../platform/database/rows';
+import { RetentionService } from '../../platform/retention/retention.service';
 import { etagOf, workspacePath, WORKSPACE_PREFIX_PATTERN } from './workspace-path';
 import { WorkspaceService } from './workspace.service';
 import { WorkspaceStore } from './workspace-store';
@@ -42,12 +43,18 @@ const UNAVAILABLE = 'workspace_snapshot_unavailable';
  * starts after the snapshot, above version 1, is such a file) rather than answer other content.
  */
 @Injectable()
-export class WorkspaceSnapshots {
+export class WorkspaceSnapshots implements OnModuleInit {
   constructor(
     private readonly ds: DataSource,
     private readonly store: WorkspaceStore,
     private readonly workspace: WorkspaceService,
+    private readonly retention: RetentionService,
   ) {}
+
+  /** A run's snapshot point is deleted with the run (retention). */
+  onModuleInit(): void {
+    this.retention.registerRunPurger({ counts: 'workspaceSnapshots', purge: async (m, runs) => ({ deleted: await this.store.purgeRuns(m, runs) }) });
+  }
 
   /** Records the run's snapshot point: at its first start, or for a fork (from its source) at its first execution. */
   async pin(run: SnapshotRun, firstStart: boolean): Promise<void> {

@@ -46,7 +46,7 @@ export class ForceExpireService {
   async expire(id: string): Promise<ForceExpireOutcome> {
     const claimer = this.claimer;
     if (!claimer) throw new WiringFault('retention: no claimer of single runs registered');
-    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0, interruptCallbacks: 0 };
+    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0, interruptCallbacks: 0, workspaceSnapshots: 0 };
     let after: Array<() => Promise<void>> = [];
     const outcome = await this.ds.transaction(async (m): Promise<ForceExpireOutcome> => {
       const claimed = await claimer.claimRun(m, id, this.retention.runKeepers());

@@ -21,6 +21,7 @@ export interface RetentionCounts {
   artifacts: number;
   compensationPlans: number;
   interruptCallbacks: number;
+  workspaceSnapshots: number;
 }
 
 /** What one sweep did: its counts, its time, and whether expired rows were left when its budget ran out. */
@@ -156,7 +157,7 @@ export class RetentionService implements OnApplicationBootstrap {
    * sweep. `backlog`: the budget or the signal stopped it with rows left.
    */
   async sweep(signal?: AbortSignal, pace: { budgetMs?: number; dutyPercent?: number } = {}): Promise<RetentionSweep> {
-    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0, interruptCallbacks: 0 };
+    const counts: RetentionCounts = { runs: 0, runNodes: 0, events: 0, eventStreams: 0, activityInvocations: 0, approvals: 0, approvalDecisions: 0, idempotencyRecords: 0, artifacts: 0, compensationPlans: 0, interruptCallbacks: 0, workspaceSnapshots: 0 };
     const started = Date.now();
     const deadline = started + (pace.budgetMs ?? this.config.retention.sweepBudgetMs);
     const duty = Math.min(100, Math.max(1, pace.dutyPercent ?? this.config.retention.sweepDutyPercent));
