@@ -92,7 +92,7 @@ describe('MCP server mount (e2e, official SDK clients)', () => {
 
   beforeAll(async () => {
     current = await startCurrentMcpServer();
-    t = await createTestApp({ configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: current.url, classification: { add: { safetyTier: 'pure', replayPolicy: 'deterministic', egress: 'none' } } }] } } });
+    t = await createTestApp({ openApi: false, configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: current.url, classification: { add: { safetyTier: 'pure', replayPolicy: 'deterministic', egress: 'none' } } }] } } });
     await installChains(t, 'default', 'vendor.test.mcp-mount', { 'vendor.test.greet': GREET, 'vendor.test.release': RELEASE, 'vendor.test.ask': ASK, 'vendor.test.slow': SLOW, 'vendor.test.hidden': HIDDEN });
     await installChains(t, 'other', 'vendor.test.mcp-other', { 'vendor.test.other': OTHER });
     caller = await t.key({ principal: 'agent', scopes: ['tools:read', 'runs:create', 'runs:read', 'approvals:respond'] });
@@ -302,7 +302,7 @@ describe('MCP server mount under protocol major 2 (e2e)', () => {
     fetch(`${base}${V2}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, json: (await r.json()) as any })); // eslint-disable-line @typescript-eslint/no-explicit-any
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
+    t = await createTestApp({ openApi: false, env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
     await installChains(t, 'default', 'vendor.test.mcp-v2', { 'vendor.test.release': RELEASE });
     key = await t.key({ scopes: ['tools:read', 'runs:create', 'runs:read', 'approvals:respond'] });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
@@ -341,7 +341,7 @@ describe('MCP server mount turned off (e2e)', () => {
   let key: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ env: { OPENWOP_MCP_SERVER: 'false' }, configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: 'http://127.0.0.1:9/mcp' }] } } });
+    t = await createTestApp({ openApi: false, env: { OPENWOP_MCP_SERVER: 'false' }, configFile: { tools: { mcpServers: [{ id: 'calc', transport: 'http', url: 'http://127.0.0.1:9/mcp' }] } } });
     key = await t.key({ scopes: ['tools:read', 'runs:create'] });
   }, 60_000);
 
