@@ -36,7 +36,14 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     acme = await t.key({ tenant: 'acme', principal: 'alice', scopes: SCOPES });
     acmeW1 = await t.key({ tenant: 'acme', workspace: 'w1', principal: 'wendy', scopes: SCOPES });
     globex = await t.key({ tenant: 'globex', principal: 'bob', scopes: SCOPES });
-    for (const tenant of ['acme', 'globex']) await installChains(t, tenant, 'vendor.test.ws', { 'ws-read': CHAIN });
+    for (const tenant of ['acme', 'globex']) {
+      await installChains(t, tenant, 'vendor.test.ws', {
+        'ws-read': CHAIN,
+        // A child run (RFC 0007 sub-agent) has its parent's tenant and workspace, so it reads the same store.
+        'ws-child': { nodes: [{ id: 'r', typeId: 'core.workspace.read', config: READ }], edges: [] },
+        'ws-parent': { nodes: [{ id: 'sub', typeId: 'core.subWorkflow', config: { workflowId: 'ws-child' } }], edges: [] },
+      });
+    }
   });
   afterAll(() => t.close());
 
@@ -120,6 +127,13 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     expect([contentOf(wo), pathsOf(wo)]).toEqual([null, ['notes/w1.md@1']]);
     // Another tenant's run is not even readable.
     expect((await t.http('GET', `/v1/runs/${g}`, { token: acme })).status).toBe(404);
+    // A child run reads its parent's store (workspace w1), as of its own start.
+    const parent = await t.http('POST', '/v1/runs', { token: acmeW1, body: { workflowId: 'ws-parent' } });
+    expect(parent.status).toBe(201);
+    const done = await waitForStatus(t, acmeW1, parent.body.runId, ['completed']);
+    const childRunId = done.childRuns[0].runId as string;
+    const co = await read(acmeW1, childRunId, 'r');
+    expect([contentOf(co), pathsOf(co)]).toEqual([null, ['notes/w1.md@1']]);
     // Retention deletes a run's snapshot point with the run.
     const pinned = async (runId: string) => ((await t.ds.query(`SELECT 1 FROM "workspace_run_snapshot" WHERE "run_id" = $1`, [runId])) as unknown[]).length;
     expect([await pinned(g), await pinned(w)]).toEqual([1, 1]);
@@ -137,5 +151,22 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     await release(acme, runId, 'failed');
     const failed = (await runEvents(t, acme, runId)).find((e) => e.type === 'node.failed');
     expect([failed?.nodeId, (failed?.payload.error as Json)?.code]).toEqual(['r2', 'workspace_snapshot_unavailable']);
+  });
+
+  it('gives no ctx.workspace while the host does not serve the workspace: core.workspace.read fails capability_not_provided', async () => {
+    // A host of its own (on the first one's database, that host's engine could claim the run).
+    const off = await createTestApp({ env: { OPENWOP_WORKSPACE: 'false' } });
+    try {
+      await installChains(off, 'acme', 'vendor.test.ws', { 'ws-child': { nodes: [{ id: 'r', typeId: 'core.workspace.read', config: READ }], edges: [] } });
+      const k = await off.key({ tenant: 'acme', principal: 'alice', scopes: ['runs:create', 'runs:read'] });
+      const r = await off.http('POST', '/v1/runs', { token: k, body: { workflowId: 'ws-child' } });
+      expect(r.status).toBe(201);
+      await waitForStatus(off, k, r.body.runId, ['failed']);
+      const failed = (await runEvents(off, k, r.body.runId)).find((e) => e.type === 'node.failed');
+      expect((failed?.payload.error as Json)?.code).toBe('capability_not_provided');
+      expect(await off.ds.query(`SELECT 1 FROM "workspace_run_snapshot" WHERE "run_id" = $1`, [r.body.runId])).toEqual([]);
+    } finally {
+      await off.close();
+    }
   });
 });
