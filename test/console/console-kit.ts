@@ -21,6 +21,18 @@ export async function startBrowser(): Promise<RunningBrowser> {
   return launchChromium();
 }
 
+/**
+ * Starts Chromium and boots the test host at the same time (Chromium's start overlaps the host's boot
+ * instead of preceding it). When either fails, the one that started is closed before the error is thrown.
+ */
+export async function startBrowserAndHost(boot: () => Promise<TestApp>): Promise<{ chrome: RunningBrowser; t: TestApp }> {
+  const [chrome, t] = await Promise.allSettled([startBrowser(), boot()]);
+  if (chrome.status === 'fulfilled' && t.status === 'fulfilled') return { chrome: chrome.value, t: t.value };
+  if (chrome.status === 'fulfilled') await chrome.value.close();
+  if (t.status === 'fulfilled') await t.value.close();
+  throw chrome.status === 'rejected' ? chrome.reason : (t as PromiseRejectedResult).reason;
+}
+
 /** Makes a test host listen on a free loopback port and answers its base address. */
 export async function listen(t: TestApp): Promise<string> {
   await t.app.listen({ port: 0, host: '127.0.0.1' });

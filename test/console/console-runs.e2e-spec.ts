@@ -1,7 +1,7 @@
 import type { RunningBrowser } from '../support/browser';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
-import { ConsoleDriver, dagNode, eventually, expectAccessible, listen, runIdOf, shot, startBrowser } from './console-kit';
+import { ConsoleDriver, dagNode, eventually, expectAccessible, listen, runIdOf, shot, startBrowserAndHost } from './console-kit';
 
 /**
  * The console's run view in a real headless Chromium against a real host: the run list, a run's workflow
@@ -29,8 +29,7 @@ describe('operator console: runs', () => {
   let diamondRun: string;
 
   beforeAll(async () => {
-    chrome = await startBrowser();
-    t = await createTestApp();
+    ({ chrome, t } = await startBrowserAndHost(() => createTestApp({ openApi: false })));
     driver = new ConsoleDriver(chrome, await listen(t));
     adminA = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
     viewerA = await t.key({ tenant: 'acme', principal: 'vic', roles: ['viewer'] });
