@@ -39,6 +39,7 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     for (const tenant of ['acme', 'globex']) {
       await installChains(t, tenant, 'vendor.test.ws', {
         'ws-read': CHAIN,
+        'ws-get': { ...CHAIN, nodes: CHAIN.nodes.map((n) => (n.id === 'gate' ? n : { ...n, config: { path: 'notes/q.md' } })) },
         // A child run (RFC 0007 sub-agent) has its parent's tenant and workspace, so it reads the same store.
         'ws-child': { nodes: [{ id: 'r', typeId: 'core.workspace.read', config: READ }], edges: [] },
         'ws-parent': { nodes: [{ id: 'sub', typeId: 'core.subWorkflow', config: { workflowId: 'ws-child' } }], edges: [] },
@@ -151,6 +152,16 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     await release(acme, runId, 'failed');
     const failed = (await runEvents(t, acme, runId)).find((e) => e.type === 'node.failed');
     expect([failed?.nodeId, (failed?.payload.error as Json)?.code]).toEqual(['r2', 'workspace_snapshot_unavailable']);
+    // The same for one file read by its path (the list above failed on notes/p.md).
+    await put(acme, 'notes/q.md', 'q1');
+    const r = await t.http('POST', '/v1/runs', { token: acme, body: { workflowId: 'ws-get' } });
+    await waitForStatus(t, acme, r.body.runId, ['waiting-approval']);
+    for (const v of ['q2', 'q3', 'q4']) await put(acme, 'notes/q.md', v);
+    await release(acme, r.body.runId, 'failed');
+    const events = await runEvents(t, acme, r.body.runId);
+    expect(contentOf(events.find((e) => e.type === 'node.completed' && e.nodeId === 'r1')!.payload.outputs as Json)).toBe('q1');
+    const gone = events.find((e) => e.type === 'node.failed');
+    expect([gone?.nodeId, (gone?.payload.error as Json)?.code]).toEqual(['r2', 'workspace_snapshot_unavailable']);
   });
 
   it('gives no ctx.workspace while the host does not serve the workspace: core.workspace.read fails capability_not_provided', async () => {
