@@ -5,7 +5,7 @@ import { ApiKeyService } from '../../src/platform/identity/api-key.service';
 import type { RunningBrowser } from '../support/browser';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
-import { ConsoleDriver, expectAccessible, expectPages, goTo, listen, SCREENSHOT_DIR, shot, startBrowser } from './console-kit';
+import { ConsoleDriver, expectAccessible, expectPages, goTo, listen, SCREENSHOT_DIR, shot, startBrowserAndHost } from './console-kit';
 
 /**
  * The operator console in a real headless Chromium against a real host on a test database, listening
@@ -45,8 +45,7 @@ describe('operator console in a browser', () => {
   const signIn = (token: string, pageName?: string) => driver.signIn(token, pageName);
 
   beforeAll(async () => {
-    chrome = await startBrowser();
-    t = await createTestApp({ configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } });
+    ({ chrome, t } = await startBrowserAndHost(() => createTestApp({ openApi: false, configFile: TOOL_CONFIG, env: { OPENWOP_CREDENTIAL_KEYS: `c1:${randomBytes(32).toString('base64')}` } })));
     driver = new ConsoleDriver(chrome, await listen(t));
     adminA = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
     viewerA = await t.key({ tenant: 'acme', principal: 'vic', roles: ['viewer'] });
