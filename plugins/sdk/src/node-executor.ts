@@ -196,6 +196,8 @@ export interface NodeExecutorContractOptions {
   principal?: NodeExecutionContext['principal'];
   /** Since 1.8: what the kit hands the executor as `ctx.mcp` (default: none, as on a host without MCP servers). */
   mcp?: NodeMcp;
+  /** Since 1.9: what the kit hands the executor as `ctx.workspace` (default: none, as on a host without the workspace). */
+  workspace?: NodeWorkspace;
 }
 
 export interface NodeExecutorContractReport {
@@ -300,6 +302,7 @@ export async function checkNodeExecutorContract(executor: NodeExecutorProvider, 
       },
     },
     ...(opts.mcp ? { mcp: opts.mcp } : {}),
+    ...(opts.workspace ? { workspace: opts.workspace } : {}),
   });
 
   const runOnce = async (sink: typeof events): Promise<{ result?: NodeExecutionResult; error?: unknown }> => {
