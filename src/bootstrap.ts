@@ -163,11 +163,9 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
         const health = a.get(HealthService);
         for (const f of plugins.failed) health.report(`plugin:${f.id ?? f.specifier}`, false, f.reason);
         if (options.openApi !== false) {
-          const docStarted = Date.now();
-          const doc = buildOpenApiDocument(a, { testSeams: config.testSeams });
-          openApi.set(doc);
-          SwaggerModule.setup('docs', a, doc as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
-          took.openapi = Date.now() - docStarted;
+          // Built on first read (OpenApiHolder), from the routes as mounted then.
+          openApi.setFactory(() => buildOpenApiDocument(a, { testSeams: config.testSeams }));
+          SwaggerModule.setup('docs', a, () => openApi.document as never, { jsonDocumentUrl: '/docs/openapi.json', raw: false });
         }
         await a.init();
         await a.getHttpAdapter().getInstance().ready();
