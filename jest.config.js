@@ -30,6 +30,8 @@ module.exports = async () => {
     testEnvironment: 'node',
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    // Scratch folders tests write (a packed plugin template with its own copy of the SDK) are not modules of the project.
+    modulePathIgnorePatterns: ['<rootDir>/test/.tmp/'],
     // A few dependencies ship ES modules only; SWC turns them into CommonJS for Jest on Node 20. The
     // OTLP exporters' base loads `http` with import(), which Jest's CommonJS runtime refuses.
     transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser|@opentelemetry/otlp-exporter-base)/)'],

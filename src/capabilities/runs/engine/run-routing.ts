@@ -33,13 +33,16 @@ export class RunRouting {
   private readonly inFlight = new Set<string>();
   /** Each node's executions so far, the one in flight included. */
   private readonly executions = new Map<string, number>();
-  private readonly loops: LoopBacks;
+  /** Built on first use, inside the execution: a definition it cannot read fails the run (engine_error), not its claim. */
+  private loopBacks?: LoopBacks;
 
   constructor(
     private readonly def: WorkflowDefinition,
     private readonly book: NodeBook,
-  ) {
-    this.loops = new LoopBacks(def);
+  ) {}
+
+  private get loops(): LoopBacks {
+    return (this.loopBacks ??= new LoopBacks(this.def));
   }
 
   /**
