@@ -18,8 +18,8 @@ import { loadSharedStoreSettings, SHARED_STORE_ENV_SETTINGS, SharedStoreConfig }
 import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from './admission-settings';
 import { IDENTITY_ENV_SETTINGS, IdentitySettings, loadIdentitySettings } from './identity-settings';
 import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
-
 import { loadRetentionSettings, RETENTION_ENV_SETTINGS, RetentionConfig } from './retention-settings';
+
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
  * structured settings (lists of MCP servers, declared tools...) come from the JSON or YAML file named
