@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import type { RunningBrowser } from '../support/browser';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
-import { ConsoleDriver, dagNode, eventually, expectAccessible, expectPages, listen, shot, startBrowser } from './console-kit';
+import { ConsoleDriver, dagNode, eventually, expectAccessible, expectPages, listen, shot, startBrowserAndHost } from './console-kit';
 
 /**
  * Approval gates in the console, in a real headless Chromium against a real host (proposals activated
@@ -41,8 +41,7 @@ describe('operator console: approvals', () => {
   }
 
   beforeAll(async () => {
-    chrome = await startBrowser();
-    t = await createTestApp({ env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: jwtSecret } });
+    ({ chrome, t } = await startBrowserAndHost(() => createTestApp({ openApi: false, env: { OPENWOP_PROPOSALS_ACTIVATION: 'approval-gate', OPENWOP_JWT_SECRET: jwtSecret } })));
     driver = new ConsoleDriver(chrome, await listen(t));
     admin = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
     await installChains(t, 'acme', 'private.acme.gated-chains', {
