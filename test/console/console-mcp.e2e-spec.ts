@@ -3,7 +3,7 @@ import { CatalogClock } from '../../src/capabilities/tool-catalog/tool-catalog.s
 import { startCurrentMcpServer } from '../fixtures/mcp/current-http-server';
 import type { RunningBrowser } from '../support/browser';
 import { createTestApp, TestApp } from '../support/test-app';
-import { ConsoleDriver, expectAccessible, expectPages, listen, shot, startBrowser } from './console-kit';
+import { ConsoleDriver, expectAccessible, expectPages, listen, shot, startBrowserAndHost } from './console-kit';
 
 /**
  * The MCP page of the console, in a real headless Chromium against a real host using a live MCP server (the
@@ -43,15 +43,17 @@ describe('operator console: MCP', () => {
 
   beforeAll(async () => {
     current = await startCurrentMcpServer();
-    chrome = await startBrowser();
-    t = await createTestApp({
-      configFile: {
-        tools: {
-          mcpServers: [{ id: 'current', transport: 'http', url: current.url }],
-          dispatchPolicy: { tiers: { exec: 'deny' }, tools: { 'mcp:current.*': 'approve' } },
+    ({ chrome, t } = await startBrowserAndHost(() =>
+      createTestApp({
+        openApi: false,
+        configFile: {
+          tools: {
+            mcpServers: [{ id: 'current', transport: 'http', url: current.url }],
+            dispatchPolicy: { tiers: { exec: 'deny' }, tools: { 'mcp:current.*': 'approve' } },
+          },
         },
-      },
-    });
+      }),
+    ));
     jest.spyOn(t.moduleRef.get(CatalogClock), 'now').mockImplementation(() => Date.now() + offset);
     driver = new ConsoleDriver(chrome, await listen(t));
     admin = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
