@@ -5,7 +5,7 @@ import { AutomationRunnerService } from '../../src/capabilities/proposals/automa
 import type { RunningBrowser } from '../support/browser';
 import { installChains, waitForStatus } from '../runs/run-kit';
 import { createTestApp, TestApp } from '../support/test-app';
-import { ConsoleDriver, eventually, expectAccessible, expectPages, expectScreenshot, goTo, listen, runIdOf, shot, startBrowser } from './console-kit';
+import { ConsoleDriver, eventually, expectAccessible, expectPages, expectScreenshot, goTo, listen, runIdOf, shot, startBrowserAndHost } from './console-kit';
 
 /**
  * What an operator does every day, in a real Chromium against a real host with the examples installed:
@@ -56,8 +56,7 @@ describe('operator console: everyday use', () => {
   const api = (method: string, url: string, body?: unknown) => t.http(method, url, { token: admin, ...(body !== undefined ? { body } : {}) });
 
   beforeAll(async () => {
-    chrome = await startBrowser();
-    t = await createTestApp();
+    ({ chrome, t } = await startBrowserAndHost(() => createTestApp({ openApi: false })));
     driver = new ConsoleDriver(chrome, await listen(t));
     admin = await t.key({ tenant: 'acme', principal: 'ada', roles: ['admin'] });
     viewer = await t.key({ tenant: 'acme', principal: 'vic', roles: ['viewer'] });
