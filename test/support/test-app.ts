@@ -22,8 +22,8 @@ export interface TestAppOptions {
   /** The PostgreSQL server to create the fresh database on (default: the test server, DATABASE_URL). */
   adminUrl?: string;
   /**
-   * false: the host does not build its OpenAPI document (`/v1/openapi.json` then answers `{}` and
-   * `/docs` is not served). Building it is about half of a boot; a file that never reads it skips it.
+   * false: the host has no OpenAPI document (`/v1/openapi.json` then answers `{}` and `/docs` is not
+   * mounted). The host now builds the document on its first read, so this saves only the /docs setup.
    */
   openApi?: false;
 }
