@@ -11,7 +11,7 @@ describe('workspace settings: the file ceiling', () => {
   });
 
   it('lowers the default to fit a smaller body or string limit, so the host still starts', () => {
-    for (const env of [{ OPENWOP_MAX_BODY_BYTES: '4096' }, { OPENWOP_JSON_MAX_STRING: '2000' }]) {
+    for (const env of [{ OPENWOP_MAX_BODY_BYTES: '4096' }, { OPENWOP_JSON_MAX_STRING: '2000' }] as Array<Record<string, string>>) {
       const s = loadWorkspaceSettings(env);
       expect(s.maxFileBytes).toBe(env.OPENWOP_MAX_BODY_BYTES ? 3072 : 1999);
       expect(() => checkWorkspaceCeiling(s, host(env))).not.toThrow();
