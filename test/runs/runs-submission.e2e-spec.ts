@@ -82,6 +82,8 @@ describe('runs: the submission path', () => {
     const first = await counted(() => a.http('POST', '/v1/runs', { token: keyA, body, headers: { 'idempotency-key': 'submission-key-1' } }));
     expect(first.result.status).toBe(201);
     expect(first.statements).toBeLessThanOrEqual(2);
+    // The first run's own execution (its writes after its insert) must not be counted as the replay's.
+    await waitForStatus(a, keyA, first.result.body.runId, ['completed']);
     const again = await counted(() => a.http('POST', '/v1/runs', { token: keyA, body, headers: { 'idempotency-key': 'submission-key-1' } }));
     expect(again.result.status).toBe(201);
     expect(again.result.headers['openwop-idempotent-replay']).toBe('true');

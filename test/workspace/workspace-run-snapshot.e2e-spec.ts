@@ -164,6 +164,22 @@ describe('workspace run snapshot (RFC 0059 §D)', () => {
     expect([gone?.nodeId, (gone?.payload.error as Json)?.code]).toEqual(['r2', 'workspace_snapshot_unavailable']);
   });
 
+  it('a run started by its own insert (every node deterministic) records its point after the insert, and a replayed create records none', async () => {
+    await put(globex, 'notes/eager.md', 'eager-before');
+    const key = 'eager-snapshot-create-0001';
+    const r = await t.http('POST', '/v1/runs', { token: globex, body: { workflowId: 'ws-child' }, headers: { 'idempotency-key': key } });
+    expect(r.status).toBe(201);
+    const runId = r.body.runId as string;
+    await waitForStatus(t, globex, runId, ['completed']);
+    expect(pathsOf(await read(globex, runId, 'r'))).toContain('notes/eager.md@1');
+    const again = await t.http('POST', '/v1/runs', { token: globex, body: { workflowId: 'ws-child' }, headers: { 'idempotency-key': key } });
+    expect([again.status, again.body.runId]).toEqual([201, runId]);
+    // One point, of the run that exists; the replay's start wrote none for a run that was never inserted.
+    const points = await t.ds.query(`SELECT s."run_id" FROM "workspace_run_snapshot" s LEFT JOIN "run" r ON r."id"::text = s."run_id"::text WHERE s."tenant" = 'globex' AND r."id" IS NULL`);
+    expect(points).toEqual([]);
+    expect(await t.ds.query(`SELECT "revision" FROM "workspace_run_snapshot" WHERE "tenant" = 'globex' AND "run_id" = $1`, [runId])).toHaveLength(1);
+  });
+
   it('gives no ctx.workspace while the host does not serve the workspace: core.workspace.read fails capability_not_provided', async () => {
     // A host of its own (on the first one's database, that host's engine could claim the run).
     const off = await createTestApp({ env: { OPENWOP_WORKSPACE: 'false' } });

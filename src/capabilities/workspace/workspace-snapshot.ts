@@ -56,24 +56,47 @@ export class WorkspaceSnapshots implements OnModuleInit {
     this.retention.registerRunPurger({ counts: 'workspaceSnapshots', purge: async (m, runs) => ({ deleted: await this.store.purgeRuns(m, runs) }) });
   }
 
-  /** Records the run's snapshot point: at its first start, or for a fork (from its source) at its first execution. */
-  async pin(run: SnapshotRun, firstStart: boolean): Promise<void> {
+  /**
+   * Records the run's snapshot point: at its first start, or for a fork (from its source) at its first execution.
+   * A run started before its own insert (an eager start: `eager.inserted` settles with the insert's answer) is
+   * pinned right after that insert commits, not before it: a create that turns out to be a replay or a conflict
+   * inserts no run and so leaves no point behind, and the create's own round trips stay the insert's. Its reads
+   * first have the insert written (`bind`'s `afterInsert`), then wait for the point.
+   */
+  async pin(run: SnapshotRun, firstStart: boolean, eager?: { inserted: Promise<{ inserted: boolean }> }): Promise<void> {
     if (!this.workspace.settings.enabled) return;
     const fromRunId = sourceOf(run);
     if (!firstStart && fromRunId === undefined) return;
-    await this.store.pinRun({ tenant: run.tenant, workspaceKey: run.workspace ?? '', runId: run.id, fromRunId });
+    const at = { tenant: run.tenant, workspaceKey: run.workspace ?? '', runId: run.id, fromRunId };
+    if (eager && firstStart && fromRunId === undefined) {
+      const pinned = eager.inserted.then((o) => (o.inserted ? this.store.pinRun(at) : undefined));
+      pinned.catch(() => undefined); // awaited (and its failure reported) by the run's reads
+      this.pending.set(run.id, pinned);
+      void pinned.catch(() => undefined).finally(() => this.pending.get(run.id) === pinned && this.pending.delete(run.id));
+      return;
+    }
+    await this.store.pinRun(at);
   }
 
-  /** Gives a node's context its `ctx.workspace` (nothing while the host does not serve the workspace). */
-  bind(ctx: NodeExecutionContext, run: SnapshotRun): void {
+  /** Points of eager starts still being recorded after their insert (by run id). */
+  private readonly pending = new Map<string, Promise<void>>();
+
+  /**
+   * Gives a node's context its `ctx.workspace` (nothing while the host does not serve the workspace); `afterInsert`
+   * runs a read once the run row exists (an eager start writes its insert first).
+   */
+  bind(ctx: NodeExecutionContext, run: SnapshotRun, afterInsert?: <R>(work: () => Promise<R>) => Promise<R>): void {
     if (!this.workspace.settings.enabled) return;
-    ctx.workspace = this.forRun(run);
+    ctx.workspace = this.forRun(run, afterInsert);
   }
 
   /** The snapshot of one run (its point read once, on first use). */
-  forRun(run: SnapshotRun): NodeWorkspace {
+  forRun(run: SnapshotRun, afterInsert: <R>(work: () => Promise<R>) => Promise<R> = (work) => work()): NodeWorkspace {
     let point: Promise<Point> | undefined;
-    const at = () => (point ??= this.point(run));
+    const at = () => (point ??= afterInsert(async () => {
+      await this.pending.get(run.id);
+      return this.point(run);
+    }));
     return {
       get: async (path) => this.get(await at(), run.tenant, checked(() => workspacePath(path))),
       list: async (prefix) => {

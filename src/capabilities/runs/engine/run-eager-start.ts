@@ -129,5 +129,7 @@ export function afterInsert(exec: Pick<Execution, 'eager'>, write: () => Promise
       (perform: ReturnType<typeof effectRunner>): NodeExecutionContext['effect'] =>
       <T>(providerKey: string, work: (logicalInvocationId: string) => Promise<T>) =>
         when(() => perform(providerKey, work)),
+    /** Any other read that needs the run row to exist (`ctx.workspace`, whose snapshot point is recorded after the insert). */
+    read: when,
   };
 }

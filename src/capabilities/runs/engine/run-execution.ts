@@ -141,7 +141,7 @@ export class RunExecution {
 
   private async execute(): Promise<void> {
     const { row } = this;
-    await this.d.workspace?.pin(row, this.firstStart); // RFC 0059 §D: the run's workspace snapshot point (workspace-snapshot.ts)
+    await this.d.workspace?.pin(row, this.firstStart, this.exec.eager); // RFC 0059 §D: the run's workspace snapshot point (workspace-snapshot.ts)
     if (this.firstStart) {
       const owner: Record<string, string> = { tenant: row.tenant };
       if (row.workspace) owner.workspace = row.workspace;
@@ -322,7 +322,7 @@ export class RunExecution {
       };
       ctx.artifacts = this.inserted.artifacts(this.d.artifacts.forNode(this.scope, this.row.id, n.id, (type, payload) => ctx.emit(type, payload)));
       this.d.nodeMcp?.bind(ctx, this.principal); // ctx.mcp (node-mcp.ts)
-      this.d.workspace?.bind(ctx, this.row); // ctx.workspace, the snapshot as of the run's start
+      this.d.workspace?.bind(ctx, this.row, this.inserted.read); // ctx.workspace, the snapshot as of the run's start
       const result = await ex.provider.execute(ctx);
       const outputs = result && typeof result.outputs === 'object' && result.outputs && !Array.isArray(result.outputs) ? result.outputs : {};
       const costUsd = typeof result?.costUsd === 'number' && result.costUsd > 0 ? result.costUsd : 0;

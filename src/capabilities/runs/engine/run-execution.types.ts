@@ -36,7 +36,7 @@ export interface Execution {
   /** Set by the execution: what a renewal of its lease read (an operator's cancel or pause). */
   renewed?: (info: RunLeaseInfo) => void;
   /** A run started before its insert (see EagerStart): `written` once its first write inserted it. */
-  eager?: { readonly written: boolean };
+  eager?: { readonly written: boolean; readonly inserted: Promise<{ inserted: boolean }> };
   /** Set by the execution: writes what it has pending now (a run started before its insert: the insert). */
   writeNow?: () => void;
 }
