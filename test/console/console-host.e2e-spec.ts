@@ -78,7 +78,7 @@ describe('the host serves the operator console', () => {
       workspace: 'ops',
       principal: 'vera',
       kind: 'api-key',
-      scopes: ['artifacts:read', 'connections:read', 'goals:read', 'manifest:read', 'proposals:read', 'runs:read', 'tools:read', 'webhooks:read'],
+      scopes: ['artifacts:read', 'connections:read', 'goals:read', 'manifest:read', 'proposals:read', 'runs:read', 'tools:read', 'webhooks:read', 'workspace:read'],
     });
     const narrow = await t.key({ tenant: 'acme', principal: 'nobody', scopes: ['tools:read', 'tools:fs:read'] });
     expect((await t.api(narrow).GET('/v1/whoami')).data).toEqual({ tenant: 'acme', principal: 'nobody', kind: 'api-key', scopes: ['tools:fs:read', 'tools:read'] });

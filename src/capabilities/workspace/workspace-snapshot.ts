@@ -13,6 +13,8 @@ export interface SnapshotRun {
   workspace?: string | null;
   id: string;
   metadata?: Record<string, unknown> | null;
+  /** Its workflow definition: a run none of whose nodes can read the workspace records no point. */
+  definition?: unknown;
 }
 
 interface Point {
@@ -67,6 +69,7 @@ export class WorkspaceSnapshots implements OnModuleInit {
     if (!this.workspace.settings.enabled) return;
     const fromRunId = sourceOf(run);
     if (!firstStart && fromRunId === undefined) return;
+    if (!mayReadWorkspace(run.definition)) return;
     const at = { tenant: run.tenant, workspaceKey: run.workspace ?? '', runId: run.id, fromRunId };
     if (eager && firstStart && fromRunId === undefined) {
       const pinned = eager.inserted.then((o) => (o.inserted ? this.store.pinRun(at) : undefined));
@@ -94,6 +97,8 @@ export class WorkspaceSnapshots implements OnModuleInit {
   forRun(run: SnapshotRun, afterInsert: <R>(work: () => Promise<R>) => Promise<R> = (work) => work()): NodeWorkspace {
     let point: Promise<Point> | undefined;
     const at = () => (point ??= afterInsert(async () => {
+      // Not recorded for a run whose nodes are all built-ins that never read it (mayReadWorkspace): loud, never empty.
+      if (!mayReadWorkspace(run.definition)) throw new NodeExecutionError('workspace_snapshot_unavailable', 'This run recorded no workspace snapshot point: none of its node types reads the workspace.', { service: 'workspace' });
       await this.pending.get(run.id);
       return this.point(run);
     }));
@@ -152,6 +157,22 @@ export class WorkspaceSnapshots implements OnModuleInit {
     );
     return rows.filter((r) => !r.tombstone).map(metaOf);
   }
+}
+
+/**
+ * Whether a node of the definition (or an inverse action of one) can read `ctx.workspace`: `core.workspace.read`,
+ * or any node type that is not a host built-in (`core.*`; a plugin's executor may read it). The other built-ins never
+ * do, so a run made only of them has no snapshot anyone could observe and records none: its start costs no statement.
+ * A definition the host cannot read counts as reading (the point is recorded; the run fails elsewhere).
+ */
+export function mayReadWorkspace(definition: unknown): boolean {
+  const nodes = (definition as { nodes?: unknown } | null | undefined)?.nodes;
+  if (!Array.isArray(nodes)) return true;
+  const reads = (typeId: unknown) => typeof typeId !== 'string' || typeId === 'core.workspace.read' || !typeId.startsWith('core.');
+  return nodes.some((n: { typeId?: unknown; compensation?: { nodeTypeId?: unknown } } | null) => {
+    if (!n || typeof n !== 'object') return true;
+    return reads(n.typeId) || (n.compensation !== undefined && n.compensation !== null && reads(n.compensation.nodeTypeId));
+  });
 }
 
 function sourceOf(run: SnapshotRun): string | undefined {
