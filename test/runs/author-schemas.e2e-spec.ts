@@ -78,7 +78,7 @@ describe('author schemas: a pattern cannot hold the host', () => {
     await t?.close();
   });
 
-  it('answers another tenant in < 100 ms while an adversarial answer is checked against ^(a|a)*$, and the answer is refused at once', async () => {
+  it('answers another tenant within 500 ms (no held event loop) while an adversarial answer is checked against ^(a|a)*$, and the answer is refused at once', async () => {
     const installed = await call('POST', '/v1/installed-packs', author, chainPack('vendor.redos.pack', { 'vendor.redos.ask': askChain({ type: 'string', pattern: '^(a|a)*$' }) }));
     expect(installed.status).toBe(201);
     const run = await call('POST', '/v1/runs', author, { workflowId: 'vendor.redos.ask' });
@@ -104,7 +104,8 @@ describe('author schemas: a pattern cannot hold the host', () => {
     expect([answered.status, answered.body.error]).toEqual([400, 'validation_error']);
     expect(answered.body.details.problems).toEqual([{ path: '/resumeValue/answers/code', message: 'must match pattern "^(a|a)*$"' }]);
     expect(answered.ms).toBeLessThan(2000);
-    expect(Math.max(...latencies)).toBeLessThan(100);
+    // A held event loop shows as the pattern's whole run (seconds); 500 ms leaves room for a two-core machine busy with other test files (140 ms seen).
+    expect(Math.max(...latencies)).toBeLessThan(500);
     // The run still waits for a good answer, which completes it.
     const ok = await call('POST', `/v1/runs/${runId}/interrupts/ask`, author, { resumeValue: { answers: { code: 'aaaa' } } });
     expect([ok.status, ok.body.interruptState]).toEqual([200, 'resolved']);
