@@ -73,8 +73,8 @@ export class WorkspaceSnapshots implements OnModuleInit {
     const at = { tenant: run.tenant, workspaceKey: run.workspace ?? '', runId: run.id, fromRunId };
     if (eager && firstStart && fromRunId === undefined) {
       const pinned = eager.inserted.then((o) => (o.inserted ? this.store.pinRun(at) : undefined));
-      pinned.catch(() => undefined); // awaited (and its failure reported) by the run's reads
       this.pending.set(run.id, pinned);
+      // Its failure is reported by the run's reads, which await it; forgotten once settled.
       void pinned.catch(() => undefined).finally(() => this.pending.get(run.id) === pinned && this.pending.delete(run.id));
       return;
     }
