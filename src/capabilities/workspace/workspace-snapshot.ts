@@ -55,7 +55,7 @@ export class WorkspaceSnapshots implements OnModuleInit {
 
   /** A run's snapshot point is deleted with the run (retention). */
   onModuleInit(): void {
-    this.retention.registerRunPurger({ counts: 'workspaceSnapshots', purge: async (m, runs) => ({ deleted: await this.store.purgeRuns(m, runs) }) });
+    this.retention.registerRunPurger({ counts: 'workspaceSnapshots', deletes: (runs) => this.store.purgeRunsSql(runs) });
   }
 
   /**

@@ -5,7 +5,6 @@ import { NotFoundError } from '../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../platform/events/event-log.service';
 import type { Principal } from '../../platform/identity/principal';
 import { rowsOf } from '../../platform/database/rows';
-import { deletedCount } from '../../platform/retention/retention.service';
 import type { WorkspaceSettings } from '../../platform/config/workspace-settings';
 import { WorkspaceConflictError, WorkspaceTooLargeError } from './workspace.errors';
 import { etagOf } from './workspace-path';
@@ -111,11 +110,9 @@ export class WorkspaceStore {
    * fork's owner). Nothing is written when there is nothing to pin (no store yet, or a source
    * without a point): no row reads as revision 0, the empty store. A second call keeps the first point.
    */
-  /** Retention: the snapshot points of deleted runs go with them. */
-  async purgeRuns(m: EntityManager, runs: Array<{ tenant: string; id: string }>): Promise<number> {
-    if (!runs.length) return 0;
-    const r: unknown = await m.query(`DELETE FROM "workspace_run_snapshot" s USING unnest($1::text[], $2::text[]) AS d("tenant", "id") WHERE s."tenant" = d."tenant" AND s."run_id" = d."id"`, [runs.map((x) => x.tenant), runs.map((x) => x.id)]);
-    return deletedCount(r);
+  /** Retention: the snapshot points of deleted runs go with them (relation `runs`: "tenant", "id"; a part of its batch statement). */
+  purgeRunsSql(runs: string): string {
+    return `DELETE FROM "workspace_run_snapshot" s USING ${runs} d WHERE s."tenant" = d."tenant" AND s."run_id" = d."id"::text RETURNING 1`;
   }
 
   async pinRun(run: { tenant: string; workspaceKey: string; runId: string; fromRunId?: string }): Promise<void> {

@@ -17,6 +17,8 @@ export interface RetentionConfig {
   sweepDutyPercent: number;
   /** How soon the next sweep comes after one that stopped with a backlog left, in milliseconds. */
   catchUpMs: number;
+  /** About how long one batch (one statement) takes: each batch is sized from the time of the one before. */
+  batchTargetMs: number;
 }
 
 export const RETENTION_ENV_SETTINGS: EnvSetting[] = [
@@ -25,7 +27,7 @@ export const RETENTION_ENV_SETTINGS: EnvSetting[] = [
   {
     name: 'OPENWOP_RETENTION_SWEEP_BUDGET_MS',
     default: '300000',
-    description: 'Longest one retention sweep keeps deleting, in milliseconds (1000 to 3600000): it works the expired runs off in batches of 100 until none is left or this time is spent; what is left goes to the next sweep, which then comes after OPENWOP_RETENTION_CATCH_UP_MS instead of the hour.',
+    description: 'Longest one retention sweep keeps deleting, in milliseconds (1000 to 3600000): it works the expired runs off in batches (each one statement, sized by OPENWOP_RETENTION_BATCH_MS) until none is left or this time is spent; what is left goes to the next sweep, which then comes after OPENWOP_RETENTION_CATCH_UP_MS instead of the hour.',
   },
   {
     name: 'OPENWOP_RETENTION_SWEEP_DUTY_PERCENT',
@@ -37,6 +39,11 @@ export const RETENTION_ENV_SETTINGS: EnvSetting[] = [
     default: '60000',
     description: 'How soon the next retention sweep comes after one that spent its budget with expired runs left, in milliseconds (1000 to 3600000); a sweep that emptied the backlog is followed by the next one an hour later.',
   },
+  {
+    name: 'OPENWOP_RETENTION_BATCH_MS',
+    default: '200 (50 on the embedded engine)',
+    description: 'About how long one retention batch takes, in milliseconds (10 to 5000): a batch is one statement that claims expired runs and deletes them with all their rows, and each batch is sized (100 to 10,000 runs, the first 500) from the time of the one before to take about this long. It bounds how long a batch holds its rows locked and, on the embedded engine, which runs inside the host process, how long it holds the event loop.',
+  },
 ];
 
 export function loadRetentionSettings(env: NodeJS.ProcessEnv): RetentionConfig {
@@ -46,5 +53,7 @@ export function loadRetentionSettings(env: NodeJS.ProcessEnv): RetentionConfig {
     sweepBudgetMs: envInt(env, 'OPENWOP_RETENTION_SWEEP_BUDGET_MS', 300_000, 1_000, 3_600_000),
     sweepDutyPercent: envInt(env, 'OPENWOP_RETENTION_SWEEP_DUTY_PERCENT', 50, 1, 100),
     catchUpMs: envInt(env, 'OPENWOP_RETENTION_CATCH_UP_MS', 60_000, 1_000, 3_600_000),
+    // The embedded engine runs each statement on the host's own thread: shorter batches there.
+    batchTargetMs: envInt(env, 'OPENWOP_RETENTION_BATCH_MS', env.DATABASE_URL ? 200 : 50, 10, 5_000),
   };
 }

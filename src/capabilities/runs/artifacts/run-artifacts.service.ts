@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { ArtifactLocation, ArtifactStore, ArtifactStoreProvider, NodeArtifacts, NodeExecutionError, RunArtifactInput, RunArtifactRef } from '@openwop-host/plugin-sdk';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../../platform/config/host-config';
-import { rowsOf } from '../../../platform/database/rows';
 import { collectExtensions, ExtensionMeta, ExtensionPointError } from '../../../platform/plugins/extension-registry';
-import { RetentionService } from '../../../platform/retention/retention.service';
+import { RetentionService, RunPurger } from '../../../platform/retention/retention.service';
 import { DATABASE_ARTIFACT_STORE } from './database-artifact-store';
 import { RunArtifactEntity } from './run-artifact.entity';
 
@@ -63,28 +62,28 @@ export class RunArtifactsService implements OnApplicationBootstrap {
     const plugins = found.filter((c) => c.key !== DATABASE_ARTIFACT_STORE);
     if (plugins.length > 1) throw new ExtensionPointError(`two artifact stores replace the database store: ${plugins.map((c) => `${c.key} (${c.providerName})`).join(' and ')}`);
     this.storeId = plugins[0]?.key ?? DATABASE_ARTIFACT_STORE;
-    this.retention.registerRunPurger({ counts: 'artifacts', purge: (m, runs) => this.purge(m, runs) });
+    this.retention.registerRunPurger(this.purger());
   }
 
-  /** Retention: deletes the artifacts of deleted runs; after the commit, a plugin store's objects too. */
-  private async purge(m: EntityManager, runs: Array<{ tenant: string; id: string }>): Promise<{ deleted: number; afterCommit?: () => Promise<void> }> {
-    const result = (await m.query(
-      `DELETE FROM "run_artifact" a USING unnest($1::text[], $2::text[]) AS d("tenant", "id") WHERE a."tenant" = d."tenant" AND a."run_id" = d."id"::uuid
-       RETURNING a."id", a."tenant", a."workspace", a."run_id", a."store", a."store_ref"`,
-      [runs.map((r) => r.tenant), runs.map((r) => r.id)],
-    )) as unknown;
-    // DELETE ... RETURNING answers [rows, count] through TypeORM's pg driver.
-    const rows = rowsOf<{ id: string; tenant: string; workspace: string | null; run_id: string; store: string; store_ref: string | null }>(result);
-    const external = rows.filter((r) => r.store !== DATABASE_ARTIFACT_STORE && r.store_ref !== null);
-    if (!external.length) return { deleted: rows.length };
+  /**
+   * Retention: deletes the artifacts of deleted runs (relation `runs`: "tenant", "id"; a part of its batch
+   * statement), answering for after the commit the ones a plugin store holds, whose objects it deletes then.
+   */
+  private purger(): RunPurger {
     return {
-      deleted: rows.length,
-      afterCommit: async () => {
-        for (const r of external) {
-          const store = this.stores.get(r.store);
-          if (!store?.delete) continue;
-          await store.delete({ tenant: r.tenant, workspace: r.workspace ?? undefined, runId: r.run_id, artifactId: r.id }, r.store_ref as string).catch((e: unknown) => this.log.warn({ msg: 'artifact store delete failed', store: r.store, artifactId: r.id, error: (e as Error)?.message ?? String(e) }));
-        }
+      counts: 'artifacts',
+      deletes: (runs) =>
+        `DELETE FROM "run_artifact" a USING ${runs} d WHERE a."tenant" = d."tenant" AND a."run_id" = d."id"
+         RETURNING a."id", a."tenant", a."workspace", a."run_id", a."store", a."store_ref"`,
+      afterCommit: {
+        rows: `CASE WHEN "store" <> '${DATABASE_ARTIFACT_STORE.replace(/'/g, "''")}' AND "store_ref" IS NOT NULL THEN json_build_object('id', "id", 'tenant', "tenant", 'workspace', "workspace", 'runId', "run_id", 'store', "store", 'storeRef', "store_ref") END`,
+        run: async (rows) => {
+          for (const r of rows as Array<{ id: string; tenant: string; workspace: string | null; runId: string; store: string; storeRef: string }>) {
+            const store = this.stores.get(r.store);
+            if (!store?.delete) continue;
+            await store.delete({ tenant: r.tenant, workspace: r.workspace ?? undefined, runId: r.runId, artifactId: r.id }, r.storeRef).catch((e: unknown) => this.log.warn({ msg: 'artifact store delete failed', store: r.store, artifactId: r.id, error: (e as Error)?.message ?? String(e) }));
+          }
+        },
       },
     };
   }

@@ -109,9 +109,8 @@ export const compensationStore = {
     return rows.map((r) => r.run_id);
   },
 
-  /** Deletes the plans of runs retention deletes. */
-  async purge(m: EntityManager, runIds: string[]): Promise<number> {
-    const rows = rowsOf<unknown>(await m.query(`DELETE FROM "run_compensation" WHERE "run_id" = ANY($1::uuid[]) RETURNING "run_id"`, [runIds]));
-    return rows.length;
+  /** Retention's deletion of the plans of the runs it deletes (relation `runs`: "tenant", "id"), a part of its batch statement. */
+  purgeSql(runs: string): string {
+    return `DELETE FROM "run_compensation" c USING ${runs} d WHERE c."run_id" = d."id" RETURNING 1`;
   },
 };

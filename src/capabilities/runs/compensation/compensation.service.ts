@@ -70,7 +70,7 @@ export class CompensationService implements OnModuleInit, OnApplicationBootstrap
 
   onModuleInit(): void {
     this.engine.useCompensation({ mint: (row, trigger, flush) => this.mint(row, trigger, flush) });
-    this.retention.registerRunPurger({ counts: 'compensationPlans', purge: async (m, runs) => ({ deleted: await compensationStore.purge(m, runs.map((r) => r.id)) }) });
+    this.retention.registerRunPurger({ counts: 'compensationPlans', deletes: (runs) => compensationStore.purgeSql(runs) });
     // A plan still to be executed or held for an operator keeps its run (and its log) for as long as it is.
     this.retention.registerRunKeeper({ name: 'compensation', keeps: (run) => `EXISTS (SELECT 1 FROM "run_compensation" c WHERE c."run_id" = ${run.id} AND c."status" IN ('pending', 'running', 'manual'))` });
   }

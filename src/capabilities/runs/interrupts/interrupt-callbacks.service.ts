@@ -6,7 +6,7 @@ import { HOST_VERSION } from '../../../platform/discovery/discovery.service';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { checkWebhookUrl, EgressPolicy, Resolver, resolveWebhookTarget } from '../../../platform/http/egress-guard';
 import { guardedPost, GuardedPostOutcome } from '../../../platform/http/guarded-post';
-import { deletedCount, RetentionService } from '../../../platform/retention/retention.service';
+import { RetentionService } from '../../../platform/retention/retention.service';
 import type { LocalTaskHandle } from '../../../platform/scheduler/local-task';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { ApprovalsService } from '../../approvals';
@@ -82,10 +82,7 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
 
   onModuleInit(): void {
     this.engine.onExecutionEnded((row) => this.parked(row));
-    this.retention.registerRunPurger({
-      counts: 'interruptCallbacks',
-      purge: async (m, runs) => ({ deleted: deletedCount(await m.query(`DELETE FROM "interrupt_callback" WHERE "run_id" = ANY($1::uuid[])`, [runs.map((r) => r.id)])) }),
-    });
+    this.retention.registerRunPurger({ counts: 'interruptCallbacks', deletes: (runs) => `DELETE FROM "interrupt_callback" c USING ${runs} d WHERE c."run_id" = d."id" RETURNING 1` });
   }
 
   onApplicationBootstrap(): void {
