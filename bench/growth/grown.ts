@@ -5,9 +5,10 @@
  * (POST /v1/runs, 8 in flight), idle latency (one run at a time, creation to finish on the database
  * clock), the run list's first page (unfiltered, a sparse status, a cursor 2,000 runs deep), the event
  * poll of a finished run, the claim rate (a backlog of pending runs worked off by the engine), the
- * retention sweep's time per expired run (that backlog, aged past the window) and bytes per run
- * (the run tables' total size over the runs in the database, before the sweep).
- * Prints each round's figures and min / median / max of grown / fresh.
+ * retention sweep's time per expired run (that backlog, aged past the window, and copies of its rows:
+ * 20,000 expired runs) and bytes per run (the run tables' total size over the runs in the database,
+ * before the sweep). Prints each round's figures, min / median / max of grown / fresh, and the sweep's
+ * rate over the engine's completion rate on the same side of the same round.
  *
  *   npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50]
  */
@@ -26,6 +27,8 @@ const TENANT = 'tenant-0';
 const NODES = 3;
 const TEMPLATES = 50;
 const CLAIM_BACKLOG = 2000;
+/** Expired runs the retention sweep deletes per side: the claim backlog's runs and copies of them (./seed.ts). */
+const RETENTION_SAMPLE = 20_000;
 const IDLE_SAMPLES = 30;
 const WINDOW_S = 3;
 const DEEP = 2000;
@@ -187,12 +190,18 @@ async function measureSide(s: Side, pollRun: string): Promise<Figures> {
       )
     ).rows[0].b,
   );
-  // Retention: the backlog's runs, aged past the window, swept without pauses.
+  // Retention: the backlog's runs, aged past the window, with copies of every row of theirs (40 to 41 days old) up to
+  // RETENTION_SAMPLE expired runs, swept without pauses: enough batches for the sweep's sizing to settle.
   await s.pool.query(`UPDATE "run" SET "completed_at" = now() - interval '40 days' WHERE "created_at" >= $1`, [since]);
+  const backlog = ((await s.pool.query(`SELECT "id"::text AS id FROM "run" WHERE "created_at" >= $1`, [since])).rows as Array<{ id: string }>).map((r) => r.id);
+  await replicate(s.pool, backlog, { copies: Math.ceil(RETENTION_SAMPLE / backlog.length) - 1, tenants: 50, spreadDays: 1, sparseEvery: SPARSE_EVERY });
+  const expired = Number((await s.pool.query(`SELECT count(*)::int AS n FROM "run" WHERE coalesce("completed_at", "created_at") < now() - interval '30 days'`)).rows[0].n);
   const sweep = await s.host.app.get(RetentionService).sweep(undefined, { dutyPercent: 100, budgetMs: 3_600_000 });
-  if (sweep.runs < CLAIM_BACKLOG) throw new Error(`the sweep deleted ${sweep.runs} of ${CLAIM_BACKLOG} expired runs`);
+  if (sweep.runs < expired) throw new Error(`the sweep deleted ${sweep.runs} of ${expired} expired runs`);
   f['retention ms/run'] = sweep.durationMs / sweep.runs;
   f['retention runs/s'] = sweep.runs / (sweep.durationMs / 1000);
+  f['retention batches'] = sweep.batches;
+  f['retention / claim rate'] = f['retention runs/s'] / f['claim runs/s'];
 
   f['load average'] = loadavg();
   return f;
@@ -273,7 +282,7 @@ export async function grown(args: string[]): Promise<void> {
 
     out(`\ngrown (${runs.toLocaleString('en')} runs) / fresh, ${rounds} rounds: min / median / max (per round)`);
     for (const k of Object.keys(results[0].fresh)) {
-      if (k === 'runs in database' || k === 'load average') continue;
+      if (k === 'runs in database' || k === 'load average' || k === 'retention batches') continue;
       const ratios = results.map((x) => x.grown[k] / x.fresh[k]);
       const [mn, md, mx] = [pct(ratios, 0), pct(ratios, 50), pct(ratios, 100)];
       const goal = GOALS[k];
@@ -283,6 +292,11 @@ export async function grown(args: string[]): Promise<void> {
     const g = results.map((x) => x.grown);
     const rate = (k: string) => `${pct(g.map((x) => x[k]), 0).toFixed(0)} / ${pct(g.map((x) => x[k]), 50).toFixed(0)} / ${pct(g.map((x) => x[k]), 100).toFixed(0)}`;
     out(`grown database: retention sweep ${rate('retention runs/s')} runs deleted/s, engine ${rate('claim runs/s')} runs completed/s (min / median / max); load average ${results.map((x) => `${x.fresh['load average'].toFixed(1)}/${x.grown['load average'].toFixed(1)}`).join(', ')} (fresh/grown per round)`);
+    const times = (side: 'fresh' | 'grown') => {
+      const r = results.map((x) => x[side]['retention / claim rate']);
+      return `${pct(r, 0).toFixed(1)} / ${pct(r, 50).toFixed(1)} / ${pct(r, 100).toFixed(1)}`;
+    };
+    out(`retention sweep / engine completion rate, same side, same round (min / median / max): grown ${times('grown')}, fresh ${times('fresh')}; goal >= 10`);
   } finally {
     await db.drop();
   }
