@@ -2,7 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
-import { isDatabaseUnavailable } from '../../platform/database/database-driver';
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from './run.entity';
@@ -21,8 +20,9 @@ import { RunMetrics } from './runs.metrics';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
-import { EagerStartAbandoned } from './engine/run-eager-start';
-import { insertPendingRun, insertWrittenRun, RunInsertValues } from './engine/run-insert';
+import { insertPendingRun, RunInsertValues } from './engine/run-insert';
+import { insertAndStart } from './engine/run-insert-start';
+import type { SlotReservation } from './engine/run-claimer';
 import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
 import { checkDeferredOverrides, checkRunInputs } from './run-inputs';
@@ -170,10 +170,6 @@ export class RunCreationService {
       // The answer is the run as created (pending), built from what is inserted, not read back; a
       // keyed create stores it with the row, so a replay answers it again.
       const snapshot = createdSnapshot(runId, principal, req.workflowId, inputs, configurable, metadata);
-      // Outside a caller's transaction the insert also claims the run for this replica when it has
-      // room (lease on the database clock, fence 1), so it starts without a claim statement of its
-      // own; a run left unclaimed is announced to the other replicas (and found by claim passes).
-      let claim = !manager && this.engine.reserve();
       const values: RunInsertValues = {
         tenant: principal.tenant,
         workspace: principal.workspace ?? null,
@@ -216,34 +212,17 @@ export class RunCreationService {
         trace_state: values.traceState,
         metadata: JSON.parse(JSON.stringify(metadata)) as Record<string, unknown>,
       });
-      let outcome: { current: boolean; inserted: boolean } | undefined;
-      let firstAttempt = 0;
-      // A run of deterministic nodes starts before its insert, which then carries its first write
-      // (a run whose nodes complete at once is inserted finished). Not with X-Dedup: its claim is
-      // the row of an active run.
-      if (claim && !opts.dedup && this.startsEagerly(planned.definition)) {
-        const started = await this.insertStarted(values, claimed());
-        if (typeof started === 'object') outcome = started;
-        else {
-          // Inserted the usual way: claimed if there is room again (none while the replica stops),
-          // and a row the database did not write counts as the insert's first attempt.
-          claim = this.engine.reserve();
-          if (started === 'lost') firstAttempt = 1;
-        }
-      }
-      if (!outcome) {
-        const sentAt = Date.now();
-        try {
-          outcome = await this.insertCreated(principal, req, values, claim, db, !!manager, firstAttempt);
-        } catch (e) {
-          if (claim) this.engine.unreserve();
-          throw e;
-        }
-        if (!outcome.inserted && claim) this.engine.unreserve();
-        // Left unclaimed (no free slot here): claimed when one frees, here or on the replica its notification wakes.
-        if (outcome.inserted && !claim && !manager) this.engine.noteClaimable();
-        if (outcome.inserted && claim) this.engine.adopt(claimed(), sentAt);
-      }
+      // Outside a caller's transaction the insert also claims the run for this replica when it has a
+      // slot for it (lease on the database clock, fence 1), so it starts without a claim statement of
+      // its own; a run left unclaimed is announced to the other replicas (and found by claim passes).
+      const outcome = await insertAndStart({ ds: this.ds, engine: this.engine, executors: this.executors }, {
+        values,
+        definition: planned.definition,
+        claimed,
+        manager,
+        dedup: !!opts.dedup,
+        insertRow: (claim, firstAttempt) => this.insertCreated(principal, req, values, claim, db, !!manager, firstAttempt),
+      });
       if (!outcome.current) {
         this.resolver.forget(principal);
         if (attempt >= 4) throw new InvariantViolation('the installed chains kept changing while the run was created');
@@ -257,19 +236,20 @@ export class RunCreationService {
 
   /**
    * The run's insert, one statement: the row (claimed for this replica when `claim`), only while the
-   * tenant's catalog version is the planned one; a notification for the other replicas when it is
-   * left unclaimed. `current` false: the chains moved, nothing was inserted. `inserted` false with
-   * `current`: the Idempotency-Key is taken (a replay).
+   * tenant's catalog version is the planned one (only as its tenant's first run in a slot of the
+   * newcomers' reserve); a notification for the other replicas when it is left unclaimed. `current`
+   * false: the chains moved, nothing was inserted. `inserted` false with `current`: the
+   * Idempotency-Key is taken (a replay). `claimed`: this replica holds it.
    */
-  private async insertCreated(principal: Principal, req: CreateRunRequest, v: RunInsertValues, claim: boolean, db: EntityManager, inTransaction: boolean, firstAttempt = 0): Promise<{ current: boolean; inserted: boolean }> {
+  private async insertCreated(principal: Principal, req: CreateRunRequest, v: RunInsertValues, claim: SlotReservation | undefined, db: EntityManager, inTransaction: boolean, firstAttempt = 0): Promise<{ current: boolean; inserted: boolean; claimed: boolean }> {
     for (let attempt = firstAttempt; ; attempt++) {
       try {
         // Outside a transaction on the pool, prepared; inside, on the caller's connection.
-        const row = await insertPendingRun(inTransaction ? db : this.ds, v, claim ? { owner: this.engine.owner, leaseMs: this.settings.leaseMs } : null);
-        if (!row.current) return { current: false, inserted: false };
-        if (row.id) return { current: true, inserted: true };
+        const row = await insertPendingRun(inTransaction ? db : this.ds, v, claim ? { owner: this.engine.owner, leaseMs: this.settings.leaseMs, newcomer: claim.newcomer } : null);
+        if (!row.current) return { current: false, inserted: false, claimed: false };
+        if (row.id) return { current: true, inserted: true, claimed: row.claimed };
         // Without a key nothing can conflict: the row was not written. Once more, then it is an error.
-        if (v.idempotencyKey !== null) return { current: true, inserted: false };
+        if (v.idempotencyKey !== null) return { current: true, inserted: false, claimed: false };
         if (attempt >= 1) throw new InvariantViolation('the database wrote no row for the new run');
       } catch (e) {
         // Another enforced run of the scope became active in between: the index is the claim.
@@ -280,41 +260,6 @@ export class RunCreationService {
         if (attempt >= 2) throw e;
       }
     }
-  }
-
-  /**
-   * A run started on this replica before its insert (its slot reserved): the insert goes with the
-   * execution's first write. Answers the insert's outcome; `abandoned` when the execution could not
-   * start or ended without writing (the replica is stopping), `lost` when the database wrote no row
-   * for a run without an Idempotency-Key, `refused` when it refused the write (not for being away):
-   * the caller then inserts it the usual way.
-   */
-  private async insertStarted(v: RunInsertValues, row: ClaimedRow): Promise<{ current: boolean; inserted: boolean } | 'abandoned' | 'lost' | 'refused'> {
-    const started = this.engine.startEager(row, (f) => insertWrittenRun(this.ds, v, f));
-    if (!started) return 'abandoned';
-    try {
-      const outcome = await started.inserted;
-      // Without a key nothing can conflict: an empty answer is a row not written, not a replay.
-      if (!(outcome.current && !outcome.inserted && v.idempotencyKey === null)) return outcome;
-    } catch (e) {
-      if (e instanceof EagerStartAbandoned) return 'abandoned';
-      if (isDatabaseUnavailable(e)) throw e;
-      // The database refused the run's first write, not the request (e.g. a node's output it cannot
-      // store): the run is inserted the usual way, and its execution records the fault on it.
-      await started.over;
-      return 'refused';
-    }
-    // Inserted again under the same id: once the engine has let go of the execution that was refused.
-    await started.over;
-    return 'lost';
-  }
-
-  /** Whether a run of `definition` starts before its insert: every node's executor is `deterministic`, whatever its config. */
-  private startsEagerly(definition: WorkflowDefinition): boolean {
-    return definition.nodes.every((n) => {
-      const ex = this.executors.get(n.typeId);
-      return ex?.replayPolicy === 'deterministic' && !ex.provider.replayPolicyOf;
-    });
   }
 
   /**

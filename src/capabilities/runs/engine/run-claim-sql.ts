@@ -19,7 +19,7 @@
  */
 
 /** The status predicate of the claim indexes (`run_claimable_idx`, `run_claim_tenant_idx`, `run_leased_idx`). */
-const CLAIM_STATUS = (a: string) => `${a}"kind" = 'workflow' AND ${a}"status" IN ('pending', 'running', 'cancelling')`;
+export const CLAIM_STATUS = (a: string) => `${a}"kind" = 'workflow' AND ${a}"status" IN ('pending', 'running', 'cancelling')`;
 /** A claimable run: claim status and no lease in force. */
 export const claimable = (a: string) => `${CLAIM_STATUS(a)} AND (${a}"lease_expires_at" IS NULL OR ${a}"lease_expires_at" < now())`;
 

@@ -15,6 +15,7 @@ function host(over: Partial<ClaimerHost> = {}) {
     active: () => active,
     stopped: () => false,
     has: () => false,
+    executes: () => false,
     start: (r) => {
       started.push(r.id);
       active++;
@@ -37,7 +38,7 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
     // Promised: nothing else claims those slots meanwhile.
     setActive(2);
     expect(c.room()).toBe(0);
-    expect(c.reserve()).toBe(false);
+    expect(c.reserve('t')).toBeUndefined();
     c.give([row('x'), row('y')], claim, Date.now());
     expect(started).toEqual(['x', 'y']);
     expect(c.room()).toBe(0);
@@ -104,17 +105,17 @@ describe('RunClaimer (slots, and claims folded into writes)', () => {
   it('reserves slots for runs created here and frees them when nothing was inserted', () => {
     const { h } = host();
     const c = new RunClaimer(h);
-    for (let i = 0; i < 4; i++) expect(c.reserve()).toBe(true);
-    expect(c.reserve()).toBe(false);
+    for (let i = 0; i < 4; i++) expect(c.reserve('t')).toEqual({ tenant: 't', newcomer: false });
+    expect(c.reserve('t')).toBeUndefined();
     c.unreserve();
-    expect(c.reserve()).toBe(true);
+    expect(c.reserve('t')).toEqual({ tenant: 't', newcomer: false });
   });
 
   it('under a tenant cap: no run is claimed by its own insert or alone, a short claim leaves the backlog open, and writes pass the cap', async () => {
     const { h, setActive } = host({ settings: { maxActiveRuns: 4, leaseMs: 1000, executing: true, admission: { tenantMaxActiveRuns: 2 } } });
     const c = new RunClaimer(h);
     // Every run goes through the fair claim, which counts its tenant's active runs.
-    expect(c.reserve()).toBe(false);
+    expect(c.reserve('t')).toBeUndefined();
     let passes = 0;
     (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => void passes++;
     c.kick('r1');

@@ -1,5 +1,13 @@
 import type { DataSource } from 'typeorm';
 import { ClaimedRow, claimRun, claimRuns, FlushParams, FoldedClaim, FoldedClaims, releaseLease } from './run-store';
+import { claimNamedNewcomers } from './run-newcomer-claim';
+
+/** A slot promised to a run being created here (see RunClaimer.reserve). */
+export interface SlotReservation {
+  readonly tenant?: string;
+  /** A slot of the newcomers' reserve: the run's insert claims it only as its tenant's first run. */
+  readonly newcomer: boolean;
+}
 
 /** What the claimer needs of the engine it claims for. */
 export interface ClaimerHost {
@@ -11,6 +19,8 @@ export interface ClaimerHost {
   /** Whether the engine is stopping (nothing more is claimed). */
   stopped(): boolean;
   has(runId: string): boolean;
+  /** Whether a run of the tenant executes here. */
+  executes(tenant: string): boolean;
   /** Starts a claimed run; `sentAt`: when its claim was sent (its lease counts from there). */
   start(row: ClaimedRow, sentAt: number): void;
   /** Hands back the lease of a run a write claimed while the engine stops (default: released here, unawaited). */
@@ -42,9 +52,15 @@ export class RunClaimer implements FoldedClaims {
   private claiming?: Promise<void>;
   /** Claims of single runs in flight (kick), which a stopping engine waits for like a claim pass. */
   private readonly kicks = new Set<Promise<void>>();
-  /** The newcomers' claim in flight (see claimNewcomers), and whether a wake-up arrived meanwhile. */
+  /** The newcomers' claim in flight (see claimNewcomers), and how many runs it may take. */
   private newcomerClaim?: Promise<void>;
-  private newcomerAgain = false;
+  private newcomerClaiming = 0;
+  /** Wake-ups no newcomers' claim has served yet: the runs their notifications named, and whether one named none. */
+  private readonly named = new Set<string>();
+  private unnamed = false;
+  /** Slots of the newcomers' reserve promised to runs being created here, and their tenants (one each). */
+  private newcomerReserved = 0;
+  private readonly arriving = new Set<string>();
   /** The runs executing here in reserve slots (taken by a newcomers' claim while the capacity was full). */
   private readonly newcomers = new Set<string>();
   /** The runs executing here that a newcomers' claim took (in the reserve or not): their writes are urgent. */
@@ -76,59 +92,130 @@ export class RunClaimer implements FoldedClaims {
     return this.fair ? Math.max(1, Math.floor(this.host.settings.maxActiveRuns / 16)) : 0;
   }
 
-  /** A slot for a run about to be created here (its insert claims it): true when there is one. */
-  reserve(): boolean {
-    // Under a tenant cap every run goes through the fair claim, which counts the tenant's active runs.
-    if (this.host.stopped() || this.room() <= 0 || this.tenantCap) return false;
-    this.reserved++;
-    return true;
-  }
-
-  unreserve(): void {
-    this.reserved = Math.max(0, this.reserved - 1);
-  }
-
-  /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
-  noteClaimable(): void {
-    this.mayHaveWork = true;
-    this.wakes++;
-    if (!this.host.settings.executing || this.host.stopped()) return;
-    void this.tick();
+  /** Slots of the newcomers' reserve neither taken, promised to a creation here, nor to a newcomers' claim in flight. */
+  private reserveLeft(): number {
+    return this.newcomerSlots() - this.newcomers.size - this.newcomerReserved - this.newcomerClaiming;
   }
 
   /**
-   * The newcomers' claim, then a claim pass (also the periodic claim: a notification may have been
-   * missed). In that order: a claim pass would take a newcomer's run too (fair claims rank it first),
-   * but with a claim's worth of other runs, which it then starts and writes together with them.
+   * A slot for a run of `tenant` about to be created here, which its own insert then claims: one of
+   * the capacity while there is room; else, with fair claims, one of the newcomers' reserve when the
+   * tenant executes nothing here and no other run of it is being created into the reserve here
+   * (`newcomer`; its insert claims it only as the tenant's first run, checked by the database: no
+   * run of the tenant executing or queued anywhere). Undefined: none, the run is inserted unclaimed.
+   * `newcomer` false: not the reserve (the run was found not to be its tenant's first).
    */
+  reserve(tenant?: string, newcomer = true): SlotReservation | undefined {
+    // Under a tenant cap every run goes through the fair claim, which counts the tenant's active runs.
+    if (this.host.stopped() || this.tenantCap) return undefined;
+    if (this.room() > 0) {
+      this.reserved++;
+      return { tenant, newcomer: false };
+    }
+    if (!newcomer || tenant === undefined || this.reserveLeft() <= 0 || this.arriving.has(tenant) || this.host.executes(tenant)) return undefined;
+    this.newcomerReserved++;
+    this.arriving.add(tenant);
+    return { tenant, newcomer: true };
+  }
+
+  /** Frees a slot `reserve` promised (nothing was inserted, or the run was not claimed by it); without one, a slot of the capacity. */
+  unreserve(r: SlotReservation = { newcomer: false }): void {
+    if (!r.newcomer) {
+      this.reserved = Math.max(0, this.reserved - 1);
+      return;
+    }
+    this.newcomerReserved = Math.max(0, this.newcomerReserved - 1);
+    if (r.tenant !== undefined) this.arriving.delete(r.tenant);
+    // A slot of the reserve is free again: a newcomer that found the reserve full is claimed now.
+    this.retryNewcomers();
+  }
+
+  /**
+   * Starts (`start`) a run its own insert claimed under `r`. A run in the newcomers' reserve takes a
+   * slot of the capacity if one freed meanwhile, else keeps its slot of the reserve, and its writes
+   * leave at once (as a run a newcomers' claim took).
+   */
+  admit(r: SlotReservation, runId: string, start: () => void): void {
+    if (!r.newcomer) {
+      this.unreserve(r);
+      return start();
+    }
+    this.newcomerReserved = Math.max(0, this.newcomerReserved - 1);
+    if (r.tenant !== undefined) this.arriving.delete(r.tenant);
+    if (this.room() <= 0) this.newcomers.add(runId);
+    this.firsts.add(runId);
+    start();
+    if (!this.host.has(runId)) this.forget(runId);
+    this.retryNewcomers();
+  }
+
+  /**
+   * Claimable runs may be waiting (announced, or created here without a free slot): claim now, and
+   * when a slot frees. `named`: the run the notification announced (see run-newcomer-claim.ts), which
+   * the newcomers' claim looks up by id unless its tenant executes runs here (then it is no newcomer).
+   */
+  noteClaimable(named?: { runId: string; tenant: string }): void {
+    this.mayHaveWork = true;
+    this.wakes++;
+    if (this.newcomerSlots()) {
+      if (!named) this.unnamed = true;
+      else if (!this.host.executes(named.tenant) && !this.host.has(named.runId)) this.named.add(named.runId);
+      // A flood of named wake-ups while the reserve is full: one claim over every tenant serves them all.
+      if (this.named.size > 64) {
+        this.named.clear();
+        this.unnamed = true;
+      }
+    }
+    if (!this.host.settings.executing || this.host.stopped()) return;
+    void this.wake();
+  }
+
+  /** The periodic claim (a notification may have been missed): the newcomers' claim over every tenant, then a claim pass. */
   tick(): Promise<void> {
+    if (this.newcomerSlots()) this.unnamed = true;
+    return this.wake();
+  }
+
+  /**
+   * The newcomers' claim, then a claim pass. In that order: a claim pass would take a newcomer's
+   * run too (fair claims rank it first), but with a claim's worth of other runs, which it then
+   * starts and writes together with them.
+   */
+  private wake(): Promise<void> {
     const first = this.claimNewcomers();
     return first ? first.then(() => this.claimAvailable()) : this.claimAvailable();
   }
 
+  /** Wake-ups the newcomers' claim has not served wait for a slot of the reserve: one freed. */
+  private retryNewcomers(): void {
+    if ((this.unnamed || this.named.size) && !this.newcomerClaim) void this.claimNewcomers();
+  }
+
   /**
-   * An engine woken by new work first claims into the newcomers' reserve, saturated or not: the fair
-   * claim with a cap of one, which offers only the oldest run of each tenant with no run executing
-   * anywhere (the database counts the leases), so it claims nothing while every waiting tenant
-   * already executes runs. One such claim at a time (answered: undefined); a wake-up meanwhile, or
-   * while the reserve is full, sends one more after it.
+   * An engine woken by new work first claims into the newcomers' reserve, saturated or not. After
+   * notifications that each named their run: those runs by id (run-newcomer-claim.ts), each claimed
+   * only as the oldest claimable run of a tenant with no run executing anywhere; after any other
+   * wake-up: the fair claim with a cap of one, which offers the same runs of every tenant (the
+   * database counts the leases). Either claims nothing while every waiting tenant already executes
+   * runs. One such claim at a time (answered: undefined when none is sent); the wake-ups that
+   * arrive meanwhile, or while the reserve is full, are served by one more claim after it.
    */
   private claimNewcomers(): Promise<void> | undefined {
-    const slots = this.newcomerSlots();
-    if (!slots || this.host.stopped() || !this.host.settings.executing) return undefined;
-    if (this.newcomerClaim) {
-      this.newcomerAgain = true;
-      return this.newcomerClaim;
-    }
-    const limit = slots - this.newcomers.size;
-    if (limit <= 0) {
-      this.newcomerAgain = true;
-      return undefined;
-    }
+    if (!this.newcomerSlots() || this.host.stopped() || !this.host.settings.executing) return undefined;
+    if (!this.unnamed && !this.named.size) return undefined;
+    if (this.newcomerClaim) return this.newcomerClaim;
+    const limit = this.reserveLeft();
+    if (limit <= 0) return undefined;
+    const ids = this.unnamed ? undefined : [...this.named];
+    this.unnamed = false;
+    this.named.clear();
+    this.newcomerClaiming = limit;
     const sentAt = Date.now();
-    const claim: Promise<void> = claimRuns(this.host.ds, { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit, tenantCap: 1, fair: true })
+    const p = { owner: this.host.owner, leaseMs: this.host.settings.leaseMs, limit };
+    const claim: Promise<void> = (ids ? claimNamedNewcomers(this.host.ds, { ...p, runIds: ids }) : claimRuns(this.host.ds, { ...p, tenantCap: 1, fair: true }))
       .then(
         (rows) => {
+          this.newcomerClaiming = 0;
           for (const r of rows) {
             if (this.host.has(r.id)) continue;
             // In a slot of the capacity while it has room, else of the reserve (the limit leaves one);
@@ -139,14 +226,14 @@ export class RunClaimer implements FoldedClaims {
             if (!this.host.has(r.id)) this.forget(r.id);
           }
         },
-        (e: unknown) => this.host.log.error({ msg: 'run newcomer claim failed', err: (e as Error).message }),
+        (e: unknown) => {
+          this.newcomerClaiming = 0;
+          this.host.log.error({ msg: 'run newcomer claim failed', err: (e as Error).message });
+        },
       )
       .finally(() => {
         this.newcomerClaim = undefined;
-        if (this.newcomerAgain) {
-          this.newcomerAgain = false;
-          void this.claimNewcomers();
-        }
+        this.retryNewcomers();
       });
     this.newcomerClaim = claim;
     return claim;
@@ -160,10 +247,7 @@ export class RunClaimer implements FoldedClaims {
     if (promoted !== undefined) this.newcomers.delete(promoted);
     if (reserved || promoted !== undefined) {
       // A reserve slot freed: a newcomer that found the reserve full is claimed now.
-      if (this.newcomerAgain && !this.newcomerClaim) {
-        this.newcomerAgain = false;
-        void this.claimNewcomers();
-      }
+      this.retryNewcomers();
       if (reserved || this.room() <= 0) return;
     }
     if (this.host.settings.executing && !this.host.stopped() && this.mayHaveWork) void this.claimAvailable();

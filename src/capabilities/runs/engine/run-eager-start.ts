@@ -24,8 +24,10 @@ export class EagerStartAbandoned extends Error {
 export interface EagerInsertOutcome {
   /** false: the tenant's chains moved since the run was planned (nothing was inserted). */
   current: boolean;
-  /** false with `current`: the Idempotency-Key was taken by another run. */
+  /** false with `current`: the Idempotency-Key was taken by another run (or, with `first` false, nothing was inserted). */
   inserted: boolean;
+  /** false: the run was to take the newcomers' reserve, and its tenant already has runs executing or queued (nothing was inserted). */
+  first?: boolean;
   result?: FlushResult;
 }
 

@@ -17,7 +17,8 @@ import { leaseOwnerId } from '../../../platform/leases/lease-owner';
 import { RUN_GATE_SUBJECT } from './run-gates';
 import { EagerInsertOutcome, EagerStart } from './run-eager-start';
 import { ClaimedRow, FlushParams, lockRun, releaseLease, releaseLeaseAndNotify, PauseRequest, reopenRun, runLeaseStore, runStoreOn } from './run-store';
-import { RunClaimer } from './run-claimer';
+import { RunClaimer, SlotReservation } from './run-claimer';
+import { namedRun } from './run-newcomer-claim';
 import type { LocalTaskHandle } from '../../../platform/scheduler/local-task';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { LeaseLost } from './run-writer';
@@ -55,6 +56,8 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
   private readonly log = new Logger('runs.engine');
   readonly owner: string;
   private readonly executions = new Map<string, Execution>();
+  /** How many runs of each tenant execute here. */
+  private readonly tenants = new Map<string, number>();
   private readonly ended: Array<(row: ClaimedRow) => void> = [];
   /** The leases of the runs executing here: renewed together (one statement per interval), each execution stopped when its own is lost. */
   private readonly leases: LeaseKeeper<string, RunLeaseInfo>;
@@ -102,6 +105,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
       active: () => this.activeCount(),
       stopped: () => this.stopped,
       has: (runId) => this.executions.has(runId),
+      executes: (tenant) => this.tenants.has(tenant),
       start: (row, sentAt) => this.start(row, sentAt),
       handBack: (row) => this.handBackLate(row),
       health: (ok) => this.health.report('runs.engine', ok, ok ? undefined : 'a run claim pass failed'),
@@ -147,7 +151,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     this.ticker = this.scheduler.every({ name: 'runs.claim', intervalMs: this.settings.claimIntervalMs, run: async () => void this.claimer.tick() });
     // Another replica's unclaimed run (or handed-back lease) wakes this one at once; the ticker
     // remains the bound when notifications are missed or not delivered (the embedded engine).
-    this.notifications.subscribe(RUNS_CHANNEL, () => this.noteClaimable());
+    this.notifications.subscribe(RUNS_CHANNEL, (payload) => this.claimer.noteClaimable(namedRun(payload)));
     // Resume what a previous process left (its leases may still have to expire).
     setImmediate(() => void this.claimAvailable());
   }
@@ -206,29 +210,31 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Promises a slot to a run about to be created here, which its own insert then claims (lease,
-   * fence 1) so it starts without a claim statement of its own: true when this replica has room.
-   * The caller hands the inserted row to `adopt`, or calls `unreserve` when nothing was inserted.
+   * Promises a slot to a run of `tenant` about to be created here, which its own insert then claims
+   * (lease, fence 1) so it starts without a claim statement of its own: a slot of the capacity when
+   * this replica has room, else (fair claims) maybe one of the newcomers' reserve (RunClaimer.reserve).
+   * The caller hands the inserted row to `adopt` (or starts it with `startEager`), or calls
+   * `unreserve` when its insert did not claim it.
    */
-  reserve(): boolean {
-    return this.claimer.reserve();
+  reserve(tenant?: string, newcomer = true): SlotReservation | undefined {
+    return this.claimer.reserve(tenant, newcomer);
   }
 
-  unreserve(): void {
-    this.claimer.unreserve();
+  unreserve(r?: SlotReservation): void {
+    this.claimer.unreserve(r);
   }
 
   /** Starts a run its insert claimed for this replica (after `reserve`); `claimedAtMs`: when the insert was sent. */
-  adopt(row: ClaimedRow, claimedAtMs = Date.now()): void {
-    this.unreserve();
+  adopt(row: ClaimedRow, claimedAtMs = Date.now(), r: SlotReservation = { newcomer: false }): void {
     if (this.stopped) {
+      this.unreserve(r);
       // Stopping: hand the lease back, as the shutdown does for the others.
       this.handBackLate(row);
       return;
     }
     // Its stream is empty and this engine its only writer: followers opening it are answered from what it writes.
     this.events.openLocalStream({ tenant: row.tenant, workspace: row.workspace }, row.id);
-    this.start(row, claimedAtMs);
+    this.claimer.admit(r, row.id, () => this.start(row, claimedAtMs));
   }
 
   /**
@@ -240,21 +246,23 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
    * outside before the insert). Answers the start, whose `inserted` settles with the insert's
    * answer; undefined when the replica is stopping (the caller inserts the run the usual way).
    */
-  startEager(row: ClaimedRow, insert: (f: FlushParams) => Promise<EagerInsertOutcome>): EagerStart | undefined {
-    this.unreserve();
-    if (this.stopped) return undefined;
+  startEager(row: ClaimedRow, insert: (f: FlushParams) => Promise<EagerInsertOutcome>, r: SlotReservation = { newcomer: false }): EagerStart | undefined {
+    if (this.stopped) {
+      this.unreserve(r);
+      return undefined;
+    }
     const eager = new EagerStart(this.deps.store, insert);
     this.events.openLocalStream({ tenant: row.tenant, workspace: row.workspace }, row.id);
-    this.start(row, Date.now(), eager);
+    this.claimer.admit(r, row.id, () => this.start(row, Date.now(), eager));
     setImmediate(() => {
       if (!eager.sent) this.executions.get(row.id)?.writeNow?.();
     });
     return eager;
   }
 
-  /** Claimable runs may be waiting (announced, or created here without a free slot): claim now, and when a slot frees. */
-  noteClaimable(): void {
-    this.claimer.noteClaimable();
+  /** Claimable runs may be waiting (announced, or created here without a free slot; `named`: that run): claim now, and when a slot frees. */
+  noteClaimable(named?: { runId: string; tenant: string }): void {
+    this.claimer.noteClaimable(named);
   }
 
   /** Claims and starts one run right away (it was created or released here). Retries briefly: the caller's transaction may still be committing. */
@@ -295,6 +303,7 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
     if (this.stopped && !eager) return this.handBackLate(row);
     const exec: Execution = { runId: row.id, fence: row.fence, abort: new AbortController(), done: Promise.resolve(), eager };
     this.executions.set(row.id, exec);
+    this.tenants.set(row.tenant, (this.tenants.get(row.tenant) ?? 0) + 1);
     exec.lease = this.leases.hold(row.id, { claimedAtMs, onRenewed: (info) => exec.renewed?.(info) });
     exec.done = new RunExecution(eager ? { ...this.deps, store: eager } : this.deps, row, exec)
       .run()
@@ -308,6 +317,9 @@ export class RunEngineService implements OnApplicationBootstrap, BeforeApplicati
         // Ended without writing (stopping): never inserted, the creation inserts it the usual way.
         eager?.ended();
         this.executions.delete(row.id);
+        const n = (this.tenants.get(row.tenant) ?? 1) - 1;
+        if (n > 0) this.tenants.set(row.tenant, n);
+        else this.tenants.delete(row.tenant);
         // Not closed with a final status: the stream may be written elsewhere from now on.
         this.events.closeLocalStream(row.id);
         this.claimer.freed(row.id);

@@ -1,10 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { RUNS_CHANNEL } from '../../../platform/database/database-notifications';
 import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
 import { eventInsertCtes, eventInsertValues } from '../../../platform/events/event-log.service';
 import { InvariantViolation } from '../../../platform/errors/internal-fault';
 import { FlushParams, FlushResult, flushRows, writtenEvents, writtenViews } from './run-store';
 import { CHAIN_CATALOG_VERSION_SQL } from '../workflow-resolver.service';
+import { CLAIM_STATUS } from './run-claim-sql';
+import { announcement } from './run-newcomer-claim';
 
 /**
  * The statements that insert a run created by `POST /v1/runs` (or a host launch): the row only
@@ -62,31 +63,51 @@ function requestValues(v: RunInsertValues): unknown[] {
 const REQUEST_COLUMNS = `"id", "tenant", "workspace", "workspace_key", "principal", "kind", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response"`;
 const REQUEST_VALUES = `$17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', $4::jsonb, $5::text, $6::jsonb, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb`;
 const CURRENT = `v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current")`;
+/**
+ * The same, and whether the run is its tenant's first (`first`): no run of the tenant executing or
+ * queued (a claim status, leased or not; `run_claim_tenant_idx`). Only such a run may take a slot of
+ * the newcomers' reserve by its own insert (docs/operations.md §Fair scheduling).
+ */
+const CURRENT_FIRST = `v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current",
+           NOT EXISTS (SELECT 1 FROM "run" x WHERE x."tenant" = $1::text AND ${CLAIM_STATUS('x.')}) AS "first")`;
 const KEY_CONFLICT = `ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`;
 
 /**
  * A run's insert: the row, pending (claimed for this replica when $19 names it: lease on the
- * database clock, fence 1). Without a claim the other replicas are told (`announced`). `current`
- * false: the chains moved, nothing was inserted; `id` null with `current`: the Idempotency-Key is taken.
+ * database clock, fence 1). Without a claim the other replicas are told (`announced`, the
+ * notification naming the run). `current` false: the chains moved, nothing was inserted; `id` null
+ * with `current`: the Idempotency-Key is taken. `newcomer`: claimed only when the run is its
+ * tenant's first (`claimed`), announced otherwise.
  */
-export function insertRunSql(announce: boolean): string {
-  return `WITH ${CURRENT},
+export function insertRunSql(announce: boolean, newcomer = false): string {
+  // The lease: $19's when it names one (as the tenant's first run only, for a newcomer).
+  const lease = newcomer
+    ? `CASE WHEN v."first" THEN $19::text END, CASE WHEN v."first" THEN now() + ($20::int * interval '1 millisecond') END, CASE WHEN v."first" THEN 1 ELSE 0 END`
+    : `$19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END`;
+  const notify = newcomer ? `, n AS (SELECT ${announcement('ins."id"', '$1')} FROM ins, v WHERE NOT v."first")` : announce ? `, n AS (SELECT ${announcement('ins."id"', '$1')} FROM ins)` : '';
+  return `WITH ${newcomer ? CURRENT_FIRST : CURRENT},
          ins AS (
            INSERT INTO "run" (${REQUEST_COLUMNS}, "status", "lease_owner", "lease_expires_at", "fence")
            SELECT ${REQUEST_VALUES}, 'pending',
-             $19::text, CASE WHEN $19::text IS NULL THEN NULL ELSE now() + ($20::int * interval '1 millisecond') END, CASE WHEN $19::text IS NULL THEN 0 ELSE 1 END
+             ${lease}
            FROM v WHERE v."current"
            ${KEY_CONFLICT}
-         )${announce ? `, n AS (SELECT pg_notify('${RUNS_CHANNEL}', '') FROM ins)` : ''}
-         SELECT v."current", (SELECT "id" FROM ins) AS "id"${announce ? ', (SELECT count(*) FROM n) AS "notified"' : ''} FROM v`;
+         )${notify}
+         SELECT v."current", (SELECT "id" FROM ins) AS "id"${newcomer ? ', v."first" AS "claimed"' : ''}${notify ? ', (SELECT count(*) FROM n) AS "notified"' : ''} FROM v`;
 }
 const INSERT_CLAIMED = preparedStatement('run_insert_claimed', insertRunSql(false));
 const INSERT_ANNOUNCED = preparedStatement('run_insert_announced', insertRunSql(true));
+const INSERT_NEWCOMER = preparedStatement('run_insert_newcomer', insertRunSql(false, true));
 
-/** Inserts a pending run, claimed by `claim.owner` (lease `claim.leaseMs`) or, without a claim, announced. */
-export async function insertPendingRun(q: DataSource | EntityManager, v: RunInsertValues, claim: { owner: string; leaseMs: number } | null): Promise<{ current: boolean; id: string | null }> {
-  const [row] = await runPrepared<{ current: boolean; id: string | null }>(q, claim ? INSERT_CLAIMED : INSERT_ANNOUNCED, [...requestValues(v), claim?.owner ?? null, claim?.leaseMs ?? 0]);
-  return row;
+/**
+ * Inserts a pending run, claimed by `claim.owner` (lease `claim.leaseMs`) or, without a claim,
+ * announced. `claim.newcomer`: claimed only when it is its tenant's first run, else announced
+ * (`claimed` says which).
+ */
+export async function insertPendingRun(q: DataSource | EntityManager, v: RunInsertValues, claim: { owner: string; leaseMs: number; newcomer?: boolean } | null): Promise<{ current: boolean; id: string | null; claimed: boolean }> {
+  const statement = claim?.newcomer ? INSERT_NEWCOMER : claim ? INSERT_CLAIMED : INSERT_ANNOUNCED;
+  const [row] = await runPrepared<{ current: boolean; id: string | null; claimed?: boolean }>(q, statement, [...requestValues(v), claim?.owner ?? null, claim?.leaseMs ?? 0]);
+  return { current: row.current, id: row.id, claimed: !!row.id && (claim?.newcomer ? !!row.claimed : !!claim) };
 }
 
 /**
@@ -95,14 +116,16 @@ export async function insertPendingRun(q: DataSource | EntityManager, v: RunInse
  * none, outputs, error, times), its node rows and its events (the event log's insert), all or
  * nothing. $19 the run's update as the engine's flush sends it, $20 its node rows, $21..$24 the
  * event insert's. `current` and `id` as for the pending insert; `written` the events' [id,
- * sequence, ms] when the row was inserted.
+ * sequence, ms] when the row was inserted. `newcomer`: inserted only when it is its tenant's first
+ * run (`first`; nothing is inserted otherwise).
  */
 export const INSERT_WRITTEN_SQL = insertWrittenSql();
+export const INSERT_WRITTEN_NEWCOMER_SQL = insertWrittenSql(true);
 
-function insertWrittenSql(): string {
+function insertWrittenSql(newcomer = false): string {
   let n = 20;
   const eventCtes = eventInsertCtes(() => `$${++n}`, [], `"stream_id" IN (SELECT "id"::text FROM ins)`);
-  return `WITH ${CURRENT},
+  return `WITH ${newcomer ? CURRENT_FIRST : CURRENT},
     u AS (
       SELECT * FROM jsonb_to_record($19::jsonb) AS u("owner" text, "fence" int, "node_executions" int, "cost_usd" float8, "lease_ms" int,
         "release" boolean, "status" text, "set_current" boolean, "current" text, "outputs" jsonb, "error" jsonb, "terminal" boolean)
@@ -112,7 +135,7 @@ function insertWrittenSql(): string {
       SELECT ${REQUEST_VALUES}, coalesce(u."status", 'running'),
         CASE WHEN u."release" THEN NULL ELSE u."owner" END, CASE WHEN u."release" THEN NULL ELSE now() + (u."lease_ms" * interval '1 millisecond') END, u."fence",
         u."node_executions", u."cost_usd", now(), CASE WHEN u."set_current" THEN u."current" END, u."outputs", u."error", CASE WHEN u."terminal" THEN now() END
-      FROM v, u WHERE v."current"
+      FROM v, u WHERE v."current"${newcomer ? ` AND v."first"` : ''}
       ${KEY_CONFLICT}
     ),
     nodes AS (
@@ -123,23 +146,28 @@ function insertWrittenSql(): string {
       RETURNING 1
     ),
     ${eventCtes.join(',\n    ')}
-    SELECT v."current", (SELECT "id" FROM ins) AS "id", (SELECT count(*) FROM nodes) AS "nodes",
+    SELECT v."current", (SELECT "id" FROM ins) AS "id", (SELECT count(*) FROM nodes) AS "nodes",${newcomer ? ' v."first",' : ''}
       (SELECT json_agg(json_build_array(w."id", w."sequence", floor(extract(epoch FROM w."created_at") * 1000)::bigint)) FROM written w) AS "written"
     FROM v`;
 }
 const INSERT_WRITTEN = preparedStatement('run_insert_written', INSERT_WRITTEN_SQL);
+const INSERT_WRITTEN_NEWCOMER = preparedStatement('run_insert_written_newcomer', INSERT_WRITTEN_NEWCOMER_SQL);
 
-/** The insert of a run with its first write: `result` is what the write's fence saw (present when inserted). */
-export async function insertWrittenRun(q: DataSource, v: RunInsertValues, f: FlushParams): Promise<{ current: boolean; inserted: boolean; result?: FlushResult }> {
+/**
+ * The insert of a run with its first write: `result` is what the write's fence saw (present when
+ * inserted). `newcomer`: only as its tenant's first run; `first` false: it is not, nothing was inserted.
+ */
+export async function insertWrittenRun(q: DataSource, v: RunInsertValues, f: FlushParams, newcomer = false): Promise<{ current: boolean; inserted: boolean; first?: boolean; result?: FlushResult }> {
   if (f.runId !== v.runId || f.fence !== 1) throw new InvariantViolation('a run inserted with its first write is written under the claim of its insert');
   if (f.update.paused) throw new InvariantViolation('a run cannot be paused before it is inserted');
   const rows = flushRows(f);
-  const [row] = await runPrepared<{ current: boolean; id: string | null; written: Array<[string, string, string]> | null }>(q, INSERT_WRITTEN, [
+  const [row] = await runPrepared<{ current: boolean; id: string | null; first?: boolean; written: Array<[string, string, string]> | null }>(q, newcomer ? INSERT_WRITTEN_NEWCOMER : INSERT_WRITTEN, [
     ...requestValues(v),
     JSON.stringify(rows.run),
     JSON.stringify(rows.nodes),
     ...eventInsertValues(rows.events, rows.eventJson),
   ]);
+  if (newcomer && row.current && !row.first) return { current: true, inserted: false, first: false };
   if (!row.current || !row.id) return { current: row.current, inserted: false };
   const written = writtenEvents(row.written);
   const result: FlushResult = { fenced: true, cancel: false, pause: null };

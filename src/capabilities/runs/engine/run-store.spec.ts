@@ -1,6 +1,6 @@
 import * as store from './run-store';
 import { FlushParams, flushValues } from './run-store';
-import { insertRunSql, INSERT_WRITTEN_SQL } from './run-insert';
+import { insertRunSql, INSERT_WRITTEN_NEWCOMER_SQL, INSERT_WRITTEN_SQL } from './run-insert';
 
 /**
  * The engine's SQL, compared with the committed snapshot (__snapshots__/run-store.spec.ts.snap):
@@ -34,6 +34,10 @@ describe('run-store SQL', () => {
 
   it('the run inserts (pending; with its first write)', () => {
     expect({ claimed: insertRunSql(false), announced: insertRunSql(true), written: INSERT_WRITTEN_SQL }).toMatchSnapshot();
+  });
+
+  it("the run inserts into the newcomers' reserve (claimed or written only as the tenant's first run)", () => {
+    expect({ newcomer: insertRunSql(false, true), written: INSERT_WRITTEN_NEWCOMER_SQL }).toMatchSnapshot();
   });
 
   const claim: Omit<FlushParams, 'update' | 'writes' | 'events' | 'eventIds'> = {
