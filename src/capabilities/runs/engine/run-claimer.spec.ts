@@ -208,12 +208,140 @@ describe('RunClaimer: the newcomers\' reserve (fair claims)', () => {
     expect(c.urgent('q1')).toBe(true);
   });
 
+  /** A database that records each statement's text and values and answers it when told (`answer`). */
+  function pending() {
+    const sent: Array<{ text: string; values: unknown[]; answer: (rows: ClaimedRow[]) => void }> = [];
+    const ds = { query: (text: string, values: unknown[]) => new Promise<ClaimedRow[]>((answer) => sent.push({ text, values, answer })) };
+    return { ds: ds as unknown as DataSource, sent };
+  }
+  const named = (text: string) => text.includes('"id" = ANY($1::uuid[])');
+
+  it('a wake-up naming its run claims that run by id into the reserve; the wake-ups meanwhile are served by one claim after it', async () => {
+    const db = pending();
+    const { h, started, setActive } = host({ ds: db.ds, settings: fair, has: (id) => started.includes(id) });
+    const c = new RunClaimer(h);
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => undefined;
+    setActive(32);
+    c.noteClaimable({ runId: 'q1', tenant: 'a' });
+    await settle();
+    expect(db.sent).toHaveLength(1);
+    // [ids, owner, leaseMs, limit]: by primary key, at most the reserve's two slots.
+    expect(named(db.sent[0].text)).toBe(true);
+    expect(db.sent[0].values).toEqual([['q1'], 'replica:1', 1000, 2]);
+    c.noteClaimable({ runId: 'q2', tenant: 'b' });
+    c.noteClaimable({ runId: 'q3', tenant: 'c' });
+    await settle();
+    expect(db.sent).toHaveLength(1);
+    db.sent[0].answer([row('q1')]);
+    await settle();
+    expect(started).toEqual(['q1']);
+    expect(c.urgent('q1')).toBe(true);
+    setActive(33);
+    // One claim for both, limited to the slot q1 leaves.
+    expect(db.sent).toHaveLength(2);
+    expect(db.sent[1].values).toEqual([['q2', 'q3'], 'replica:1', 1000, 1]);
+    db.sent[1].answer([]);
+    await settle();
+    // A wake-up that names no run (a batch, a released lease, a missed notification): the claim over every tenant.
+    c.noteClaimable();
+    await settle();
+    expect(named(db.sent[2].text)).toBe(false);
+    expect(db.sent[2].values).toEqual(['replica:1', 1000, 1, 1]);
+  });
+
+  it('a named run of a tenant that executes runs here is no newcomer: no claim looks it up', async () => {
+    const db = pending();
+    const { h, setActive } = host({ ds: db.ds, settings: fair, executes: (t) => t === 'flood' });
+    const c = new RunClaimer(h);
+    let passes = 0;
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => void passes++;
+    setActive(32);
+    c.noteClaimable({ runId: 'f1', tenant: 'flood' });
+    await settle();
+    expect(db.sent).toHaveLength(0);
+    expect(passes).toBe(1);
+  });
+
+  it("a creation here is promised a slot of the reserve only for a tenant with nothing executing here, one per tenant, never more than the reserve's slots with the claims in flight", async () => {
+    const db = pending();
+    const { h, started, setActive } = host({ ds: db.ds, settings: fair, has: (id) => started.includes(id), executes: (t) => t === 'flood' });
+    const c = new RunClaimer(h);
+    (c as unknown as { claimAvailable: () => Promise<void> }).claimAvailable = async () => undefined;
+    setActive(31);
+    // Room in the capacity: a slot of it, whoever asks.
+    expect(c.reserve('flood')).toEqual({ tenant: 'flood', newcomer: false });
+    c.unreserve();
+    setActive(32);
+    expect(c.reserve('flood')).toBeUndefined();
+    expect(c.reserve('a', false)).toBeUndefined();
+    const a = c.reserve('a');
+    expect(a).toEqual({ tenant: 'a', newcomer: true });
+    // One run of a tenant at a time goes for the reserve.
+    expect(c.reserve('a')).toBeUndefined();
+    const b = c.reserve('b')!;
+    expect(b.newcomer).toBe(true);
+    expect(c.reserve('c')).toBeUndefined();
+    // Its insert found another run of the tenant: the slot is free again.
+    c.unreserve(a!);
+    expect(c.reserve('c')!.newcomer).toBe(true);
+    c.unreserve({ tenant: 'c', newcomer: true });
+    // b's insert claimed it: it starts in the reserve (the capacity is full) and holds that slot until it ends.
+    c.admit(b, 'qb', () => {
+      started.push('qb');
+      setActive(33);
+    });
+    expect(c.urgent('qb')).toBe(true);
+    expect(c.room()).toBe(0);
+    // A newcomers' claim in flight holds what it may take: the last slot.
+    c.noteClaimable();
+    await settle();
+    expect(db.sent[0].values).toEqual(['replica:1', 1000, 1, 1]);
+    expect(c.reserve('d')).toBeUndefined();
+    db.sent[0].answer([]);
+    await settle();
+    expect(c.reserve('d')!.newcomer).toBe(true);
+    // qb ends: its slot of the reserve frees.
+    started.splice(started.indexOf('qb'), 1);
+    setActive(32);
+    c.freed('qb');
+    expect(c.reserve('e')!.newcomer).toBe(true);
+    expect(c.reserve('f')).toBeUndefined();
+  });
+
+  it('a run its insert claimed into the reserve takes a slot of the capacity instead when one freed meanwhile', () => {
+    const { h, started, setActive } = host({ settings: fair, has: (id) => started.includes(id) });
+    const c = new RunClaimer(h);
+    setActive(32);
+    const r = c.reserve('a')!;
+    expect(r.newcomer).toBe(true);
+    setActive(31);
+    c.admit(r, 'qa', () => {
+      started.push('qa');
+      setActive(32);
+    });
+    expect(c.room()).toBe(0);
+    // Not the reserve's: two newcomers may still come.
+    expect(c.reserve('b')!.newcomer).toBe(true);
+    expect(c.reserve('c')!.newcomer).toBe(true);
+    // A run that did not start (the engine was stopping) holds no slot of the reserve.
+    const other = host({ settings: fair });
+    const d = new RunClaimer(other.h);
+    other.setActive(32);
+    const x = d.reserve('x')!;
+    d.admit(x, 'qx', () => undefined);
+    expect(d.urgent('qx')).toBe(false);
+    expect(d.reserve('y')!.newcomer).toBe(true);
+    expect(d.reserve('z')!.newcomer).toBe(true);
+  });
+
   it('is no part of oldest-first claims (fair claims off): a wake-up sends the claim pass alone', async () => {
     const db = database([]);
     const { h, setActive } = host({ ds: db.ds, settings: { maxActiveRuns: 32, leaseMs: 1000, executing: true } });
     const c = new RunClaimer(h);
     expect(c.newcomerSlots()).toBe(0);
     setActive(32);
+    expect(c.reserve('a')).toBeUndefined();
+    c.noteClaimable({ runId: 'q1', tenant: 'a' });
     c.noteClaimable();
     await settle();
     expect(db.claims).toHaveLength(0);
