@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength, MinLength } from '../../platform/http/dto-validation';
 import { PageQuery } from '../../platform/pagination/page-query';
 
 export class ApprovalDecisionDto {

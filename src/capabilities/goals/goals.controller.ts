@@ -1,6 +1,6 @@
 import { applyDecorators, Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsOptional } from '../../platform/http/dto-validation';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import { SeamAlias } from '../../platform/seams/seam-alias';
 import type { Principal } from '../../platform/identity/principal';

@@ -1,7 +1,7 @@
 import { applyDecorators, Body, Controller, Get, HttpCode, Post, Query, SetMetadata } from '@nestjs/common';
 import { ApiBody, ApiExtension, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsIn, IsOptional, Matches } from 'class-validator';
+import { ArrayMaxSize, IsIn, IsOptional, Matches } from '../../platform/http/dto-validation';
 import { CurrentPrincipal, Scopes } from '../../platform/identity/decorators';
 import type { Principal } from '../../platform/identity/principal';
 import { ApiErrors } from '../../platform/openapi/api-errors.decorator';

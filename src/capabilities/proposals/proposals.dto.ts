@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from '../../platform/http/dto-validation';
 import { PROPOSAL_KINDS, ProposalKind } from '@openwop-host/plugin-sdk';
 import { PageQuery } from '../../platform/pagination/page-query';
 import { PROPOSAL_STATES, ProposalState } from './proposal-view';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, MaxLength, Min } from '../../platform/http/dto-validation';
 import { PageQuery } from '../../platform/pagination/page-query';
 import { WORKSPACE_PREFIX_PATTERN } from './workspace-path';
 

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Matches, Max, Min } from '../http/dto-validation';
 import { ForbiddenError, ValidationError } from '../errors/domain-error';
 import type { Principal } from '../identity/principal';
 import type { AuditLogService, AuditVerifyResult } from './audit-log.service';

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/comm
 import type { FastifyRequest } from 'fastify';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from '../http/dto-validation';
 import { NotFoundError } from '../errors/domain-error';
 import { CurrentPrincipal, Scopes, TestSeam } from '../identity/decorators';
 import type { Principal } from '../identity/principal';

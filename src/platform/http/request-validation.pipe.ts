@@ -1,5 +1,5 @@
 import { ArgumentMetadata, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
-import { getMetadataStorage } from 'class-validator';
+import { dtoValidatorPackage, getMetadataStorage } from './dto-validation';
 
 type Lookup = (target: object, schema: string, always: boolean, strictGroups: boolean, groups?: string[]) => unknown[];
 
@@ -60,7 +60,8 @@ export class RequestValidationPipe extends ValidationPipe {
   private readonly acceptsEmpty = new WeakMap<object, boolean>();
 
   constructor(options: ValidationPipeOptions) {
-    super(options);
+    // class-validator from the files the DTOs use (dto-validation.ts), never its whole index.
+    super({ validatorPackage: dtoValidatorPackage, ...options });
     rememberValidationRules();
   }
 

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsDateString, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDateString, IsInt, IsOptional, IsString, Matches, MaxLength, Min } from '../http/dto-validation';
 import { auditActor } from '../audit/audit-log.service';
 import { ForbiddenError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsOptional, IsString, MaxLength } from '../../../platform/http/dto-validation';
 import { NEXT_CURSOR_PROPERTY, PageQuery } from '../../../platform/pagination/page-query';
 import type { Principal } from '../../../platform/identity/principal';
 import { arrayPage } from '../../../platform/pagination/keyset';

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsIn } from 'class-validator';
+import { IsIn } from '../../../platform/http/dto-validation';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';

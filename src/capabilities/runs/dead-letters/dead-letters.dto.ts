@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsOptional, IsString, MaxLength } from '../../../platform/http/dto-validation';
 import { PageQuery } from '../../../platform/pagination/page-query';
 
 /** `GET /v1/dead-letters` query: a page, optionally of one workflow. */

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined } from 'class-validator';
+import { IsDefined } from '../../../platform/http/dto-validation';
 import { ValidationError } from '../../../platform/errors/domain-error';
 
 /** The body that resolves an interrupt by run or by gate id: `{resumeValue}`. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, IsString, Matches, MaxLength } from '../../../platform/http/dto-validation';
 import { DataSource } from 'typeorm';
 import { NotFoundError, UnprocessableError, ValidationError } from '../../../platform/errors/domain-error';
 import type { Principal } from '../../../platform/identity/principal';

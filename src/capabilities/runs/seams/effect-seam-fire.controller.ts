@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsString, MaxLength } from 'class-validator';
+import { IsString, MaxLength } from '../../../platform/http/dto-validation';
 import { DataSource } from 'typeorm';
 import { UnprocessableError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';

@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from '../../../platform/http/dto-validation';
 import { ForbiddenError, UnprocessableError, ValidationError } from '../../../platform/errors/domain-error';
 import { EventLogService, HOST_STREAM } from '../../../platform/events/event-log.service';
 import { ApiKeyService } from '../../../platform/identity/api-key.service';

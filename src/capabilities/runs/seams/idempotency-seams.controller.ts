@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsInt, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from '../../../platform/http/dto-validation';
 import { ActivityLedger, effectRunner } from '../../../platform/idempotency/activity-ledger.service';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIP, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIP, IsObject, IsOptional, IsString, MaxLength } from '../../../platform/http/dto-validation';
 import { SafeFetchError, SafeFetchInit, SafeFetchResponse } from '@openwop-host/plugin-sdk';
 import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Put } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsInt, IsObject, IsOptional, Min } from 'class-validator';
+import { IsInt, IsObject, IsOptional, Min } from '../../../platform/http/dto-validation';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import { Principal, requireTenantLevel } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';

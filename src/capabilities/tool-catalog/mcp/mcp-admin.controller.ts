@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength } from '../../../platform/http/dto-validation';
 import { NotFoundError } from '../../../platform/errors/domain-error';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import { Principal, requireTenantLevel } from '../../../platform/identity/principal';

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { IsIn, IsOptional } from '../../../platform/http/dto-validation';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../../platform/errors/domain-error';
 import { submittedText } from '../../../platform/http/json-text';

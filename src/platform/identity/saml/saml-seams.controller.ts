@@ -1,6 +1,6 @@
 import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from '../../http/dto-validation';
 import type { FastifyReply } from 'fastify';
 import { ApiErrors } from '../../openapi/api-errors.decorator';
 import { CurrentPrincipal, Scopes, TestSeam } from '../decorators';
