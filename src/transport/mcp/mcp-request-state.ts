@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createRequestStateCodec, type RequestStateCodec, type ServerContext } from '@modelcontextprotocol/server';
+import type { RequestStateCodec, ServerContext } from '@modelcontextprotocol/server';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
 import type { Principal } from '../../platform/identity/principal';
 
@@ -44,11 +44,21 @@ function bindingText(b: RequestStateBinding): string {
  * resolution closes (and a repeated vote by the same principal is refused by the gate).
  */
 export class McpRequestStateCodec {
-  private readonly codec: RequestStateCodec<RequestStatePayload>;
+  private made?: RequestStateCodec<RequestStatePayload>;
 
-  constructor(key: Uint8Array, ttlSeconds: number) {
-    // The codec's binding callback is typed for the SDK's own server context; this mount hands it its binding.
-    this.codec = createRequestStateCodec<RequestStatePayload>({ key, ttlSeconds, bind: (ctx) => bindingText(ctx as unknown as RequestStateBinding) });
+  constructor(
+    private readonly key: Uint8Array,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /** Made on first use: the MCP server SDK is loaded only by a host whose mount answers an MRTR call. */
+  private get codec(): RequestStateCodec<RequestStatePayload> {
+    if (!this.made) {
+      const { createRequestStateCodec } = require('@modelcontextprotocol/server') as typeof import('@modelcontextprotocol/server');
+      // The codec's binding callback is typed for the SDK's own server context; this mount hands it its binding.
+      this.made = createRequestStateCodec<RequestStatePayload>({ key: this.key, ttlSeconds: this.ttlSeconds, bind: (ctx) => bindingText(ctx as unknown as RequestStateBinding) });
+    }
+    return this.made;
   }
 
   mint(payload: RequestStatePayload, binding: RequestStateBinding): Promise<string> {

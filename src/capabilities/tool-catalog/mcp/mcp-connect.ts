@@ -1,18 +1,8 @@
 import { randomInt } from 'node:crypto';
-import {
-  Client,
-  MissingRequiredClientCapabilityError,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-  UnsupportedProtocolVersionError,
-  type ClientCapabilities,
-  type DiscoverResult,
-  type Transport,
-} from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client, ClientCapabilities, DiscoverResult, Transport } from '@modelcontextprotocol/client';
 import { withTraceHeaders } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
+import { mcpClientSdk, mcpStdioTransport } from './mcp-client-sdk';
 import { MCP_CURRENT_REVISION, MCP_LEGACY_REVISION, MCP_REVISIONS, McpMissingCapabilityError, McpRevisionError } from './mcp-revision';
 import { inMcpClientSpan, McpEndpoint, mcpEndpointOf } from './mcp-semconv';
 import type { McpWireTap } from './mcp-wire-tap';
@@ -71,6 +61,7 @@ function downgradeBar(cfg: McpServerConfig, o: McpConnectOptions): 'version-down
 
 function transportOf(cfg: McpServerConfig, tap?: McpWireTap): Transport {
   if (cfg.transport === 'stdio') {
+    const StdioClientTransport = mcpStdioTransport();
     const stdio = new StdioClientTransport({ command: cfg.command, args: cfg.args, env: cfg.env, cwd: cfg.cwd, stderr: 'pipe' });
     // Drain the server's stderr so a chatty server cannot block on a full pipe; it is not logged
     // because servers print whatever they like there, credentials included.
@@ -79,7 +70,7 @@ function transportOf(cfg: McpServerConfig, tap?: McpWireTap): Transport {
   }
   // Each request carries the trace context current when it is sent (the tool call's span).
   const send = (url: string | URL, init?: RequestInit) => fetch(url, withTraceHeaders(init));
-  const http = new StreamableHTTPClientTransport(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: tap ? tap.fetch(send) : send });
+  const http = new (mcpClientSdk().StreamableHTTPClientTransport)(new URL(cfg.url), { requestInit: { headers: cfg.headers ?? {} }, fetch: tap ? tap.fetch(send) : send });
   return tap ? tap.watch(http, { deliveries: false }) : http;
 }
 
@@ -107,7 +98,7 @@ export async function connectMcp(cfg: McpServerConfig, o: McpConnectOptions): Pr
   if (!MCP_REVISIONS.includes(requested)) throw new McpRevisionError(requested, 'unsupported', `The host does not speak MCP revision ${requested}.`);
   const bar = requested === MCP_CURRENT_REVISION ? downgradeBar(cfg, o) : undefined;
   const legacyOnly = requested === MCP_LEGACY_REVISION;
-  const client = new Client(CLIENT_INFO, {
+  const client = new (mcpClientSdk().Client)(CLIENT_INFO, {
     capabilities: o.capabilities ?? {},
     supportedProtocolVersions: legacyOnly ? [MCP_LEGACY_REVISION] : [...MCP_REVISIONS],
     // Pinned when a downgrade is barred (no fallback at all); else probe and fall back openly.
@@ -159,6 +150,7 @@ function isTransportFailure(cause: unknown): boolean {
 
 /** The boundary error of a failed connect that was about revisions, or undefined for any other failure. */
 function revisionFailure(e: unknown, requested: string, bar: 'version-downgrade-forbidden' | 'unauthenticated' | undefined): McpRevisionError | undefined {
+  const { SdkError, SdkErrorCode, UnsupportedProtocolVersionError } = mcpClientSdk();
   if (e instanceof SdkError && e.code === SdkErrorCode.EraNegotiationFailed) {
     // The probe never reached the server (refused, reset, unresolvable): a transport failure, not a revision one.
     if (isTransportFailure(e.cause ?? (e.data as { cause?: unknown } | undefined)?.cause)) return undefined;
@@ -233,7 +225,7 @@ export async function callToolRound(conn: McpConnection, name: string, args: Rec
       (r) => (r.isError === true ? 'tool_error' : undefined),
     );
   } catch (e) {
-    if (e instanceof MissingRequiredClientCapabilityError || (e as { code?: unknown })?.code === MISSING_CAPABILITY) {
+    if (e instanceof mcpClientSdk().MissingRequiredClientCapabilityError || (e as { code?: unknown })?.code === MISSING_CAPABILITY) {
       const data = (e as { data?: { requiredCapabilities?: unknown } }).data;
       throw new McpMissingCapabilityError(Array.isArray(data?.requiredCapabilities) ? data.requiredCapabilities.map(String) : []);
     }

@@ -1,7 +1,8 @@
-import { ProtocolError, SdkError, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { withTraceContext } from '../../../platform/tracing/trace-context';
 import { SpanAttributes, startSpan, tracingEnabled } from '../../../platform/tracing/tracing';
 import type { McpServerConfig } from '../tool-catalog.config';
+import { mcpClientSdk } from './mcp-client-sdk';
 
 /**
  * The host's MCP client calls projected onto the OpenTelemetry MCP semantic conventions (RFC 0207 §D,
@@ -72,6 +73,7 @@ export function mcpSpanAttributes(conn: McpSpanConnection, method: McpSpanMethod
  * the SDK's error code or the error's name.
  */
 export function mcpErrorAttributes(e: unknown): { 'error.type': string; 'rpc.response.status_code'?: string } {
+  const { ProtocolError, SdkError } = mcpClientSdk();
   if (e instanceof ProtocolError && typeof e.code === 'number') return { 'error.type': String(e.code), 'rpc.response.status_code': String(e.code) };
   if (e instanceof SdkError && typeof e.code === 'string') return { 'error.type': e.code };
   return { 'error.type': (e as Error)?.name || '_OTHER' };
