@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as protoLoader from '@grpc/proto-loader';
-import { Root } from 'protobufjs';
+import type * as protoLoader from '@grpc/proto-loader';
+import type { Root } from 'protobufjs';
 import { PROJECT_ROOT } from '../../platform/project-root';
 import { ProtoJsonCodec } from './json-struct';
 
@@ -27,8 +27,9 @@ export const ENGINE_PROTO_LOADER_OPTIONS: protoLoader.Options = {
   includeDirs: [ENGINE_PROTO_DIR],
 };
 
+/** Loads @grpc/proto-loader (and protobufjs) on first use: only a host that serves gRPC reads the proto. */
 export function loadEnginePackageDefinition(): protoLoader.PackageDefinition {
-  return protoLoader.loadSync([ENGINE_PROTO_FILE, STATUS_PROTO_FILE], ENGINE_PROTO_LOADER_OPTIONS);
+  return (require('@grpc/proto-loader') as typeof protoLoader).loadSync([ENGINE_PROTO_FILE, STATUS_PROTO_FILE], ENGINE_PROTO_LOADER_OPTIONS);
 }
 
 /**
@@ -36,6 +37,7 @@ export function loadEnginePackageDefinition(): protoLoader.PackageDefinition {
  * proto-loader's include path; the google/protobuf well-known types come bundled with protobufjs.
  */
 export function loadEngineRoot(): Root {
+  const { Root } = require('protobufjs') as typeof import('protobufjs');
   const root = new Root();
   const bundled = root.resolvePath.bind(root);
   root.resolvePath = (origin, target) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { Inject, Injectable, Logger, OnModuleInit, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
@@ -23,6 +23,7 @@ import { ENGINE_SERVICE, engineJsonCodec, loadEngineRoot } from './engine-proto'
 import { ENGINE_METHODS, EngineCall, EngineMethod, EngineMethodHandler, EngineMethodName, RestOperation } from './engine-method';
 import { encodeRpcStatus, errorEnvelopeToStatus } from './error-status';
 import { GrpcMetrics } from './grpc.metrics';
+import { GrpcStatus, grpcStatusName } from './grpc-status';
 import { JsonObject, ProtoJsonCodec, ProtoJsonError } from './json-struct';
 import { InvariantViolation, WiringFault } from '../../platform/errors/internal-fault';
 
@@ -77,9 +78,18 @@ type AnyCall = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStrea
 @Injectable()
 export class EngineServiceImplementation implements OnModuleInit {
   private readonly log = new Logger('grpc');
-  private readonly codec: ProtoJsonCodec = engineJsonCodec();
-  private readonly statusRoot: Root = loadEngineRoot();
-  private readonly engineService: Service = this.statusRoot.lookupService(ENGINE_SERVICE);
+  // The proto is read when the listener starts (the first call of definition()), not at every boot:
+  // a host whose gRPC port is off never loads protobufjs.
+  private root?: Root;
+  private get statusRoot(): Root {
+    return (this.root ??= loadEngineRoot());
+  }
+  private get engineService(): Service {
+    return this.statusRoot.lookupService(ENGINE_SERVICE);
+  }
+  private get codec(): ProtoJsonCodec {
+    return engineJsonCodec();
+  }
   private readonly pipe = new RequestValidationPipe(REQUEST_VALIDATION);
   private readonly handlers = new Map<EngineMethodName, { handler: EngineMethodHandler; operation: ResolvedOperation }>();
   /** Aborted once, when the listener stops; every call in flight listens to it (no listener limit). */
@@ -180,7 +190,7 @@ export class EngineServiceImplementation implements OnModuleInit {
     const started = process.hrtime.bigint();
     this.metrics.started(method);
     const context = this.context(method, call);
-    let code: number = grpc.status.OK;
+    let code: number = GrpcStatus.OK;
     try {
       const entry = this.handlers.get(method);
       if (!entry || entry.handler.kind !== 'unary') throw new MethodNotServedError(method);
@@ -204,7 +214,7 @@ export class EngineServiceImplementation implements OnModuleInit {
     const started = process.hrtime.bigint();
     this.metrics.started(method);
     const context = this.context(method, call);
-    let code: number = grpc.status.OK;
+    let code: number = GrpcStatus.OK;
     try {
       const entry = this.handlers.get(method);
       if (!entry || entry.handler.kind !== 'server-stream') throw new MethodNotServedError(method);
@@ -219,12 +229,12 @@ export class EngineServiceImplementation implements OnModuleInit {
       };
       await withTraceContext(context.span?.context ?? context.call.trace, () => handler.handle(context.call, request, send));
       if (context.call.signal.aborted && !call.cancelled) throw new ListenerStoppingError();
-      if (call.cancelled) code = grpc.status.CANCELLED;
+      if (call.cancelled) code = GrpcStatus.CANCELLED;
       else call.end();
     } catch (e) {
       if (call.cancelled || e instanceof ClientGoneError) {
         // The client tore the stream down: nothing to answer, and nothing it started is touched.
-        code = grpc.status.CANCELLED;
+        code = GrpcStatus.CANCELLED;
       } else {
         const error = this.toServiceError(e, context.call.requestId, method);
         code = error.code;
@@ -342,7 +352,7 @@ export class EngineServiceImplementation implements OnModuleInit {
       this.log.error({ msg: 'grpc call failed', err: e, correlationId: requestId, method: `${ENGINE_SERVICE}/${method}` });
     }
     const rpc = errorEnvelopeToStatus(body, { httpStatus: status });
-    const metadata = new grpc.Metadata();
+    const metadata = new (require('@grpc/grpc-js') as typeof import('@grpc/grpc-js')).Metadata();
     metadata.set('grpc-status-details-bin', encodeRpcStatus(this.statusRoot, rpc));
     const retryAfter = headers?.['Retry-After'];
     if (retryAfter !== undefined) metadata.set('retry-after', retryAfter);
@@ -355,14 +365,14 @@ export class EngineServiceImplementation implements OnModuleInit {
     if (context.span) {
       context.span.setAttributes({ 'rpc.grpc.status_code': code });
       // Server errors only (semantic conventions): a refused request is the caller's.
-      if (SERVER_FAULTS.has(code)) context.span.fail(grpc.status[code] ?? String(code));
+      if (SERVER_FAULTS.has(code)) context.span.fail(grpcStatusName(code) ?? String(code));
       context.span.end();
     }
     const p = context.principal;
     const fields = {
       transport: 'grpc',
       method: `${ENGINE_SERVICE}/${method}`,
-      code: grpc.status[code] ?? String(code),
+      code: grpcStatusName(code) ?? String(code),
       durationMs: Math.round(seconds * 10_000) / 10,
       tenant: p?.tenant ?? null,
       workspace: p?.workspace,
@@ -371,7 +381,7 @@ export class EngineServiceImplementation implements OnModuleInit {
       requestId: context.call.requestId,
       traceId: context.call.trace?.traceId,
     };
-    if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) this.log.error({ msg: 'grpc call completed', ...fields });
+    if (code === GrpcStatus.INTERNAL || code === GrpcStatus.UNKNOWN) this.log.error({ msg: 'grpc call completed', ...fields });
     else this.log.log({ msg: 'grpc call completed', ...fields });
   }
 }
@@ -390,7 +400,7 @@ interface CallState {
 
 class ClientGoneError extends Error {}
 
-const SERVER_FAULTS: ReadonlySet<number> = new Set([grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED, grpc.status.UNIMPLEMENTED, grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.DATA_LOSS]);
+const SERVER_FAULTS: ReadonlySet<number> = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.UNIMPLEMENTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE, GrpcStatus.DATA_LOSS]);
 
 /** A request message that did not decode (see `definition`). */
 class UnreadableRequest {

@@ -1,5 +1,5 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { Root, Type } from 'protobufjs';
+import { GrpcStatus } from './grpc-status';
 
 /** The canonical error envelope (error-envelope.schema.json). */
 export interface ErrorEnvelope {

@@ -1,10 +1,9 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
-import { ReflectionService } from '@grpc/reflection';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { HealthImplementation, ServingStatus } from 'grpc-health-check';
+import type { HealthImplementation, ServingStatus } from 'grpc-health-check';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
 import { checkReadiness } from '../../platform/health/readiness';
@@ -77,6 +76,10 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
   async start(): Promise<{ host: string; port: number; endpoint: string }> {
     if (this.server) throw new WiringFault('the gRPC listener was already started');
     const cfg = this.config.grpc;
+    // grpc-js, its health and reflection services and the proto are loaded here, when the port opens:
+    // a host whose gRPC port is off never loads them.
+    const grpc = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
+    const { HealthImplementation } = require('grpc-health-check') as typeof import('grpc-health-check');
     const definition = loadEnginePackageDefinition();
     const server = new grpc.Server({
       // The REST body limit is the request message limit: a bigger message is RESOURCE_EXHAUSTED.
@@ -86,7 +89,7 @@ export class GrpcListener implements BeforeApplicationShutdown, OnApplicationShu
     server.addService(this.engine.definition(engine), this.engine.implementation(engine));
     const health = new HealthImplementation({ '': 'NOT_SERVING', [ENGINE_SERVICE]: 'NOT_SERVING' });
     health.addToServer(server);
-    if (cfg.reflection) new ReflectionService(definition).addToServer(server);
+    if (cfg.reflection) new (require('@grpc/reflection') as typeof import('@grpc/reflection')).ReflectionService(definition).addToServer(server);
 
     const secure = cfg.tlsFiles ? server.createConnectionInjector(grpc.ServerCredentials.createSsl(null, [{ cert_chain: cfg.tlsFiles.cert, private_key: cfg.tlsFiles.key }], false)) : undefined;
     const plain = cfg.tls === 'required' ? undefined : server.createConnectionInjector(grpc.ServerCredentials.createInsecure());

@@ -1,11 +1,11 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Injectable } from '@nestjs/common';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LATENCY_BUCKETS, MetricsService } from '../../platform/metrics/metrics.service';
+import { grpcStatusName } from './grpc-status';
 
 /** The status code's name as gRPC tooling prints it (OK, NOT_FOUND, ...), a bounded label set. */
 export function grpcCodeName(code: number): string {
-  return (GrpcStatus as unknown as Record<number, string>)[code] ?? 'UNKNOWN';
+  return grpcStatusName(code) ?? 'UNKNOWN';
 }
 
 /**

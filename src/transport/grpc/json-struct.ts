@@ -1,4 +1,4 @@
-import { Enum, Field, Root, Type } from 'protobufjs';
+import type { Enum, Field, Root, Type } from 'protobufjs';
 import { WiringFault } from '../../platform/errors/internal-fault';
 
 /**
@@ -422,6 +422,8 @@ export class ProtoJsonCodec {
 
 function kindOf(typeName: string, field: Field): Kind {
   const resolved = field.resolvedType;
+  // A codec exists only over a loaded proto, so protobufjs is loaded by now.
+  const { Enum, Type } = require('protobufjs') as typeof import('protobufjs');
   if (resolved instanceof Enum) return 'enum';
   if (resolved instanceof Type) {
     const wellKnown = WELL_KNOWN[resolved.fullName];
