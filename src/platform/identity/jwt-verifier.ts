@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { passportJwtSecret } from 'jwks-rsa';
-import { ExtractJwt, Strategy as JwtStrategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
+import type { Strategy as JwtStrategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { IDENTIFIER, Principal } from './principal';
 import { expandRoles, isValidScope } from './scopes';
@@ -31,6 +30,8 @@ export class JwtVerifier {
   constructor(@Inject(HOST_CONFIG) private readonly config: HostConfig) {
     const jwt = config.jwt;
     if (!jwt.secret && !jwt.jwksUrl) return;
+    // passport-jwt (and jwks-rsa for a JWKS) load only when JWTs are accepted at all.
+    const { ExtractJwt, Strategy } = require('passport-jwt') as typeof import('passport-jwt');
     const base = {
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
       algorithms: jwt.algorithms,
@@ -42,11 +43,11 @@ export class JwtVerifier {
       jwt.jwksUrl
         ? {
             ...base,
-            secretOrKeyProvider: passportJwtSecret({ jwksUri: jwt.jwksUrl, cache: true, rateLimit: true, jwksRequestsPerMinute: 10 }),
+            secretOrKeyProvider: (require('jwks-rsa') as typeof import('jwks-rsa')).passportJwtSecret({ jwksUri: jwt.jwksUrl, cache: true, rateLimit: true, jwksRequestsPerMinute: 10 }),
           }
         : { ...base, secretOrKey: jwt.secret }
     ) as StrategyOptionsWithoutRequest;
-    this.strategy = new JwtStrategy(options, (payload: unknown, done: (err: unknown, user?: unknown) => void) => done(null, payload));
+    this.strategy = new Strategy(options, (payload: unknown, done: (err: unknown, user?: unknown) => void) => done(null, payload));
   }
 
   get enabled(): boolean {

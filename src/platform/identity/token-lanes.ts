@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import jwt from 'jsonwebtoken';
-import { JwksClient } from 'jwks-rsa';
+import type * as Jwt from 'jsonwebtoken';
+import type { JwksClient } from 'jwks-rsa';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import type { TokenLaneSettings } from '../config/identity-settings';
 import { ForbiddenError, UnauthenticatedError } from '../errors/domain-error';
@@ -13,6 +13,9 @@ const CLOCK_SKEW_S = 60;
 /** A discovery document is re-read after this long; a failed read is retried on the next token. */
 const DISCOVERY_TTL_MS = 3_600_000;
 const FETCH_TIMEOUT_MS = 5_000;
+
+/** jsonwebtoken, loaded with the first token a lane reads: a host without OIDC or OAuth2 lanes never loads it. */
+const jwt = (): typeof Jwt => require('jsonwebtoken') as typeof Jwt;
 
 /** Every refused token gets the same answer: which check failed is no business of the caller (no oracle). */
 const refused = () => new UnauthenticatedError('The bearer token is not valid.');
@@ -56,7 +59,7 @@ export class TokenLanes {
   /** The lane a token's unverified `iss` (and `aud`, when two lanes share an issuer) points at, if any. */
   laneOf(token: string): TokenLaneSettings | undefined {
     if (!this.lanes.length) return undefined;
-    const decoded = jwt.decode(token, { json: true });
+    const decoded = jwt().decode(token, { json: true });
     if (!decoded || typeof decoded.iss !== 'string') return undefined;
     const candidates = this.lanes.filter((l) => l.issuers.includes(decoded.iss!));
     if (candidates.length <= 1) return candidates[0];
@@ -70,10 +73,10 @@ export class TokenLanes {
    * uniform refusal.
    */
   async verify(token: string, lane: TokenLaneSettings, opts: { audienceMismatch?: boolean } = {}): Promise<LaneToken> {
-    const complete = jwt.decode(token, { complete: true });
+    const complete = jwt().decode(token, { complete: true });
     if (!complete || typeof complete.payload !== 'object' || !complete.payload) throw refused();
     const { header } = complete;
-    const iss = (complete.payload as jwt.JwtPayload).iss;
+    const iss = (complete.payload as Jwt.JwtPayload).iss;
     if (typeof iss !== 'string' || !lane.issuers.includes(iss) || !lane.algorithms.includes(header.alg) || typeof header.kid !== 'string') throw refused();
     let key: string;
     try {
@@ -83,18 +86,18 @@ export class TokenLanes {
       this.log.debug({ msg: 'signing key not resolved', issuer: iss, err: (e as Error).message });
       throw refused();
     }
-    let payload: jwt.JwtPayload;
+    let payload: Jwt.JwtPayload;
     try {
-      payload = jwt.verify(token, key, {
-        algorithms: lane.algorithms as jwt.Algorithm[],
+      payload = jwt().verify(token, key, {
+        algorithms: lane.algorithms as Jwt.Algorithm[],
         issuer: iss,
         audience: lane.audience,
         clockTolerance: CLOCK_SKEW_S,
         complete: false,
-      }) as jwt.JwtPayload;
+      }) as Jwt.JwtPayload;
     } catch (e) {
       // jsonwebtoken checks the signature, then the dates, then the audience: this one verified and is current.
-      if (opts.audienceMismatch && e instanceof jwt.JsonWebTokenError && e.message.startsWith('jwt audience invalid')) {
+      if (opts.audienceMismatch && e instanceof jwt().JsonWebTokenError && e.message.startsWith('jwt audience invalid')) {
         throw new UnauthenticatedError('The token was issued for another audience.', 'audience_mismatch');
       }
       throw refused();
@@ -104,7 +107,7 @@ export class TokenLanes {
     return await this.principalOf(payload, lane, iss);
   }
 
-  private async principalOf(payload: jwt.JwtPayload, lane: TokenLaneSettings, issuer: string): Promise<LaneToken> {
+  private async principalOf(payload: Jwt.JwtPayload, lane: TokenLaneSettings, issuer: string): Promise<LaneToken> {
     const c = lane.claims;
     const rawPrincipal = payload[c.principal] ?? payload.sub;
     if (typeof rawPrincipal !== 'string' || !IDENTIFIER.test(rawPrincipal)) throw refused();
@@ -142,7 +145,7 @@ export class TokenLanes {
   async verifyIdToken(token: string, audience: string, nonce: string): Promise<LaneToken> {
     const oidc = this.lanes.find((l) => l.kind === 'oidc');
     if (!oidc) throw refused();
-    const claimed = (jwt.decode(token, { json: true }) ?? {}).nonce;
+    const claimed = (jwt().decode(token, { json: true }) ?? {}).nonce;
     if (typeof claimed !== 'string' || claimed !== nonce) throw refused();
     return this.verify(token, { ...oidc, audience });
   }
@@ -168,6 +171,7 @@ export class TokenLanes {
       }
       throw refused();
     }
+    const { JwksClient } = require('jwks-rsa') as typeof import('jwks-rsa');
     const client = new JwksClient({ jwksUri: doc.jwks_uri, cache: true, cacheMaxAge: 600_000, rateLimit: true, jwksRequestsPerMinute: 30, timeout: FETCH_TIMEOUT_MS });
     const entry = { doc: doc as Record<string, unknown> & { jwks_uri: string }, client, at: Date.now() };
     this.docs.set(issuer, entry);

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { CacheProvider, SAML, ValidateInResponseTo } from '@node-saml/node-saml';
+import type { CacheProvider, SAML } from '@node-saml/node-saml';
 import { DataSource, LessThan } from 'typeorm';
 import { AuditLogService } from '../../audit/audit-log.service';
 import { HOST_CONFIG, HostConfig } from '../../config/host-config';
@@ -168,6 +168,8 @@ export class SamlSignIn {
     let c = this.clients.get(idp.id);
     if (c) return c;
     const s = this.settings!;
+    // node-saml (and its XML stack) loads with the first provider's client: a host without SAML never loads it.
+    const { SAML, ValidateInResponseTo } = require('@node-saml/node-saml') as typeof import('@node-saml/node-saml');
     c = new SAML({
       issuer: s.spEntityId,
       callbackUrl: s.acsUrl,
