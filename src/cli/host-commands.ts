@@ -11,9 +11,7 @@ import { HostConfig, loadHostConfig } from '../platform/config/host-config';
 import { openDatabase } from '../platform/database/data-source.factory';
 import { migrationStatus, pendingMigrations, runMigrations } from '../platform/database/migration-runner';
 import { ApiKeyService } from '../platform/identity/api-key.service';
-import { generateOpenApiDocument } from '../openapi-generate';
-import { routeScopesTable } from '../platform/openapi/route-scopes';
-import { exportCommand, importCommand } from '../capabilities/portability/portability.cli';
+import type * as PortabilityCli from '../capabilities/portability/portability.cli';
 import { GrpcListener } from '../transport/grpc/grpc-listener';
 
 /**
@@ -223,6 +221,9 @@ async function startGrpc(host: Host, cfg: HostConfig): Promise<void> {
   }
 }
 export async function writeOpenApi(opts: { out?: string; scopesOut?: string }): Promise<void> {
+  // Loaded by the command that uses them, not by `serve`.
+  const { generateOpenApiDocument } = await import('../openapi-generate');
+  const { routeScopesTable } = await import('../platform/openapi/route-scopes');
   const doc = await generateOpenApiDocument();
   const text = `${JSON.stringify(doc, null, 2)}\n`;
   if (opts.out) fs.writeFileSync(opts.out, text);
@@ -242,10 +243,10 @@ async function withPortabilityApp(fn: (app: Awaited<ReturnType<typeof createHost
   }
 }
 
-export function exportEstate(opts: Parameters<typeof exportCommand>[1]): Promise<void> {
-  return withPortabilityApp((app) => exportCommand(app, opts));
+export function exportEstate(opts: Parameters<typeof PortabilityCli.exportCommand>[1]): Promise<void> {
+  return withPortabilityApp(async (app) => (await import('../capabilities/portability/portability.cli')).exportCommand(app, opts));
 }
 
-export function importBundle(file: string, opts: Parameters<typeof importCommand>[2]): Promise<void> {
-  return withPortabilityApp((app) => importCommand(app, file, opts));
+export function importBundle(file: string, opts: Parameters<typeof PortabilityCli.importCommand>[2]): Promise<void> {
+  return withPortabilityApp(async (app) => (await import('../capabilities/portability/portability.cli')).importCommand(app, file, opts));
 }

@@ -1,6 +1,8 @@
-import { CronExpressionParser } from 'cron-parser';
 import type { GoalBounds, GoalEntity, GoalSchedule } from './goal.entity';
 import type { GoalLimits } from './goals.settings';
+
+/** cron-parser, loaded with the first cron schedule read (most hosts have none). */
+const cron = () => (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
 
 /**
  * The pure rules of a standing goal: bounds (RFC 0058/0084) clamped to the host limits, when a goal
@@ -29,7 +31,7 @@ export function deadlineOf(createdAt: Date, bounds: GoalBounds): Date | null {
 /** The first schedule slot strictly after `after` (a backlog collapses: slots are counted from now). */
 export function nextSlot(schedule: GoalSchedule, after: Date): Date {
   if ('intervalMs' in schedule) return new Date(after.getTime() + schedule.intervalMs);
-  const expr = CronExpressionParser.parse(schedule.cron, { currentDate: after, tz: schedule.timezone ?? 'UTC' });
+  const expr = cron().parse(schedule.cron, { currentDate: after, tz: schedule.timezone ?? 'UTC' });
   return expr.next().toDate();
 }
 
@@ -37,7 +39,7 @@ export function nextSlot(schedule: GoalSchedule, after: Date): Date {
 export function checkSchedule(schedule: GoalSchedule): string | undefined {
   if ('intervalMs' in schedule) return undefined;
   try {
-    CronExpressionParser.parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', strict: false });
+    cron().parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', strict: false });
     if (schedule.timezone) new Intl.DateTimeFormat('en-US', { timeZone: schedule.timezone });
     return undefined;
   } catch (e) {

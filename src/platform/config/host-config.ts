@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import { envInt } from './env-int';
 import * as path from 'node:path';
-import YAML from 'yaml';
 import { SchemaRegistry } from '../schemas/schema-registry';
 import { loadOtlpMetricsConfig, loadTracingConfig, OTEL_ENV_SETTINGS, OtlpMetricsConfig, TracingConfig } from './otel-settings';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
@@ -310,7 +309,8 @@ export function loadConfigFile(file: string | undefined, schemas: SchemaRegistry
   }
   let parsed: unknown;
   try {
-    parsed = /\.ya?ml$/i.test(file) ? YAML.parse(text) : JSON.parse(text);
+    // The YAML parser is loaded only for a YAML file.
+    parsed = /\.ya?ml$/i.test(file) ? (require('yaml') as typeof import('yaml')).parse(text) : JSON.parse(text);
   } catch (e) {
     throw new ConfigError(`OPENWOP_CONFIG: ${file} is not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(e as Error).message}`);
   }

@@ -2,13 +2,26 @@ import { CoalescedSoon } from '../scheduler/coalesced-soon';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { collectDefaultMetrics, Counter, CounterConfiguration, Gauge, GaugeConfiguration, Histogram, HistogramConfiguration, Metric, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration, Metric } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 import { WiringFault } from '../errors/internal-fault';
 import { HOST_VERSION } from '../discovery/discovery.service';
 import { type AppendedEvent, type OtlpMetricsBackend, startOtlpMetrics } from './otlp-metrics';
 import type { OtlpMetricsConfig } from './otlp-metrics-config';
+
+// The metric classes from their own files: prom-client's index also loads its default process
+// metrics and, through them, the OpenTelemetry API (some 80 modules in all); those load with the
+// first exposition (processRegistry), not at every start.
+const Registry = require('prom-client/lib/registry') as typeof PromClient.Registry;
+type Registry = PromClient.Registry;
+const Counter = require('prom-client/lib/counter') as typeof PromClient.Counter;
+type Counter<L extends string> = PromClient.Counter<L>;
+const Gauge = require('prom-client/lib/gauge') as typeof PromClient.Gauge;
+type Gauge<L extends string> = PromClient.Gauge<L>;
+const Histogram = require('prom-client/lib/histogram') as typeof PromClient.Histogram;
+type Histogram<L extends string> = PromClient.Histogram<L>;
 
 /** Every metric the host and its capabilities expose starts with this prefix. */
 export const METRIC_PREFIX = 'openwop_';
@@ -28,7 +41,7 @@ let processMetrics: Registry | undefined;
 function processRegistry(): Registry {
   if (!processMetrics) {
     processMetrics = new Registry();
-    collectDefaultMetrics({ register: processMetrics, prefix: METRIC_PREFIX });
+    (require('prom-client') as typeof PromClient).collectDefaultMetrics({ register: processMetrics, prefix: METRIC_PREFIX });
   }
   return processMetrics;
 }

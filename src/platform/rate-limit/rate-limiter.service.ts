@@ -6,7 +6,7 @@ import { HealthService } from '../health/health.service';
 import type { Principal } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import { MemoryRateLimitStore, RateLimitStore } from './rate-limit-store';
-import { RedisRateLimitStore } from './redis-rate-limit-store';
+import type { RedisRateLimitStore } from './redis-rate-limit-store';
 
 /** The /readyz component that tells whether the shared store counts (listed only with OPENWOP_REDIS_URL). */
 export const RATE_LIMIT_STORE_COMPONENT = 'rate-limit-store';
@@ -42,6 +42,8 @@ export class RateLimitedError extends DomainError {
 @Injectable()
 export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
   private readonly store: RateLimitStore;
+  /** The Redis store, when the shared store is configured (`store` then). */
+  private readonly shared?: RedisRateLimitStore;
   private readonly refused: Counter<'class'>;
   private readonly logger = new Logger('rate-limit');
   /** The clock (ms since the epoch); tests replace it. */
@@ -59,12 +61,17 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
     });
     const longestWindowMs = Math.max(...Object.values(config.rateLimit.budgets).map((b) => b.windowMs));
     const memory = new MemoryRateLimitStore(longestWindowMs, () => this.now());
-    this.store = config.rateLimit.enabled && config.sharedStore.redisUrl ? new RedisRateLimitStore(config.sharedStore, memory, (shared, reason) => this.sharedStoreChanged(shared, reason)) : memory;
+    if (config.rateLimit.enabled && config.sharedStore.redisUrl) {
+      // The Redis client (ioredis) is loaded only when the shared store is configured.
+      const { RedisRateLimitStore: Store } = require('./redis-rate-limit-store') as typeof import('./redis-rate-limit-store');
+      this.shared = new Store(config.sharedStore, memory, (shared, reason) => this.sharedStoreChanged(shared, reason));
+    }
+    this.store = this.shared ?? memory;
   }
 
   /** With a shared store, connects before the host serves (waiting a little; see RedisRateLimitStore.start). */
   async onModuleInit(): Promise<void> {
-    if (this.store instanceof RedisRateLimitStore) await this.store.start(Math.max(1_000, this.config.sharedStore.timeoutMs * 4));
+    if (this.shared) await this.shared.start(Math.max(1_000, this.config.sharedStore.timeoutMs * 4));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -77,8 +84,8 @@ export class RateLimiterService implements OnModuleInit, OnModuleDestroy {
 
   /** Where the counters are kept now: `memory` (the default), `redis`, or `memory-fallback` while the shared store does not answer. */
   get storeKind(): 'memory' | 'redis' | 'memory-fallback' {
-    if (!(this.store instanceof RedisRateLimitStore)) return 'memory';
-    return this.store.isShared ? 'redis' : 'memory-fallback';
+    if (!this.shared) return 'memory';
+    return this.shared.isShared ? 'redis' : 'memory-fallback';
   }
 
   /** The budget key of a verified credential: the API key, or the JWT's tenant and principal. */

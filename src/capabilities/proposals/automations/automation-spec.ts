@@ -1,6 +1,8 @@
-import { CronExpressionParser } from 'cron-parser';
 import type { ArtifactViolation } from '@openwop-host/plugin-sdk';
 import { SchemaRegistry } from '../../../platform/schemas/schema-registry';
+
+/** cron-parser, loaded with the first cron schedule read (most hosts have none). */
+const cron = () => (require('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
 
 /** An automation artifact (schemas/automation.schema.json). */
 export interface AutomationSpec {
@@ -31,7 +33,7 @@ export function validateAutomation(content: Record<string, unknown>): ArtifactVi
     let next: Date;
     const now = new Date();
     try {
-      next = CronExpressionParser.parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: now }).next().toDate();
+      next = cron().parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: now }).next().toDate();
     } catch (e) {
       // cron-parser gives up on an expression with no slot in the years it searches: past the horizon too.
       if (/no valid|invalid explicit day|limit/i.test((e as Error).message)) return [{ path: '/schedule/cron', message: `schedule_horizon_exceeded: the expression has no slot within ${MAX_FUTURE_HORIZON}` }];
@@ -48,7 +50,7 @@ export function validateAutomation(content: Record<string, unknown>): ArtifactVi
  */
 export function nextRunAfter(schedule: AutomationSpec['schedule'], now: Date): Date {
   if ('cron' in schedule) {
-    return CronExpressionParser.parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: now }).next().toDate();
+    return cron().parse(schedule.cron, { tz: schedule.timezone ?? 'UTC', currentDate: now }).next().toDate();
   }
   return new Date(now.getTime() + schedule.intervalMs);
 }
