@@ -35,14 +35,26 @@ function sourceHash() {
   return h.digest('hex');
 }
 
+/** Whether console/dist holds the build of the current sources. */
+function isCurrent(hash) {
+  return fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash && fs.existsSync(path.join(outDir, 'index.html'));
+}
+
+/**
+ * What `--if-stale` checks, for `serve` to ask in its own process (a few milliseconds) before it
+ * starts this script in another one, which only a stale build needs: true when the build is current
+ * or there is nothing to build it from.
+ */
+function consoleCurrent() {
+  return !fs.existsSync(path.join(consoleDir, 'src')) || isCurrent(sourceHash());
+}
+
 async function main() {
   const ifStale = process.argv.includes('--if-stale');
   // A deployment that ships only the built files has nothing to build from.
   if (!fs.existsSync(path.join(consoleDir, 'src'))) return;
   const hash = sourceHash();
-  if (ifStale && fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === hash && fs.existsSync(path.join(outDir, 'index.html'))) {
-    return;
-  }
+  if (ifStale && isCurrent(hash)) return;
   let vite;
   try {
     vite = await import('vite');
@@ -85,7 +97,11 @@ async function main() {
   process.stdout.write(`console: built into console/dist in ${Date.now() - started} ms\n`);
 }
 
-main().catch((e) => {
-  process.stderr.write(`console: build failed: ${e && e.stack ? e.stack : e}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((e) => {
+    process.stderr.write(`console: build failed: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  });
+}
+
+module.exports = { consoleCurrent };

@@ -57,6 +57,8 @@ function keyService(h: DatabaseHandle, cfg: HostConfig): ApiKeyService {
 function buildConsoleIfStale(cfg: HostConfig): void {
   if (!cfg.consoleEnabled) return;
   const script = path.join(PROJECT_ROOT, 'bin', 'build-console.js');
+  // The check itself runs here (hashing the sources takes milliseconds); a process is started only to build.
+  if ((require(script) as { consoleCurrent(): boolean }).consoleCurrent()) return;
   const r = spawnSync(process.execPath, [script, '--if-stale'], { stdio: 'inherit' });
   if (r.status !== 0) process.stderr.write(`console: the build failed; the host starts ${consoleBuilt() ? 'with the previous build' : 'without it'}\n`);
 }
