@@ -41,7 +41,8 @@ const SIZES = `
   FROM pg_class t JOIN pg_index x ON x.indrelid = t.oid JOIN pg_class i ON i.oid = x.indexrelid
   WHERE t.relname = ANY($1) AND t.relkind = 'r' AND t.relnamespace = 'public'::regnamespace`;
 
-const TABLES = ['run', 'run_node', 'event', 'event_stream'];
+// The stored definitions runs refer to count too (one row per tenant and definition: none per run).
+const TABLES = ['run', 'run_definition', 'run_node', 'event', 'event_stream'];
 
 type Sizes = Map<string, number>;
 

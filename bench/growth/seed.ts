@@ -14,6 +14,8 @@
  *   (a sparse status for list filters);
  * - everything else is copied as it is.
  *
+ * The rows a run refers to by (tenant, hash) (its stored definition) are copied to every tenant first.
+ *
  * A table whose rows name their stream by the stream row's generated key (a `stream_key` column,
  * when `event_stream` has a `key`) is found through the template streams' keys, and each copy takes
  * the key its copied stream row was given (the stream rows are copied first).
@@ -124,9 +126,38 @@ export interface SeedOptions {
   progress?: (copiesDone: number) => void;
 }
 
+/**
+ * The rows a run names by (tenant, key) instead of holding them: a `bytea` column `<name>_hash` of the
+ * run table names a row of the table `run_<name>` keyed by (`tenant`, `hash`) (the stored workflow
+ * definition). A copy's run gets another tenant, so each such row of the template runs is copied to
+ * every tenant first (once, whatever the number of copies).
+ */
+async function copyReferencedRows(pool: Pool, runIds: string[], tenants: number): Promise<void> {
+  const refs = (
+    await pool.query(
+      `SELECT a.attname AS "column", 'run_' || left(a.attname, -5) AS "table" FROM pg_attribute a
+       WHERE a.attrelid = 'public.run'::regclass AND a.attname LIKE '%\\_hash' AND a.atttypid = 'bytea'::regtype AND NOT a.attisdropped
+         AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relname = 'run_' || left(a.attname, -5) AND c.relnamespace = 'public'::regnamespace)`,
+    )
+  ).rows as Array<{ column: string; table: string }>;
+  for (const ref of refs) {
+    const cols = (await columns(pool, ref.table)).map((c) => c.name);
+    if (!cols.includes('tenant') || !cols.includes('hash')) continue;
+    const exprs = cols.map((c) => (c === 'tenant' ? `'tenant-' || g` : `x.${quote(c)}`));
+    await pool.query(
+      `INSERT INTO ${quote(ref.table)} (${cols.map(quote).join(', ')})
+       SELECT ${exprs.join(', ')} FROM ${quote(ref.table)} x CROSS JOIN generate_series(0, $2::int - 1) AS g
+       WHERE (x."tenant", x."hash") IN (SELECT "tenant", ${quote(ref.column)} FROM "run" WHERE "id" = ANY($1::uuid[]))
+       ON CONFLICT DO NOTHING`,
+      [runIds, tenants],
+    );
+  }
+}
+
 /** Writes `copies` copies of each template run, chunk by chunk, every table of a chunk in one transaction. */
 export async function replicate(pool: Pool, runIds: string[], o: SeedOptions): Promise<TemplateTable[]> {
   const tables = await templateTables(pool, runIds);
+  await copyReferencedRows(pool, runIds, o.tenants);
   const statements = await Promise.all(tables.map((t) => copyStatement(pool, t)));
   const step = (o.spreadDays * 86_400) / o.copies;
   const chunk = o.chunk ?? Math.max(1, Math.floor(50_000 / runIds.length));

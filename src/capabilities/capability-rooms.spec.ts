@@ -52,6 +52,7 @@ export const RUNS_ROOT_FILES = [
   // The run's tables, its wire shape, its records and its part of retention.
   'run.entity.ts',
   'run-node.entity.ts',
+  'run-definition.entity.ts',
   'run-snapshot.ts',
   'run-variables.ts',
   'run-variables.spec.ts',

@@ -76,10 +76,10 @@ describe('list and poll statements use indexes on a seeded database', () => {
   /** The rows the host writes, in bulk: runs in tie groups of 50 (one statement, one now()), mostly finished. */
   async function seed(): Promise<void> {
     const q = (sql: string, p: unknown[] = []) => t.ds.query(sql, p);
-    await q(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "created_at", "workflow_id", "definition", "started_at", "completed_at")
+    await q(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "created_at", "workflow_id", "definition_hash", "started_at", "completed_at")
       SELECT ${tenantOf('i')}, '', 'alice', 'workflow',
         CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'waiting-approval' WHEN i % 13 = 0 THEN 'failed' ELSE 'completed' END,
-        '{}', now() - ((i / 1000) * interval '1 second'), 'vendor.acme.ship', '{"nodes":[{"id":"a","typeId":"core.noop"}],"edges":[]}',
+        '{}', now() - ((i / 1000) * interval '1 second'), 'vendor.acme.ship', run_definition_ref(${tenantOf('i')}, '{"nodes":[{"id":"a","typeId":"core.noop"}],"edges":[]}'),
         now() - ((i / 1000) * interval '1 second'), now() - ((i / 1000) * interval '1 second') + interval '20 ms'
       FROM generate_series(1, 50000) AS i`);
     // Events of a few thousand of the tenant's runs: the streams and the per-run log.

@@ -1,5 +1,6 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, VirtualColumn } from 'typeorm';
 import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
+import { definitionSelect } from './run-definition.entity';
 
 /**
  * A run owned by a tenant. Host-level streams (goal, proposal, import events) have no run row.
@@ -57,8 +58,15 @@ export class RunEntity extends WorkspaceOwnedEntity {
   @Column({ name: 'workflow_id', type: 'text', nullable: true })
   workflowId: string | null;
 
-  /** The chain's DAG as resolved when the run was created (a later pack update does not change a run). */
-  @Column({ type: 'jsonb', nullable: true })
+  /**
+   * The SHA-256 of the chain's DAG as resolved when the run was created (a later pack update does not
+   * change a run): the key of its `run_definition` row within the tenant (migration 1765300000000).
+   */
+  @Column({ name: 'definition_hash', type: 'bytea', nullable: true })
+  definitionHash: Buffer | null;
+
+  /** The definition itself, read through the hash with the row (never written through the entity). */
+  @VirtualColumn({ type: 'jsonb', query: definitionSelect })
   definition: Record<string, unknown> | null;
 
   @Column({ type: 'jsonb', nullable: true })

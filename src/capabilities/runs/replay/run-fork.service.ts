@@ -138,8 +138,8 @@ export class RunForkService {
       const started = prefix.some((e) => e.type === 'run.started');
       const chain = await this.chainState(m, scope, source, prefix);
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::bytea, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
         [
           source.tenant,
           source.workspace,
@@ -148,7 +148,8 @@ export class RunForkService {
           started ? 'running' : 'pending',
           JSON.stringify(metadata),
           source.workflowId,
-          JSON.stringify(source.definition),
+          // The source's definition, stored once for both runs (same tenant): the fork refers to it.
+          source.definitionHash,
           JSON.stringify(source.inputs ?? {}),
           JSON.stringify(configurable),
           scopes,

@@ -9,6 +9,7 @@ import { CurrentPrincipal, Scopes, TestSeam } from '../../../platform/identity/d
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { parseDefinition } from '../workflow-definition';
+import { definitionRef } from '../run-definition.entity';
 import { CONFORMANCE_FIXTURES } from '../workflow-resolver.service';
 
 class SeedEvent {
@@ -102,8 +103,8 @@ export class Era2SeedController {
     const last = body.events[body.events.length - 1].timestamp ?? first;
     return this.ds.transaction(async (m) => {
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition", "inputs", "configurable", "scopes", "started_at", "completed_at")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::jsonb, $8::jsonb, '{}'::jsonb, $9::text[], $10::timestamptz, $11::timestamptz) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "started_at", "completed_at")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, ${definitionRef('$1', '$7::jsonb')}, $8::jsonb, '{}'::jsonb, $9::text[], $10::timestamptz, $11::timestamptz) RETURNING "id"`,
         [
           p.tenant,
           p.workspace ?? null,

@@ -1,0 +1,149 @@
+/**
+ * A run refers to its workflow definition instead of carrying a copy (migration 1765300000000): the
+ * definitions are stored once per tenant and content (`run_definition`, keyed by tenant and SHA-256),
+ * every run of one definition shares its row, and a run only ever reads its own tenant's definitions.
+ */
+import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../migrations';
+import { runMigrations } from '../../src/platform/database/migration-runner';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
+import { createScratchDatabase } from '../support/scratch-db';
+import { createTestApp, TestApp } from '../support/test-app';
+import { installChains, waitForStatus } from './run-kit';
+
+const SHARED = {
+  nodes: [
+    { id: 'first', typeId: 'core.noop', config: { step: 1 } },
+    { id: 'wait', typeId: 'core.delay', config: { ms: 1 } },
+  ],
+  edges: [{ from: 'first', to: 'wait' }],
+};
+/** Installed for acme only: its config is what another tenant must never read. */
+const PRIVATE = { nodes: [{ id: 'only', typeId: 'core.noop', config: { secret: 'acme-only' } }], edges: [] };
+
+describe('runs: stored definitions', () => {
+  let t: TestApp;
+  let acme: string;
+  let globex: string;
+
+  const hashOf = async (runId: string): Promise<string | null> =>
+    ((await t.ds.query(`SELECT encode("definition_hash", 'hex') AS "h" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ h: string | null }>)[0].h;
+  const stored = async (): Promise<Array<{ tenant: string; h: string }>> =>
+    (await t.ds.query(`SELECT "tenant", encode("hash", 'hex') AS "h" FROM "run_definition" ORDER BY 1, 2`)) as Array<{ tenant: string; h: string }>;
+  const create = async (token: string, workflowId: string): Promise<string> => {
+    const r = await t.http('POST', '/v1/runs', { token, body: { workflowId } });
+    expect(r.status).toBe(201);
+    return r.body.runId as string;
+  };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    acme = await t.key({ tenant: 'acme', scopes: ['runs:create', 'runs:read'] });
+    globex = await t.key({ tenant: 'globex', scopes: ['runs:create', 'runs:read'] });
+    await installChains(t, 'acme', 'vendor.test.store', { 'vendor.test.shared': SHARED, 'vendor.test.private': PRIVATE });
+    await installChains(t, 'globex', 'vendor.test.store', { 'vendor.test.shared': SHARED });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('two runs of one definition share one stored row (and a fork of them too); the same chain in another tenant is a row of its own', async () => {
+    const a1 = await create(acme, 'vendor.test.shared');
+    const a2 = await create(acme, 'vendor.test.shared');
+    const g1 = await create(globex, 'vendor.test.shared');
+    for (const [token, id] of [[acme, a1], [acme, a2], [globex, g1]]) await waitForStatus(t, token, id, ['completed']);
+    const h = await hashOf(a1);
+    expect(h).toMatch(/^[0-9a-f]{64}$/);
+    expect(await hashOf(a2)).toBe(h);
+    expect(await hashOf(g1)).toBe(h);
+    expect((await stored()).filter((s) => s.h === h)).toEqual([{ tenant: 'acme', h }, { tenant: 'globex', h }]);
+    // No run row carries the definition itself any more.
+    const columns = (await t.ds.query(`SELECT "column_name" FROM information_schema.columns WHERE "table_name" = 'run' AND "column_name" LIKE 'definition%'`)) as Array<{ column_name: string }>;
+    expect(columns.map((c) => c.column_name)).toEqual(['definition_hash']);
+    // Each run still answers the chain it executed, through its reference.
+    for (const [token, id] of [[acme, a2], [globex, g1]]) {
+      const d = await t.http('GET', `/v1/runs/${id}/definition`, { token });
+      expect(d.status).toBe(200);
+      expect(d.body.nodes).toEqual([
+        { id: 'first', typeId: 'core.noop', config: { step: 1 } },
+        { id: 'wait', typeId: 'core.delay', config: { ms: 1 } },
+      ]);
+    }
+    const fork = await t.http('POST', `/v1/runs/${a1}:fork`, { token: await t.key({ tenant: 'acme', scopes: ['runs:create', 'runs:read', 'runs:replay'] }), body: { mode: 'replay' } });
+    expect(fork.status).toBe(201);
+    await waitForStatus(t, acme, fork.body.runId, ['completed']);
+    expect(await hashOf(fork.body.runId)).toBe(h);
+    expect((await stored()).filter((s) => s.h === h)).toHaveLength(2);
+  });
+
+  it("a run of another tenant naming a tenant's definition reads nothing of it: the key is the run's own tenant", async () => {
+    const mine = await create(acme, 'vendor.test.private');
+    await waitForStatus(t, acme, mine, ['completed']);
+    const h = await hashOf(mine);
+    expect((await stored()).filter((s) => s.h === h)).toEqual([{ tenant: 'acme', h }]);
+    // A globex run row that names acme's definition by its hash (no writer of the host can make one).
+    const [{ id }] = (await t.ds.query(
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes")
+       VALUES ('globex', 'tester', 'workflow', 'pending', '{}'::jsonb, 'vendor.test.private', decode($1, 'hex'), '{}'::jsonb, '{}'::jsonb, '{runs:read}') RETURNING "id"`,
+      [h],
+    )) as Array<{ id: string }>;
+    const d = await t.http('GET', `/v1/runs/${id}/definition`, { token: globex });
+    expect(d.status).toBe(200);
+    expect(d.body).toEqual({ runId: id, workflowId: 'vendor.test.private', nodes: [], edges: [] });
+    expect(JSON.stringify(d.body)).not.toContain('acme-only');
+    // The engine claims it with no definition: the run fails; nothing of acme's chain executes.
+    t.app.get(RunEngineService).kick(id);
+    const failed = await waitForStatus(t, globex, id, ['failed', 'completed']);
+    expect([failed.status, failed.error?.code]).toEqual(['failed', 'engine_error']);
+    expect(JSON.stringify(failed)).not.toContain('acme-only');
+    // And acme's run is still 404 to globex, its definition included.
+    expect((await t.http('GET', `/v1/runs/${mine}/definition`, { token: globex })).status).toBe(404);
+  });
+});
+
+describe('the run-definitions migration', () => {
+  it('moves every run\'s definition into one row per tenant and content, and gives the copies back when reverted', async () => {
+    const db = await createScratchDatabase();
+    const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
+    await ds.initialize();
+    try {
+      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'RunDefinitions1765300000000');
+      expect(i).toBeGreaterThan(0);
+      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const insert = async (tenant: string, definition: unknown): Promise<string> =>
+        ((await ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata", "workflow_id", "definition") VALUES ($1, 'workflow', 'completed', '{}', 'w', $2::jsonb) RETURNING "id"`, [
+          tenant,
+          definition === null ? null : JSON.stringify(definition),
+        ])) as Array<{ id: string }>)[0].id;
+      const a1 = await insert('acme', SHARED);
+      // The same definition written with its keys in another order is the same jsonb: the same row.
+      const a2 = await insert('acme', { edges: SHARED.edges, nodes: SHARED.nodes });
+      const a3 = await insert('acme', PRIVATE);
+      const g1 = await insert('globex', SHARED);
+      const none = await insert('acme', null);
+      await runMigrations(ds, MIGRATIONS.slice(0, i + 1));
+      const rows = (await ds.query(
+        `SELECT r."id", r."tenant", encode(r."definition_hash", 'hex') AS "h", d."definition" FROM "run" r LEFT JOIN "run_definition" d ON d."tenant" = r."tenant" AND d."hash" = r."definition_hash"`,
+      )) as Array<{ id: string; tenant: string; h: string | null; definition: unknown }>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      expect(byId.get(a1)!.definition).toEqual(SHARED);
+      expect(byId.get(a2)!.h).toBe(byId.get(a1)!.h);
+      expect(byId.get(g1)!.h).toBe(byId.get(a1)!.h);
+      expect(byId.get(a3)!.definition).toEqual(PRIVATE);
+      expect(byId.get(none)!).toMatchObject({ h: null, definition: null });
+      expect(((await ds.query(`SELECT "tenant", count(*)::int AS "n" FROM "run_definition" GROUP BY 1 ORDER BY 1`)) as unknown[])).toEqual([{ tenant: 'acme', n: 2 }, { tenant: 'globex', n: 1 }]);
+      const q = ds.createQueryRunner();
+      try {
+        await new MIGRATIONS[i]().down(q);
+      } finally {
+        await q.release();
+      }
+      const back = (await ds.query(`SELECT "id", "definition" FROM "run"`)) as Array<{ id: string; definition: unknown }>;
+      expect(new Map(back.map((r) => [r.id, r.definition]))).toEqual(new Map<string, unknown>([[a1, SHARED], [a2, SHARED], [a3, PRIVATE], [g1, SHARED], [none, null]]));
+    } finally {
+      await ds.destroy();
+      await db.drop();
+    }
+  });
+});
