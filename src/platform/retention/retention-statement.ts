@@ -51,10 +51,11 @@ export function batchStatement(source: BatchSource, parts: readonly StatementPar
   } else {
     ctes.push(`${PAGE} AS MATERIALIZED (${source.page})`, `${BATCH_RUNS} AS MATERIALIZED (${source.claim(PAGE)})`);
   }
-  // The platform's own rows: the stream rows first named, their events by the keys the deletion returns.
+  // The platform's own rows: the stream rows first named, their events by the keys the deletion returns, given as
+  // one array: an index scan of event_stream_seq_uq probing the keys in order, whatever the statistics say.
   ctes.push(
     `${STREAMS} AS (DELETE FROM "event_stream" s USING ${BATCH_RUNS} d WHERE s."tenant" = d."tenant" AND s."stream_id" = d."id"::text RETURNING s."key")`,
-    `retention_events AS (DELETE FROM "event" e USING ${STREAMS} s WHERE e."stream_key" = s."key" RETURNING 1)`,
+    `retention_events AS (DELETE FROM "event" e WHERE e."stream_key" = ANY (ARRAY(SELECT s."key" FROM ${STREAMS} s)) RETURNING 1)`,
     `retention_invocations AS (DELETE FROM "activity_invocation" i USING ${BATCH_RUNS} d WHERE i."tenant" = d."tenant" AND i."run_id" = d."id"::text RETURNING 1)`,
   );
   parts.forEach((p, i) => ctes.push(`retention_p${i} AS (${p.deletes(BATCH_RUNS)})`));
