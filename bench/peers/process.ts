@@ -67,6 +67,8 @@ interface Figures {
   rate: number;
   p50Ms: number;
   p99Ms: number;
+  /** Idle latency: the first item's (the first run of the fresh process's event stream). */
+  firstMs?: number;
   /** CPU per item (ms): the service process, the client process, the side's PostgreSQL backends. */
   serviceCpuMs: number;
   clientCpuMs: number;
@@ -217,6 +219,18 @@ async function serve(root: string, db: string, port: number, dir: string): Promi
     proc.stdout!.on('data', collect);
     proc.stderr!.on('data', collect);
     proc.once('exit', (code) => reject(new Error(`the host exited with ${code} before listening:\n${tail.join('\n')}`)));
+    // Below LOG_LEVEL info there is no line: the port accepting a connection says the same (no request is sent).
+    const probe = () => {
+      if (listening) return;
+      const s = net.connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.destroy();
+        listening = true;
+        resolve();
+      });
+      s.once('error', () => setTimeout(probe, 50));
+    };
+    probe();
   });
   return {
     pid: proc.pid!,
@@ -294,7 +308,7 @@ async function round(side: Side, n: number, problems: string[]): Promise<Figures
   try {
     started = await side.start(db, dir);
     const { client, service } = started;
-    const phase = async (name: Phase, run: () => Promise<{ items: number; seconds: number; p50Ms: number; p99Ms: number }>) => {
+    const phase = async (name: Phase, run: () => Promise<{ items: number; seconds: number; p50Ms: number; p99Ms: number; firstMs?: number }>) => {
       const load = os.loadavg()[0];
       const cpu0 = [cpuSec(service.pid), cpuSec(client.proc.pid!)];
       const pg = await admin(async (c) => {
@@ -329,8 +343,9 @@ async function round(side: Side, n: number, problems: string[]): Promise<Figures
     await phase('latency', async () => {
       const t = process.hrtime.bigint();
       const { samples } = await client.ask<{ samples: number[] }>({ op: 'latency', count: SAMPLES });
+      const firstMs = samples[0];
       samples.sort((x, y) => x - y);
-      return { items: samples.length, seconds: Number(process.hrtime.bigint() - t) / 1e9, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+      return { items: samples.length, seconds: Number(process.hrtime.bigint() - t) / 1e9, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), firstMs };
     });
     for (const p of await side.problems(pool)) problems.push(`round ${n}, ${side.name}: ${p}`);
   } finally {
@@ -354,10 +369,10 @@ const f = (v: number | undefined, digits = 2) => (v === undefined || !Number.isF
 
 function row(r: Figures): string {
   const label = r.phase === 'submit' ? `submission, ${CONCURRENCY} in flight` : 'idle latency, 1 step';
-  return `  ${label.padEnd(26)}${r.side.padEnd(18)}${String(r.items).padStart(6)}${f(r.rate, 1).padStart(9)}${f(r.p50Ms).padStart(9)}${f(r.p99Ms).padStart(9)}${f(r.serviceCpuMs, 3).padStart(10)}${f(r.clientCpuMs, 3).padStart(10)}${f(r.pgCpuMs, 3).padStart(9)}${f(r.load).padStart(7)}`;
+  return `  ${label.padEnd(26)}${r.side.padEnd(18)}${String(r.items).padStart(6)}${f(r.rate, 1).padStart(9)}${f(r.p50Ms).padStart(9)}${f(r.p99Ms).padStart(9)}${f(r.firstMs, 1).padStart(9)}${f(r.serviceCpuMs, 3).padStart(10)}${f(r.clientCpuMs, 3).padStart(10)}${f(r.pgCpuMs, 3).padStart(9)}${f(r.load).padStart(7)}`;
 }
 
-const HEADER = `  ${'phase'.padEnd(26)}${'side'.padEnd(18)}${'items'.padStart(6)}${'per s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'service'.padStart(10)}${'client'.padStart(10)}${'pg'.padStart(9)}${'load'.padStart(7)}`;
+const HEADER = `  ${'phase'.padEnd(26)}${'side'.padEnd(18)}${'items'.padStart(6)}${'per s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'first ms'.padStart(9)}${'service'.padStart(10)}${'client'.padStart(10)}${'pg'.padStart(9)}${'load'.padStart(7)}`;
 
 interface Ratio {
   figure: string;
@@ -440,7 +455,7 @@ export async function main(): Promise<void> {
   out.write(`\nPeer benchmark, process mode: the host (openwop-host serve) beside graphile-worker ${gwVersion}, each side a fresh service process, a fresh client process and a fresh database per round\n`);
   out.write(`${version.split(',')[0]}, ${os.cpus().length} cores shared with other work; load average (1, 5, 15 min) ${loadBefore} before, ${loadavg()} after\n`);
   out.write(`${ROUNDS} round(s), sides alternating; ${SUBMISSIONS} submissions with ${CONCURRENCY} in flight, then ${SAMPLES} idle items one at a time${SHORT ? ' (short mode: a smoke test, the figures mean nothing)' : ''}\n`);
-  out.write('per item: service = CPU ms of the host / worker process, client = of the client process, pg = of the side\'s PostgreSQL backends; load = 1-minute load average at the start of the phase\n');
+  out.write('first ms = the latency of the first idle item; per item: service = CPU ms of the host / worker process, client = of the client process, pg = of the side\'s PostgreSQL backends; load = 1-minute load average at the start of the phase\n');
   for (let n = 1; n <= ROUNDS; n++) out.write(`\nround ${n}\n${HEADER}\n${all.filter((r) => r.round === n).map(row).join('\n')}\n`);
   out.write(`\nsame-round ratios (min / median / max over ${ROUNDS} round(s))\n`);
   for (const l of summary) out.write(`  ${l.figure.padEnd(58)}${f(l.min).padStart(7)}${f(l.median).padStart(8)}${f(l.max).padStart(8)}${l.target ? `   target ${l.target}: ${l.met ? 'met' : 'NOT met'}` : ''}\n`);
