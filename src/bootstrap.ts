@@ -9,6 +9,7 @@ import type { DataSource } from 'typeorm';
 import { AppModule, HOST_SCHEMA } from './app.module';
 import { HostConfig } from './platform/config/host-config';
 import { describeDatabase, openDatabase, DatabaseHandle } from './platform/database/data-source.factory';
+import type { PrestartedEmbedded } from './platform/database/embedded-start';
 import { pendingMigrations, runMigrations } from './platform/database/migration-runner';
 import { oneLineReason, StartupError } from './platform/errors/startup-error';
 import { frameworkErrorOptions } from './platform/http/framework-errors';
@@ -38,6 +39,8 @@ export interface HostOptions {
   openApi?: boolean;
   /** A one-shot command: join a host serving the embedded database instead of waiting to own its folder. */
   joinEmbedded?: boolean;
+  /** The embedded engine, started before this host's modules loaded (`serve`); its lines go to this host's logger. */
+  embedded?: PrestartedEmbedded;
 }
 
 export interface Host {
@@ -98,7 +101,8 @@ export async function createHost(config: HostConfig, options: HostOptions = {}):
   let db: DatabaseHandle | undefined;
   let dataSource = options.dataSource;
   if (!dataSource) {
-    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, HOST_SCHEMA, { log: logger, joinEmbedded: options.joinEmbedded }), took);
+    options.embedded?.attach(logger);
+    db = await phase('database', `cannot open the database ${describeDatabase(config)}`, () => openDatabase(config, HOST_SCHEMA, { log: logger, joinEmbedded: options.joinEmbedded, embedded: options.embedded?.engine }), took);
     dataSource = db.dataSource;
   }
   try {

@@ -92,7 +92,11 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description('start the HTTP server (embedded PostgreSQL unless DATABASE_URL is set)')
-    .action(async () => (await hostCommands()).serve());
+    // The settings are read and the embedded engine starts (on its thread) before the host's modules load.
+    .action(async () => {
+      const pre = (await import('./cli/serve-prestart')).prestartServe();
+      await (await hostCommands()).serve(pre);
+    });
 
   const migrate = program.command('migrate').description('database migrations');
   migrate

@@ -12,6 +12,7 @@ import { openDatabase } from '../platform/database/data-source.factory';
 import { migrationStatus, pendingMigrations, runMigrations } from '../platform/database/migration-runner';
 import { ApiKeyService } from '../platform/identity/api-key.service';
 import type * as PortabilityCli from '../capabilities/portability/portability.cli';
+import type { Prestarted } from './serve-prestart';
 import { GrpcListener } from '../transport/grpc/grpc-listener';
 
 /**
@@ -82,10 +83,11 @@ async function withMigratedDatabase<T>(fn: (h: DatabaseHandle, cfg: HostConfig) 
   });
 }
 
-export async function serve(): Promise<void> {
-  const cfg = config();
+/** `serve`, given what serve-prestart.ts began before this module loaded: the settings, and the embedded engine starting. */
+export async function serve(pre: Prestarted = { config: config() }): Promise<void> {
+  const cfg = pre.config;
   buildConsoleIfStale(cfg);
-  const host = await createHost(cfg);
+  const host = await createHost(cfg, { embedded: pre.embedded });
   // SIGTERM, SIGINT, SIGHUP, SIGQUIT or a fatal error: the host closes (the run engine hands its
   // leases back before the database closes), then the process exits.
   host.exitOnStop();

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { envInt } from './env-int';
 import * as path from 'node:path';
-import { SchemaRegistry } from '../schemas/schema-registry';
+import type { SchemaRegistry } from '../schemas/schema-registry';
 import { loadOtlpMetricsConfig, loadTracingConfig, OTEL_ENV_SETTINGS, OtlpMetricsConfig, TracingConfig } from './otel-settings';
 import { AUDIT_ENV_SETTINGS, AuditConfig, loadAuditSettings } from './audit-settings';
 import { FORCE_EXPIRE_ENV_SETTINGS, ForceExpireConfig, loadForceExpireSettings } from './force-expire-settings';
@@ -18,6 +18,9 @@ import { ADMISSION_ENV_SETTINGS, AdmissionSettings, loadAdmissionSettings } from
 import { IDENTITY_ENV_SETTINGS, IdentitySettings, loadIdentitySettings } from './identity-settings';
 import { KEY_ROTATION_ENV_SETTINGS, KeyRotationSettings, loadKeyRotationSettings } from './key-rotation-settings';
 import { loadRetentionSettings, RETENTION_ENV_SETTINGS, RetentionConfig } from './retention-settings';
+import { EMBEDDED_ENV_SETTINGS, EmbeddedConfig, loadEmbeddedSettings } from './embedded-settings';
+
+export type { EmbeddedConfig };
 
 /**
  * Every setting of the host. Scalars come from environment variables (validated here at start);
@@ -117,13 +120,6 @@ export interface DatabaseConfig {
   idleInTransactionTimeoutMs: number;
   /** The hot statements as named prepared statements (parsed and planned once per connection). */
   preparedStatements: boolean;
-}
-
-export interface EmbeddedConfig {
-  /** How long a host waits for another process to release the embedded data folder. */
-  waitMs: number;
-  /** PostgreSQL settings of the embedded engine over its memory-tuned defaults. */
-  settings: Record<string, string>;
 }
 
 /** Deadlines of the HTTP server against slow or stuck clients. */
@@ -228,8 +224,7 @@ export const ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_DB_LOCK_TIMEOUT_MS', default: '10000', description: 'Longest a statement waits for a row or table lock (PostgreSQL `lock_timeout`); past it the request answers 503. 0: no limit.' },
   { name: 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', default: '60000', description: 'A connection idle inside an open transaction this long is ended and its transaction rolled back (PostgreSQL `idle_in_transaction_session_timeout`; the embedded engine does the same). 0: never.' },
   { name: 'OPENWOP_DB_PREPARED_STATEMENTS', default: 'true', description: 'Send the hot statements (run creation, the run engine\'s claims and writes, event reads) as named prepared statements, parsed and planned once per connection. Turn off behind a connection pooler that does not keep prepared statements per client (PgBouncer in transaction mode before 1.21). The embedded engine never uses them.' },
-  { name: 'OPENWOP_EMBEDDED_WAIT_MS', default: '30000', description: 'How long a starting host waits for another process (a previous host still shutting down, a CLI command) to release the embedded data folder before it gives up with one line (exit 1).' },
-  { name: 'OPENWOP_EMBEDDED_PG_SETTINGS', description: 'PostgreSQL settings of the embedded engine over its memory-tuned defaults, `name=value` separated by spaces or commas (for example `shared_buffers=128MB work_mem=8MB`).' },
+  ...EMBEDDED_ENV_SETTINGS,
   { name: 'OPENWOP_HTTP_HEADERS_TIMEOUT_MS', default: '10000', description: 'A client must send the complete request headers within this time of connecting or of its previous request; otherwise the connection is closed (408).' },
   { name: 'OPENWOP_HTTP_REQUEST_TIMEOUT_MS', default: '30000', description: 'A client must send the complete request (headers and body) within this time; otherwise the connection is closed (408).' },
   { name: 'OPENWOP_HTTP_KEEP_ALIVE_TIMEOUT_MS', default: '72000', description: 'An idle keep-alive connection is closed after this long (keep it above the idle timeout of a load balancer in front).' },
@@ -276,17 +271,6 @@ function budget(env: NodeJS.ProcessEnv, name: string, dflt: string): RateBudget 
   return parseRateBudget(name, str(env, name) ?? dflt);
 }
 
-/** `name=value` pairs separated by spaces or commas: PostgreSQL settings. */
-export function parsePgSettings(name: string, value: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const item of (value ?? '').split(/[\s,]+/).filter(Boolean)) {
-    const m = /^([a-z_][a-z0-9_.]*)=([A-Za-z0-9_.:+-]+)$/.exec(item);
-    if (!m) throw new ConfigError(`${name}: expected name=value PostgreSQL settings (for example shared_buffers=64MB), got "${item}"`);
-    out[m[1]] = m[2];
-  }
-  return out;
-}
-
 function pluginsDir(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const dir = path.resolve(value);
@@ -299,8 +283,10 @@ function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
-export function loadConfigFile(file: string | undefined, schemas: SchemaRegistry): HostConfigFile {
+export function loadConfigFile(file: string | undefined, schemas?: SchemaRegistry): HostConfigFile {
   if (!file) return {};
+  // The registry (ajv and every schema) is built here only for a file: `serve` reads its settings before anything else loads.
+  schemas ??= (require('../schemas/schema-registry') as typeof import('../schemas/schema-registry')).SchemaRegistry.shared();
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -322,7 +308,7 @@ export function loadConfigFile(file: string | undefined, schemas: SchemaRegistry
   return parsed as HostConfigFile;
 }
 
-export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = SchemaRegistry.shared()): HostConfig {
+export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas?: SchemaRegistry): HostConfig {
   const configFile = str(env, 'OPENWOP_CONFIG');
   const activation = str(env, 'OPENWOP_PROPOSALS_ACTIVATION') ?? 'direct-rbac';
   if (activation !== 'direct-rbac' && activation !== 'approval-gate') {
@@ -438,10 +424,7 @@ export function loadHostConfig(env: NodeJS.ProcessEnv = process.env, schemas = S
       idleInTransactionTimeoutMs: envInt(env, 'OPENWOP_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60000, 0, 86_400_000),
       preparedStatements: bool(env, 'OPENWOP_DB_PREPARED_STATEMENTS', true),
     },
-    embedded: {
-      waitMs: envInt(env, 'OPENWOP_EMBEDDED_WAIT_MS', 30000, 0, 3_600_000),
-      settings: parsePgSettings('OPENWOP_EMBEDDED_PG_SETTINGS', str(env, 'OPENWOP_EMBEDDED_PG_SETTINGS')),
-    },
+    embedded: loadEmbeddedSettings(env),
     http: httpTimeouts(env),
     grpc,
     mcpMount,

@@ -1,10 +1,11 @@
 import { DataSource } from 'typeorm';
-import type { DatabaseConfig, EmbeddedConfig, HostConfig } from '../config/host-config';
+import type { DatabaseConfig, HostConfig } from '../config/host-config';
 import { DatabaseSchema, declareSchema } from './database-schema';
 import type * as pg from 'pg';
 import { pgDriver } from './database-driver';
 import { usePreparedPool } from './prepared-statement';
-import { EmbeddedLog, EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import type { EmbeddedLog, EmbeddedPostgres } from './embedded-postgres';
+import { startHostEmbedded } from './embedded-start';
 
 export interface DatabaseHandle {
   dataSource: DataSource;
@@ -19,6 +20,8 @@ export interface DatabaseOptions {
   log?: EmbeddedLog;
   /** A one-shot command: join a host that serves the embedded database instead of waiting for its folder. */
   joinEmbedded?: boolean;
+  /** The embedded engine, already starting (serve starts it before loading the host: see embedded-start.ts). */
+  embedded?: Promise<EmbeddedPostgres>;
 }
 
 /** The pool and timeouts used when the configuration leaves them out (a caller with a partial config). */
@@ -78,7 +81,6 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<DatabaseHandle> {
   const db: DatabaseConfig = config.database ?? DEFAULT_DATABASE_CONFIG;
-  const emb: EmbeddedConfig = config.embedded ?? { waitMs: 30_000, settings: {} };
   const poolSize = options.poolSize ?? db.poolSize;
   let embedded: EmbeddedPostgres | undefined;
   let connection: Record<string, unknown>;
@@ -98,15 +100,7 @@ export async function openDatabase(
     if (db.lockTimeoutMs) extra.lock_timeout = db.lockTimeoutMs;
     if (db.idleInTransactionTimeoutMs) extra.idle_in_transaction_session_timeout = db.idleInTransactionTimeoutMs;
   } else {
-    embedded = await startEmbeddedPostgres(config.dataDir, {
-      log: options.log ?? stderrLog,
-      join: options.joinEmbedded,
-      waitMs: emb.waitMs,
-      settings: emb.settings,
-      idleInTransactionTimeoutMs: db.idleInTransactionTimeoutMs,
-      // This host's pool, plus room for CLI commands joining through the socket.
-      maxConnections: Math.max(64, poolSize + 16),
-    });
+    embedded = await (options.embedded ?? startHostEmbedded({ ...config, database: db }, { poolSize, log: options.log ?? stderrLog, join: options.joinEmbedded }));
     connection = { host: embedded.socketDir, port: embedded.port, username: 'postgres', database: 'postgres' };
     // The owner's own connections skip the socket (see EmbeddedWireServer.connectInProcess).
     const server = embedded.server;

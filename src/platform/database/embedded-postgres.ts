@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
+import { EmbeddedEngine, EmbeddedThread, startEmbeddedEngine } from './embedded-engine';
 import { EmbeddedWireServer, WireServerLog } from './embedded-wire-server';
 
 /**
@@ -41,6 +41,8 @@ export interface EmbeddedOptions {
   maxConnections?: number;
   /** PostgreSQL settings (`-c name=value`) over the memory-tuned defaults. */
   settings?: Record<string, string>;
+  /** Where the engine runs (embedded-engine.ts; default a worker thread). */
+  thread?: EmbeddedThread;
   idleInTransactionTimeoutMs?: number;
   log?: EmbeddedLog;
 }
@@ -233,24 +235,12 @@ PGlite.create({ dataDir: ${JSON.stringify(staging)} }).then((db) => db.close()).
   fs.renameSync(staging, pgData);
 }
 
-/** PGlite's engine module, compiled (undefined: PGlite compiles it itself). */
-type EngineModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
-function compileEngine(): Promise<EngineModule | undefined> {
-  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<EngineModule> } }).WebAssembly;
-  return fs.promises
-    .readFile(path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm'))
-    .then((bytes) => wasm.compile(bytes))
-    .catch(() => undefined);
-}
-
 export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
   const p = embeddedPaths(dataDir);
   const log = options.log;
   fs.mkdirSync(dataDir, { recursive: true });
   const waitMs = options.waitMs ?? 30_000;
   const deadline = Date.now() + waitMs;
-  // Compiling the engine's WebAssembly takes seconds: it runs while we wait for the folder.
-  const compiled = options.join ? undefined : compileEngine();
   let told = false;
   for (;;) {
     if (options.join) {
@@ -282,17 +272,16 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     releaseLock();
   };
   process.once('exit', onExit);
-  let db: PGlite | undefined;
+  let db: EmbeddedEngine | undefined;
   try {
     // We own the folder: a socket file left there is a dead owner's.
     fs.rmSync(p.socket, { force: true });
     await initDataFolder(p.pgData, log);
-    // Loaded lazily: a host on DATABASE_URL never pays for the WebAssembly engine.
-    const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
     const settings = { ...EMBEDDED_PG_DEFAULTS, ...(options.settings ?? {}) };
-    const startParams = [...PGliteCtor.defaultStartParams, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-    log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData });
-    db = await PGliteCtor.create({ dataDir: p.pgData, startParams, pgliteWasmModule: await (compiled ?? compileEngine()) });
+    log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData, thread: options.thread ?? 'worker' });
+    // PGlite is loaded there: a host on DATABASE_URL never pays for the WebAssembly engine.
+    db = startEmbeddedEngine(p.pgData, settings, options.thread ?? 'worker');
+    await db.ready;
     const server = new EmbeddedWireServer(db, {
       listen: p.socket,
       maxConnections: options.maxConnections,

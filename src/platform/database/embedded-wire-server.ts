@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import * as net from 'node:net';
 import { Duplex } from 'node:stream';
-import type { PGlite } from '@electric-sql/pglite';
+import type { EmbeddedEngine } from './embedded-engine';
 import { InProcessStream, WireSocket } from './in-process-stream';
 import { Cancelled, Closed, WireConnection } from './wire-connection';
 import { errorResponse } from './wire-protocol';
@@ -62,12 +62,12 @@ export class EmbeddedWireServer {
   private stopping = false;
 
   constructor(
-    readonly db: PGlite,
+    readonly engine: EmbeddedEngine,
     readonly options: WireServerOptions,
   ) {}
 
   async start(): Promise<void> {
-    await this.db.waitReady;
+    await this.engine.ready;
     const server = net.createServer((socket) => this.accept(socket));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
@@ -172,7 +172,7 @@ export class EmbeddedWireServer {
 
   /** Runs protocol bytes on the backend (the caller holds it), streaming the answer to `onData`. */
   /** @internal */ async exec(bytes: Uint8Array, onData?: (chunk: Uint8Array) => void): Promise<void> {
-    await this.db.runExclusive(() => this.db.execProtocolRawStream(bytes, { onRawData: onData ?? (() => undefined) }));
+    await this.engine.exec(bytes, onData ?? (() => undefined));
   }
 
   /**

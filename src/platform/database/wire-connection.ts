@@ -270,7 +270,7 @@ export class WireConnection {
         if (this.holding && !(this.atReady && this.txStatus === 'I')) {
           // Close an unfinished message group, then roll back an open transaction.
           const status = lastReadyStatus(await this.server.execCollect(SYNC_MESSAGE));
-          if ((status && status !== 'I') || this.server.db.isInTransaction()) await this.server.execCollect(ROLLBACK_MESSAGE);
+          if ((status && status !== 'I') || this.server.engine.isInTransaction()) await this.server.execCollect(ROLLBACK_MESSAGE);
         }
       } catch (e) {
         this.server.options.log?.error({ msg: 'embedded database: could not roll back the transaction of a closed connection', connection: this.id, err: (e as Error).message });

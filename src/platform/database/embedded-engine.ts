@@ -1,0 +1,194 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
+import { InternalFault } from '../errors/internal-fault';
+import { PROJECT_ROOT } from '../project-root';
+
+/**
+ * The embedded PostgreSQL backend (PGlite) as the wire server uses it: protocol bytes in, the
+ * backend's answer out, one message group at a time.
+ *
+ * By default it runs on a worker thread of the host process (`thread: 'worker'`): the engine's
+ * WebAssembly and the host's JavaScript then run on two cores, as the host and a PostgreSQL server
+ * do, instead of taking turns on one; and the engine starts (unpacking its files, compiling its
+ * WebAssembly, starting the backend, about a second of CPU) while the host's modules load and its
+ * application starts. `thread: 'main'` runs it on the host's own thread, as it ran before.
+ */
+export interface EmbeddedEngine {
+  /** Settles once the backend started (rejects with why it could not). */
+  readonly ready: Promise<void>;
+  /** Runs a message group on the backend; its answer reaches `onData` in order, in one or more parts. */
+  exec(bytes: Uint8Array, onData: (chunk: Uint8Array) => void): Promise<void>;
+  /** Whether the backend is inside a transaction (as of the last answer). */
+  isInTransaction(): boolean;
+  /** Closes the backend (its files written), then the thread. */
+  close(): Promise<void>;
+}
+
+export type EmbeddedThread = 'worker' | 'main';
+
+export interface EngineStart {
+  dataDir: string;
+  /** `-c name=value` settings, in order. */
+  settings: Array<[string, string]>;
+  wasmFile: string;
+}
+
+/** From the host to the engine's thread. */
+export type EngineRequest = { op: 'exec'; id: number; bytes: Uint8Array } | { op: 'close' };
+/** From the engine's thread to the host. */
+export type EngineReply =
+  | { op: 'ready' }
+  | { op: 'failed'; message: string }
+  | { op: 'data'; id: number; chunk: Uint8Array }
+  | { op: 'done'; id: number; chunk?: Uint8Array; inTransaction: boolean }
+  | { op: 'error'; id: number; message: string }
+  | { op: 'closed' };
+
+function pgliteWasmFile(): string {
+  return path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
+}
+
+/** Starts the backend on `dataDir` (an initialised folder) with `settings`, on the given thread. */
+export function startEmbeddedEngine(dataDir: string, settings: Record<string, string>, thread: EmbeddedThread): EmbeddedEngine {
+  const start: EngineStart = { dataDir, settings: Object.entries(settings), wasmFile: pgliteWasmFile() };
+  return thread === 'main' ? new MainThreadEngine(start) : new WorkerEngine(start);
+}
+
+/** PGlite on the host's own thread. */
+class MainThreadEngine implements EmbeddedEngine {
+  readonly ready: Promise<void>;
+  private readonly db: Promise<PGlite>;
+
+  constructor(start: EngineStart) {
+    this.db = (async () => {
+      // Compiling the engine's WebAssembly runs off the thread while PGlite loads.
+      const compiled = fs.promises.readFile(start.wasmFile).then((bytes) => (globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<unknown> } }).WebAssembly.compile(bytes));
+      const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
+      const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+      return PGliteCtor.create({ dataDir: start.dataDir, startParams, pgliteWasmModule: (await compiled) as NonNullable<PGliteOptions['pgliteWasmModule']> });
+    })();
+    this.ready = this.db.then(async (db) => {
+      await db.waitReady;
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  private current?: PGlite;
+
+  async exec(bytes: Uint8Array, onData: (chunk: Uint8Array) => void): Promise<void> {
+    const db = (this.current ??= await this.db);
+    await db.runExclusive(() => db.execProtocolRawStream(bytes, { onRawData: onData }));
+  }
+
+  isInTransaction(): boolean {
+    return this.current?.isInTransaction() ?? false;
+  }
+
+  async close(): Promise<void> {
+    const db = await this.db.catch(() => undefined);
+    await db?.close();
+  }
+}
+
+/** The engine's thread is gone (it failed, or was closed): every call in flight and every later one fails with it. */
+export class EmbeddedEngineStopped extends InternalFault {
+  constructor(reason: string) {
+    super('embedded-engine', `the embedded database engine stopped: ${reason}`);
+  }
+}
+
+/** PGlite on a worker thread (embedded-engine-worker.ts). */
+class WorkerEngine implements EmbeddedEngine {
+  readonly ready: Promise<void>;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { onData: (chunk: Uint8Array) => void; resolve: () => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private inTransaction = false;
+  private stopped?: Error;
+  private closing?: Promise<void>;
+  private onClosed?: () => void;
+
+  constructor(start: EngineStart) {
+    const file = path.join(__dirname, `embedded-engine-worker${path.extname(__filename)}`);
+    // A checkout runs the TypeScript sources: the thread compiles them with the same hook (bin/ts-register.js).
+    const hook = file.endsWith('.ts') ? `require(${JSON.stringify(path.join(PROJECT_ROOT, 'bin', 'ts-register.js'))});` : '';
+    this.worker = new Worker(`${hook}require(${JSON.stringify(file)});`, { eval: true, workerData: start, stdout: false, stderr: false });
+    let started: () => void;
+    let failed: (e: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      started = resolve;
+      failed = reject;
+    });
+    this.ready.catch(() => undefined);
+    this.worker.on('message', (m: EngineReply) => {
+      switch (m.op) {
+        case 'ready':
+          return started();
+        case 'failed':
+          this.stop(new EmbeddedEngineStopped(m.message));
+          return failed(new Error(m.message));
+        case 'data':
+          return this.pending.get(m.id)?.onData(m.chunk);
+        case 'done': {
+          const p = this.pending.get(m.id);
+          this.pending.delete(m.id);
+          this.inTransaction = m.inTransaction;
+          if (m.chunk) p?.onData(m.chunk);
+          return p?.resolve();
+        }
+        case 'error': {
+          const p = this.pending.get(m.id);
+          this.pending.delete(m.id);
+          return p?.reject(new Error(m.message));
+        }
+        case 'closed':
+          return this.onClosed?.();
+      }
+    });
+    this.worker.on('error', (e) => {
+      this.stop(new EmbeddedEngineStopped(e.message));
+      failed(e);
+    });
+    this.worker.on('exit', (code) => {
+      this.stop(new EmbeddedEngineStopped(`its thread exited (${code})`));
+      failed(new EmbeddedEngineStopped(`its thread exited (${code})`));
+      this.onClosed?.();
+    });
+  }
+
+  /** Every call in flight and every later one fails with `reason`. */
+  private stop(reason: Error): void {
+    this.stopped ??= reason;
+    for (const p of this.pending.values()) p.reject(this.stopped);
+    this.pending.clear();
+  }
+
+  exec(bytes: Uint8Array, onData: (chunk: Uint8Array) => void): Promise<void> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { onData, resolve, reject });
+      this.worker.postMessage({ op: 'exec', id, bytes } satisfies EngineRequest);
+    });
+  }
+
+  isInTransaction(): boolean {
+    return this.inTransaction;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (!this.stopped) {
+        await new Promise<void>((resolve) => {
+          this.onClosed = resolve;
+          this.worker.postMessage({ op: 'close' } satisfies EngineRequest);
+        });
+      }
+      this.stop(new EmbeddedEngineStopped('closed'));
+      await this.worker.terminate();
+    })();
+    return this.closing;
+  }
+}
