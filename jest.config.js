@@ -23,12 +23,17 @@ module.exports = async () => {
       process.env.DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
     } else process.env.OPENWOP_TEST_DB_MODE = 'embedded';
   }
+  const groups = process.env.OPENWOP_TEST_GROUPS === '1';
   const swc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
   delete swc.$schema;
   return {
     rootDir: __dirname,
     testEnvironment: 'node',
-    testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
+    // The whole suite (`npm test` with no arguments) runs its files in groups, one module registry per group
+    // instead of one per file (test/support/test-groups.ts); any other run takes the files one by one.
+    testMatch: groups
+      ? ['<rootDir>/test/groups/*.group.ts', ...Object.keys(require('./test/support/test-groups-plan.js').isolatedFiles()).map((f) => `<rootDir>/${f}`)]
+      : ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts', '<rootDir>/plugins/*/test/**/*.spec.ts', '<rootDir>/plugins/*/src/**/*.spec.ts'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     // Scratch folders tests write (a packed plugin template with its own copy of the SDK) are not modules of the project.
     modulePathIgnorePatterns: ['<rootDir>/test/.tmp/'],
@@ -37,6 +42,7 @@ module.exports = async () => {
     transformIgnorePatterns: ['/node_modules/(?!(content-disposition|jose|pkce-challenge|@apidevtools/json-schema-ref-parser|@opentelemetry/otlp-exporter-base)/)'],
     transform: { '^.+\\.(t|j)s$': ['@swc/jest', { ...swc, swcrc: false }] },
     moduleNameMapper: { '^@openwop-host/plugin-sdk$': '<rootDir>/plugins/sdk/src/index.ts' },
+    testSequencer: '<rootDir>/test/support/test-sequencer.js',
     globalSetup: '<rootDir>/test/support/global-setup.ts',
     globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     testTimeout: 60000,

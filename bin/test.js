@@ -31,7 +31,10 @@ async function typecheck() {
 }
 
 (async () => {
-  const [types, tests] = await Promise.all([typecheck(), run([jest, ...process.argv.slice(2)], { capture: false })]);
+  // With no arguments the whole suite runs in groups of files (test/support/test-groups.ts).
+  const args = process.argv.slice(2);
+  if (!args.length) process.env.OPENWOP_TEST_GROUPS = '1';
+  const [types, tests] = await Promise.all([typecheck(), run([jest, ...args], { capture: false })]);
   if (types.code !== 0) process.stdout.write(`\ntype check of ${types.project} failed:\n${types.out}\n`);
   else process.stdout.write('type check: host and console clean\n');
   process.exit(types.code !== 0 ? types.code : tests.code);

@@ -15,6 +15,15 @@ export default async function globalSetup(): Promise<void> {
       const { ensureTemplateDatabase } = await import('./template-db');
       process.env.OPENWOP_TEST_TEMPLATE_DB = await ensureTemplateDatabase(process.env.DATABASE_URL);
     }
+    // A whole run's test databases are made and dropped off the tests' path (database-pool.ts).
+    if (process.env.DATABASE_URL && process.env.OPENWOP_TEST_TEMPLATE_DB && process.env.OPENWOP_TEST_GROUPS === '1' && !process.env.OPENWOP_TEST_DB_DROP_QUEUE) {
+      const { startDatabasePool } = await import('./database-pool');
+      const queue = path.join(__dirname, `../.tmp/databases-to-drop-${process.pid}.txt`);
+      fs.mkdirSync(path.dirname(queue), { recursive: true });
+      const pool = await startDatabasePool(process.env.DATABASE_URL, process.env.OPENWOP_TEST_TEMPLATE_DB, queue);
+      process.env.OPENWOP_TEST_DB_DROP_QUEUE = queue;
+      (globalThis as { __openwopDatabasePool?: { stop(): Promise<void>; queue: string } }).__openwopDatabasePool = { stop: pool.stop, queue };
+    }
     return;
   }
   const { startEmbeddedPostgres } = await import('../../src/platform/database/embedded-postgres');

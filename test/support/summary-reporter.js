@@ -7,6 +7,19 @@ class SummaryReporter {
       .map((r) => ({ file: require('node:path').relative(process.cwd(), r.testFilePath), s: (r.perfStats.end - r.perfStats.start) / 1000 }))
       .filter((r) => Number.isFinite(r.s))
       .sort((a, b) => b.s - a.s);
+    // A grouped run (test/support/test-groups.ts) also has each grouped file's own time.
+    try {
+      const fs = require('node:fs');
+      const dir = 'test/.tmp/spec-durations';
+      const started = results.startTime;
+      for (const f of fs.readdirSync(dir)) {
+        if (!f.endsWith('.json') || fs.statSync(`${dir}/${f}`).mtimeMs < started) continue;
+        for (const [file, s] of Object.entries(JSON.parse(fs.readFileSync(`${dir}/${f}`, 'utf8')))) all.push({ file: `  ${file} (in ${f.replace(/\.json$/, '')})`, s });
+      }
+      all.sort((a, b) => b.s - a.s);
+    } catch {
+      // not a grouped run
+    }
     const slow = all.slice(0, 10);
     // Every file's time of a whole run, for deciding what to split: test/.tmp/test-durations.txt (not committed).
     if (all.length > 50) try {

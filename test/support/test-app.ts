@@ -8,6 +8,7 @@ import { createHost, Host } from '../../src/bootstrap';
 import { HostConfig, loadHostConfig } from '../../src/platform/config/host-config';
 import { ApiKeyService } from '../../src/platform/identity/api-key.service';
 import type { paths } from '../../generated/openapi';
+import { takePooledDatabase } from './database-pool';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -115,8 +116,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   } else if (owned) {
     // A copy of the run's migrated template when the host would apply the migrations itself anyway.
     const template = !options.adminUrl && config.migrateOnStart ? process.env.OPENWOP_TEST_TEMPLATE_DB : undefined;
-    await admin((c) => c.query(`CREATE DATABASE "${databaseName}"${template ? ` TEMPLATE "${template}"` : ''}`));
+    await admin(async (c) => {
+      // A copy the run's database pool made ahead (database-pool.ts), else one made here.
+      if (template && process.env.OPENWOP_TEST_DB_DROP_QUEUE && (await takePooledDatabase(c, template, databaseName))) return;
+      await c.query(`CREATE DATABASE "${databaseName}"${template ? ` TEMPLATE "${template}"` : ''}`);
+    });
   }
+  const dropDatabase = async () => {
+    if (!owned || embedded()) return;
+    // The run's database pool drops it off the test's path (a drop forces a checkpoint: seconds on a busy machine).
+    const queue = !options.adminUrl ? process.env.OPENWOP_TEST_DB_DROP_QUEUE : undefined;
+    if (queue) fs.appendFileSync(queue, `${databaseName}\n`);
+    else await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`));
+  };
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -128,7 +140,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   try {
     host = await createHost(config, { logDestination: sink, ...(options.openApi === false ? { openApi: false } : {}) });
   } catch (e) {
-    if (owned && !embedded()) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)).catch(() => undefined);
+    await dropDatabase().catch(() => undefined);
     throw e;
   }
   const app = host.app;
@@ -196,7 +208,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
     async close() {
       await host.close();
-      if (owned && !embedded()) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`));
+      await dropDatabase();
     },
   };
 }
