@@ -8,7 +8,8 @@
  *   materialized CTE, not per offered run) over
  *   `run_leased_idx`, which holds only leased runs: a count costs the tenant's active runs, not its backlog.
  * - Each tenant offers its oldest claimable runs (at most the claim's limit, a constant LIMIT the planner
- *   reads in index order; what its cap leaves is cut from the offers afterwards), read from `run_claim_tenant_idx`.
+ *   reads in index order; what its cap leaves is cut from the offers afterwards), read from
+ *   `run_claim_tenant_idx` from the tenant's first entry on (see tenantFirst).
  * - The offers are taken by `active + rank` (the tenant with the fewest runs executing first, then its
  *   next oldest run), then by age: slots are shared out between tenants with backlogs, a tenant with
  *   10,000 queued runs takes one slot after another tenant's single run has taken its own.
@@ -22,6 +23,25 @@
 export const CLAIM_STATUS = (a: string) => `${a}"kind" = 'workflow' AND ${a}"status" IN ('pending', 'running', 'cancelling')`;
 /** A claimable run: claim status and no lease in force. */
 export const claimable = (a: string) => `${CLAIM_STATUS(a)} AND (${a}"lease_expires_at" IS NULL OR ${a}"lease_expires_at" < now())`;
+
+/**
+ * How a statement reads one tenant's part of the claim indexes: `tenant >= t ... ORDER BY tenant, ...`
+ * with the rows of other tenants cut afterwards, not `tenant = t ... ORDER BY created_at`. The
+ * prepared statements are planned generically (a tenant is a parameter, or a column of the outer
+ * row), so the planner rates `tenant = t` at one over the number of tenants: with two or three of
+ * them, a scan of `run_claimable_idx` in age order filtering on the tenant looked as cheap as the
+ * tenant's own entries, and read the whole backlog of the other tenant to find the quiet tenant's
+ * run (10,000 index entries, 5 ms). Only `run_claim_tenant_idx` gives rows in tenant order, so it is
+ * the one read, from the tenant's first entry: a handful of entries, whatever the other backlogs.
+ */
+export const tenantFirst = (column: string, tenant: string) => `${column} >= ${tenant}`;
+
+/**
+ * True when `tenant` (an SQL text expression) has no run in a claim status, leased or not: nothing
+ * executing or queued, so a run of it inserted now is its first (a newcomer). One index entry read.
+ */
+export const noRunOf = (tenant: string) =>
+  `(SELECT x."tenant" FROM "run" x WHERE ${tenantFirst('x."tenant"', tenant)} AND ${CLAIM_STATUS('x.')} ORDER BY x."tenant" LIMIT 1) IS DISTINCT FROM ${tenant}`;
 
 export interface FairClaimParams {
   /** The most runs to claim (an SQL int expression). */
@@ -58,9 +78,9 @@ export function fairClaimCtes(name: string, p: FairClaimParams): string {
   ),
   ${name}_o AS (
     SELECT a."tenant", a."active", o."ctid", o."created_at" FROM ${name}_a a CROSS JOIN LATERAL (
-      SELECT r."ctid", r."created_at" FROM "run" r WHERE r."tenant" = a."tenant" AND ${claimable('r.')}${notExcluded}
-      ORDER BY r."created_at" LIMIT ${p.limit}
-    ) o
+      SELECT r."ctid", r."created_at", r."tenant" FROM "run" r WHERE ${tenantFirst('r."tenant"', 'a."tenant"')} AND ${claimable('r.')}${notExcluded}
+      ORDER BY r."tenant", r."created_at" LIMIT ${p.limit}
+    ) o WHERE o."tenant" = a."tenant"
   ),
   ${name}_r AS (SELECT o.*, row_number() OVER (PARTITION BY o."tenant" ORDER BY o."created_at") AS "rank" FROM ${name}_o o),
   ${name}_p AS (

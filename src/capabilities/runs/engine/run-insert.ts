@@ -5,7 +5,7 @@ import { InvariantViolation } from '../../../platform/errors/internal-fault';
 import { FlushParams, FlushResult, flushRows, writtenEvents, writtenViews } from './run-store';
 import { CHAIN_CATALOG_VERSION_SQL } from '../workflow-resolver.service';
 import { definitionRef } from '../run-definition.entity';
-import { CLAIM_STATUS } from './run-claim-sql';
+import { noRunOf } from './run-claim-sql';
 import { announcement } from './run-newcomer-claim';
 
 /**
@@ -67,11 +67,11 @@ const REQUEST_VALUES = `$17::uuid, $1::text, $2::text, coalesce($2::text, ''), $
 const CURRENT = `v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current")`;
 /**
  * The same, and whether the run is its tenant's first (`first`): no run of the tenant executing or
- * queued (a claim status, leased or not; `run_claim_tenant_idx`). Only such a run may take a slot of
- * the newcomers' reserve by its own insert (docs/operations.md §Fair scheduling).
+ * queued (noRunOf). Only such a run may take a slot of the newcomers' reserve by its own insert
+ * (docs/operations.md §Fair scheduling).
  */
 const CURRENT_FIRST = `v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current",
-           NOT EXISTS (SELECT 1 FROM "run" x WHERE x."tenant" = $1::text AND ${CLAIM_STATUS('x.')}) AS "first")`;
+           ${noRunOf('$1::text')} AS "first")`;
 const KEY_CONFLICT = `ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`;
 
 /**

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { RUNS_CHANNEL } from '../../../platform/database/database-notifications';
 import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
-import { CLAIM_STATUS, claimable } from './run-claim-sql';
+import { CLAIM_STATUS, claimable, tenantFirst } from './run-claim-sql';
 import { ClaimedRow, returning } from './run-store';
 
 /**
@@ -28,15 +28,20 @@ export function namedRun(payload: string | undefined): { runId: string; tenant: 
 /**
  * Claims, for owner $2 (lease $3 ms), at most $4 of the runs $1 that a newcomers' claim may take:
  * claimable, of a tenant with no run executing anywhere (no lease in force: `run_leased_idx`), and
- * its tenant's oldest claimable run (`run_claim_tenant_idx`), so at most one per tenant and never
- * ahead of the tenant's own older runs. The same runs the fair claim with a cap of one offers, looked
- * up by id. A run locked by another claim meanwhile is skipped.
+ * its tenant's oldest claimable run (the first claimable entry from the tenant's first one on in
+ * `run_claim_tenant_idx`: see tenantFirst in run-claim-sql.ts), so at most one per tenant and never
+ * ahead of the tenant's own older runs. The same runs the fair claim with a cap of one offers,
+ * looked up by id (being that run, it is claimable: a claim status and no lease in force; left at
+ * that, so the planner reads the primary key alone, not also every claimable run's entry to test
+ * the row). A run locked by another claim meanwhile is skipped, and the update checks again that the
+ * run it locked is claimable (another claim may have taken it since this statement's snapshot).
  */
 export const CLAIM_NAMED_NEWCOMERS_SQL = `WITH c AS (
     SELECT r."ctid" FROM "run" r
-    WHERE r."id" = ANY($1::uuid[]) AND ${claimable('r.')}
-      AND NOT EXISTS (SELECT 1 FROM "run" x WHERE x."tenant" = r."tenant" AND ${CLAIM_STATUS('x.')} AND x."lease_owner" IS NOT NULL AND x."lease_expires_at" >= now())
-      AND NOT EXISTS (SELECT 1 FROM "run" y WHERE y."tenant" = r."tenant" AND ${claimable('y.')} AND (y."created_at", y."id") < (r."created_at", r."id"))
+    WHERE r."id" = ANY($1::uuid[])
+      AND (SELECT x."tenant" FROM "run" x WHERE ${tenantFirst('x."tenant"', 'r."tenant"')} AND ${CLAIM_STATUS('x.')} AND x."lease_owner" IS NOT NULL AND x."lease_expires_at" >= now()
+           ORDER BY x."tenant" LIMIT 1) IS DISTINCT FROM r."tenant"
+      AND r."id" = (SELECT y."id" FROM "run" y WHERE ${tenantFirst('y."tenant"', 'r."tenant"')} AND ${claimable('y.')} ORDER BY y."tenant", y."created_at" LIMIT 1)
     ORDER BY r."created_at" LIMIT $4::int
     FOR UPDATE OF r SKIP LOCKED
   )
