@@ -1,5 +1,23 @@
-import * as pg from 'pg';
+import type * as Pg from 'pg';
 import { EMBEDDED_PARAMETER } from './wire-protocol';
+
+/**
+ * The `pg` module. pg decides as it loads whether it runs in a Cloudflare Worker; on a Node without a
+ * `navigator` global (Node 20) it finds out by constructing a fetch `Response`, which loads all of
+ * Node's fetch implementation (undici) into every host at start for nothing (about 0.1 s of CPU,
+ * several times that on a busy machine). While pg loads, and only then, a `navigator` that says
+ * Node.js (as Node 21 and later have) answers the question.
+ */
+export const pg: typeof Pg = (() => {
+  const g = globalThis as { navigator?: unknown };
+  if (g.navigator !== undefined) return require('pg') as typeof Pg;
+  g.navigator = { userAgent: `Node.js/${process.versions.node.split('.')[0]}` };
+  try {
+    return require('pg') as typeof Pg;
+  } finally {
+    delete g.navigator;
+  }
+})();
 
 /** Marks an error that says the database cannot be reached right now (not that a statement is wrong). */
 export const DATABASE_UNAVAILABLE = Symbol.for('openwop-host.database-unavailable');
@@ -86,7 +104,7 @@ export class DeadlineClient extends pg.Client {
   /** How many times each named statement ran since it was (last) prepared on this connection. */
   readonly executions = new Map<string, number>();
 
-  constructor(config?: pg.ClientConfig & ClientDeadline) {
+  constructor(config?: Pg.ClientConfig & ClientDeadline) {
     super(config);
     this.queryDeadlineMs = config?.queryDeadlineMs ?? 0;
     this.preparedStatements = config?.preparedStatements ?? true;
@@ -157,10 +175,10 @@ function forgetStale(client: DeadlineClient, name: string, e: unknown): never {
 /** pg's Pool whose connection failures (refused, timed out, server gone) are marked unavailable. */
 export class UnavailableTaggingPool extends pg.Pool {}
 
-UnavailableTaggingPool.prototype.connect = function taggedConnect(this: pg.Pool, cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void): unknown {
+UnavailableTaggingPool.prototype.connect = function taggedConnect(this: Pg.Pool, cb?: (err: Error | undefined, client?: Pg.PoolClient, done?: (release?: unknown) => void) => void): unknown {
   const connect = pg.Pool.prototype.connect;
-  if (typeof cb === 'function') return (connect as (c: unknown) => unknown).call(this, (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => cb(err ? tag(err) : err, client, done));
-  return (connect as () => Promise<pg.PoolClient>).call(this).catch((err: Error) => Promise.reject(tag(err)));
+  if (typeof cb === 'function') return (connect as (c: unknown) => unknown).call(this, (err: Error | undefined, client?: Pg.PoolClient, done?: (release?: unknown) => void) => cb(err ? tag(err) : err, client, done));
+  return (connect as () => Promise<Pg.PoolClient>).call(this).catch((err: Error) => Promise.reject(tag(err)));
 } as typeof pg.Pool.prototype.connect;
 
 /** The `pg` module as TypeORM loads it, with the deadline client and the tagging pool. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Client, ClientConfig } from 'pg';
+import type { Client, ClientConfig } from 'pg';
+import { pg } from './database-driver';
 import { DataSource } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../config/host-config';
 
@@ -94,7 +95,7 @@ export class DatabaseNotifications implements OnApplicationBootstrap, OnApplicat
 
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client(this.connectionConfig());
+    const client = new pg.Client(this.connectionConfig());
     client.on('error', (e) => this.lost(client, e));
     client.on('end', () => this.lost(client));
     client.on('notification', (n) => {
