@@ -7,35 +7,31 @@
  * once, then per exec `data` (a part of a long answer) and `done` (the rest, and whether the backend
  * is inside a transaction) or `error`; `closed` after `close`.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
-import type { EngineReply, EngineRequest, EngineStart } from './embedded-engine';
+import { compilePglite, EngineReply, EngineRequest, openPglite } from './embedded-engine';
 
 /** An answer is sent in parts of about this size, so a long one streams instead of piling up here. */
 const PART_BYTES = 256 * 1024;
 
 const port = parentPort!;
-const start = workerData as EngineStart;
-
-async function open(): Promise<PGlite> {
-  const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
-  const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<unknown> } }).WebAssembly;
-  // Compiled from its bytes while PGlite loads its file bundle (PGlite would compile it after).
-  const module = await wasm.compile(await require('node:fs').promises.readFile(start.wasmFile));
-  return PGliteCtor.create({ dataDir: start.dataDir, startParams, pgliteWasmModule: module as never });
-}
-
 const send = (m: EngineReply, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
 
-const opened = open();
-opened.then(
-  () => send({ op: 'ready' }),
-  (e: unknown) => send({ op: 'failed', message: (e as Error)?.message ?? String(e) }),
-);
+// Compiled, and PGlite loaded, before the host owns the folder: `open` then only starts the backend.
+const compiled = compilePglite();
+compiled.catch(() => undefined);
+require('@electric-sql/pglite');
+
+let opened: Promise<PGlite> | undefined;
 
 port.on('message', (m: EngineRequest) => {
-  if (m.op === 'exec') void exec(m.id, m.bytes);
+  if (m.op === 'open') {
+    opened = compiled.then((module) => openPglite(m.start, module));
+    opened.then(
+      () => send({ op: 'ready' }),
+      (e: unknown) => send({ op: 'failed', message: (e as Error)?.message ?? String(e) }),
+    );
+  } else if (m.op === 'exec') void exec(m.id, m.bytes);
   else if (m.op === 'close') void close();
 });
 
@@ -55,7 +51,7 @@ async function exec(id: number, bytes: Uint8Array): Promise<void> {
     return out;
   };
   try {
-    const db = await opened;
+    const db = await opened!;
     await db.runExclusive(() =>
       db.execProtocolRawStream(bytes, {
         onRawData: (chunk: Uint8Array) => {
@@ -78,8 +74,7 @@ async function exec(id: number, bytes: Uint8Array): Promise<void> {
 
 async function close(): Promise<void> {
   try {
-    const db = await opened;
-    await db.close();
+    await (await opened)?.close();
   } catch {
     /* a start that failed has nothing to close */
   }

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { PGlite, PGliteOptions } from '@electric-sql/pglite';
-import { InternalFault } from '../errors/internal-fault';
+import { InternalFault, InvariantViolation } from '../errors/internal-fault';
 import { PROJECT_ROOT } from '../project-root';
 
 /**
@@ -32,11 +32,10 @@ export interface EngineStart {
   dataDir: string;
   /** `-c name=value` settings, in order. */
   settings: Array<[string, string]>;
-  wasmFile: string;
 }
 
-/** From the host to the engine's thread. */
-export type EngineRequest = { op: 'exec'; id: number; bytes: Uint8Array } | { op: 'close' };
+/** From the host to the engine's thread: `open` once (the folder is the host's by then), then execs, then `close`. */
+export type EngineRequest = { op: 'open'; start: EngineStart } | { op: 'exec'; id: number; bytes: Uint8Array } | { op: 'close' };
 /** From the engine's thread to the host. */
 export type EngineReply =
   | { op: 'ready' }
@@ -46,14 +45,46 @@ export type EngineReply =
   | { op: 'error'; id: number; message: string }
   | { op: 'closed' };
 
-function pgliteWasmFile(): string {
+export function pgliteWasmFile(): string {
   return path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
 }
 
-/** Starts the backend on `dataDir` (an initialised folder) with `settings`, on the given thread. */
-export function startEmbeddedEngine(dataDir: string, settings: Record<string, string>, thread: EmbeddedThread): EmbeddedEngine {
-  const start: EngineStart = { dataDir, settings: Object.entries(settings), wasmFile: pgliteWasmFile() };
-  return thread === 'main' ? new MainThreadEngine(start) : new WorkerEngine(start);
+/** PGlite's WebAssembly module, compiled from its file (the compilation runs off the calling thread). */
+export function compilePglite(): Promise<NonNullable<PGliteOptions['pgliteWasmModule']>> {
+  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<NonNullable<PGliteOptions['pgliteWasmModule']>> } }).WebAssembly;
+  return fs.promises.readFile(pgliteWasmFile()).then((bytes) => wasm.compile(bytes));
+}
+
+/** PGlite with `start`'s folder and settings, given its compiled module. */
+export function openPglite(start: EngineStart, module: NonNullable<PGliteOptions['pgliteWasmModule']>): Promise<PGlite> {
+  const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
+  const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+  return PGliteCtor.create({ dataDir: start.dataDir, startParams, pgliteWasmModule: module });
+}
+
+/** An engine being made ready before its folder is the host's (while the host waits for the folder's lock). */
+export interface PreparedEngine {
+  /** Starts the backend on `dataDir` (initialised, and owned by this process) with `settings`. */
+  open(dataDir: string, settings: Record<string, string>): EmbeddedEngine;
+  /** Gives it up unopened (the folder could not be had). */
+  discard(): Promise<void>;
+}
+
+/**
+ * Begins an engine on the given thread: PGlite's WebAssembly is compiled (and, on a worker, PGlite
+ * loaded) at once, so that it is done while the host waits for the folder or loads its modules.
+ */
+export function prepareEmbeddedEngine(thread: EmbeddedThread): PreparedEngine {
+  if (thread === 'main') {
+    const compiled = compilePglite();
+    compiled.catch(() => undefined);
+    return { open: (dataDir, settings) => new MainThreadEngine({ dataDir, settings: Object.entries(settings) }, compiled), discard: async () => undefined };
+  }
+  const engine = new WorkerEngine();
+  return {
+    open: (dataDir, settings) => engine.open({ dataDir, settings: Object.entries(settings) }),
+    discard: () => engine.close(),
+  };
 }
 
 /** PGlite on the host's own thread. */
@@ -61,14 +92,8 @@ class MainThreadEngine implements EmbeddedEngine {
   readonly ready: Promise<void>;
   private readonly db: Promise<PGlite>;
 
-  constructor(start: EngineStart) {
-    this.db = (async () => {
-      // Compiling the engine's WebAssembly runs off the thread while PGlite loads.
-      const compiled = fs.promises.readFile(start.wasmFile).then((bytes) => (globalThis as unknown as { WebAssembly: { compile(b: Uint8Array): Promise<unknown> } }).WebAssembly.compile(bytes));
-      const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
-      const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-      return PGliteCtor.create({ dataDir: start.dataDir, startParams, pgliteWasmModule: (await compiled) as NonNullable<PGliteOptions['pgliteWasmModule']> });
-    })();
+  constructor(start: EngineStart, compiled: Promise<NonNullable<PGliteOptions['pgliteWasmModule']>>) {
+    this.db = compiled.then((module) => openPglite(start, module));
     this.ready = this.db.then(async (db) => {
       await db.waitReady;
     });
@@ -102,6 +127,7 @@ export class EmbeddedEngineStopped extends InternalFault {
 /** PGlite on a worker thread (embedded-engine-worker.ts). */
 class WorkerEngine implements EmbeddedEngine {
   readonly ready: Promise<void>;
+  private opened = false;
   private readonly worker: Worker;
   private readonly pending = new Map<number, { onData: (chunk: Uint8Array) => void; resolve: () => void; reject: (e: Error) => void }>();
   private nextId = 1;
@@ -110,11 +136,11 @@ class WorkerEngine implements EmbeddedEngine {
   private closing?: Promise<void>;
   private onClosed?: () => void;
 
-  constructor(start: EngineStart) {
+  constructor() {
     const file = path.join(__dirname, `embedded-engine-worker${path.extname(__filename)}`);
     // A checkout runs the TypeScript sources: the thread compiles them with the same hook (bin/ts-register.js).
     const hook = file.endsWith('.ts') ? `require(${JSON.stringify(path.join(PROJECT_ROOT, 'bin', 'ts-register.js'))});` : '';
-    this.worker = new Worker(`${hook}require(${JSON.stringify(file)});`, { eval: true, workerData: start, stdout: false, stderr: false });
+    this.worker = new Worker(`${hook}require(${JSON.stringify(file)});`, { eval: true, stdout: false, stderr: false });
     let started: () => void;
     let failed: (e: Error) => void;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -158,6 +184,14 @@ class WorkerEngine implements EmbeddedEngine {
     });
   }
 
+  /** Starts the backend (once): PGlite, loaded and compiled meanwhile, opens the folder. */
+  open(start: EngineStart): this {
+    if (this.opened) throw new InvariantViolation('the embedded engine was opened twice');
+    this.opened = true;
+    this.worker.postMessage({ op: 'open', start } satisfies EngineRequest);
+    return this;
+  }
+
   /** Every call in flight and every later one fails with `reason`. */
   private stop(reason: Error): void {
     this.stopped ??= reason;
@@ -180,7 +214,7 @@ class WorkerEngine implements EmbeddedEngine {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
-      if (!this.stopped) {
+      if (!this.stopped && this.opened) {
         await new Promise<void>((resolve) => {
           this.onClosed = resolve;
           this.worker.postMessage({ op: 'close' } satisfies EngineRequest);

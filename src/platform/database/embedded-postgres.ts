@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EmbeddedEngine, EmbeddedThread, startEmbeddedEngine } from './embedded-engine';
+import { EmbeddedEngine, EmbeddedThread, prepareEmbeddedEngine, PreparedEngine } from './embedded-engine';
 import { EmbeddedWireServer, WireServerLog } from './embedded-wire-server';
 
 /**
@@ -241,6 +241,9 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   fs.mkdirSync(dataDir, { recursive: true });
   const waitMs = options.waitMs ?? 30_000;
   const deadline = Date.now() + waitMs;
+  // The engine is made ready (PGlite loaded, its WebAssembly compiled) while the folder is waited for.
+  // PGlite is loaded there: a host on DATABASE_URL never pays for the WebAssembly engine.
+  let prepared: PreparedEngine | undefined = options.join ? undefined : prepareEmbeddedEngine(options.thread ?? 'worker');
   let told = false;
   for (;;) {
     if (options.join) {
@@ -252,7 +255,10 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     }
     const claim = tryClaim(p.lock, log);
     if (claim.claimed) break;
-    if (Date.now() >= deadline) throw new EmbeddedBusyError(dataDir, claim.owner.pid);
+    if (Date.now() >= deadline) {
+      await prepared?.discard();
+      throw new EmbeddedBusyError(dataDir, claim.owner.pid);
+    }
     if (!told) {
       told = true;
       log?.warn({ msg: options.join ? 'embedded database: waiting for its owner to serve it' : 'embedded database: waiting for the process that holds the data folder to exit', ownerPid: claim.owner.pid, waitMs });
@@ -279,8 +285,9 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     await initDataFolder(p.pgData, log);
     const settings = { ...EMBEDDED_PG_DEFAULTS, ...(options.settings ?? {}) };
     log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData, thread: options.thread ?? 'worker' });
-    // PGlite is loaded there: a host on DATABASE_URL never pays for the WebAssembly engine.
-    db = startEmbeddedEngine(p.pgData, settings, options.thread ?? 'worker');
+    prepared ??= prepareEmbeddedEngine(options.thread ?? 'worker');
+    db = prepared.open(p.pgData, settings);
+    prepared = undefined;
     await db.ready;
     const server = new EmbeddedWireServer(db, {
       listen: p.socket,
@@ -308,6 +315,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     };
   } catch (e) {
     await db?.close().catch(() => undefined);
+    await prepared?.discard().catch(() => undefined);
     onExit();
     process.off('exit', onExit);
     throw e;
