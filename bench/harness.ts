@@ -150,8 +150,8 @@ export async function insertPendingRuns(
 ): Promise<void> {
   await pool.query(
     `WITH ins AS (
-       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes")
-       SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, run_definition_ref('tenant-' || (i % $3::int), $1::jsonb), '{}'::jsonb, '{}'::jsonb, $6::text[]
+       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+       SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, run_definition_ref('tenant-' || (i % $3::int), $1::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('tenant-' || (i % $3::int), NULL, $6::text[])
        FROM generate_series(1, $2::int) AS i RETURNING 1
      )
      SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM ins)`,

@@ -186,7 +186,7 @@ async function measureSide(s: Side, pollRun: string): Promise<Figures> {
       await s.pool.query(
         `SELECT sum(pg_total_relation_size(c.oid))::float8 / (SELECT count(*) FROM "run") AS b FROM pg_class c
          WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1)`,
-        [['run', 'run_definition', 'run_node', 'event', 'event_stream']],
+        [['run', 'run_definition', 'run_principal', 'run_node', 'event', 'event_stream']],
       )
     ).rows[0].b,
   );

@@ -14,7 +14,7 @@
  *   (a sparse status for list filters);
  * - everything else is copied as it is.
  *
- * The rows a run refers to by (tenant, hash) (its stored definition) are copied to every tenant first.
+ * The rows a run refers to by (tenant, hash) (its stored definition and principal) are copied to every tenant first.
  *
  * A table whose rows name their stream by the stream row's generated key (a `stream_key` column,
  * when `event_stream` has a `key`) is found through the template streams' keys, and each copy takes
@@ -129,7 +129,7 @@ export interface SeedOptions {
 /**
  * The rows a run names by (tenant, key) instead of holding them: a `bytea` column `<name>_hash` of the
  * run table names a row of the table `run_<name>` keyed by (`tenant`, `hash`) (the stored workflow
- * definition). A copy's run gets another tenant, so each such row of the template runs is copied to
+ * definition, the stored principal). A copy's run gets another tenant, so each such row of the template runs is copied to
  * every tenant first (once, whatever the number of copies).
  */
 async function copyReferencedRows(pool: Pool, runIds: string[], tenants: number): Promise<void> {

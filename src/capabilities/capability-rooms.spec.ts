@@ -53,6 +53,7 @@ export const RUNS_ROOT_FILES = [
   'run.entity.ts',
   'run-node.entity.ts',
   'run-definition.entity.ts',
+  'run-principal.entity.ts',
   'run-snapshot.ts',
   'run-variables.ts',
   'run-variables.spec.ts',

@@ -2,6 +2,8 @@
  * A run refers to its workflow definition instead of carrying a copy (migration 1765300000000): the
  * definitions are stored once per tenant and content (`run_definition`, keyed by tenant and SHA-256),
  * every run of one definition shares its row, and a run only ever reads its own tenant's definitions.
+ * Who started it (its owner's v2 subject and its starter's scopes) is stored the same way
+ * (`run_principal`, migration 1765300010000).
  */
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
@@ -84,8 +86,8 @@ describe('runs: stored definitions', () => {
     expect((await stored()).filter((s) => s.h === h)).toEqual([{ tenant: 'acme', h }]);
     // A globex run row that names acme's definition by its hash (no writer of the host can make one).
     const [{ id }] = (await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes")
-       VALUES ('globex', 'tester', 'workflow', 'pending', '{}'::jsonb, 'vendor.test.private', decode($1, 'hex'), '{}'::jsonb, '{}'::jsonb, '{runs:read}') RETURNING "id"`,
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable")
+       VALUES ('globex', 'tester', 'workflow', 'pending', '{}'::jsonb, 'vendor.test.private', decode($1, 'hex'), '{}'::jsonb, '{}'::jsonb) RETURNING "id"`,
       [h],
     )) as Array<{ id: string }>;
     const d = await t.http('GET', `/v1/runs/${id}/definition`, { token: globex });
@@ -99,6 +101,106 @@ describe('runs: stored definitions', () => {
     expect(JSON.stringify(failed)).not.toContain('acme-only');
     // And acme's run is still 404 to globex, its definition included.
     expect((await t.http('GET', `/v1/runs/${mine}/definition`, { token: globex })).status).toBe(404);
+  });
+});
+
+describe('runs: stored principals', () => {
+  let t: TestApp;
+
+  const principalOf = async (runId: string) =>
+    ((await t.ds.query(
+      `SELECT encode(r."principal_hash", 'hex') AS "h", r."metadata", p."subject", p."scopes" FROM "run" r LEFT JOIN "run_principal" p ON p."tenant" = r."tenant" AND p."hash" = r."principal_hash" WHERE r."id" = $1`,
+      [runId],
+    )) as Array<{ h: string | null; metadata: Record<string, unknown>; subject: Record<string, unknown> | null; scopes: string[] | null }>)[0];
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { OPENWOP_PROTOCOL_MAJORS: '1,2' } });
+    await installChains(t, 'acme', 'vendor.test.store', { 'vendor.test.shared': SHARED });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('the runs one credential starts share one stored subject and scope set; a fork keeps the subject with scopes of its own', async () => {
+    const runner = await t.key({ tenant: 'acme', principal: 'runner', scopes: ['runs:create', 'runs:read', 'tools:read'] });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await t.http('POST', '/v1/runs', { token: runner, body: { workflowId: 'vendor.test.shared', tags: ['t'] } });
+      expect(r.status).toBe(201);
+      ids.push(r.body.runId as string);
+      await waitForStatus(t, runner, r.body.runId as string, ['completed']);
+    }
+    const [a, b] = [await principalOf(ids[0]), await principalOf(ids[1])];
+    const subject = { kind: 'workload', lane: 'api-key', issuer: 'urn:openwop-host:api-keys', tenant: 'acme', subjectId: 'runner' };
+    expect(a).toEqual({ h: expect.stringMatching(/^[0-9a-f]{64}$/), metadata: { tags: ['t'] }, subject, scopes: ['runs:create', 'runs:read', 'tools:read'] });
+    expect(b.h).toBe(a.h);
+    expect(((await t.ds.query(`SELECT count(*)::int AS "n" FROM "run_principal" WHERE "hash" = decode($1, 'hex')`, [a.h])) as Array<{ n: number }>)[0].n).toBe(1);
+    // The v2 owner still renders the subject recorded at creation, in its stored key order.
+    const v2 = await t.http('GET', `/runs/acme~2F${ids[0]}`, { token: runner, headers: { 'openwop-version': '2.0' } });
+    expect(v2.status).toBe(200);
+    expect(JSON.stringify(v2.body.owner)).toBe(JSON.stringify({ tenant: 'acme', subject }));
+    // A fork is the source owner's run: its subject, with the scopes both the source and the requester hold.
+    const forker = await t.key({ tenant: 'acme', principal: 'forker', scopes: ['runs:create', 'runs:read'] });
+    const fork = await t.http('POST', `/v1/runs/${ids[0]}:fork`, { token: forker, body: { mode: 'replay' } });
+    expect(fork.status).toBe(201);
+    await waitForStatus(t, forker, fork.body.runId as string, ['completed']);
+    const f = await principalOf(fork.body.runId as string);
+    expect(f).toMatchObject({ subject, scopes: ['runs:create', 'runs:read'] });
+    expect(f.h).not.toBe(a.h);
+    expect(f.metadata.subject).toBeUndefined();
+  });
+});
+
+describe('the run-principals migration', () => {
+  it("moves each run's subject and scopes into one row per tenant and content, and gives them back when reverted", async () => {
+    const db = await createScratchDatabase();
+    const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
+    await ds.initialize();
+    try {
+      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'RunPrincipals1765300010000');
+      expect(i).toBeGreaterThan(0);
+      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const subject = { kind: 'workload', lane: 'api-key', issuer: 'urn:openwop-host:api-keys', tenant: 'acme', subjectId: 'runner' };
+      const insert = async (tenant: string, metadata: unknown, scopes: string[] | null): Promise<string> =>
+        ((await ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata", "scopes") VALUES ($1, 'workflow', 'completed', $2::jsonb, $3::text[]) RETURNING "id"`, [
+          tenant,
+          JSON.stringify(metadata),
+          scopes,
+        ])) as Array<{ id: string }>)[0].id;
+      const a1 = await insert('acme', { subject, tags: ['x'] }, ['runs:read']);
+      const a2 = await insert('acme', { subject }, ['runs:read']);
+      const legacy = await insert('acme', {}, ['runs:read']);
+      const tool = await insert('acme', { tool: 'x' }, null);
+      await runMigrations(ds, MIGRATIONS.slice(0, i + 1));
+      const rows = (await ds.query(
+        `SELECT r."id", encode(r."principal_hash", 'hex') AS "h", r."metadata", p."subject", p."scopes" FROM "run" r LEFT JOIN "run_principal" p ON p."tenant" = r."tenant" AND p."hash" = r."principal_hash"`,
+      )) as Array<{ id: string; h: string | null; metadata: unknown; subject: unknown; scopes: string[] | null }>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      expect(byId.get(a1)).toMatchObject({ metadata: { tags: ['x'] }, subject, scopes: ['runs:read'] });
+      expect(byId.get(a2)).toMatchObject({ h: byId.get(a1)!.h, metadata: {} });
+      expect(byId.get(legacy)).toMatchObject({ metadata: {}, subject: null, scopes: ['runs:read'] });
+      expect(byId.get(tool)).toMatchObject({ h: null, metadata: { tool: 'x' }, subject: null, scopes: null });
+      expect(((await ds.query(`SELECT count(*)::int AS "n" FROM "run_principal"`)) as Array<{ n: number }>)[0].n).toBe(2);
+      const q = ds.createQueryRunner();
+      try {
+        await new MIGRATIONS[i]().down(q);
+      } finally {
+        await q.release();
+      }
+      const back = (await ds.query(`SELECT "id", "metadata", "scopes" FROM "run"`)) as Array<{ id: string; metadata: unknown; scopes: string[] | null }>;
+      expect(new Map(back.map((r) => [r.id, [r.metadata, r.scopes]]))).toEqual(
+        new Map<string, unknown>([
+          [a1, [{ subject, tags: ['x'] }, ['runs:read']]],
+          [a2, [{ subject }, ['runs:read']]],
+          [legacy, [{}, ['runs:read']]],
+          [tool, [{ tool: 'x' }, null]],
+        ]),
+      );
+    } finally {
+      await ds.destroy();
+      await db.drop();
+    }
   });
 });
 

@@ -90,8 +90,8 @@ describe('runs: metrics', () => {
 
   it('the in-progress count reads the status index, not every run ever finished', async () => {
     await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes")
-       SELECT 'acme', 'bulk', 'workflow', 'completed', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, '{}'::text[] FROM generate_series(1, 20000)`,
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+       SELECT 'acme', 'bulk', 'workflow', 'completed', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('acme', NULL, '{}'::text[]) FROM generate_series(1, 20000)`,
     );
     await t.ds.query('ANALYZE "run"');
     const [plan] = (await t.ds.query(`EXPLAIN (FORMAT JSON) ${ACTIVE_RUNS_SQL}`)) as Array<{ 'QUERY PLAN': unknown }>;

@@ -43,8 +43,8 @@ onServer('runs: the plans of the prepared statements', () => {
 
   it('reaches the run rows by key on a run table with a single row', async () => {
     const [{ id }] = (await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "lease_owner", "fence")
-       VALUES ('acme', 'tester', 'workflow', 'running', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, '{}'::text[], 'plan-test', 1) RETURNING "id"`,
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "lease_owner", "fence")
+       VALUES ('acme', 'tester', 'workflow', 'running', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('acme', NULL, '{}'::text[]), 'plan-test', 1) RETURNING "id"`,
     )) as Array<{ id: string }>;
     const flush = {
       runId: id,

@@ -5,6 +5,7 @@ import { canonicalJson } from '../../platform/artifacts/artifact-registry.servic
 import { ConflictError, DomainError, ForbiddenError, NotFoundError, UnprocessableError, ValidationError } from '../../platform/errors/domain-error';
 import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from './run.entity';
+import { principalRef } from './run-principal.entity';
 import { RUN_CREATE_SCOPE } from '../../platform/run-ports/run-launcher';
 import { checkIdempotencyKey, IDEMPOTENCY_ACK_TIMEOUT_SEC, inFlight } from '../../platform/idempotency/idempotency-store.service';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
@@ -320,10 +321,10 @@ export class RunCreationService {
     const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
       const error = { code: refusal.code, message: refusal.message };
       const insert = async () => (await db.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', $10::jsonb, $4, $5::jsonb, '{}'::jsonb, $6::text[], $7, $8, $9::jsonb, now(), now())
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "principal_hash", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, ${principalRef('$1', '$10::jsonb', '$6::text[]')}, $7, $8, $9::jsonb, now(), now())
          ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`,
-        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, idempotencyKey !== undefined ? requestHash : null, JSON.stringify(error), JSON.stringify({ subject: subjectOf(principal, this.settings.jwtIssuer) })],
+        [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, idempotencyKey !== undefined ? requestHash : null, JSON.stringify(error), JSON.stringify(subjectOf(principal, this.settings.jwtIssuer))],
       )) as Array<{ id: string }>;
       const inserted = await this.insertRun(insert, idempotencyKey);
       if (!inserted.length) return this.replayConcurrent(principal, idempotencyKey!, requestHash, db);

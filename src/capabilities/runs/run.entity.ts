@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, VirtualColumn } from 'typeorm';
 import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 import { definitionSelect } from './run-definition.entity';
+import { principalSelect } from './run-principal.entity';
 
 /**
  * A run owned by a tenant. Host-level streams (goal, proposal, import events) have no run row.
@@ -81,8 +82,12 @@ export class RunEntity extends WorkspaceOwnedEntity {
   @Column({ type: 'jsonb', nullable: true })
   error: { code: string; message: string; details?: Record<string, unknown> } | null;
 
-  /** The starter's scopes: tool calls of the run are authorized with them, on any replica. */
-  @Column({ type: 'text', array: true, nullable: true })
+  /** The key of who started the run (its owner's subject, its starter's scopes) in `run_principal` (migration 1765300010000). */
+  @Column({ name: 'principal_hash', type: 'bytea', nullable: true })
+  principalHash: Buffer | null;
+
+  /** The starter's scopes (read through `principal_hash`): tool calls of the run are authorized with them, on any replica. */
+  @VirtualColumn({ query: (alias) => principalSelect(alias, 'scopes') })
   scopes: string[] | null;
 
   @Column({ name: 'idempotency_key', type: 'text', nullable: true })

@@ -5,6 +5,7 @@ import { legacySubject, readSubject, type Subject } from '../../platform/identit
 import { RunRecords, RunRecordsPort, RunView } from '../../platform/run-ports/run-records';
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { RunEntity } from './run.entity';
+import { principalSelect } from './run-principal.entity';
 
 /**
  * Runs the host records without executing them (tool sessions, goal iterations, automations...),
@@ -45,12 +46,12 @@ export class RunService implements RunRecords, OnModuleInit {
     return found;
   }
 
-  /** The owner subjects of a tenant's runs (recorded at creation in `metadata.subject`; legacy before). */
+  /** The owner subjects of a tenant's runs (recorded at creation, stored with the starter's scopes in `run_principal`; legacy before). */
   async subjects(scope: TenantScope, runIds: readonly string[]): Promise<Map<string, Subject>> {
     const ids = runIds.filter((id) => UUID_TEXT.test(id));
     const found = new Map<string, Subject>();
     if (!ids.length) return found;
-    const rows = (await this.ds.query(`SELECT "id", "principal", "metadata"->'subject' AS "subject" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; principal: string | null; subject: unknown }>;
+    const rows = (await this.ds.query(`SELECT "id", "principal", (${principalSelect('"run"', 'subject')}) AS "subject" FROM "run" WHERE "tenant" = $1 AND "id" = ANY($2::uuid[])`, [scope.tenant, ids])) as Array<{ id: string; principal: string | null; subject: unknown }>;
     for (const r of rows) found.set(r.id, readSubject(r.subject) ?? legacySubject(scope.tenant, r.principal ?? undefined));
     return found;
   }

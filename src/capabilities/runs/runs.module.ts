@@ -70,6 +70,7 @@ import { WorkflowResolver } from './workflow-resolver.service';
 import { WorkflowsController } from './api/workflows.controller';
 import { RunNodeEntity } from './run-node.entity';
 import { RunDefinitionEntity } from './run-definition.entity';
+import { RunPrincipalEntity } from './run-principal.entity';
 import { RunEntity } from './run.entity';
 import { RunService } from './run.service';
 import { RunStreamsOwner } from './engine/run-streams';
@@ -155,5 +156,5 @@ import { TransportRunsService } from './transport-runs.service';
   exports: [RunsService, RunLauncher, RunCreationService, RunControlService, RunEngineService, WorkflowResolver, InterruptsService, CredentialInterrupts, RunForkService, RunArtifactsService, KeyedRunOperations, RunArtifactReader, RunEventFeed, TransportRunsService],
 })
 export class RunsModule {
-  static readonly entities = [RunEntity, RunNodeEntity, RunDefinitionEntity, RunArtifactEntity, InterruptCallbackEntity, ...COMPENSATION_ENTITIES];
+  static readonly entities = [RunEntity, RunNodeEntity, RunDefinitionEntity, RunPrincipalEntity, RunArtifactEntity, InterruptCallbackEntity, ...COMPENSATION_ENTITIES];
 }

@@ -20,6 +20,7 @@ import { foldSettled, mintEntries, recordedOutputs, replayedEntries } from './co
 import { compensationStore, Plan } from './compensation-store';
 import { commitPlan, compensationId, executePlan, PlanChanged, UNWIND_LEASE_MS, UnwindDeps } from './compensation-unwind';
 import type { PlanEntry, PlanStatus } from './run-compensation.entity';
+import { principalSelect } from '../run-principal.entity';
 
 /** The scope of a compensation plan's operator (RFC 0151 §E): retry, skip with justification, terminate. */
 export const COMPENSATE_SCOPE = 'runs:compensate';
@@ -165,7 +166,7 @@ export class CompensationService implements OnModuleInit, OnApplicationBootstrap
   async unwind(runId: string): Promise<Plan | undefined> {
     const plan = await compensationStore.claim(this.ds.manager, runId, this.deps.owner, UNWIND_LEASE_MS);
     if (!plan) return undefined;
-    const rows = (await this.ds.query(`SELECT "principal", "scopes", "inputs" FROM "run" WHERE "id" = $1 AND "tenant" = $2`, [runId, plan.tenant])) as Array<{ principal: string | null; scopes: string[] | null; inputs: Record<string, unknown> | null }>;
+    const rows = (await this.ds.query(`SELECT "principal", (${principalSelect('"run"', 'scopes')}) AS "scopes", "inputs" FROM "run" WHERE "id" = $1 AND "tenant" = $2`, [runId, plan.tenant])) as Array<{ principal: string | null; scopes: string[] | null; inputs: Record<string, unknown> | null }>;
     const run = rows[0];
     try {
       return await executePlan(this.deps, plan, { principal: run?.principal ?? 'system', scopes: run?.scopes ?? [], inputs: run?.inputs ?? {} });

@@ -5,6 +5,7 @@ import { InvariantViolation } from '../../../platform/errors/internal-fault';
 import { FlushParams, FlushResult, flushRows, writtenEvents, writtenViews } from './run-store';
 import { CHAIN_CATALOG_VERSION_SQL } from '../workflow-resolver.service';
 import { definitionRef } from '../run-definition.entity';
+import { principalRef } from '../run-principal.entity';
 import { noRunOf } from './run-claim-sql';
 import { announcement } from './run-newcomer-claim';
 
@@ -20,8 +21,10 @@ export interface RunInsertValues {
   tenant: string;
   workspace: string | null;
   principal: string;
+  /** Its `subject` is stored with the scopes in `run_principal`, the rest in the row. */
   metadata: Record<string, unknown>;
   workflowId: string;
+  /** Stored in `run_definition` (once per tenant and content); the row keeps its key. */
   definitionText: string;
   inputs: Record<string, unknown>;
   configurable: Record<string, unknown>;
@@ -61,9 +64,10 @@ function requestValues(v: RunInsertValues): unknown[] {
   ];
 }
 
-const REQUEST_COLUMNS = `"id", "tenant", "workspace", "workspace_key", "principal", "kind", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response"`;
-// The definition is stored by the same statement (its first run's insert writes it) and the row keeps its key.
-const REQUEST_VALUES = `$17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', $4::jsonb, $5::text, ${definitionRef('$1::text', '$6::jsonb')}, $7::jsonb, $8::jsonb, $9::text[], $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb`;
+const REQUEST_COLUMNS = `"id", "tenant", "workspace", "workspace_key", "principal", "kind", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response"`;
+// The definition, and the metadata's `subject` with the scopes, are stored by the same statement (the
+// first run of each writes its row) and the run row keeps their keys.
+const REQUEST_VALUES = `$17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', $4::jsonb - 'subject', $5::text, ${definitionRef('$1::text', '$6::jsonb')}, $7::jsonb, $8::jsonb, ${principalRef('$1::text', `$4::jsonb -> 'subject'`, '$9::text[]')}, $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb`;
 const CURRENT = `v AS (SELECT ${CHAIN_CATALOG_VERSION_SQL('$1')} = $16::bigint AS "current")`;
 /**
  * The same, and whether the run is its tenant's first (`first`): no run of the tenant executing or

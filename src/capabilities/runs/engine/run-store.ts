@@ -8,7 +8,7 @@ import { FlushBatcher } from './run-flush-batcher';
 import { claimable, fairClaimCtes } from './run-claim-sql';
 import { RunNodeEntity, RunNodeStatus } from '../run-node.entity';
 import type { WorkflowDefinition } from '../workflow-definition';
-import { definitionSelect } from '../run-definition.entity';
+import { claimedColumn } from './run-references';
 import { InvariantViolation } from '../../../platform/errors/internal-fault';
 
 /**
@@ -96,9 +96,9 @@ export interface RunClaim {
 
 const CLAIMABLE = claimable('');
 
-/** The columns of a claimed run (ClaimedRow), named: a column another replica adds changes no prepared claim (`definition` through its hash). */
+/** The columns of a claimed run (ClaimedRow), named: a column another replica adds changes no prepared claim (some read through keys: run-references.ts). */
 const CLAIMED_COLUMNS = ['id', 'tenant', 'workspace', 'principal', 'status', 'workflow_id', 'definition', 'inputs', 'configurable', 'scopes', 'fence', 'cancel_requested', 'node_executions', 'cost_usd', 'started_at', 'trace_parent', 'trace_state', 'metadata'];
-export const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => (c === 'definition' ? `(${definitionSelect(alias ? alias.slice(0, -1) : '"run"')}) AS "definition"` : `${alias}"${c}"`)).join(', ');
+export const returning = (alias: string) => CLAIMED_COLUMNS.map((c) => claimedColumn(alias, c)).join(', ');
 
 /**
  * Claims claimable runs for owner $1, leased for $2 ms, at most $3 of them, shared fairly between the

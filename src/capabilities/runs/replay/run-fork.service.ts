@@ -22,6 +22,7 @@ import { parseDefinition } from '../workflow-definition';
 import { checkDeferredOverrides } from '../run-inputs';
 import { WorkflowResolver } from '../workflow-resolver.service';
 import { inScope } from '../../../platform/tenancy/workspace-scope';
+import { principalRef } from '../run-principal.entity';
 
 export const FORK_MODES = ['replay', 'branch'] as const;
 export type ForkMode = (typeof FORK_MODES)[number];
@@ -59,6 +60,11 @@ const OVERLAY_KEYS = new Set(['configurable', 'tags', 'metadata']);
 /** Most events one diff compares per run. */
 export const MAX_DIFF_EVENTS = 5000;
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/**
+ * A fork's principal ($10 its scopes, $17 its source's principal key): the owner's subject is the
+ * source's, copied verbatim (identity.md §A.4) like the owner itself; the scopes are the fork's own.
+ */
+const FORK_PRINCIPAL = principalRef('$1', `(SELECT p."subject" FROM "run_principal" p WHERE p."tenant" = $1 AND p."hash" = $17::bytea)`, '$10::text[]');
 
 export interface RunDiff {
   a: string;
@@ -112,8 +118,7 @@ export class RunForkService {
     if (Array.isArray(meta.tags)) metadata.tags = meta.tags;
     if (meta.metadata && typeof meta.metadata === 'object') metadata.metadata = meta.metadata;
     if (typeof meta.callbackUrl === 'string') metadata.callbackUrl = meta.callbackUrl;
-    // The owner's subject is the source's, copied verbatim (identity.md §A.4), like the owner itself.
-    if (meta.subject && typeof meta.subject === 'object') metadata.subject = meta.subject;
+
     if (overlay) {
       if (overlay.configurable) {
         configurable = this.creation.resolveBounds({ ...configurable, ...overlay.configurable });
@@ -138,8 +143,8 @@ export class RunForkService {
       const started = prefix.some((e) => e.type === 'run.started');
       const chain = await this.chainState(m, scope, source, prefix);
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::bytea, $8::jsonb, $9::jsonb, $10::text[], $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::bytea, $8::jsonb, $9::jsonb, ${FORK_PRINCIPAL}, $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
         [
           source.tenant,
           source.workspace,
@@ -160,6 +165,7 @@ export class RunForkService {
           trace?.tracestate ?? null,
           // Who asked: the fork is the source owner's run, acting with no scope its requester lacks.
           principal.principal,
+          source.principalHash,
         ],
       )) as Array<{ id: string }>;
       if (prefix.length) await this.inherit(m, id, source, prefix);

@@ -10,6 +10,7 @@ import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { parseDefinition } from '../workflow-definition';
 import { definitionRef } from '../run-definition.entity';
+import { principalRef } from '../run-principal.entity';
 import { CONFORMANCE_FIXTURES } from '../workflow-resolver.service';
 
 class SeedEvent {
@@ -103,8 +104,8 @@ export class Era2SeedController {
     const last = body.events[body.events.length - 1].timestamp ?? first;
     return this.ds.transaction(async (m) => {
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "scopes", "started_at", "completed_at")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, ${definitionRef('$1', '$7::jsonb')}, $8::jsonb, '{}'::jsonb, $9::text[], $10::timestamptz, $11::timestamptz) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "started_at", "completed_at")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, ${definitionRef('$1', '$7::jsonb')}, $8::jsonb, '{}'::jsonb, ${principalRef('$1', 'NULL', '$9::text[]')}, $10::timestamptz, $11::timestamptz) RETURNING "id"`,
         [
           p.tenant,
           p.workspace ?? null,
