@@ -84,4 +84,15 @@ describe('logs', () => {
     expect(a).toEqual(expect.objectContaining({ msg: 'inside', level: 'info', reqId: 'r1', reqId_: 'r2', level_: 'x', time_: 1, service_: 's' }));
     expect(b).toEqual(expect.objectContaining({ msg: 'given', detail: 'extra', a: 1 }));
   });
+
+  it('renames only fields a binding of the line holds at its top level, whatever the bindings nest or escape', () => {
+    const out: string[] = [];
+    const root = createLogger('info', new Writable({ write: (c, _e, cb) => (out.push(String(c)), cb()) }));
+    // A nested binding writes `"tenant":` into the child's bindings text without binding `tenant` itself.
+    const child = root.child({ ctx: { tenant: 'nested' }, 'we"ird': 1 }).child({ reqId: 'r1' });
+    child.info({ msg: 'line', tenant: 't', 'we"ird': 2, reqId: 'r2', service: 's' });
+    const [line] = out.map((l) => parseJsonStrict(l) as Line);
+    expect(line).toEqual(expect.objectContaining({ msg: 'line', tenant: 't', ctx: { tenant: 'nested' }, 'we"ird': 1, 'we"ird_': 2, reqId: 'r1', reqId_: 'r2', service: 'openwop-host', service_: 's' }));
+    expect(Object.keys(line)).not.toContain('tenant_');
+  });
 });

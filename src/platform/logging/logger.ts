@@ -15,15 +15,28 @@ export const REDACT_PATHS = [
   '*.token',
 ];
 
-/** Keys every line already has (level, time, msg) plus a logger's bindings (service, reqId, ...), cached per logger. */
-const boundKeys = new WeakMap<Logger, ReadonlySet<string>>();
-function reservedKeys(logger: Logger): ReadonlySet<string> {
-  let keys = boundKeys.get(logger);
-  if (!keys) {
-    keys = new Set(['level', 'time', 'msg', 'pid', 'hostname', ...Object.keys(logger.bindings())]);
-    boundKeys.set(logger, keys);
+/** Keys every line has of its own (level, time, msg; pid and hostname unless turned off). */
+const LINE_KEYS: ReadonlySet<string> = new Set(['level', 'time', 'msg', 'pid', 'hostname']);
+
+/** A logger's bindings (service, reqId, context...), read once per logger, and only for a key it may bind. */
+const boundKeys = new WeakMap<Logger, Record<string, unknown>>();
+
+/**
+ * Whether a line of `logger` already has `key`: one of the line's own, or a binding. A request's
+ * logger is a child made for that request, so its bindings are not parsed for every line: they are
+ * written as `,"key":value` in the child's chindings text, and only a key found there is confirmed
+ * against the parsed bindings (a nested value can hold the same text).
+ */
+function isReserved(logger: Logger, key: string): boolean {
+  if (LINE_KEYS.has(key)) return true;
+  const chindings = (logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
+  if (typeof chindings !== 'string' || !chindings.includes(`${JSON.stringify(key)}:`)) return false;
+  let bindings = boundKeys.get(logger);
+  if (!bindings) {
+    bindings = logger.bindings();
+    boundKeys.set(logger, bindings);
   }
-  return keys;
+  return Object.prototype.hasOwnProperty.call(bindings, key);
 }
 
 /**
@@ -39,11 +52,10 @@ function dedupeKeys(this: Logger, args: Parameters<LogFn>, method: LogFn): void 
     (method as (...a: unknown[]) => void).apply(this, args as unknown[]);
     return;
   }
-  const reserved = reservedKeys(this);
   const source = first as Record<string, unknown>;
   let obj: Record<string, unknown> | undefined;
   for (const key of Object.keys(source)) {
-    if (!reserved.has(key)) continue;
+    if (!isReserved(this, key)) continue;
     obj ??= { ...source };
     const value = obj[key];
     delete obj[key];
@@ -52,7 +64,7 @@ function dedupeKeys(this: Logger, args: Parameters<LogFn>, method: LogFn): void 
       else rest[0] = typeof value === 'string' ? value : JSON.stringify(value);
     } else {
       let renamed = `${key}_`;
-      while (renamed in obj || reserved.has(renamed)) renamed += '_';
+      while (renamed in obj || isReserved(this, renamed)) renamed += '_';
       obj[renamed] = value;
     }
   }
