@@ -6,7 +6,7 @@
  *
  *   npm run bench -- peers [--rounds 3] [--seconds 5] [--concurrency 16] [--backlog 500] [--short] [--json file]
  *                          [--shapes backlog-1,backlog-3,submit,latency-1,latency-3] [--sides host,graphile-worker,...] [--trace]
- *   npm run bench -- peers --process [...]: the public API path, the host as its own process (bench/peers/process.ts)
+ *   (the public API path with the host as its own process: `npm run bench -- peers-process`, bench/peers-process.ts)
  *
  * Shapes (each phase: a warm-up, not counted, then a fixed counted window):
  * - backlog, 1 step: 1-node `core.noop` runs against no-op jobs, `concurrency` in flight on every
@@ -1053,5 +1053,4 @@ async function main(): Promise<void> {
   }
 }
 
-// `--process`: the host as its own `serve` process, clients in others (bench/peers/process.ts).
-runBenchmark(module, process.argv.includes('--process') ? () => import('./peers/process').then((m) => m.main()) : main);
+runBenchmark(module, main);

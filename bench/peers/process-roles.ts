@@ -1,5 +1,5 @@
 /**
- * The processes of the peer benchmark's process mode (bench/peers/process.ts), each a process of its
+ * The processes of the peer benchmark's process mode (bench/peers-process.ts), each a process of its
  * own as in a user's deployment, started as `node -r <root>/bin/ts-register.js <this file> <role> ...`:
  *
  * - `prepare <root> <url> <out>`: boots the host of the checkout at `root` in process on a new database

@@ -1,7 +1,8 @@
 /**
- * The peer benchmark's process mode (`npm run bench -- peers --process`): the public API path as users
+ * The peer benchmark's process mode (`npm run bench -- peers-process`): the public API path as users
  * meet it. Each round, each side gets a fresh database (a copy of a template prepared once), a fresh
- * service process and a fresh client process (bench/peers/process-roles.ts):
+ * service process and a fresh client process (bench/peers/process-roles.ts). The in-process peer
+ * benchmark is bench/peers.ts; this one loads nothing of the host itself:
  *
  * - the host: `openwop-host serve` (bin/openwop-host.js, as `npm start` runs it: the TypeScript compiled
  *   once and cached) with its default logging, `runs.maxActiveRuns` = concurrency; its client speaks
@@ -16,8 +17,8 @@
  * from `addJob` to the job's handler running). The sides alternate which goes first from round to
  * round; it prints every round with the load average, and the same-round ratios (min / median / max).
  *
- *   npm run bench -- peers --process [--rounds 3] [--submissions 2000] [--concurrency 16] [--samples 400]
- *                                    [--sides host,graphile-worker] [--base-root <checkout>] [--json file] [--short]
+ *   npm run bench -- peers-process [--rounds 3] [--submissions 2000] [--concurrency 16] [--samples 400]
+ *                                  [--sides host,graphile-worker] [--base-root <checkout>] [--json file] [--short]
  *
  * `--base-root` adds a side `host@base`: the same host from another checkout (say a worktree of an
  * earlier commit, with node_modules linked), on a template prepared by that checkout, to measure a
@@ -30,11 +31,12 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { benchPool, dbActivityMeter } from '../harness';
-import { ClientMessage, percentile, SubmitResult } from './process-roles';
+import { ClientMessage, percentile, SubmitResult } from './peers/process-roles';
 
-const ROOT = path.join(__dirname, '..', '..');
-const ROLES = path.join(__dirname, 'process-roles.ts');
+const ROOT = path.join(__dirname, '..');
+const ROLES = path.join(__dirname, 'peers', 'process-roles.ts');
+/** The application_name of the benchmark's own connections: its backends are not counted as the side's. */
+const BENCH_APP = 'openwop-bench';
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function option(name: string, dflt: string): string {
@@ -101,15 +103,27 @@ interface Child {
 }
 
 let clockTicks = 100;
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSec(pid: number): number {
+/** CPU seconds (user + system) a process has used so far (NaN when it is gone, or is not named `name`). */
+function cpuSec(pid: number, name?: string): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (name !== undefined && stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== name) return NaN;
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(rest[11]) + Number(rest[12])) / clockTicks;
   } catch {
     return NaN;
   }
+}
+
+/** CPU seconds so far of each client backend of database `db` (the benchmark's own excluded), read from /proc: a local server only. */
+async function backendCpu(c: Client, db: string): Promise<Map<string, number>> {
+  const { rows } = await c.query(`SELECT pid::text AS pid FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend' AND application_name IS DISTINCT FROM $2`, [db, BENCH_APP]);
+  const out = new Map<string, number>();
+  for (const { pid } of rows as Array<{ pid: string }>) {
+    const sec = cpuSec(Number(pid), 'postgres');
+    if (Number.isFinite(sec)) out.set(pid, sec);
+  }
+  return out;
 }
 
 function freePort(): Promise<number> {
@@ -124,7 +138,7 @@ function freePort(): Promise<number> {
 }
 
 async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: ADMIN_URL, application_name: 'openwop-bench' });
+  const c = new Client({ connectionString: ADMIN_URL, application_name: BENCH_APP });
   await c.connect();
   try {
     return await fn(c);
@@ -302,7 +316,8 @@ async function graphileTemplate(): Promise<string> {
 async function round(side: Side, n: number, problems: string[]): Promise<Figures[]> {
   const db = await createDatabase(`peers_proc_${side.name.replace(/\W/g, '_')}`, side.template);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-peers-'));
-  const pool = benchPool(dbUrl(db), 1);
+  const pool = new Pool({ connectionString: dbUrl(db), max: 1, application_name: BENCH_APP });
+  pool.on('error', () => undefined);
   const out: Figures[] = [];
   let started: { client: Child; service: Service } | undefined;
   try {
@@ -311,12 +326,13 @@ async function round(side: Side, n: number, problems: string[]): Promise<Figures
     const phase = async (name: Phase, run: () => Promise<{ items: number; seconds: number; p50Ms: number; p99Ms: number; firstMs?: number }>) => {
       const load = os.loadavg()[0];
       const cpu0 = [cpuSec(service.pid), cpuSec(client.proc.pid!)];
-      const pg = await admin(async (c) => {
-        const meter = await dbActivityMeter(c, db);
+      const { r, pgSec } = await admin(async (c) => {
+        const before = await backendCpu(c, db);
         const r = await run();
-        return { r, a: await meter.stop() };
+        const after = await backendCpu(c, db);
+        // Backends started in the phase count from zero; none visible: a server elsewhere, not measured.
+        return { r, pgSec: after.size ? [...after].reduce((sum, [pid, sec]) => sum + sec - (before.get(pid) ?? 0), 0) : undefined };
       });
-      const { r, a } = pg;
       const per = (sec: number) => (sec * 1000) / r.items;
       out.push({
         side: side.name,
@@ -326,7 +342,7 @@ async function round(side: Side, n: number, problems: string[]): Promise<Figures
         rate: r.items / r.seconds,
         serviceCpuMs: per(cpuSec(service.pid) - cpu0[0]),
         clientCpuMs: per(cpuSec(client.proc.pid!) - cpu0[1]),
-        pgCpuMs: a.backendCpuSec === undefined ? undefined : per(a.backendCpuSec),
+        pgCpuMs: pgSec === undefined ? undefined : per(pgSec),
         load,
       });
     };
@@ -464,4 +480,11 @@ export async function main(): Promise<void> {
     process.exitCode = 1;
   }
   if (JSON_OUT) fs.writeFileSync(JSON_OUT, JSON.stringify({ mode: 'process', versions: [`graphile-worker ${gwVersion}`], server: version, loadAverage: { before: loadBefore, after: loadavg() }, rounds: ROUNDS, submissions: SUBMISSIONS, concurrency: CONCURRENCY, samples: SAMPLES, short: SHORT, figures: all, summary, problems }, null, 2));
+}
+
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  });
 }
