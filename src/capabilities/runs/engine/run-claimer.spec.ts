@@ -260,6 +260,11 @@ describe('RunClaimer: the newcomers\' reserve (fair claims)', () => {
     await settle();
     expect(db.sent).toHaveLength(0);
     expect(passes).toBe(1);
+    // Nor one of a tenant whose other run is being inserted into the reserve here (that insert has not committed yet).
+    expect(c.reserve('a')!.newcomer).toBe(true);
+    c.noteClaimable({ runId: 'a2', tenant: 'a' });
+    await settle();
+    expect(db.sent).toHaveLength(0);
   });
 
   it("a creation here is promised a slot of the reserve only for a tenant with nothing executing here, one per tenant, never more than the reserve's slots with the claims in flight", async () => {

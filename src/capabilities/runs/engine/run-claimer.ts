@@ -152,14 +152,16 @@ export class RunClaimer implements FoldedClaims {
   /**
    * Claimable runs may be waiting (announced, or created here without a free slot): claim now, and
    * when a slot frees. `named`: the run the notification announced (see run-newcomer-claim.ts), which
-   * the newcomers' claim looks up by id unless its tenant executes runs here (then it is no newcomer).
+   * the newcomers' claim looks up by id unless its tenant executes runs here or has a run being
+   * created into the reserve here (then it is no newcomer).
    */
   noteClaimable(named?: { runId: string; tenant: string }): void {
     this.mayHaveWork = true;
     this.wakes++;
     if (this.newcomerSlots()) {
       if (!named) this.unnamed = true;
-      else if (!this.host.executes(named.tenant) && !this.host.has(named.runId)) this.named.add(named.runId);
+      // Not a run of a tenant executing here, or being created into the reserve here (its insert not committed yet).
+      else if (!this.host.executes(named.tenant) && !this.arriving.has(named.tenant) && !this.host.has(named.runId)) this.named.add(named.runId);
       // A flood of named wake-ups while the reserve is full: one claim over every tenant serves them all.
       if (this.named.size > 64) {
         this.named.clear();
