@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 
 /**
- * The peer benchmark (`npm run bench -- peers`) in its shortest mode, so it keeps working as the
+ * The peer benchmark (`npm run bench -- peers`, and its process mode `npm run bench -- peers-process`)
+ * in its shortest mode, so it keeps working as the
  * host, graphile-worker and pg-boss change: every side must finish work in every shape it takes part
  * in, and every figure the README quotes must come out. The figures themselves are not judged here
  * (sub-second windows on a busy machine mean nothing).
@@ -24,9 +25,9 @@ interface Figures {
   submitStatements?: number;
 }
 
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBench(args: string[], bench = 'peers'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'bench.js'), 'peers', ...args], { cwd: root, env: { ...process.env } });
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'bench.js'), bench, ...args], { cwd: root, env: { ...process.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -39,6 +40,11 @@ describe('npm run bench -- peers', () => {
   if (process.env.OPENWOP_TEST_DB_MODE === 'embedded') {
     it('refuses the embedded engine: the peers need a PostgreSQL server with databases and backends of their own', async () => {
       const r = await runBench(['--short']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('needs a PostgreSQL server');
+    }, 60_000);
+    it('refuses it in process mode too', async () => {
+      const r = await runBench(['--short'], 'peers-process');
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('needs a PostgreSQL server');
     }, 60_000);
@@ -92,5 +98,40 @@ describe('npm run bench -- peers', () => {
     expect(targets.map((l) => l.figure)).toHaveLength(7);
     for (const l of targets) expect(Number.isFinite(l.median)).toBe(true);
     expect(r.stdout).toContain('same-round ratios');
+  }, 120_000);
+
+  // The process mode (`npm run bench -- peers-process`): a fresh `openwop-host serve` and a fresh
+  // graphile-worker worker per round, their clients in processes of their own.
+  it('measures both sides through processes of their own, short mode', async () => {
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-peers-process-')), 'peers.json');
+    const r = await runBench(['--short', '--concurrency', '8', '--json', out], 'peers-process');
+    if (r.code !== 0) throw new Error(`bench exited ${r.code}\n${r.stderr}`);
+    const result = JSON.parse(fs.readFileSync(out, 'utf8')) as {
+      figures: Array<Figures & { phase: string; serviceCpuMs: number; firstMs?: number }>;
+      summary: Array<{ figure: string; median: number; target?: string }>;
+      versions: string[];
+    };
+    expect(result.versions).toEqual(['graphile-worker 0.17.3']);
+    const problems: string[] = [];
+    for (const side of ['host', 'graphile-worker']) {
+      for (const phase of ['submit', 'latency']) {
+        const f = result.figures.find((x) => x.side === side && x.phase === phase);
+        if (!f) problems.push(`${side} ${phase}: missing`);
+        // Every submission answered (the host's a 201), every idle item observed complete.
+        else if (f.items !== (phase === 'submit' ? 200 : 20)) problems.push(`${side} ${phase}: ${f.items} items`);
+        else if (!(f.p99Ms! >= f.p50Ms! && f.p50Ms! > 0)) problems.push(`${side} ${phase}: p50 ${f.p50Ms} p99 ${f.p99Ms}`);
+        // The service's CPU is read from its own process: it did the work, not the client.
+        else if (!(f.serviceCpuMs > 0)) problems.push(`${side} ${phase}: no CPU of the service process`);
+        else if (phase === 'latency' && !(f.firstMs! > 0)) problems.push(`${side} ${phase}: no first item`);
+      }
+    }
+    expect(problems).toEqual([]);
+    const targets = result.summary.filter((l) => l.target);
+    expect(targets.map((l) => l.figure)).toEqual([
+      'submission, per s: host / graphile-worker',
+      'idle latency 1 step, p50: host / graphile-worker',
+      'idle latency 1 step, p99: host / graphile-worker',
+    ]);
+    for (const l of targets) expect(Number.isFinite(l.median)).toBe(true);
   }, 120_000);
 });
