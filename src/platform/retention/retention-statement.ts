@@ -31,8 +31,8 @@ export type BatchSource =
       claim(page: string): string;
     }
   | {
-      /** $1 (tenants, text[]) and $2 (ids, uuid[]): runs the caller's transaction has locked already. */
-      given: true;
+      /** A CTE body over $1 (ids, uuid[]): runs the caller's transaction has locked already ("tenant", "id"). */
+      given: string;
     };
 
 const PAGE = 'retention_page';
@@ -47,7 +47,7 @@ const STREAMS = 'retention_streams';
 export function batchStatement(source: BatchSource, parts: readonly StatementPart[], deleteRuns: (runs: string) => string, refs: boolean): string {
   const ctes: string[] = [];
   if ('given' in source) {
-    ctes.push(`${BATCH_RUNS} AS MATERIALIZED (SELECT * FROM unnest($1::text[], $2::uuid[]) AS g("tenant", "id"))`);
+    ctes.push(`${BATCH_RUNS} AS MATERIALIZED (${source.given})`);
   } else {
     ctes.push(`${PAGE} AS MATERIALIZED (${source.page})`, `${BATCH_RUNS} AS MATERIALIZED (${source.claim(PAGE)})`);
   }

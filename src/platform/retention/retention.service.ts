@@ -92,11 +92,14 @@ export interface RunKeeper {
  * selects up to $2 runs finished more than $1 days ago, after the keyset, oldest first, as "id" and "at" (the
  * finish time, the keyset's first part); `claim(page, keep)` selects of those the runs still terminal for which
  * no `keep` condition holds, as "tenant" and "id", locking them and skipping rows another transaction holds;
- * `deleteRuns(runs)` deletes the run rows of relation `runs` ("tenant", "id"), ending in RETURNING.
+ * `locked()`, over $1 (ids), selects runs a transaction has claimed already (the force-expire seam's) the way `claim`
+ * does; `deleteRuns(runs)` deletes the run rows of relation `runs` (what `claim` or `locked` selected), ending in
+ * RETURNING. The relation may carry columns of the owner's own beside "tenant" and "id" (the rows' addresses).
  */
 export interface RunRetentionOwner {
   expiredPage(): string;
   claim(page: string, keep: readonly RunKeeper[]): string;
+  locked(): string;
   deleteRuns(runs: string): string;
 }
 
@@ -203,7 +206,7 @@ export class RetentionService implements OnApplicationBootstrap {
     const keep = [...this.keepers];
     this.statements = {
       claim: batchStatement({ page: owner.expiredPage(), claim: (page) => owner.claim(page, keep) }, parts, deleteRuns, calls.length > 0),
-      given: batchStatement({ given: true }, parts, deleteRuns, false),
+      given: batchStatement({ given: owner.locked() }, parts, deleteRuns, false),
       parts,
       calls,
     };
@@ -345,7 +348,7 @@ export class RetentionService implements OnApplicationBootstrap {
    */
   async deleteClaimed(m: EntityManager, doomed: RunRef[], counts: RetentionCounts): Promise<Array<() => Promise<void>>> {
     const s = this.composed();
-    const [row] = (await m.query(s.given, [doomed.map((d) => d.tenant), doomed.map((d) => d.id)])) as BatchRow[];
+    const [row] = (await m.query(s.given, [doomed.map((d) => d.id)])) as BatchRow[];
     const after = this.tally(row, s.parts, counts);
     after.push(...(await this.callPurgers(m, s.calls, doomed, counts)));
     return after;
