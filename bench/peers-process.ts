@@ -18,11 +18,11 @@
  * round; it prints every round with the load average, and the same-round ratios (min / median / max).
  *
  *   npm run bench -- peers-process [--rounds 3] [--submissions 2000] [--concurrency 16] [--samples 400]
- *                                  [--sides host,graphile-worker] [--base-root <checkout>] [--json file] [--short]
+ *                                  [--sides host,graphile-worker] [--base-root <checkout>] [--host-root <checkout>] [--json file] [--short]
  *
  * `--base-root` adds a side `host@base`: the same host from another checkout (say a worktree of an
  * earlier commit, with node_modules linked), on a template prepared by that checkout, to measure a
- * change before and after in the same rounds. BENCH_SERVE_NODE_FLAGS passes Node flags to every
+ * change before and after in the same rounds (`--host-root` runs the `host` side from another checkout too). BENCH_SERVE_NODE_FLAGS passes Node flags to every
  * host process (`--cpu-prof --cpu-prof-dir=...` for a profile).
  */
 import { ChildProcess, fork, spawn } from 'node:child_process';
@@ -51,6 +51,8 @@ const CONCURRENCY = Math.max(1, Number(option('concurrency', '16')));
 const SAMPLES = Math.max(1, Number(option('samples', SHORT ? '20' : '400')));
 const JSON_OUT = option('json', '');
 const BASE_ROOT = option('base-root', '');
+/** The checkout whose host the `host` side runs (default: this one). */
+const HOST_ROOT = path.resolve(option('host-root', ROOT));
 const ONLY_SIDES = option('sides', '').split(',').filter(Boolean);
 /** The rate budgets of the other benchmarks (harness BENCH_RATE_BUDGETS): limits on, never reached. */
 const RATE_BUDGETS = { OPENWOP_RATE_LIMIT_READ: '999999999/1s', OPENWOP_RATE_LIMIT_WRITE: '999999999/1s', OPENWOP_RATE_LIMIT_PUBLIC: '999999999/1s' };
@@ -439,8 +441,8 @@ export async function main(): Promise<void> {
     const wanted = (name: string) => !ONLY_SIDES.length || ONLY_SIDES.includes(name);
     const sides: Side[] = [];
     if (wanted('host')) {
-      const t = await hostTemplate(ROOT);
-      sides.push(hostSide('host', ROOT, t.template, t.key));
+      const t = await hostTemplate(HOST_ROOT);
+      sides.push(hostSide('host', HOST_ROOT, t.template, t.key));
     }
     if (wanted('graphile-worker')) sides.push(graphileSide(await graphileTemplate()));
     if (BASE_ROOT) {
