@@ -25,7 +25,7 @@ export type BatchSource =
       /**
        * Two CTE bodies over $1 (retention in days), $2 (page size), $3 and $4 (the keyset, finish time as text and
        * id, after which the page starts): `page` the expired runs in keyset order ("id", "at"), `claim` of them the
-       * runs to delete, locked ("tenant", "id").
+       * runs to delete, locked ("tenant", "id"); both may carry columns of the owner's own.
        */
       page: string;
       claim(page: string): string;
