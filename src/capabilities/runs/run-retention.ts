@@ -59,12 +59,14 @@ export class RunRetention implements OnModuleInit, RunRetentionOwner, RunExpiryC
   }
 
   /**
-   * A row the page read at an address that an update moved meanwhile is not locked (the lock rechecks the address
-   * on the newest version) and waits for the next sweep; a locked row cannot move, so the deletion finds it there.
+   * The page's rows by their addresses, given as one array: a TID scan whatever the statistics say (a join let the
+   * planner read a young table whole). The statement's snapshot shows at each address the row the page read there; a
+   * row an update moved meanwhile is not locked (the lock rechecks the address on the newest version) and waits for
+   * the next sweep; a locked row cannot move, so the deletion finds it there.
    */
   claim(page: string, keep: readonly RunKeeper[]): string {
-    return `SELECT r."tenant", r."id", r.ctid AS "row" FROM ${page} p JOIN "run" r ON r.ctid = p."row" AND r."id" = p."id"
-   WHERE r."status" IN ('completed', 'failed', 'cancelled')${unkept(keep)}
+    return `SELECT r."tenant", r."id", r.ctid AS "row" FROM "run" r
+   WHERE r.ctid = ANY (ARRAY(SELECT p."row" FROM ${page} p)) AND r."status" IN ('completed', 'failed', 'cancelled')${unkept(keep)}
    FOR UPDATE OF r SKIP LOCKED`;
   }
 
