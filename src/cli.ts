@@ -92,7 +92,7 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description('start the HTTP server (embedded PostgreSQL unless DATABASE_URL is set)')
-    // The settings are read and the embedded engine starts (on its thread) before the host's modules load.
+    // The settings are read and the embedded engine starts before the host's modules load (serve-prestart.ts).
     .action(async () => {
       const pre = (await import('./cli/serve-prestart')).prestartServe();
       await (await hostCommands()).serve(pre);

@@ -8,7 +8,7 @@ export interface EmbeddedConfig {
   waitMs: number;
   /** PostgreSQL settings of the embedded engine over its memory-tuned defaults. */
   settings: Record<string, string>;
-  /** Where the engine runs: a worker thread of the host process (the default), or the host's own thread. */
+  /** Where the engine runs: the host's own thread (the default), or a worker thread of the host process. */
   thread: 'worker' | 'main';
 }
 
@@ -17,8 +17,9 @@ export const EMBEDDED_ENV_SETTINGS: EnvSetting[] = [
   { name: 'OPENWOP_EMBEDDED_PG_SETTINGS', description: 'PostgreSQL settings of the embedded engine over its memory-tuned defaults, `name=value` separated by spaces or commas (for example `shared_buffers=128MB work_mem=8MB`).' },
   {
     name: 'OPENWOP_EMBEDDED_THREAD',
-    default: 'worker',
-    description: 'Where the embedded engine runs: `worker`, a thread of the host process beside the one that runs the host (the engine starts while the host loads, and runs on another core), or `main`, the host\'s own thread.',
+    default: 'main',
+    description:
+      'Where the embedded engine runs: `main` (the default), the host\'s own thread, where a statement\'s answer reaches the waiting code at once; or `worker`, a thread of its own, whose start (about a second of CPU) then runs while the host loads: a gain only where a core is idle, for about 40 MB more memory and answers that wait for the host\'s event loop (fewer runs per second under load; docs/benchmarks.md, "Embedded engine against a server").',
   },
 ];
 
@@ -34,7 +35,7 @@ export function parsePgSettings(name: string, value: string | undefined): Record
 }
 
 export function loadEmbeddedSettings(env: NodeJS.ProcessEnv): EmbeddedConfig {
-  const thread = env.OPENWOP_EMBEDDED_THREAD?.trim() || 'worker';
+  const thread = env.OPENWOP_EMBEDDED_THREAD?.trim() || 'main';
   if (thread !== 'worker' && thread !== 'main') throw new ConfigError(`OPENWOP_EMBEDDED_THREAD must be worker or main, got "${thread}"`);
   const settings = env.OPENWOP_EMBEDDED_PG_SETTINGS?.trim();
   return {

@@ -9,11 +9,14 @@ import { PROJECT_ROOT } from '../project-root';
  * The embedded PostgreSQL backend (PGlite) as the wire server uses it: protocol bytes in, the
  * backend's answer out, one message group at a time.
  *
- * By default it runs on a worker thread of the host process (`thread: 'worker'`): the engine's
- * WebAssembly and the host's JavaScript then run on two cores, as the host and a PostgreSQL server
- * do, instead of taking turns on one; and the engine starts (unpacking its files, compiling its
- * WebAssembly, starting the backend, about a second of CPU) while the host's modules load and its
- * application starts. `thread: 'main'` runs it on the host's own thread, as it ran before.
+ * By default it runs on the host's own thread (`thread: 'main'`): a statement runs when it is sent
+ * and its answer reaches the waiting code without a turn of the event loop, so a transaction holds
+ * the one backend only as long as its own statements take. `thread: 'worker'` runs it on a worker
+ * thread of the host process: its start (unpacking its files, compiling its WebAssembly, starting
+ * the backend, about a second of CPU) then runs while the host's modules load, which shortens a
+ * boot where a core is idle; but every answer then waits for a turn of the host's event loop, and
+ * the backend idles meanwhile, so under load fewer runs per second get through (measured in
+ * docs/benchmarks.md), and the thread's own heap costs about 40 MB.
  */
 export interface EmbeddedEngine {
   /** Settles once the backend started (rejects with why it could not). */

@@ -41,7 +41,7 @@ export interface EmbeddedOptions {
   maxConnections?: number;
   /** PostgreSQL settings (`-c name=value`) over the memory-tuned defaults. */
   settings?: Record<string, string>;
-  /** Where the engine runs (embedded-engine.ts; default a worker thread). */
+  /** Where the engine runs (embedded-engine.ts; default the host's own thread). */
   thread?: EmbeddedThread;
   idleInTransactionTimeoutMs?: number;
   log?: EmbeddedLog;
@@ -243,7 +243,7 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
   const deadline = Date.now() + waitMs;
   // The engine is made ready (PGlite loaded, its WebAssembly compiled) while the folder is waited for.
   // PGlite is loaded there: a host on DATABASE_URL never pays for the WebAssembly engine.
-  let prepared: PreparedEngine | undefined = options.join ? undefined : prepareEmbeddedEngine(options.thread ?? 'worker');
+  let prepared: PreparedEngine | undefined = options.join ? undefined : prepareEmbeddedEngine(options.thread ?? 'main');
   let told = false;
   for (;;) {
     if (options.join) {
@@ -284,8 +284,8 @@ export async function startEmbeddedPostgres(dataDir: string, options: EmbeddedOp
     fs.rmSync(p.socket, { force: true });
     await initDataFolder(p.pgData, log);
     const settings = { ...EMBEDDED_PG_DEFAULTS, ...(options.settings ?? {}) };
-    log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData, thread: options.thread ?? 'worker' });
-    prepared ??= prepareEmbeddedEngine(options.thread ?? 'worker');
+    log?.info({ msg: 'starting embedded PostgreSQL', folder: p.pgData, thread: options.thread ?? 'main' });
+    prepared ??= prepareEmbeddedEngine(options.thread ?? 'main');
     db = prepared.open(p.pgData, settings);
     prepared = undefined;
     await db.ready;

@@ -13,7 +13,7 @@ export function startHostEmbedded(config: Pick<HostConfig, 'dataDir'> & Partial<
     join: options.join,
     waitMs: emb?.waitMs ?? 30_000,
     settings: emb?.settings ?? {},
-    thread: emb?.thread ?? 'worker',
+    thread: emb?.thread ?? 'main',
     idleInTransactionTimeoutMs: config.database?.idleInTransactionTimeoutMs ?? 60_000,
     // This host's pool, plus room for CLI commands joining through the socket.
     maxConnections: Math.max(64, options.poolSize + 16),
@@ -22,8 +22,8 @@ export function startHostEmbedded(config: Pick<HostConfig, 'dataDir'> & Partial<
 
 /**
  * An engine started before the host that will use it exists (`serve` starts it before it loads the
- * host's modules, so that it starts on its thread meanwhile): what it logs until then is kept and
- * written to the host's logger once `attach` hands it over.
+ * host's modules, so that what of its start runs off the host's thread runs meanwhile): what it logs
+ * until then is kept and written to the host's logger once `attach` hands it over.
  */
 export class PrestartedEmbedded {
   private target?: EmbeddedLog;
