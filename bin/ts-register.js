@@ -2,10 +2,10 @@
 // Runs the TypeScript sources of a checkout: a require hook that compiles each `.ts` file on first
 // load with SWC, using .swcrc (the options the tests compile with: decorators with metadata,
 // CommonJS, ES2022). It neither type-checks nor loads the TypeScript compiler, so a command starts in
-// a fraction of a second; `npm run typecheck` is where types are checked. Each compiled file carries
-// an inline source map, which Node reads only when asked (`NODE_OPTIONS=--enable-source-maps`: stack
-// traces then point at the TypeScript lines): reading and keeping the map of every file loaded,
-// the dependencies' own included, cost a start about half a second of CPU and its memory.
+// a fraction of a second; `npm run typecheck` is where types are checked. Source maps are for a
+// process that asks for them (`NODE_OPTIONS=--enable-source-maps`: each compiled file then carries an
+// inline map and stack traces point at the TypeScript lines); reading and keeping the map of every
+// file loaded, the dependencies' own included, cost a start about half a second of CPU and its memory.
 //
 // Compiled files are kept in node_modules/.cache/openwop-host/ts, named by a hash of the source, the
 // options and the SWC version (a pure function of the three), so an unchanged file is never compiled
@@ -21,6 +21,8 @@ if (!require.extensions['.ts']) {
   delete options.$schema;
   options.swcrc = false;
   options.configFile = false;
+  // The inline map is two thirds of a compiled file's bytes: written only for a process that reads it.
+  if (!process.sourceMapsEnabled) options.sourceMaps = false;
   const swcVersion = JSON.parse(fs.readFileSync(require.resolve('@swc/core/package.json', { paths: [root] }), 'utf8')).version;
   const salt = `${swcVersion}\0${JSON.stringify(options)}\0`;
   const cacheDir = path.join(root, 'node_modules', '.cache', 'openwop-host', 'ts');
