@@ -45,7 +45,14 @@ export function runGroup(index: number): void {
         restoreEnv(own);
       });
       // Hooks of one block run in the order declared: this one before the file's, the last one after them.
-      require(path.join(ROOT, file));
+      try {
+        require(path.join(ROOT, file));
+      } catch (err) {
+        // A file that fails to load fails alone, as it would as a Jest file of its own, not its whole group.
+        it('loads', () => {
+          throw err;
+        });
+      }
       afterAll(() => {
         jest.restoreAllMocks();
         restoreEnv(base);
