@@ -40,6 +40,7 @@ import type { Host } from '../src/bootstrap';
 import { RunEngineService } from '../src/capabilities/runs/engine/run-engine.service';
 import { parseDefinition, WorkflowDefinition } from '../src/capabilities/runs/workflow-definition';
 import { ArtifactRegistryService } from '../src/platform/artifacts/artifact-registry.service';
+import { Waiters } from './peers/waiters';
 import { ApiKeyService } from '../src/platform/identity/api-key.service';
 import {
   BENCH_RATE_BUDGETS,
@@ -176,33 +177,6 @@ async function clientLoops(n: number, deadline: number, one: () => Promise<void>
   );
   times.sort((a, b) => a - b);
   return { ok: times.length, seconds: (now() - started) / 1000, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) };
-}
-
-/** Resolves `wait(id)` when `done(id)` is called (a job's handler ran), failing after `ms`. */
-class Waiters {
-  private readonly pending = new Map<string, () => void>();
-  private next = 0;
-  id(): string {
-    return `w${++this.next}`;
-  }
-  wait(id: string, ms = 30_000): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`item ${id} did not complete within ${ms} ms`));
-      }, ms);
-      this.pending.set(id, () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-  done(id: string | undefined): void {
-    const w = id ? this.pending.get(id) : undefined;
-    if (!w) return;
-    this.pending.delete(id!);
-    w();
-  }
 }
 
 /** Keeps about BACKLOG items pending: tops up by half whenever fewer than half are left. */

@@ -23,6 +23,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Pool } from 'pg';
+import { Waiters } from './waiters';
 
 export const WORKFLOW_ID = 'bench.steps1';
 const TENANT = 'bench';
@@ -52,32 +53,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-/** Resolves `wait(id)` once `done(id)` is called, failing after `ms`. */
-class Waiters {
-  private readonly pending = new Map<string, () => void>();
-  private next = 0;
-  id(): string {
-    return `w${process.pid}-${++this.next}`;
-  }
-  wait(id: string, ms = 30_000): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`item ${id} did not complete within ${ms} ms`));
-      }, ms);
-      this.pending.set(id, () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-  done(id: string): void {
-    const w = this.pending.get(id);
-    this.pending.delete(id);
-    w?.();
-  }
 }
 
 // --- the host's client ---------------------------------------------------------------------------
@@ -148,7 +123,7 @@ async function graphileDriver(url: string, socketPath: string, concurrency: numb
   pool.on('error', () => undefined);
   pool.on('connect', (c) => c.on('error', () => undefined));
   const utils = await makeWorkerUtils({ pgPool: pool, logger: await quietLogger() });
-  const waiters = new Waiters();
+  const waiters = new Waiters(`w${process.pid}-`);
   const server = net.createServer((socket) => {
     let buffered = '';
     socket.setEncoding('utf8');
