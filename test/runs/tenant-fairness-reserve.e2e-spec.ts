@@ -132,9 +132,13 @@ describe("runs: fair claims, the newcomers' reserve taken by insert and by id", 
       await waitFor(a, `SELECT count(*)::int AS n FROM "run" WHERE "tenant" = $1 AND "status" = 'completed'`, [FLOOD], CAPACITY, 60_000);
 
       // What was announced: the runs left unclaimed (by name), never the two the reserve took by insert.
-      expect(heard(waiting)).toBe(true);
-      expect(heard(noop)).toBe(false);
-      expect(heard(artifact)).toBe(false);
+      // The embedded engine hands a notification only to the connection that sent it, so there no other
+      // connection can witness the announcements; everything above holds on both engines.
+      if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') {
+        expect(heard(waiting)).toBe(true);
+        expect(heard(noop)).toBe(false);
+        expect(heard(artifact)).toBe(false);
+      }
       // The flood's first runs held their slots throughout: the reserve took none of theirs.
       const [{ early }] = (await a.ds.query(
         `SELECT count(*)::int AS "early" FROM "run" WHERE "tenant" = $1 AND "started_at" < $2`,
