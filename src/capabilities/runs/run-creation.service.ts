@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { newRunId } from './run-id';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';
@@ -23,6 +24,7 @@ import { parseDefinition, WorkflowDefinition } from './workflow-definition';
 import { WorkflowResolver } from './workflow-resolver.service';
 import { insertPendingRun, RunInsertValues } from './engine/run-insert';
 import { insertAndStart } from './engine/run-insert-start';
+import { RunInsertBatches } from './engine/run-insert-batcher';
 import type { SlotReservation } from './engine/run-claimer';
 import type { ClaimedRow } from './engine/run-store';
 import { InvariantViolation } from '../../platform/errors/internal-fault';
@@ -77,6 +79,9 @@ const ACTIVE = ['pending', 'running', 'paused', 'waiting-approval', 'waiting-inp
  */
 @Injectable()
 export class RunCreationService {
+  /** Concurrent creates' inserts leave together, one statement for many runs (group commit). */
+  private readonly batches: RunInsertBatches;
+
   constructor(
     private readonly ds: DataSource,
     private readonly resolver: WorkflowResolver,
@@ -87,7 +92,9 @@ export class RunCreationService {
     private readonly interrupts: InterruptsService,
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
     private readonly callbacks: InterruptCallbacks,
-  ) {}
+  ) {
+    this.batches = new RunInsertBatches(ds);
+  }
 
   /**
    * Creates a run of a chain installed for the caller's tenant and starts it on this replica. With an
@@ -165,7 +172,7 @@ export class RunCreationService {
         await this.refuseActiveScope(principal, req.scopeId!, db);
         dedupChecked = true;
       }
-      const runId = randomUUID();
+      const runId = newRunId();
       const definitionText = JSON.stringify(planned.definition);
       const inputs = req.inputs ?? {};
       // The answer is the run as created (pending), built from what is inserted, not read back; a
@@ -216,7 +223,7 @@ export class RunCreationService {
       // Outside a caller's transaction the insert also claims the run for this replica when it has a
       // slot for it (lease on the database clock, fence 1), so it starts without a claim statement of
       // its own; a run left unclaimed is announced to the other replicas (and found by claim passes).
-      const outcome = await insertAndStart({ ds: this.ds, engine: this.engine, executors: this.executors }, {
+      const outcome = await insertAndStart({ ds: this.ds, engine: this.engine, executors: this.executors, batches: this.batches }, {
         values,
         definition: planned.definition,
         claimed,
@@ -246,7 +253,10 @@ export class RunCreationService {
     for (let attempt = firstAttempt; ; attempt++) {
       try {
         // Outside a transaction on the pool, prepared; inside, on the caller's connection.
-        const row = await insertPendingRun(inTransaction ? db : this.ds, v, claim ? { owner: this.engine.owner, leaseMs: this.settings.leaseMs, newcomer: claim.newcomer } : null);
+        const lease = claim ? { owner: this.engine.owner, leaseMs: this.settings.leaseMs, newcomer: claim.newcomer } : null;
+        // Batched with other requests' inserts, except inside a transaction, with X-Dedup (its conflict
+        // is an error of its own) and for a tenant's first run taking the newcomers' reserve.
+        const row = inTransaction || v.dedupScope !== null || claim?.newcomer ? await insertPendingRun(inTransaction ? db : this.ds, v, lease) : await this.batches.pending.submit({ values: v, claim: lease });
         if (!row.current) return { current: false, inserted: false, claimed: false };
         if (row.id) return { current: true, inserted: true, claimed: row.claimed };
         // Without a key nothing can conflict: the row was not written. Once more, then it is an error.

@@ -6,7 +6,8 @@ import { EagerStartAbandoned } from './run-eager-start';
 import type { RunEngineService } from './run-engine.service';
 import type { SlotReservation } from './run-claimer';
 import { insertWrittenRun, RunInsertValues } from './run-insert';
-import type { ClaimedRow } from './run-store';
+import type { RunInsertBatches } from './run-insert-batcher';
+import type { ClaimedRow, FlushParams } from './run-store';
 
 /** What an insert of a created run answered: `current` false, the chains moved (nothing inserted); `inserted` false with `current`, its Idempotency-Key is taken. */
 export interface InsertOutcome {
@@ -28,7 +29,7 @@ export type InsertRow = (claim: SlotReservation | undefined, firstAttempt: numbe
  * to the replicas (its notification names it) and this one is woken.
  */
 export async function insertAndStart(
-  deps: { ds: DataSource; engine: RunEngineService; executors: NodeExecutorRegistry },
+  deps: { ds: DataSource; engine: RunEngineService; executors: NodeExecutorRegistry; batches?: RunInsertBatches },
   p: { values: RunInsertValues; definition: WorkflowDefinition; claimed: () => ClaimedRow; manager?: EntityManager; dedup: boolean; insertRow: InsertRow },
 ): Promise<InsertOutcome> {
   const { engine } = deps;
@@ -70,12 +71,16 @@ export async function insertAndStart(
  * caller then inserts it the usual way.
  */
 async function insertStarted(
-  deps: { ds: DataSource; engine: RunEngineService },
+  deps: { ds: DataSource; engine: RunEngineService; batches?: RunInsertBatches },
   v: RunInsertValues,
   row: ClaimedRow,
   claim: SlotReservation,
 ): Promise<InsertOutcome | 'abandoned' | 'lost' | 'refused' | 'not-first'> {
-  const started = deps.engine.startEager(row, (f) => insertWrittenRun(deps.ds, v, f, claim.newcomer), claim);
+  // With the inserts of other requests waiting at the time (RunInsertBatches); a tenant's first run
+  // taking the newcomers' reserve alone, its check seeing the runs committed before it.
+  const batches = deps.batches;
+  const insert = (f: FlushParams) => (batches && !claim.newcomer ? batches.written.submit({ values: v, flush: f }) : insertWrittenRun(deps.ds, v, f, claim.newcomer));
+  const started = deps.engine.startEager(row, insert, claim);
   if (!started) return 'abandoned';
   try {
     const outcome = await started.inserted;
