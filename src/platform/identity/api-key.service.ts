@@ -93,6 +93,15 @@ export class ApiKeyService {
   static readonly CACHE_MS = 5_000;
   /** How long this replica trusts a verified key now (shorter while revocations cannot arrive as notifications: KeyRevocationWatcher). */
   cacheMs = ApiKeyService.CACHE_MS;
+  /**
+   * Lookup ids no key has (a refusal as `unknown` without a row), briefly, so a client repeating an
+   * unknown key does not cost a read per request: until `cacheMs` after the read, at most
+   * REFUSED_MAX of them (the oldest dropped first). A key minted here or on another replica is
+   * announced with its lookup id (the revocation notification, which every replica's cache
+   * forgets), so a refusal cached before its key existed does not outlive the mint.
+   */
+  private readonly refused = new Map<string, number>();
+  static readonly REFUSED_MAX = 1_000;
 
   private readonly audit: AuditLogService;
   private readonly logger = new Logger('api-keys');
@@ -122,6 +131,7 @@ export class ApiKeyService {
     if (!scopes.length && !roles.length) throw new ValidationError('a key needs at least one scope or role', { field: 'scopes' });
     if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) throw new ValidationError('expiresAt is not a date', { field: 'expiresAt' });
     const { key, entity } = await this.ds.transaction((m) => this.insert(m, { ...input, scopes, roles }, actor));
+    this.forget(entity.lookupId);
     return { key, view: this.view(entity) };
   }
 
@@ -152,6 +162,8 @@ export class ApiKeyService {
         rotationUsedAt: null,
       }),
     );
+    // Every replica forgets a refusal it may hold for the new lookup id (delivered at commit).
+    await m.query(`SELECT pg_notify($1, $2)`, [KEY_REVOKED_CHANNEL, lookup]);
     // The scopes a key grants are the audit-relevant fact; its secret never leaves this method.
     await this.audit.record(m, {
       tenant: saved.tenant,
@@ -317,15 +329,24 @@ export class ApiKeyService {
   /** Drops one key from this replica's verification cache (it is read again on its next use). */
   forget(lookupId: string): void {
     this.cache.delete(lookupId);
+    this.refused.delete(lookupId);
   }
 
   /** Drops every key from this replica's verification cache. */
   forgetAll(): void {
     this.cache.clear();
+    this.refused.clear();
   }
 
   async count(): Promise<number> {
     return this.ds.getRepository(ApiKeyEntity).count();
+  }
+
+  /** Remembers a lookup id no key has (see `refused`). */
+  private refuse(lookup: string): void {
+    this.refused.delete(lookup);
+    if (this.refused.size >= ApiKeyService.REFUSED_MAX) this.refused.delete(this.refused.keys().next().value as string);
+    this.refused.set(lookup, Date.now() + this.cacheMs);
   }
 
   looksLikeApiKey(token: string): boolean {
@@ -340,10 +361,14 @@ export class ApiKeyService {
     let key: ApiKeyEntity | null | undefined;
     const cached = this.cache.get(lookup);
     if (cached && cached.until > Date.now()) key = cached.key;
+    else if ((this.refused.get(lookup) ?? 0) > Date.now()) key = null;
     else {
       key = await this.ds.getRepository(ApiKeyEntity).findOne({ where: { lookupId: lookup } });
       if (key) this.cache.set(lookup, { key, until: Date.now() + this.cacheMs });
-      else this.cache.delete(lookup);
+      else {
+        this.cache.delete(lookup);
+        this.refuse(lookup);
+      }
     }
     const presented = Buffer.from(hash(secret), 'hex');
     const stored = Buffer.from(key?.secretHash ?? hash('x'), 'hex');
