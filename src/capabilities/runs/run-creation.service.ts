@@ -126,7 +126,8 @@ export class RunCreationService {
     refuseGated(req);
     if (opts.dedup && !req.scopeId) throw new ValidationError('X-Dedup: enforce needs a scopeId in the body.', { header: 'X-Dedup', field: 'scopeId' });
     const configurable = this.resolveBounds(req.configurable ?? {});
-    const requestHash = createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex');
+    // Compared only with the run of the same Idempotency-Key: without a key nothing reads it.
+    const requestHash = idempotencyKey !== undefined ? createHash('sha256').update(canonicalJson({ ...req, tenantId: undefined })).digest('hex') : '';
     // At the tenant's in-flight cap a caller's new run is refused (503) before anything is planned; a key already answered replays.
     if (this.settings.admission.inflightCap > 0 && !opts.hostKey && !parentRunId) {
       const prior = idempotencyKey ? await this.byIdempotencyKey(principal, idempotencyKey, db) : undefined;
