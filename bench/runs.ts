@@ -199,7 +199,7 @@ export async function main(backlog = Number(process.argv[2] ?? 2000), workers = 
     const b = await forkReplica(__filename, ['--child', url.toString(), String(workers)]);
     const two = await phase('run engine, 2 instances', pool, 'workflow', backlog, warm, limit, [(stopped) => driveEngine(a, stopped), (stopped) => b.pass()(stopped, { n: 0 })]);
     await b.close();
-    const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "type" = 'node.completed' GROUP BY "stream_key", "node_id" HAVING count(*) > 1) d`);
+    const dupes = await pool.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM "event" WHERE "event_type_name"("code", "type") = 'node.completed' GROUP BY "stream_key", "node_id" HAVING count(*) > 1) d`);
     const perRun = await pool.query(`SELECT (SELECT count(*) FROM "event")::float8 / NULLIF((SELECT count(*) FROM "run" WHERE "status" = 'completed'), 0) AS n`);
 
     process.stdout.write(`\nRun engine benchmark: a ${NODES}-node core.noop chain, about ${backlog} runs kept pending, ${workers} runs in flight per instance, ${(warm / 1000).toFixed(1)} s warm-up + ${secondsPerPhase} s counted per phase\n\n`);

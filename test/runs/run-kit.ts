@@ -101,7 +101,7 @@ export function expectSchemaValid(events: TestEvent[]): void {
 /** Every node completed at most once (by event and by row). */
 export async function expectNoDoubleCompletion(t: TestApp): Promise<void> {
   const dup = (await t.ds.query(
-    `SELECT "stream_key", "node_id", count(*) AS n FROM "event" WHERE "type" = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`,
+    `SELECT "stream_key", "node_id", count(*) AS n FROM "event" WHERE "event_type_name"("code", "type") = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`,
   )) as unknown[];
   expect(dup).toEqual([]);
 }

@@ -82,7 +82,7 @@ async function waitAllTerminal(t: Target, ids: string[], timeoutMs: number): Pro
 }
 
 async function doubleCompletions(t: Target): Promise<unknown[]> {
-  return t.query(`SELECT "stream_key", "node_id", count(*) AS n FROM "event" WHERE "type" = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`);
+  return t.query(`SELECT "stream_key", "node_id", count(*) AS n FROM "event" WHERE "event_type_name"("code", "type") = 'node.completed' GROUP BY 1, 2 HAVING count(*) > 1`);
 }
 
 describe.each([

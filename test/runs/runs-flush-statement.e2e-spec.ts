@@ -56,7 +56,7 @@ describe('runs: the multi-run flush statement', () => {
   async function state(runId: string) {
     const [run] = (await t.ds.query(`SELECT "status", "lease_owner", "outputs", "completed_at" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ status: string; lease_owner: string | null; outputs: unknown; completed_at: Date | null }>;
     const nodes = (await t.ds.query(`SELECT "node_id", "status" FROM "run_node" WHERE "run_id" = $1`, [runId])) as Array<{ node_id: string; status: string }>;
-    const events = (await t.ds.query(`SELECT "type", "sequence"::int AS "sequence" FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) ORDER BY "sequence"`, [runId])) as Array<{ type: string; sequence: number }>;
+    const events = (await t.ds.query(`SELECT "event_type_name"("code", "type") AS "type", "sequence"::int AS "sequence" FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) ORDER BY "sequence"`, [runId])) as Array<{ type: string; sequence: number }>;
     return { run, nodes, events };
   }
 

@@ -139,7 +139,7 @@ describe('runs: fork and replay', () => {
       const src = await runEvents(t, key, source);
       expect((await t.http('GET', `/v1/runs/${source}`, { token: key })).body.outputs).toEqual({ c: { v: 'live' } });
       // Rewrite history: the log now says b produced `recorded`.
-      await t.ds.query(`UPDATE "event" SET "payload" = jsonb_set("payload"::jsonb, '{outputs}', '{"v": "recorded"}')::json WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) AND "type" = 'node.completed' AND "node_id" = 'b'`, [source]);
+      await t.ds.query(`UPDATE "event" SET "payload" = jsonb_set("payload"::jsonb, '{outputs}', '{"v": "recorded"}')::json WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) AND "event_type_name"("code", "type") = 'node.completed' AND "node_id" = 'b'`, [source]);
       const after = await forked(source, { fromSeq: completedSeq(src, 'b') + 1, mode: 'replay' });
       expect((await t.http('GET', `/v1/runs/${after}`, { token: key })).body.outputs).toEqual({ c: { v: 'recorded' } });
       // From before b, b runs again from a's recorded output.

@@ -110,7 +110,7 @@ describe('runs: replicas', () => {
     const runId = res.body.runId as string;
     await waitForStatus(t, key, runId, ['failed', 'completed']);
     // Rewind it to the state a replica that died during the call leaves behind.
-    await t.ds.query(`DELETE FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) AND "type" NOT IN ('run.started', 'node.started')`, [runId]);
+    await t.ds.query(`DELETE FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $1) AND "event_type_name"("code", "type") NOT IN ('run.started', 'node.started')`, [runId]);
     await t.ds.query(`UPDATE "run_node" SET "status" = 'running', "error" = NULL WHERE "run_id" = $1`, [runId]);
     await t.ds.query(
       `UPDATE "run" SET "status" = 'running', "error" = NULL, "completed_at" = NULL, "lease_owner" = 'dead-replica', "lease_expires_at" = now() - interval '1 second' WHERE "id" = $1`,

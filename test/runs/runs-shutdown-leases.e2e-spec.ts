@@ -47,7 +47,7 @@ async function runInFlight(h: Pick<HostProcess, 'http' | 'query'>, key?: string)
     'the run in flight',
     async () => {
       const [row] = await h.query<Lease & { started: boolean }>(
-        `SELECT "lease_owner", "fence", "status", EXISTS (SELECT 1 FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $2) AND "type" = 'node.started') AS "started" FROM "run" WHERE "id" = $1`,
+        `SELECT "lease_owner", "fence", "status", EXISTS (SELECT 1 FROM "event" WHERE "stream_key" = (SELECT "key" FROM "event_stream" WHERE "stream_id" = $2) AND "event_type_name"("code", "type") = 'node.started') AS "started" FROM "run" WHERE "id" = $1`,
         [runId, runId],
       );
       return row?.lease_owner && row.started ? row : undefined;

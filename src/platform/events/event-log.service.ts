@@ -6,6 +6,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import type { EventRecord } from './event.entities';
+import { EVENT_TYPE_SQL, readForm, storedForm } from './event-codes';
+export { readForm } from './event-codes';
 import { jsonbOrder } from './jsonb-order';
 import { LocalTails } from './local-tails';
 import type { RunStreams } from './run-streams';
@@ -160,8 +162,7 @@ export class EventLogService implements OnModuleInit {
       return toView({
         id: r.id,
         streamId: r.stream_id,
-        type: r.type,
-        payload: r.payload,
+        ...readForm(r.code, r.type, r.payload, r.node_id),
         createdAt: w.created_at,
         sequence: w.sequence,
         correlationId: r.correlation_id,
@@ -217,7 +218,7 @@ export class EventLogService implements OnModuleInit {
       where.push(`"${column}" ${column === 'sequence' ? '>' : '='} $${params.length}${cast}`);
     };
     if (q.afterSequence) add('sequence', String(q.afterSequence), '::bigint');
-    if (q.type) add('type', q.type);
+    if (q.type) where.push(`${EVENT_TYPE_SQL('e')} = $${params.push(q.type)}`);
     if (q.correlationId) add('correlation_id', q.correlationId);
     if (q.causationId) add('causation_id', q.causationId);
     if (q.nodeId) add('node_id', q.nodeId);
@@ -345,14 +346,14 @@ export class EventLogService implements OnModuleInit {
   }
 }
 
-/** An event as the insert writes it: `ord` is its 1-based place among the events of its stream in the batch. */
+/** An event as the insert writes it: `ord`, its 1-based place in its stream's part of the batch; code, type, payload as stored (event-codes.ts). */
 export interface EventRow {
   id: string;
   tenant: string;
   workspace: string | null;
   stream_id: string;
   ord: number;
-  type: string;
+  code: number; type: string | null;
   payload: Record<string, unknown>;
   correlation_id: string | null;
   causation_id: string | null;
@@ -374,8 +375,7 @@ export function eventRows(entries: AppendEntry[], ids?: string[]): EventRow[] {
       workspace: e.scope.workspace ?? null,
       stream_id: e.streamId,
       ord,
-      type: e.type,
-      payload: e.payload,
+      ...storedForm(e.type, e.payload, e.nodeId),
       correlation_id: e.correlationId ?? null,
       causation_id: (e.causationId ?? null) as string | null,
       node_id: e.nodeId ?? null,
@@ -410,9 +410,9 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
            RETURNING "tenant", "stream_id", "last_sequence", "key"
          )`,
     `written AS (
-         INSERT INTO "event" ("stream_key", "sequence", "created_at", "id", "tenant", "workspace", "type", "payload", "correlation_id", "causation_id", "node_id")
-         SELECT b."key", b."last_sequence" - c."n" + e."ord", COALESCE(e."created_at", now()), e."id", e."tenant", e."workspace", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
-         FROM json_to_recordset(${param(json)}::json) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "type" text, "payload" json, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
+         INSERT INTO "event" ("stream_key", "sequence", "created_at", "id", "code", "tenant", "workspace", "type", "payload", "correlation_id", "causation_id", "node_id")
+         SELECT b."key", b."last_sequence" - c."n" + e."ord", COALESCE(e."created_at", now()), e."id", e."code", e."tenant", e."workspace", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
+         FROM json_to_recordset(${param(json)}::json) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "code" smallint, "type" text, "payload" json, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
          RETURNING "id", "sequence", "created_at"
@@ -442,7 +442,7 @@ interface EventRowRead {
   id: string;
   stream_id: string;
   sequence: string;
-  type: string;
+  code: number; type: string | null;
   payload: Record<string, unknown>;
   correlation_id: string | null;
   causation_id: string | null;
@@ -451,7 +451,7 @@ interface EventRowRead {
 }
 
 /** An event's columns as read (`e`), with `stream` (an expression: the stream's id as text). */
-const EVENT_COLUMNS = (stream: string) => `e."id", ${stream} AS "stream_id", e."sequence"::text AS "sequence", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"`;
+const EVENT_COLUMNS = (stream: string) => `e."id", ${stream} AS "stream_id", e."sequence"::text AS "sequence", e."code", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"`;
 /** The key of the stream `stream` of `tenant` (SQL expressions): a subquery, so the event scan stays on the key's order. */
 export const STREAM_KEY = (tenant: string, stream: string) => `SELECT s."key" FROM "event_stream" s WHERE s."tenant" = ${tenant} AND s."stream_id" = ${stream}`;
 
@@ -480,7 +480,7 @@ function openRunStatement(source: string): PreparedStatement {
 }
 
 function viewOfRow(r: EventRowRead): RunEventView {
-  return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, type: r.type, payload: r.payload, correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at });
+  return toView({ id: r.id, streamId: r.stream_id, sequence: r.sequence, ...readForm(r.code, r.type, r.payload, r.node_id), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id, createdAt: r.created_at });
 }
 
 /** An event as served (read back or just written), its payload's keys in jsonb's order as before (jsonb-order.ts). */

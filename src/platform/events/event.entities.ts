@@ -65,6 +65,10 @@ export class EventEntity {
   @Generated('uuid')
   id: string;
 
+  /** The type's number when it has one, and flags of the payload's stored form (event-codes.ts; migration 1765400000000). */
+  @Column({ type: 'smallint', default: 0 })
+  code: number;
+
   /** The stream's tenant, kept on the event too (the tool-call index, the tenant purge). */
   @Column({ type: 'text' })
   tenant: string;
@@ -72,8 +76,9 @@ export class EventEntity {
   @Column({ type: 'text', nullable: true })
   workspace: string | null;
 
-  @Column({ type: 'text' })
-  type: string;
+  /** The type's text, when it has no code (null when `code` names it). */
+  @Column({ type: 'text', nullable: true })
+  type: string | null;
 
   /** Stored as written (`json`: smaller than `jsonb` for the small payloads of run events). */
   @Column({ type: 'json' })

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { StoredEvent } from './event.entities';
 import { STREAM_KEY } from './event-log.service';
+import { readForm } from './event-codes';
 
 /**
  * Events of one stream of a tenant as stored, in sequence order: those after `afterSequence` and
@@ -14,20 +15,19 @@ export async function storedEvents(
   q: { tenant: string; streamId: string; afterSequence?: number | string; beforeSequence?: number | string; limit?: number },
 ): Promise<StoredEvent[]> {
   const rows = (await db.query(
-    `SELECT e."id", e."tenant", e."workspace", $2::text AS "stream_id", e."sequence"::text AS "sequence", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"
+    `SELECT e."id", e."tenant", e."workspace", $2::text AS "stream_id", e."sequence"::text AS "sequence", e."code", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"
      FROM "event" e
      WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND e."tenant" = $1 AND e."sequence" > $3::bigint AND ($4::bigint IS NULL OR e."sequence" < $4::bigint)
      ORDER BY e."sequence" ASC LIMIT $5::int`,
     [q.tenant, q.streamId, String(q.afterSequence ?? 0), q.beforeSequence === undefined ? null : String(q.beforeSequence), q.limit ?? null],
-  )) as Array<{ id: string; tenant: string; workspace: string | null; stream_id: string; sequence: string; type: string; payload: Record<string, unknown>; correlation_id: string | null; causation_id: string | null; node_id: string | null; created_at: Date }>;
+  )) as Array<{ id: string; tenant: string; workspace: string | null; stream_id: string; sequence: string; code: number; type: string | null; payload: Record<string, unknown>; correlation_id: string | null; causation_id: string | null; node_id: string | null; created_at: Date }>;
   return rows.map((r) => ({
     id: r.id,
     tenant: r.tenant,
     workspace: r.workspace,
     streamId: r.stream_id,
     sequence: r.sequence,
-    type: r.type,
-    payload: r.payload,
+    ...readForm(r.code, r.type, r.payload, r.node_id),
     correlationId: r.correlation_id,
     causationId: r.causation_id,
     nodeId: r.node_id,

@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InterruptRequest } from '@openwop-host/plugin-sdk';
 import { EVENTS_CHANNEL, RUNS_CHANNEL } from '../../../platform/database/database-notifications';
-import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, RunEventView, STREAM_KEY, toView } from '../../../platform/events/event-log.service';
+import { BatchEvent, eventInsertCtes, eventInsertValues, EventRow, eventRows, readForm, RunEventView, STREAM_KEY, toView } from '../../../platform/events/event-log.service';
 import { preparedStatement, runPrepared } from '../../../platform/database/prepared-statement';
 import type { LeaseStore } from '../../../platform/leases/lease-keeper';
 import { FlushBatcher } from './run-flush-batcher';
@@ -437,7 +437,7 @@ export function writtenViews(json: string, written: Map<string, { sequence: numb
   return (JSON.parse(json) as EventRow[]).map((r) => {
     const w = written.get(r.id);
     if (!w) throw new InvariantViolation(`event ${r.id} was not written by the statement that wrote its run`);
-    return toView({ id: r.id, streamId: r.stream_id, type: r.type, payload: r.payload, createdAt: new Date(w.at), sequence: String(w.sequence), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id });
+    return toView({ id: r.id, streamId: r.stream_id, ...readForm(r.code, r.type, r.payload, r.node_id), createdAt: new Date(w.at), sequence: String(w.sequence), correlationId: r.correlation_id, causationId: r.causation_id, nodeId: r.node_id });
   });
 }
 
