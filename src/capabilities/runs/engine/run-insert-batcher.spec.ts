@@ -39,9 +39,10 @@ function sender(opts: { failMany?: unknown; failOne?: (item: string) => unknown 
 }
 
 describe('InsertBatcher', () => {
-  it('sends a lone insert at once, in the statement it would have alone', async () => {
+  it('sends a lone insert at once (in the same turn), in the statement it would have alone', async () => {
     const s = sender();
     const a = s.batcher.submit('a');
+    expect(s.statements).toEqual([{ kind: 'one', items: ['a'] }]);
     await s.release();
     await expect(a).resolves.toBe('one:a');
     expect(s.statements).toEqual([{ kind: 'one', items: ['a'] }]);

@@ -13,7 +13,8 @@ interface Waiting<I, O> {
 
 /**
  * Group commit of created runs' inserts (as FlushBatcher is of the engine's writes). An insert of an
- * idle replica leaves at once, in the statement it would have had alone; inserts that arrive while
+ * idle replica leaves at once (in the same turn of the event loop), in the statement it would have
+ * had alone; inserts that arrive while
  * `maxInFlight` statements are out wait and leave together, as one statement (one round trip and
  * one commit for many runs). A batch that fails for a reason of its own (a row the database refuses)
  * is sent again run by run, so only the offending run sees the error; while the database is away
@@ -32,7 +33,13 @@ export class InsertBatcher<I, O> {
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      const w = { item, resolve, reject };
+      // Nothing out and nothing waiting: this one leaves now, not a turn of the event loop later.
+      if (this.inFlight === 0 && !this.waiting.length) {
+        this.send([w]);
+        return;
+      }
+      this.waiting.push(w);
       this.schedule();
     });
   }
@@ -48,14 +55,15 @@ export class InsertBatcher<I, O> {
   }
 
   private pump(): void {
-    while (this.inFlight < this.opts.maxInFlight && this.waiting.length) {
-      const batch = this.waiting.splice(0, this.opts.maxBatch);
-      this.inFlight++;
-      void this.write(batch).finally(() => {
-        this.inFlight--;
-        if (this.waiting.length) this.schedule();
-      });
-    }
+    while (this.inFlight < this.opts.maxInFlight && this.waiting.length) this.send(this.waiting.splice(0, this.opts.maxBatch));
+  }
+
+  private send(batch: Array<Waiting<I, O>>): void {
+    this.inFlight++;
+    void this.write(batch).finally(() => {
+      this.inFlight--;
+      if (this.waiting.length) this.schedule();
+    });
   }
 
   private async write(batch: Array<Waiting<I, O>>): Promise<void> {
