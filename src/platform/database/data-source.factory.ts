@@ -89,9 +89,9 @@ export async function openDatabase(
     connectionTimeoutMillis: db.connectTimeoutMs,
     Client: pgDriver.Client,
     queryDeadlineMs: db.statementTimeoutMs ? db.statementTimeoutMs + 250 : 0,
-    // Every connection of the embedded engine shares its one backend session, where a name prepared
-    // by one connection would collide with the next: there, statements are never named.
-    preparedStatements: (db.preparedStatements ?? true) && !!config.databaseUrl,
+    // On the embedded engine too: its connections share one backend session, and its wire server
+    // gives each connection's statement names a prefix of its own there (embedded-statement-names.ts).
+    preparedStatements: db.preparedStatements ?? true,
   };
   if (config.databaseUrl) {
     connection = { url: config.databaseUrl };

@@ -1,5 +1,4 @@
 import type * as Pg from 'pg';
-import { EMBEDDED_PARAMETER } from './wire-protocol';
 
 /**
  * The `pg` module. pg decides as it loads whether it runs in a Cloudflare Worker; on a Node without a
@@ -109,13 +108,9 @@ export class DeadlineClient extends pg.Client {
     this.queryDeadlineMs = config?.queryDeadlineMs ?? 0;
     this.preparedStatements = config?.preparedStatements ?? true;
     // The pool and TypeORM listen too; this only keeps an error nobody else hears from being fatal.
+    // (The embedded engine names itself at startup, EMBEDDED_PARAMETER; its wire server keeps each
+    // connection's statement names apart, so named statements are sent there as to a server.)
     this.on('error', () => undefined);
-    // The embedded engine, reached through DATABASE_URL, says so at startup (before any statement):
-    // its connections share one session, where named statements would collide.
-    const connection = (this as unknown as { connection: { on(event: string, fn: (m: { parameterName: string; parameterValue: string }) => void): void } }).connection;
-    connection.on('parameterStatus', (m) => {
-      if (m.parameterName === EMBEDDED_PARAMETER && m.parameterValue === 'on') this.preparedStatements = false;
-    });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { EmbeddedWireServer } from './embedded-wire-server';
+import { BatchStep, StatementNames } from './embedded-statement-names';
 import type { WireSocket } from './in-process-stream';
-import { announceEmbedded, BACKEND_KEY, CANCEL_REQUEST, errorResponse, GSSENC_REQUEST, lastReadyStatus, PROTOCOL_3_0, QUERY, READY, readyForQuery, ROLLBACK_MESSAGE, SSL_REQUEST, statementOf, SYNC, SYNC_MESSAGE, TERMINATE } from './wire-protocol';
+import { announceEmbedded, BACKEND_KEY, CANCEL_REQUEST, commandComplete, errorResponse, GSSENC_REQUEST, lastReadyStatus, message, PROTOCOL_3_0, QUERY, READY, readyForQuery, ROLLBACK_MESSAGE, SSL_REQUEST, statementOf, SYNC, SYNC_MESSAGE, TERMINATE } from './wire-protocol';
 
 /** A statement cancelled (CancelRequest) while it waited for the backend. */
 export class Cancelled extends Error {}
@@ -31,6 +32,8 @@ export class WireConnection {
   private outHeadLen = 0;
   private outLeft = 0;
   private outIsReady = false;
+  /** This connection's named prepared statements, under names of its own on the shared backend. */
+  private readonly statements: StatementNames;
 
   constructor(
     private readonly server: EmbeddedWireServer,
@@ -38,6 +41,7 @@ export class WireConnection {
     readonly secret: number,
     private readonly socket: WireSocket,
   ) {
+    this.statements = new StatementNames(`w${id}_`);
     socket.setNoDelay?.(true);
     socket.on('data', (d: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
@@ -210,15 +214,27 @@ export class WireConnection {
     this.idleInTransactionSince = undefined;
     this.executing = true;
     try {
-      await this.server.exec(batch, (chunk) => {
-        this.scan(chunk);
-        this.write(Buffer.from(chunk));
-      });
+      for (const step of this.statements.rewrite(batch)) await this.runStep(step);
     } finally {
       this.executing = false;
     }
     if (this.atReady && this.txStatus === 'I') this.releaseBackend();
     else this.idleInTransactionSince = Date.now();
+  }
+
+  private async runStep(step: BatchStep): Promise<void> {
+    const answer = (chunk: Uint8Array) => {
+      this.scan(chunk);
+      this.write(Buffer.from(chunk));
+    };
+    if ('exec' in step) return this.server.exec(step.exec, answer);
+    // DEALLOCATE ALL: this connection's statements only (the others' share the backend). Inside a
+    // failed transaction the backend refuses it as it would any statement.
+    if (this.txStatus === 'E') return this.server.exec(message(QUERY, Buffer.from('DEALLOCATE ALL\0')), answer);
+    const close = this.statements.closeMessages();
+    if (close) await this.server.execCollect(close);
+    this.statements.forgetAll();
+    answer(Buffer.concat([commandComplete('DEALLOCATE ALL'), readyForQuery(this.txStatus)]));
   }
 
   /** A batch cancelled while queued: its first group is answered 57014, the rest goes back to the buffer. */
@@ -274,11 +290,28 @@ export class WireConnection {
         }
       } catch (e) {
         this.server.options.log?.error({ msg: 'embedded database: could not roll back the transaction of a closed connection', connection: this.id, err: (e as Error).message });
+      }
+      try {
+        await this.closeStatements();
+      } catch (e) {
+        this.server.options.log?.error({ msg: 'embedded database: could not close the prepared statements of a closed connection', connection: this.id, err: (e as Error).message });
       } finally {
         this.releaseBackend();
         this.done();
       }
     })();
     return this.cleaning;
+  }
+
+  /** Closes what the connection left prepared (taking its turn on the backend unless it holds it). */
+  private async closeStatements(): Promise<void> {
+    const close = this.statements.closeMessages();
+    if (!close) return;
+    if (!this.holding) {
+      await this.server.acquire(this);
+      this.holding = true;
+    }
+    await this.server.execCollect(close);
+    this.statements.forgetAll();
   }
 }

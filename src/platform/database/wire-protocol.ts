@@ -29,14 +29,19 @@ export function errorResponse(severity: 'ERROR' | 'FATAL', code: string, text: s
   return message(0x45, Buffer.concat([field('S', severity), field('V', severity), field('C', code), field('M', text), Buffer.from([0])]));
 }
 
+/** A CommandComplete with its tag. */
+export function commandComplete(tag: string): Buffer {
+  return message(0x43, Buffer.from(`${tag}\0`, 'utf8'));
+}
+
 export function readyForQuery(status: 'I' | 'T' | 'E'): Buffer {
   return message(READY, Buffer.from(status));
 }
 
 /**
- * The ParameterStatus the wire server adds to every startup answer: its connections share one
- * backend session, where a statement name prepared by one connection collides with the next, so a
- * client that hears it sends no named statements (see DeadlineClient).
+ * The ParameterStatus the wire server adds to every startup answer: it names the embedded engine to
+ * a client (its connections share one backend session; the statement names of each are kept apart
+ * by the server, embedded-statement-names.ts, so a client may prepare statements as on a server).
  */
 export const EMBEDDED_PARAMETER = 'openwop.embedded';
 export const EMBEDDED_STATUS = message(0x53, Buffer.from(`${EMBEDDED_PARAMETER}\0on\0`));
