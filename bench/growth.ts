@@ -1,6 +1,6 @@
 /**
- * `npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50]` (no argument, or `grown`):
- * fresh against grown databases (./growth/grown.ts). A number first: the storage mode below.
+ * `npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50] [--keep] [--reuse=<database>]` (no
+ * argument, or `grown`): fresh against grown databases (./growth/grown.ts). A number first: the storage mode below.
  *
  * Storage benchmark: bytes a completed run leaves in the database. Creates `runs` runs of a 3-node
  * `core.noop` chain through POST /v1/runs (`concurrency` requests in flight) on a host with a fresh
@@ -80,7 +80,7 @@ function post(agent: http.Agent, base: string, auth: string, body: string): Prom
 }
 
 export async function main(args = process.argv.slice(2).filter((a) => a !== '--keep'), keep = process.argv.includes('--keep')): Promise<void> {
-  if (args[0] === undefined || args[0] === 'grown') return grown(args.slice(1));
+  if (args[0] === undefined || args[0] === 'grown') return grown([...args.slice(1), ...(keep ? ['--keep'] : [])]);
   const runs = Number(args[0] ?? 2000);
   const concurrency = Number(args[1] ?? 16);
   const db = await createBenchDatabase('bench_growth');

@@ -10,7 +10,16 @@
  * before the sweep). Prints each round's figures, min / median / max of grown / fresh, and the sweep's
  * rate over the engine's completion rate on the same side of the same round.
  *
- *   npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50]
+ * Like for like: the measured tenant has exactly SPARSE_RUNS failed runs on either side when its lists
+ * are read (equal pages); before each side the benchmark's databases are left without an autovacuum
+ * worker and a checkpoint is taken (settle). Beside the claim rate: the WAL written meanwhile (the
+ * server's, other databases' writes included) and the blocks read from outside the shared buffers per
+ * run; beside the sparse list: its page's rows and its statement's time and buffers (EXPLAIN ANALYZE).
+ *
+ *   npm run bench -- growth [grown] [runs=1000000] [rounds=3] [tenants=50] [--keep] [--reuse=<database>]
+ *
+ * `--keep` leaves the grown database in place (its name is printed); `--reuse=<name>` measures such a
+ * database again instead of seeding one (it holds the runs the earlier rounds added). Rounds 0: seed only.
  */
 import * as http from 'node:http';
 import * as os from 'node:os';
@@ -21,18 +30,22 @@ import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-r
 import { ApiKeyService } from '../../src/platform/identity/api-key.service';
 import { RetentionService } from '../../src/platform/retention/retention.service';
 import { BENCH_RATE_BUDGETS, benchPool, bootQuietHost, createBenchDatabase, insertPendingRuns, measure } from '../harness';
+import { explainList } from './explain';
 import { replicate, TemplateTable } from './seed';
 
 const TENANT = 'tenant-0';
 const NODES = 3;
 const TEMPLATES = 50;
-const CLAIM_BACKLOG = 2000;
+/** Long enough (several seconds at this machine's rates) that a neighbour's burst moves the rate less. */
+const CLAIM_BACKLOG = 5000;
 /** Expired runs the retention sweep deletes per side: the claim backlog's runs and copies of them (./seed.ts). */
 const RETENTION_SAMPLE = 20_000;
 const IDLE_SAMPLES = 30;
 const WINDOW_S = 3;
 const DEEP = 2000;
 const SPARSE_EVERY = 1000;
+/** Failed runs of the measured tenant on either side when its lists are read: what one in SPARSE_EVERY gives its 20,000 runs at a million. */
+const SPARSE_RUNS = 20;
 
 const nodes = Array.from({ length: NODES }, (_, i) => ({ id: `n${i + 1}`, typeId: 'core.noop', config: { step: i + 1 } }));
 const edges = nodes.slice(1).map((x, i) => ({ from: nodes[i].id, to: x.id }));
@@ -96,6 +109,32 @@ async function waitIdle(pool: Pool): Promise<void> {
   }
 }
 
+/**
+ * Before each side: no autovacuum worker running on the benchmark's databases (what one side's writes
+ * set off must not run during the other's measurements; at most 2 minutes), then a checkpoint, so each
+ * side starts with no dirty buffers of the other's and its claim phase at the same place in the
+ * checkpoint cycle (early: every page it touches first writes its full image to the WAL, on either side).
+ */
+async function settle(pool: Pool, databases: string[]): Promise<void> {
+  const until = Date.now() + 120_000;
+  const busy = async () => (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = ANY($1)`, [databases])).rows[0].n > 0;
+  while (Date.now() < until && (await busy())) await new Promise((r) => setTimeout(r, 500));
+  await pool.query('CHECKPOINT');
+}
+
+/** The server's WAL position (bytes), its checkpoints so far, and the blocks this database read from outside its buffers. */
+async function serverCounters(pool: Pool): Promise<{ wal: number; checkpoints: number; read: number }> {
+  // pg_stat_database is what backends published: let the last second's work arrive.
+  await new Promise((r) => setTimeout(r, 1100));
+  const r = (
+    await pool.query(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS wal, (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)::int AS checkpoints,
+              (SELECT blks_read FROM pg_stat_database WHERE datname = current_database())::float8 AS read`,
+    )
+  ).rows[0] as { wal: number; checkpoints: number; read: number };
+  return r;
+}
+
 /** `n` runs through POST /v1/runs, `concurrency` at a time; their ids. */
 async function submit(s: Side, n: number, concurrency = 8): Promise<string[]> {
   const ids: string[] = [];
@@ -149,6 +188,7 @@ async function measureSide(s: Side, pollRun: string): Promise<Figures> {
   // Claim: a backlog of pending runs (as POST /v1/runs writes them when no slot is free), worked off.
   // The host is idle: every run created from here on is the backlog's.
   const since = (await s.pool.query(`SELECT now() AS t`)).rows[0].t as Date;
+  const before = await serverCounters(s.pool);
   const t0 = Date.now();
   await insertPendingRuns(s.pool, CLAIM_BACKLOG, { definition: { workflowId: 'bench.growth', nodes, edges } as { workflowId: string }, tenants: 1 });
   for (;;) {
@@ -158,10 +198,28 @@ async function measureSide(s: Side, pollRun: string): Promise<Figures> {
     await new Promise((res) => setTimeout(res, 50));
   }
   f['claim runs/s'] = CLAIM_BACKLOG / ((Date.now() - t0) / 1000);
+  const after = await serverCounters(s.pool);
+  f['claim WAL KB/run'] = (after.wal - before.wal) / 1024 / CLAIM_BACKLOG;
+  f['claim blocks read/run'] = (after.read - before.read) / CLAIM_BACKLOG;
+  f['claim checkpoints'] = after.checkpoints - before.checkpoints;
   await waitIdle(s.pool);
 
-  // As many failed runs, in proportion, as the grown database's copies (./seed.ts): a sparse status on either side.
-  await s.pool.query(`UPDATE "run" SET "status" = 'failed' WHERE "tenant" = $1 AND "status" = 'completed' AND abs(hashtext(md5("id"::text))) % $2::int = 0`, [TENANT, SPARSE_EVERY]);
+  // The sparse status: exactly SPARSE_RUNS failed runs of the measured tenant on either side, spread evenly over
+  // its history (the seed's one in SPARSE_EVERY of the grown tenant's runs are made completed or failed to that end),
+  // so both sides answer a page of as many rows and the ratio measures the growth, not the page's size.
+  await s.pool.query(
+    `WITH t AS (SELECT "id", "status", row_number() OVER (ORDER BY "created_at", "id") AS i, count(*) OVER () AS n FROM "run" WHERE "tenant" = $1 AND "status" IN ('completed', 'failed'))
+     UPDATE "run" r SET "status" = CASE WHEN (t.i * $2::int) % t.n < $2::int THEN 'failed' ELSE 'completed' END
+     FROM t WHERE r."id" = t."id" AND (t."status" = 'failed') <> ((t.i * $2::int) % t.n < $2::int)`,
+    [TENANT, SPARSE_RUNS],
+  );
+  const failed = Number((await s.pool.query(`SELECT count(*)::int AS n FROM "run" WHERE "tenant" = $1 AND "status" = 'failed'`, [TENANT])).rows[0].n);
+  if (failed !== SPARSE_RUNS) throw new Error(`the measured tenant has ${failed} failed runs, not ${SPARSE_RUNS}`);
+  // The failed page's statement as the request sent it, run again under EXPLAIN (ANALYZE, BUFFERS): the pages it touches.
+  const plan = await explainList(s.pool, async () => {
+    f['list failed rows'] = ((await request(s.base, s.auth, 'GET', '/v1/runs?limit=50&status=failed')).json.runs as unknown[]).length;
+  });
+  Object.assign(f, { 'list failed SQL ms': plan.ms, 'list failed buffers': plan.buffers, 'list failed buffers read': plan.read });
   const lists: Array<[string, string]> = [
     ['list', '/v1/runs?limit=50'],
     ['list failed', '/v1/runs?limit=50&status=failed'],
@@ -224,45 +282,73 @@ const GOALS: Record<string, string> = {
   'retention ms/run': '<= 1.5',
 };
 
-export async function grown(args: string[]): Promise<void> {
+/** A database grown to `runs` runs: template runs written by the host, then copied (./seed.ts); the template run ids. */
+async function seed(url: string, runs: number, tenants: number, out: (s: string) => void): Promise<string[]> {
+  const seedStart = Date.now();
+  const s = await boot(url);
+  let templates: string[];
+  try {
+    templates = await submit(s, TEMPLATES);
+    await waitIdle(s.pool);
+  } finally {
+    await s.close();
+  }
+  const pool = benchPool(url);
+  let tables: TemplateTable[];
+  try {
+    const copies = Math.max(0, Math.ceil((runs - TEMPLATES) / TEMPLATES));
+    let last = Date.now();
+    tables = await replicate(pool, templates, {
+      copies,
+      tenants,
+      spreadDays: 20,
+      sparseEvery: SPARSE_EVERY,
+      progress: (done) => {
+        if (Date.now() - last < 30_000 && done < copies) return;
+        last = Date.now();
+        out(`seeded ${(done * TEMPLATES).toLocaleString('en')} runs, ${((Date.now() - seedStart) / 1000).toFixed(0)} s, load average ${loadavg().toFixed(2)}`);
+      },
+    });
+    for (const t of tables) await pool.query(`VACUUM (ANALYZE) "${t.table}"`);
+  } finally {
+    await pool.end();
+  }
+  out(`grown database: ${runs.toLocaleString('en')} runs over ${tenants} tenants, copied from ${TEMPLATES} runs the host wrote (${tables.map((t) => `${t.table} ${(t.rows / TEMPLATES).toFixed(1)}/run`).join(', ')}), ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
+  return templates;
+}
+
+/** A database grown by an earlier run with `--keep`, by name; it is kept again (drop it by hand when done). */
+function reusedDatabase(name: string): { name: string; url: URL; drop(): Promise<void> } {
+  const url = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  url.pathname = `/${name}`;
+  return { name, url, drop: async () => undefined };
+}
+
+/** The template runs of a grown database: tenant-0's first streams (the host wrote them before any copy). */
+async function templatesOf(url: string): Promise<string[]> {
+  const pool = benchPool(url);
+  try {
+    return ((await pool.query(`SELECT "stream_id" FROM "event_stream" WHERE "tenant" = $1 ORDER BY "key" LIMIT $2`, [TENANT, TEMPLATES])).rows as Array<{ stream_id: string }>).map((r) => r.stream_id);
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function grown(all: string[]): Promise<void> {
+  const args = all.filter((a) => !a.startsWith('--'));
+  const keep = all.includes('--keep');
+  const reuse = all.find((a) => a.startsWith('--reuse='))?.slice('--reuse='.length);
   const runs = Number(args[0] ?? 1_000_000);
   const rounds = Number(args[1] ?? 3);
   const tenants = Number(args[2] ?? 50);
   const out = (s: string) => process.stdout.write(`${s}\n`);
-  const db = await createBenchDatabase('bench_grown');
+  const db = reuse ? reusedDatabase(reuse) : await createBenchDatabase('bench_grown');
   try {
-    // Template runs, written by the host, then copied to `runs`.
-    const seedStart = Date.now();
-    const s = await boot(db.url.toString());
     let templates: string[];
-    try {
-      templates = await submit(s, TEMPLATES);
-      await waitIdle(s.pool);
-    } finally {
-      await s.close();
-    }
-    const pool = benchPool(db.url.toString());
-    let tables: TemplateTable[];
-    try {
-      const copies = Math.max(0, Math.ceil((runs - TEMPLATES) / TEMPLATES));
-      let last = Date.now();
-      tables = await replicate(pool, templates, {
-        copies,
-        tenants,
-        spreadDays: 20,
-        sparseEvery: SPARSE_EVERY,
-        progress: (done) => {
-          if (Date.now() - last < 30_000 && done < copies) return;
-          last = Date.now();
-          out(`seeded ${(done * TEMPLATES).toLocaleString('en')} runs, ${((Date.now() - seedStart) / 1000).toFixed(0)} s, load average ${loadavg().toFixed(2)}`);
-        },
-      });
-      for (const t of tables) await pool.query(`VACUUM (ANALYZE) "${t.table}"`);
-    } finally {
-      await pool.end();
-    }
-    out(`grown database: ${runs.toLocaleString('en')} runs over ${tenants} tenants, copied from ${TEMPLATES} runs the host wrote (${tables.map((t) => `${t.table} ${(t.rows / TEMPLATES).toFixed(1)}/run`).join(', ')}), ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
-
+    if (reuse) {
+      templates = await templatesOf(db.url.toString());
+      out(`grown database ${db.name} reused`);
+    } else templates = await seed(db.url.toString(), runs, tenants, out);
     const results: Array<{ fresh: Figures; grown: Figures }> = [];
     for (let round = 0; round < rounds; round++) {
       const r: Partial<{ fresh: Figures; grown: Figures }> = {};
@@ -272,6 +358,7 @@ export async function grown(args: string[]): Promise<void> {
         try {
           const pollRun = side === 'fresh' ? (await submit(sd, TEMPLATES))[0] : templates[0];
           await waitIdle(sd.pool);
+          await settle(sd.pool, [db.name, ...(fresh ? [fresh.name] : [])]);
           r[side] = await measureSide(sd, pollRun);
         } finally {
           await sd.close();
@@ -282,9 +369,10 @@ export async function grown(args: string[]): Promise<void> {
       results.push(r as { fresh: Figures; grown: Figures });
     }
 
+    if (!results.length) return;
     out(`\ngrown (${runs.toLocaleString('en')} runs) / fresh, ${rounds} rounds: min / median / max (per round)`);
     for (const k of Object.keys(results[0].fresh)) {
-      if (k === 'runs in database' || k === 'load average' || k === 'retention batches') continue;
+      if (k === 'runs in database' || k === 'load average' || k === 'retention batches' || k === 'claim checkpoints') continue;
       const ratios = results.map((x) => x.grown[k] / x.fresh[k]);
       const [mn, md, mx] = [pct(ratios, 0), pct(ratios, 50), pct(ratios, 100)];
       const goal = GOALS[k];
@@ -300,6 +388,7 @@ export async function grown(args: string[]): Promise<void> {
     };
     out(`retention sweep / engine completion rate, same side, same round (min / median / max): grown ${times('grown')}, fresh ${times('fresh')}; goal >= 10`);
   } finally {
-    await db.drop();
+    if (keep) out(`grown database kept: ${db.name} (--reuse=${db.name})`);
+    else await db.drop();
   }
 }
