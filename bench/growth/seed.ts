@@ -96,7 +96,8 @@ export async function copyStatement(pool: Pool, t: TemplateTable): Promise<strin
     const col = `r.${quote(c.name)}`;
     if (keyed && c.name === 'stream_key') return 'ns."key"';
     if (c.name === t.runColumn || (c.name === 'run_id' && t.table !== 'run')) return `md5(${col}::text || ':' || g)::uuid::${c.type}`;
-    if (c.name === 'tenant') return `('tenant-' || (g % $4::int))::${c.type}`;
+    // A row that keeps no tenant (an event other than a tool call) keeps none in its copies.
+    if (c.name === 'tenant') return `CASE WHEN ${col} IS NOT NULL THEN ('tenant-' || (g % $4::int))::${c.type} END`;
     if (c.name === 'id' && c.type === 'uuid') return 'gen_random_uuid()';
     if (c.type.startsWith('timestamp')) return `${col} - make_interval(secs => ($7::int + 1 - g) * $5::float8)`;
     if (c.name === 'status' && t.table === 'run') return `CASE WHEN abs(hashtext(md5(${quote('r')}.${quote(t.runColumn)}::text || ':' || g))) % $6::int = 0 THEN 'failed' ELSE ${col} END`;

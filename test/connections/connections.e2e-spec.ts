@@ -214,7 +214,7 @@ describe('connections (RFC 0095 packs, RFC 0046 credentials)', () => {
       expect(after.text).not.toContain(SECRET);
       const store = t.moduleRef.get(CredentialStoreService);
       await expect(store.open('acme', before.body.credentialRef.slice(5))).resolves.toBe(ROTATED);
-      const events = (await t.ds.query(`SELECT "type", "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" LIKE 'connection.%' ORDER BY "sequence"`)) as Array<{ type: string; payload: Record<string, unknown> }>;
+      const events = (await t.ds.query(`SELECT "type", "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" LIKE 'connection.%' ORDER BY "sequence"`)) as Array<{ type: string; payload: Record<string, unknown> }>;
       expect(events.map((e) => e.type)).toEqual(['connection.created', 'connection.created', 'connection.credential_rotated']);
       expect(JSON.stringify(events)).not.toContain(ROTATED);
     });

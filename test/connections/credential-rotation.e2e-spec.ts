@@ -90,7 +90,7 @@ describe('connection credential rotation: two-key overlap (RFC 0046 §D)', () =>
     expect(handed).toEqual([NEW]);
     // Another tenant cannot reach either.
     await expect(svc.withCredential({ tenant: 'globex' }, id, HOST, notYet.call)).rejects.toMatchObject({ status: 404 });
-    const events = (await t.ds.query(`SELECT "type", "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" = 'connection.credential_rotated'`)) as Array<{ payload: Record<string, unknown> }>;
+    const events = (await t.ds.query(`SELECT "type", "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" = 'connection.credential_rotated'`)) as Array<{ payload: Record<string, unknown> }>;
     expect(events.map((e) => e.payload)).toEqual([{ connectionId: id, provider: 'meta-ads', credentialRef: before.credentialRef, overlapSeconds: 3600, previousCredentialExpiresAt: r.body.previousCredentialExpiresAt }]);
     const audit = (await t.ds.query(`SELECT "entry" FROM "audit_entry" WHERE "tenant" = 'acme' AND "entry"->>'action' = 'connection.credential-rotated'`)) as Array<{ entry: Record<string, any> }>;
     expect(audit.map((a) => a.entry.details)).toEqual([{ provider: 'meta-ads', overlapSeconds: 3600, overlapEndsAt: r.body.previousCredentialExpiresAt }]);
@@ -112,7 +112,7 @@ describe('connection credential rotation: two-key overlap (RFC 0046 §D)', () =>
     expect((await http('GET', `/v1/connections/${id}`, { token: reader })).body.previousCredentialExpiresAt).toBeNull();
     expect(await svc.retireExpiredOverlaps(100)).toBeGreaterThanOrEqual(1);
     expect(await credentialRows()).toBe(rows);
-    const retired = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" = 'connection.credential_retired'`)) as Array<{ payload: Record<string, unknown> }>;
+    const retired = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" = 'connection.credential_retired'`)) as Array<{ payload: Record<string, unknown> }>;
     expect(retired.map((e) => e.payload)).toContainEqual({ connectionId: id, provider: 'meta-ads', reason: 'expired' });
     // The new credential keeps working.
     await expect(svc.withCredential({ tenant: 'acme' }, id, HOST, provider(NEW).call)).resolves.toBe('ok');
@@ -152,7 +152,7 @@ describe('connection credential rotation: two-key overlap (RFC 0046 §D)', () =>
     expect(await credentialRows()).toBe(rows - 1);
     await expect(svc.withCredential({ tenant: 'acme' }, id, HOST, provider(OLD).call)).rejects.toBeInstanceOf(CredentialRejectedError);
     expect((await http('DELETE', `/v1/connections/${id}/credential/previous`, { token: admin })).status).toBe(404);
-    const retired = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" = 'connection.credential_retired'`)) as Array<{ payload: Record<string, unknown> }>;
+    const retired = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" = 'connection.credential_retired'`)) as Array<{ payload: Record<string, unknown> }>;
     expect(retired.map((e) => e.payload)).toContainEqual({ connectionId: id, provider: 'meta-ads', reason: 'revoked' });
     // Deleting a connection in its overlap deletes both credentials.
     await http('PUT', `/v1/connections/${id}/credential`, { token: admin, body: { credential: NEWER } });

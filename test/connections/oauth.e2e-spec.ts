@@ -132,7 +132,7 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     const res = await whoami('alice');
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ sub: 'alice', scope: 'widget:read' });
-    const events = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" = 'connector.authorized'`)) as Array<{ payload: Record<string, unknown> }>;
+    const events = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" = 'connector.authorized'`)) as Array<{ payload: Record<string, unknown> }>;
     expect(events.map((e) => e.payload)).toEqual([{ provider: 'acme-widgets', credentialRef: done.body.credentialRef, scopes: ['widget:read'] }]);
   });
 
@@ -221,7 +221,7 @@ describe('OAuth connections (RFC 0047) against a real provider', () => {
     await expect(whoami('alice')).rejects.toMatchObject({ code: 'connector_auth_expired' });
     const grants = await http('GET', `/v1/connections/${connectionId}/oauth`, { token: alice });
     expect(grants.body.grants).toMatchObject([{ principal: 'alice', status: 'expired' }]);
-    const events = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "tenant" = 'acme' AND "type" = 'connector.auth_expired'`)) as Array<{ payload: Record<string, unknown> }>;
+    const events = (await t.ds.query(`SELECT "payload" FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = 'acme') AND "type" = 'connector.auth_expired'`)) as Array<{ payload: Record<string, unknown> }>;
     expect(events.map((e) => e.payload)).toEqual([{ provider: 'acme-widgets', credentialRef: grants.body.grants[0].credentialRef, reason: 'invalid_grant' }]);
     // Authorizing again makes the grant usable again.
     const { back } = await authorizeAndConsent(alice, 'alice');

@@ -91,7 +91,7 @@ describe('goal scheduler on two host instances sharing one database', () => {
     expectEachIterationOnce(await verdictsOf(a, ids), ids, 3);
     // Every event landed in its own goal's tenant stream, whichever instance wrote it.
     const misplaced = (await a.ds.query(
-      `SELECT count(*)::int AS n FROM "event" e JOIN "event_stream" s ON s."key" = e."stream_key" JOIN "goal" g ON g."id"::text = e."payload"->>'goalId' WHERE g."id" = ANY($1) AND (e."tenant" <> g."tenant" OR s."tenant" <> g."tenant" OR s."stream_id" <> 'host')`,
+      `SELECT count(*)::int AS n FROM "event" e JOIN "event_stream" s ON s."key" = e."stream_key" JOIN "goal" g ON g."id"::text = e."payload"->>'goalId' WHERE g."id" = ANY($1) AND (s."tenant" <> g."tenant" OR s."stream_id" <> 'host')`,
       [ids],
     )) as Array<{ n: number }>;
     expect(misplaced[0].n).toBe(0);

@@ -15,7 +15,7 @@ const TABLES: Record<string, string> = {
   run: `SELECT count(*) AS n FROM "run" r WHERE r."tenant" = $1 AND (r."id" = ANY($2::uuid[]) OR $2 IS NULL)`,
   run_node: `SELECT count(*) AS n FROM "run_node" x JOIN "run" r ON r."id" = x."run_id" WHERE x."tenant" = $1 AND (r."id" = ANY($2::uuid[]) OR $2 IS NULL)`,
   event_stream: `SELECT count(*) AS n FROM "event_stream" x WHERE x."tenant" = $1 AND (x."stream_id" = ANY($2::text[]) OR $2 IS NULL)`,
-  event: `SELECT count(*) AS n FROM "event" x JOIN "event_stream" s ON s."key" = x."stream_key" WHERE x."tenant" = $1 AND (s."stream_id" = ANY($2::text[]) OR $2 IS NULL)`,
+  event: `SELECT count(*) AS n FROM "event" x JOIN "event_stream" s ON s."key" = x."stream_key" WHERE s."tenant" = $1 AND (s."stream_id" = ANY($2::text[]) OR $2 IS NULL)`,
   activity_invocation: `SELECT count(*) AS n FROM "activity_invocation" x WHERE x."tenant" = $1 AND (x."run_id" = ANY($2::text[]) OR $2 IS NULL)`,
   approval: `SELECT count(*) AS n FROM "approval" x WHERE x."tenant" = $1 AND (x."run_id" = ANY($2::uuid[]) OR $2 IS NULL)`,
   approval_decision: `SELECT count(*) AS n FROM "approval_decision" x JOIN "approval" a ON a."id" = x."approval_id" WHERE x."tenant" = $1 AND (a."run_id" = ANY($2::uuid[]) OR $2 IS NULL)`,

@@ -33,6 +33,13 @@ export const NODE_ID_LEFT_OUT = 1024;
 
 const CODE_OF = new Map(EVENT_TYPE_CODES.map((t, i) => [t, i] as const).filter(([t]) => t !== ''));
 
+/**
+ * The tenant an event row keeps (migration 1765400010000): a tool call's (the tool-call index and log
+ * look them up by tenant), no other's: every other read finds a stream's events by the key of the
+ * tenant's stream row. `e` is the alias of the rows being inserted (their stored type).
+ */
+export const TOOL_CALL_TENANT = (e: string) => `CASE WHEN ${e}."type" = 'agent.toolCalled' THEN ${e}."tenant" END`;
+
 /** The SQL expression of an event's type name (`e` the event's alias): the code's name, or the stored text. */
 export const EVENT_TYPE_SQL = (e: string) => `"event_type_name"(${e}."code", ${e}."type")`;
 

@@ -6,12 +6,11 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { TenantScope } from '../identity/principal';
 import { MetricsService } from '../metrics/metrics.service';
 import type { EventRecord } from './event.entities';
-import { EVENT_TYPE_SQL, readForm, storedForm } from './event-codes';
+import { EVENT_TYPE_SQL, readForm, storedForm, TOOL_CALL_TENANT } from './event-codes';
 export { readForm } from './event-codes';
 import { jsonbOrder } from './jsonb-order';
 import { LocalTails } from './local-tails';
 import type { RunStreams } from './run-streams';
-import { scopeCondition } from '../tenancy/workspace-scope';
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -201,7 +200,7 @@ export class EventLogService implements OnModuleInit {
     return this.appendMany(items.map((e) => ({ scope, streamId, ...e })), { manager });
   }
 
-  /** Events of one stream of the caller's tenant (and workspace, when the caller has one). */
+  /** Events of one stream of the caller's tenant (its stream row's key: the events hold no tenant) and workspace, when the caller has one. */
   async read(scope: TenantScope, streamId: string, q: EventQuery = {}): Promise<RunEventView[]> {
     // Plain SQL over the event key (the stream row's key found first, by (tenant, stream_id)): every
     // stream follower (SSE, long poll, gRPC) reads here, so no entity is built per event. Ordered by
@@ -211,8 +210,9 @@ export class EventLogService implements OnModuleInit {
       const rows = await runPrepared<EventRowRead>(this.ds, READ_STREAM, [scope.tenant, streamId, scope.workspace ?? null, String(q.afterSequence ?? 0), limit]);
       return rows.map(viewOfRow);
     }
-    const params: unknown[] = [streamId];
-    const where = [scopeCondition(scope, params, { alias: 'e' }), `e."stream_key" = (${STREAM_KEY('$2', '$1')})`];
+    const params: unknown[] = [streamId, scope.tenant];
+    const where = [`e."stream_key" = (${STREAM_KEY('$2', '$1')})`];
+    if (scope.workspace) where.push(`e."workspace" = $${params.push(scope.workspace)}`);
     const add = (column: string, v: unknown, cast = '') => {
       params.push(v);
       where.push(`"${column}" ${column === 'sequence' ? '>' : '='} $${params.length}${cast}`);
@@ -335,7 +335,7 @@ export class EventLogService implements OnModuleInit {
   async purgeTenant(tenant: string): Promise<void> {
     this.tails.forgetTenant(tenant);
     await this.ds.transaction(async (m) => {
-      await m.query('DELETE FROM "event" WHERE "tenant" = $1', [tenant]);
+      await m.query('DELETE FROM "event" WHERE "stream_key" IN (SELECT "key" FROM "event_stream" WHERE "tenant" = $1)', [tenant]);
       await m.query('DELETE FROM "event_stream" WHERE "tenant" = $1', [tenant]);
     });
   }
@@ -411,7 +411,7 @@ export function eventInsertCtes(param: (v: unknown) => string, rows: EventRow[],
          )`,
     `written AS (
          INSERT INTO "event" ("stream_key", "sequence", "created_at", "id", "code", "tenant", "workspace", "type", "payload", "correlation_id", "causation_id", "node_id")
-         SELECT b."key", b."last_sequence" - c."n" + e."ord", COALESCE(e."created_at", now()), e."id", e."code", e."tenant", e."workspace", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
+         SELECT b."key", b."last_sequence" - c."n" + e."ord", COALESCE(e."created_at", now()), e."id", e."code", ${TOOL_CALL_TENANT('e')}, e."workspace", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id"
          FROM json_to_recordset(${param(json)}::json) AS e("id" uuid, "tenant" text, "workspace" text, "stream_id" text, "ord" bigint, "code" smallint, "type" text, "payload" json, "correlation_id" text, "causation_id" text, "node_id" text, "created_at" timestamptz)
          JOIN bumped b ON b."tenant" = e."tenant" AND b."stream_id" = e."stream_id"
          JOIN counts c ON c."tenant" = e."tenant" AND c."stream_id" = e."stream_id"
@@ -459,7 +459,7 @@ export const STREAM_KEY = (tenant: string, stream: string) => `SELECT s."key" FR
 const READ_STREAM = preparedStatement(
   'event_read_stream',
   `SELECT ${EVENT_COLUMNS('$2::text')} FROM "event" e
-   WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND e."tenant" = $1 AND ($3::text IS NULL OR e."workspace" = $3::text) AND e."sequence" > $4::bigint
+   WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND ($3::text IS NULL OR e."workspace" = $3::text) AND e."sequence" > $4::bigint
    ORDER BY e."sequence" ASC LIMIT $5::int`,
 );
 
@@ -472,7 +472,7 @@ function openRunStatement(source: string): PreparedStatement {
     'event_open_run',
     `SELECT r."id"::text AS "run_id", r."status" AS "run_status", ${EVENT_COLUMNS('r."id"::text')} FROM (${source}) r
    LEFT JOIN LATERAL (
-     SELECT * FROM "event" x WHERE x."stream_key" = (${STREAM_KEY('r."tenant"', 'r."id"::text')}) AND x."tenant" = r."tenant" AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
+     SELECT * FROM "event" x WHERE x."stream_key" = (${STREAM_KEY('r."tenant"', 'r."id"::text')}) AND ($3::text IS NULL OR x."workspace" = $3::text) AND x."sequence" > $4::bigint
      ORDER BY x."sequence" ASC LIMIT $5::int
    ) e ON true
    ORDER BY e."sequence" ASC`,

@@ -69,9 +69,9 @@ export class EventEntity {
   @Column({ type: 'smallint', default: 0 })
   code: number;
 
-  /** The stream's tenant, kept on the event too (the tool-call index, the tenant purge). */
-  @Column({ type: 'text' })
-  tenant: string;
+  /** The stream's tenant, on a tool call only (the tool-call index and log; migration 1765400010000): null on any other event. */
+  @Column({ type: 'text', nullable: true })
+  tenant: string | null;
 
   @Column({ type: 'text', nullable: true })
   workspace: string | null;

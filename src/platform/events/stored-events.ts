@@ -15,9 +15,9 @@ export async function storedEvents(
   q: { tenant: string; streamId: string; afterSequence?: number | string; beforeSequence?: number | string; limit?: number },
 ): Promise<StoredEvent[]> {
   const rows = (await db.query(
-    `SELECT e."id", e."tenant", e."workspace", $2::text AS "stream_id", e."sequence"::text AS "sequence", e."code", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"
+    `SELECT e."id", $1::text AS "tenant", e."workspace", $2::text AS "stream_id", e."sequence"::text AS "sequence", e."code", e."type", e."payload", e."correlation_id", e."causation_id", e."node_id", e."created_at"
      FROM "event" e
-     WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND e."tenant" = $1 AND e."sequence" > $3::bigint AND ($4::bigint IS NULL OR e."sequence" < $4::bigint)
+     WHERE e."stream_key" = (${STREAM_KEY('$1', '$2')}) AND e."sequence" > $3::bigint AND ($4::bigint IS NULL OR e."sequence" < $4::bigint)
      ORDER BY e."sequence" ASC LIMIT $5::int`,
     [q.tenant, q.streamId, String(q.afterSequence ?? 0), q.beforeSequence === undefined ? null : String(q.beforeSequence), q.limit ?? null],
   )) as Array<{ id: string; tenant: string; workspace: string | null; stream_id: string; sequence: string; code: number; type: string | null; payload: Record<string, unknown>; correlation_id: string | null; causation_id: string | null; node_id: string | null; created_at: Date }>;
