@@ -83,6 +83,8 @@ interface Round {
   submitted: number;
   submitPerSec: number;
   endToEndPerSec: number;
+  /** CPU milliseconds the host process used per run, from the first POST to the last run completed (the embedded side's include its database's; the server side's do not). */
+  cpuMsPerRun: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -246,11 +248,13 @@ async function round(side: Side, runs: number, clients: number, settleSec: numbe
     db.on('error', () => undefined);
     await db.connect();
     try {
+      const cpu0 = cpuSec(pid);
       const t0 = process.hrtime.bigint();
       const ids = await submit(`http://127.0.0.1:${port}`, side.key!, runs, clients);
       const submitSec = Number(process.hrtime.bigint() - t0) / 1e9;
       await waitCompleted(db, ids, 600_000);
       const endSec = Number(process.hrtime.bigint() - t0) / 1e9;
+      const cpuMsPerRun = ((cpuSec(pid) - cpu0) * 1000) / ids.length;
       clearInterval(sampler);
       peakRssMb = Math.max(peakRssMb, rssMb(pid));
       await db.end();
@@ -266,6 +270,7 @@ async function round(side: Side, runs: number, clients: number, settleSec: numbe
         submitted: ids.length,
         submitPerSec: ids.length / submitSec,
         endToEndPerSec: ids.length / endSec,
+        cpuMsPerRun,
       };
     } finally {
       clearInterval(sampler);
@@ -290,6 +295,7 @@ const METRICS: Array<{ key: keyof Round; label: string; digits: number; better: 
   { key: 'afterRssMb', label: 'RSS after the load, MB', digits: 0, better: 'lower' },
   { key: 'submitPerSec', label: 'submission, POST /v1/runs 201/s', digits: 1, better: 'higher' },
   { key: 'endToEndPerSec', label: 'end to end, runs completed/s', digits: 1, better: 'higher' },
+  { key: 'cpuMsPerRun', label: 'host CPU ms per run under load', digits: 2, better: 'lower' },
 ];
 
 function phaseText(p?: Record<string, number>): string {
@@ -324,7 +330,7 @@ export async function main(rounds = Number(process.argv[2] ?? 3), runs = Number(
         results.push(res);
         process.stderr.write(
           `  boot ${res.bootWallSec.toFixed(2)} s (CPU ${res.bootCpuSec.toFixed(2)} s; ${phaseText(res.phases)}), RSS idle ${res.idleRssMb.toFixed(0)} / peak ${res.peakRssMb.toFixed(0)} / after ${res.afterRssMb.toFixed(0)} MB, ` +
-            `${res.submitPerSec.toFixed(1)} submissions/s, ${res.endToEndPerSec.toFixed(1)} runs/s end to end\n`,
+            `${res.submitPerSec.toFixed(1)} submissions/s, ${res.endToEndPerSec.toFixed(1)} runs/s end to end, host CPU ${res.cpuMsPerRun.toFixed(2)} ms per run\n`,
         );
       }
     }

@@ -139,6 +139,32 @@ describe('embedded engine: named prepared statements per connection', () => {
     });
   }, 300_000);
 
+  it("the host's own pool on the embedded engine sends its hot statements prepared (and OPENWOP_DB_PREPARED_STATEMENTS=false still turns them off)", async () => {
+    const script = (prepared: boolean) => `
+      const { openDatabase } = require(${JSON.stringify(path.join(ROOT, 'src/platform/database/data-source.factory.ts'))});
+      const { preparedStatement, runPrepared } = require(${JSON.stringify(path.join(ROOT, 'src/platform/database/prepared-statement.ts'))});
+      (async () => {
+        const db = await openDatabase({ dataDir: ${JSON.stringify(folder())}, database: { poolSize: 2, connectTimeoutMs: 5000, statementTimeoutMs: 15000, lockTimeoutMs: 10000, idleInTransactionTimeoutMs: 60000, preparedStatements: ${prepared} } }, { entities: [], migrations: [] });
+        const stmt = preparedStatement('embedded_spec', 'SELECT $1::int * 2 AS "n"');
+        const rows = await runPrepared(db.dataSource, stmt, [21]);
+        const names = (await db.dataSource.query('SELECT name FROM pg_prepared_statements ORDER BY 1')).map((r) => r.name);
+        await db.close();
+        process.stdout.write(JSON.stringify({ n: rows[0].n, names }));
+      })().catch((err) => { process.stderr.write(String(err && err.stack || err)); process.exit(1); });`;
+    const run = (prepared: boolean) =>
+      new Promise<{ n: number; names: string[] }>((resolve, reject) => {
+        execFile(process.execPath, ['-r', path.join(ROOT, 'bin/ts-register.js'), '-e', script(prepared)], { cwd: ROOT, timeout: 240_000 }, (err, out, stderr) => {
+          if (err) reject(new Error(`${err.message}\n${stderr}`));
+          else resolve(JSON.parse(out) as { n: number; names: string[] });
+        });
+      });
+    const on = await run(true);
+    expect(on.n).toBe(42);
+    expect(on.names).toHaveLength(1);
+    expect(on.names[0]).toMatch(/^w\d+_openwop_embedded_spec$/);
+    expect(await run(false)).toEqual({ n: 42, names: [] });
+  }, 300_000);
+
   it('an error in the middle of a pipelined batch skips to its Sync, the next group runs, and other connections get the backend', async () => {
     const out = await onEngine(
       folder(),
