@@ -78,10 +78,11 @@ describe('npm run bench -- peers', () => {
     }
     expect(problems).toEqual([]);
     // The host's statements are told apart: a POST sends its own (one insert that also claims the run,
-    // or carries the first write of a run started before it: at most two round trips), and execution
-    // the rest (none more for a run inserted completed).
+    // or carries the first write of a run started before it: at most two round trips; concurrent POSTs
+    // share an insert statement, so fewer than one each under load), and execution the rest (none more
+    // for a run inserted completed).
     const submit = result.figures.find((x) => x.side === 'host' && x.shape === 'submit')!;
-    expect(submit.submitStatements).toBeGreaterThanOrEqual(1);
+    expect(submit.submitStatements).toBeGreaterThan(0);
     expect(submit.submitStatements).toBeLessThanOrEqual(2);
     expect(submit.statements).toBeGreaterThanOrEqual(submit.submitStatements!);
     expect(result.figures.find((x) => x.side === 'graphile-worker' && x.shape === 'submit')!.submitStatements).toBeCloseTo(1, 5);
