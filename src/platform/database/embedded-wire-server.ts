@@ -15,6 +15,8 @@ import { errorResponse } from './wire-protocol';
  * connection at a time: a connection acquires it with its first message and keeps it until the
  * backend answers ReadyForQuery with transaction status idle. A whole Parse/Bind/Execute/Sync group,
  * and a whole transaction, therefore run exclusively; the other connections queue in arrival order.
+ * Named prepared statements outlive a group: each connection's names are given a prefix of its own on
+ * the backend, and closed when it goes away (embedded-statement-names.ts).
  *
  * A connection that goes away while it holds the backend (mid-group or inside a transaction) has its
  * group closed and its transaction rolled back before the next one gets it. A holder idle inside a
