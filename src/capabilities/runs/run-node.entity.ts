@@ -1,5 +1,4 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { TenantOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 
 export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
@@ -7,9 +6,12 @@ export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'sk
  * One node of a workflow run, written by the run engine. A node's completion and its outputs are
  * written in one statement, conditional on the node not being completed yet, inside the transaction
  * that checks the run's lease fence: a node is never completed twice.
+ *
+ * A node row holds no tenant of its own: it is its run's (run_id), and every reader reaches it
+ * through a run row it read with the tenant (the engine's claim, a run found in the caller's scope).
  */
 @Entity({ name: 'run_node' })
-export class RunNodeEntity extends TenantOwnedEntity {
+export class RunNodeEntity {
   @PrimaryColumn({ name: 'run_id', type: 'uuid', primaryKeyConstraintName: 'PK_run_node' })
   runId: string;
 

@@ -256,8 +256,8 @@ export class RunForkService {
     }
     for (const [nodeId, n] of nodes) {
       await m.query(
-        `INSERT INTO "run_node" ("run_id", "node_id", "tenant", "type_id", "status", "attempt", "outputs", "error", "updated_at") VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, now())`,
-        [forkId, nodeId, source.tenant, n.typeId, n.status, n.attempt, n.outputs === null ? null : JSON.stringify(n.outputs), n.error === null ? null : JSON.stringify(n.error)],
+        `INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt", "outputs", "error", "updated_at") VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, now())`,
+        [forkId, nodeId, n.typeId, n.status, n.attempt, n.outputs === null ? null : JSON.stringify(n.outputs), n.error === null ? null : JSON.stringify(n.error)],
       );
     }
   }
