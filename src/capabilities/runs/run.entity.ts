@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, VirtualColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, VirtualColumn } from 'typeorm';
 import { WorkspaceOwnedEntity } from '../../platform/tenancy/tenant-owned.entity';
 import { definitionSelect } from './run-definition.entity';
 import { principalSelect } from './run-principal.entity';
@@ -14,6 +14,8 @@ import { principalSelect } from './run-principal.entity';
 @Index('run_tenant_status_created_idx', ['tenant', 'status', 'createdAt', 'id'])
 // The run list filtered by workflow (v2 runList's workflowId filter; migration 1765000130000).
 @Index('run_tenant_workflow_created_idx', ['tenant', 'workflowId', 'createdAt', 'id'])
+// Both filters at once, over the runs not completed (migration 1765410000001; a partial index, kept by the migration).
+@Index('run_tenant_workflow_status_created_idx', { synchronize: false })
 // Runs in progress by status, for the gauge (migration 1764970000000).
 @Index('run_active_idx', ['status'], { where: `"kind" = 'workflow' AND "status" IN ('pending', 'running', 'waiting-approval', 'waiting-input', 'waiting-external', 'cancelling')` })
 // The engine's claim order over claimable workflow runs only (migration 1764850000000).
@@ -34,7 +36,8 @@ import { principalSelect } from './run-principal.entity';
 @Index('run_claim_tenant_idx', { synchronize: false })
 @Index('run_leased_idx', { synchronize: false })
 export class RunEntity extends WorkspaceOwnedEntity {
-  @PrimaryGeneratedColumn('uuid')
+  /** Time-ordered (UUID version 7): made by the host (run-id.ts), else by the column's default (migration 1765410000000). */
+  @PrimaryColumn('uuid', { default: () => 'run_new_id()' })
   id: string;
 
   /** The workspace, '' for a tenant-level run: the scope of the run's idempotency key. */

@@ -6,6 +6,7 @@ import { RunRecords, RunRecordsPort, RunView } from '../../platform/run-ports/ru
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { RunEntity } from './run.entity';
 import { principalSelect } from './run-principal.entity';
+import { newRunId } from './run-id';
 
 /**
  * Runs the host records without executing them (tool sessions, goal iterations, automations...),
@@ -26,7 +27,7 @@ export class RunService implements RunRecords, OnModuleInit {
   async create(principal: Principal, kind: string, metadata: Record<string, unknown> = {}, manager?: EntityManager): Promise<RunView> {
     const repo = (manager ?? this.ds.manager).getRepository(RunEntity);
     const run = await repo.save(
-      repo.create({ tenant: principal.tenant, workspace: principal.workspace ?? null, workspaceKey: principal.workspace ?? '', principal: principal.principal, kind, status: 'running', metadata }),
+      repo.create({ id: newRunId(), tenant: principal.tenant, workspace: principal.workspace ?? null, workspaceKey: principal.workspace ?? '', principal: principal.principal, kind, status: 'running', metadata }),
     );
     return toView(run);
   }
