@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Run ids in creation order (issue 41: claims on a grown database): a new run's id is a UUID version 7
  * (RFC 9562: the first 48 bits the creation time in milliseconds, the rest random), made by the host
- * (src/capabilities/runs/run-id.ts) or, for a row inserted without one, by the column's default
+ * (src/capabilities/runs/engine/run-id.ts) or, for a row inserted without one, by the column's default
  * `run_new_id()` defined here. With random (version 4) ids every run's first insert and each later
  * version of its row (a status change updates indexed columns, so every index gets an entry) landed
  * on a random page of the `run` primary key, and its nodes and event stream on random pages of

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { newRunId } from './run-id';
+import { newRunId } from './engine/run-id';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../../platform/artifacts/artifact-registry.service';

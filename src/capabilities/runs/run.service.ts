@@ -6,7 +6,7 @@ import { RunRecords, RunRecordsPort, RunView } from '../../platform/run-ports/ru
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { RunEntity } from './run.entity';
 import { principalSelect } from './run-principal.entity';
-import { newRunId } from './run-id';
+import { newRunId } from './engine/run-id';
 
 /**
  * Runs the host records without executing them (tool sessions, goal iterations, automations...),

@@ -217,10 +217,7 @@ export function loadRunNodes(m: Pick<EntityManager, 'getRepository'>, p: { runId
   return m.getRepository(RunNodeEntity).find({ where: { runId: p.runId } });
 }
 
-/**
- * The outputs a run of the same tenant recorded for its completed nodes (the source of a replay): the
- * node rows hold no tenant, so they are reached through the run's row of that tenant.
- */
+/** The outputs a run of the tenant recorded for its completed nodes (a replay's source), reached through that run's row (node rows hold no tenant). */
 export const RECORDED_OUTCOMES_SQL = `SELECT n."node_id", n."outputs" FROM "run" r JOIN "run_node" n ON n."run_id" = r."id" WHERE r."id" = $1 AND r."tenant" = $2 AND n."status" = 'completed'`;
 
 export async function recordedOutcomes(q: Queryable, p: { runId: string; tenant: string }): Promise<Map<string, Record<string, unknown>>> {

@@ -1,5 +1,5 @@
 import { newRunId } from './run-id';
-import { UUID } from '../../platform/ids';
+import { UUID } from '../../../platform/ids';
 
 describe('newRunId', () => {
   it('is a version 7 UUID whose first 48 bits are the creation time in milliseconds', () => {
