@@ -1,3 +1,5 @@
+import { InvariantViolation } from '../errors/internal-fault';
+
 /**
  * How an event's type and payload are stored (migration 1765400000000, issue 41: bytes per run).
  *
@@ -71,6 +73,6 @@ export function storedForm(type: string, payload: Record<string, unknown>, nodeI
 export function readForm(code: number | string | null | undefined, type: string | null, payload: Record<string, unknown>, nodeId: string | null): { type: string; payload: Record<string, unknown> } {
   const c = Number(code ?? 0);
   const name = type ?? EVENT_TYPE_CODES[c & (NODE_ID_LEFT_OUT - 1)];
-  if (name === undefined || name === '') throw new Error(`an event has the unknown type code ${c}`);
+  if (name === undefined || name === '') throw new InvariantViolation(`an event has the unknown type code ${c}`);
   return { type: name, payload: c & NODE_ID_LEFT_OUT ? { nodeId, ...payload } : payload };
 }
