@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { EventTenantOnToolCalls1765400010000 } from '../../migrations/1765400010000-event-tenant-on-tool-calls';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { scratchDataSource } from '../support/scratch-db';
+import { runOneMigration, scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTenantOnToolCalls1765400010000';
 const read = async (ds: DataSource) =>
@@ -18,16 +18,7 @@ const read = async (ds: DataSource) =>
      FROM "event" e ORDER BY e."stream_key", e."sequence"`,
   )) as Array<Record<string, string | number | null>>;
 
-const migrate = async (ds: DataSource, how: 'up' | 'down'): Promise<void> => {
-  const runner = ds.createQueryRunner();
-  try {
-    await runner.startTransaction();
-    await new EventTenantOnToolCalls1765400010000()[how](runner);
-    await runner.commitTransaction();
-  } finally {
-    await runner.release();
-  }
-};
+const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new EventTenantOnToolCalls1765400010000(), how);
 
 describe('the event tenant migration', () => {
   let scratch: Awaited<ReturnType<typeof scratchDataSource>>;

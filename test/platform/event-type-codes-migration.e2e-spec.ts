@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../migrations';
 import { EventTypeCodes1765400000000, MIGRATION_EVENT_TYPE_CODES } from '../../migrations/1765400000000-event-type-codes';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { EVENT_TYPE_CODES, readForm } from '../../src/platform/events/event-codes';
-import { scratchDataSource } from '../support/scratch-db';
+import { runOneMigration, scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTypeCodes1765400000000';
 
@@ -28,16 +28,7 @@ const readAfter = async (ds: DataSource) =>
     },
   );
 
-const migrate = async (ds: DataSource, how: 'up' | 'down'): Promise<void> => {
-  const runner = ds.createQueryRunner();
-  try {
-    await runner.startTransaction();
-    await new EventTypeCodes1765400000000()[how](runner);
-    await runner.commitTransaction();
-  } finally {
-    await runner.release();
-  }
-};
+const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new EventTypeCodes1765400000000(), how);
 
 describe('the event type codes migration', () => {
   let scratch: Awaited<ReturnType<typeof scratchDataSource>>;

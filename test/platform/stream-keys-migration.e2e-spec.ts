@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { StreamKeys1765200500000 } from '../../migrations/1765200500000-stream-keys';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { scratchDataSource } from '../support/scratch-db';
+import { runOneMigration, scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'StreamKeys1765200500000';
 
@@ -47,17 +47,7 @@ const keyOf = async (ds: DataSource): Promise<string[]> =>
 const streams = async (ds: DataSource) =>
   (await ds.query(`SELECT "tenant", "stream_id", "last_sequence" FROM "event_stream" ORDER BY 1, 2`)) as Array<{ tenant: string; stream_id: string; last_sequence: string }>;
 
-const migrate = async (ds: DataSource, how: 'up' | 'down'): Promise<void> => {
-  const runner = ds.createQueryRunner();
-  try {
-    // In a transaction, as the migration runner runs it.
-    await runner.startTransaction();
-    await new StreamKeys1765200500000()[how](runner);
-    await runner.commitTransaction();
-  } finally {
-    await runner.release();
-  }
-};
+const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new StreamKeys1765200500000(), how);
 
 describe('the stream keys migration', () => {
   let scratch: Awaited<ReturnType<typeof scratchDataSource>>;

@@ -9,7 +9,7 @@ import { MIGRATIONS } from '../../migrations';
 import { RunNodeWithoutTenant1765420000000 } from '../../migrations/1765420000000-run-node-without-tenant';
 import { recordedOutcomes } from '../../src/capabilities/runs/engine/run-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { scratchDataSource } from '../support/scratch-db';
+import { runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';
 
@@ -75,14 +75,7 @@ describe('the run node tenant migration', () => {
     expect(await columns(ds)).not.toContain('tenant');
     expect(await read()).toEqual(before);
 
-    const runner = ds.createQueryRunner();
-    try {
-      await runner.startTransaction();
-      await new RunNodeWithoutTenant1765420000000().down(runner);
-      await runner.commitTransaction();
-    } finally {
-      await runner.release();
-    }
+    await runOneMigration(ds, new RunNodeWithoutTenant1765420000000(), 'down');
     const back = (await ds.query(`SELECT "run_id", "tenant" FROM "run_node" ORDER BY "run_id"`)) as Array<{ run_id: string; tenant: string }>;
     expect(back).toEqual(ids.map((run_id, k) => ({ run_id, tenant: ['acme', 'globex'][k] })).sort((a, b) => a.run_id.localeCompare(b.run_id)));
     const [{ is_nullable }] = (await ds.query(`SELECT "is_nullable" FROM information_schema.columns WHERE "table_name" = 'run_node' AND "column_name" = 'tenant'`)) as Array<{ is_nullable: string }>;

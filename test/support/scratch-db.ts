@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationInterface } from 'typeorm';
 
 /** A fresh, empty database on the test server (for migration and drift tests). */
 export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -43,4 +43,16 @@ export async function scratchDataSource(): Promise<{ ds: DataSource; close(): Pr
       await db.drop();
     },
   };
+}
+
+/** Runs one migration's `up` or `down` on `ds` in a transaction, as the migration runner runs it. */
+export async function runOneMigration(ds: DataSource, migration: MigrationInterface, how: 'up' | 'down'): Promise<void> {
+  const runner = ds.createQueryRunner();
+  try {
+    await runner.startTransaction();
+    await migration[how](runner);
+    await runner.commitTransaction();
+  } finally {
+    await runner.release();
+  }
 }
