@@ -93,6 +93,23 @@ describe('runs: concurrent creates share one insert statement', () => {
     expect(perKey).toEqual([{ key: 'batch-key-a', n: 1 }, { key: 'batch-key-b', n: 1 }, { key: 'batch-key-c', n: 1 }]);
   });
 
+  it('keeps tenants apart when their creates are batched: one Idempotency-Key from two tenants makes a run for each, each read by its own tenant only', async () => {
+    await installChains(t, 'globex', 'vendor.test.batch', { 'vendor.test.batch.noop': noopChain(2) });
+    const other = await t.key({ tenant: 'globex', scopes: ['runs:create', 'runs:read'] });
+    const postAs = (token: string, i: number) =>
+      t.http('POST', '/v1/runs', { token, body: { workflowId: 'vendor.test.batch.noop', inputs: { i } }, headers: { 'idempotency-key': 'batch-two-tenants' } });
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => postAs(i % 2 ? other : key, i % 2)));
+    // A replay answers with the creation's own answer (201).
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
+    const byTenant = (await t.ds.query(`SELECT "tenant", "id" FROM "run" WHERE "idempotency_key" = 'batch-two-tenants' ORDER BY 1`)) as Array<{ tenant: string; id: string }>;
+    expect(byTenant.map((r) => r.tenant)).toEqual(['default', 'globex']);
+    const mine = byTenant.find((r) => r.tenant === 'default')!.id;
+    const theirs = byTenant.find((r) => r.tenant === 'globex')!.id;
+    for (const [i, a] of answers.entries()) expect(a.body.runId).toBe(i % 2 ? theirs : mine);
+    expect((await t.http('GET', `/v1/runs/${theirs}`, { token: key })).status).toBe(404);
+    expect((await t.http('GET', `/v1/runs/${mine}`, { token: other })).status).toBe(404);
+  });
+
   it('lets a row the database refuses fail alone: its neighbours are created as if it were not there', async () => {
     const answers = await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => post('vendor.test.batch.noop', { i })),
