@@ -106,17 +106,29 @@ describe('RedisRateLimitStore', () => {
       await s.start(2000);
       expect(await s.hit('k', 0, 60_000)).toBe(1);
       expect(await s.hit('k', 0, 60_000)).toBe(2);
-      // A slow Redis (the server sleeps 600 ms): the request is counted in memory after the timeout.
-      const sleeper = new Redis(redis.url);
-      const sleeping = sleeper.call('DEBUG', 'SLEEP', '0.6');
-      await new Promise((r) => setTimeout(r, 50));
-      const t0 = Date.now();
-      expect(await s.hit('k', 0, 60_000)).toBe(1);
-      expect(Date.now() - t0).toBeLessThan(400);
-      expect(s.isShared).toBe(false);
-      expect(fallback.size).toBe(1);
-      await sleeping;
-      sleeper.disconnect();
+      // A slow Redis (the server sleeps 1.5 s): the request is counted in memory after the timeout.
+      // The sleep is known to have begun when a probe's PING goes unanswered (a fixed pause raced the
+      // sleeper's connection on a loaded machine).
+      const sleeper = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+      const probe = new Redis(redis.url, { maxRetriesPerRequest: 0, commandTimeout: 150 });
+      try {
+        await sleeper.ping();
+        await probe.ping();
+        const sleeping = sleeper.call('DEBUG', 'SLEEP', '1.5');
+        for (let i = 0; i < 100; i++) {
+          const answered = await probe.ping().then(() => true, () => false);
+          if (!answered) break;
+        }
+        const t0 = Date.now();
+        expect(await s.hit('k', 0, 60_000)).toBe(1);
+        expect(Date.now() - t0).toBeLessThan(400);
+        expect(s.isShared).toBe(false);
+        expect(fallback.size).toBe(1);
+        await sleeping;
+      } finally {
+        sleeper.disconnect();
+        probe.disconnect();
+      }
       // Redis answers again: the shared counter goes on where Redis left it.
       let n = 0;
       for (let i = 0; i < 50 && !s.isShared; i++) {
