@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Client as PgClient } from 'pg';
+import { IN_FLIGHT, IN_FLIGHT_SQL } from '../../src/capabilities/runs/run-admission';
 import { RetentionService } from '../../src/platform/retention/retention.service';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -164,6 +165,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
     ['runs', () => '/v1/runs?limit=50'],
     ['runs by a rare status', () => '/v1/runs?limit=3&status=waiting-approval'],
     ['runs by a common status', () => '/v1/runs?limit=50&status=failed'],
+    ['completed runs', () => '/v1/runs?limit=50&status=completed'],
     ['runs of a workflow', () => '/v1/runs?limit=50&workflowId=vendor.acme.audit'],
     ['runs of a workflow by a rare status', () => '/v1/runs?limit=3&workflowId=vendor.acme.ship&status=waiting-approval'],
     ['runs of a workflow by a common status', () => '/v1/runs?limit=10&workflowId=vendor.acme.audit&status=failed'],
@@ -205,6 +207,16 @@ describe('list and poll statements use indexes on a seeded database', () => {
     const { indexes, problems } = await plansOf(statements);
     chosen[name] = indexes;
     if (problems.length) throw new Error(`${name}: ${problems.length} statement(s) without an index-ordered plan:\n${problems.join('\n\n')}`);
+  });
+
+  it('the backpressure count of runs in flight reads an index of unfinished runs only', async () => {
+    await t.ds.query(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id") SELECT $1, '', 'alice', 'workflow', 'pending', '{}', 'vendor.acme.ship' FROM generate_series(1, 5)`, [T]);
+    const { indexes, problems } = await plansOf([{ sql: IN_FLIGHT_SQL, params: [T, IN_FLIGHT, 100] }], 0);
+    if (problems.length) throw new Error(`in-flight count: ${problems.join('\n\n')}`);
+    // Any index whose predicate leaves completed runs out: a tenant's history is never read to count what is in flight.
+    expect(indexes.length).toBeGreaterThan(0);
+    for (const i of indexes) expect(['run.run_claimable_idx', 'run.run_claim_tenant_idx', 'run.run_tenant_status_not_completed_idx']).toContain(i);
+    await t.ds.query(`DELETE FROM "run" WHERE "tenant" = $1 AND "status" = 'pending'`, [T]);
   });
 
   it('a retention batch reads the head of the expiry index, its keepers probed per picked run, and deletes each table by index', async () => {

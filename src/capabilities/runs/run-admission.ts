@@ -6,7 +6,10 @@ import type { TenantScope } from '../../platform/identity/principal';
 import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 
 /** The statuses a run counts against the in-flight cap in: queued or executing (not waiting on a person, paused or finished). */
-const IN_FLIGHT = ['pending', 'running'];
+export const IN_FLIGHT = ['pending', 'running'];
+
+/** A tenant's runs in flight, counted up to the cap ($3): a range of `run_tenant_status_not_completed_idx` per status. */
+export const IN_FLIGHT_SQL = `SELECT count(*)::int AS "n" FROM (SELECT 1 FROM "run" WHERE "tenant" = $1 AND "status" = ANY($2::text[]) AND "kind" = 'workflow' LIMIT $3) "f"`;
 
 /**
  * The production profile's backpressure (production-profile.md §Backpressure): a tenant with
@@ -19,10 +22,7 @@ const IN_FLIGHT = ['pending', 'running'];
 export async function refuseAtCapacity(db: EntityManager, scope: TenantScope, admission: { inflightCap: number; retryAfterSeconds: number }): Promise<void> {
   const cap = admission.inflightCap;
   if (cap <= 0) return;
-  const [row] = (await db.query(
-    `SELECT count(*)::int AS "n" FROM (SELECT 1 FROM "run" WHERE "tenant" = $1 AND "status" = ANY($2::text[]) AND "kind" = 'workflow' LIMIT $3) "f"`,
-    [scope.tenant, IN_FLIGHT, cap],
-  )) as Array<{ n: number }>;
+  const [row] = (await db.query(IN_FLIGHT_SQL, [scope.tenant, IN_FLIGHT, cap])) as Array<{ n: number }>;
   if ((row?.n ?? 0) < cap) return;
   const retryAfter = admission.retryAfterSeconds;
   throw new DomainError(

@@ -11,7 +11,9 @@ import { principalSelect } from './run-principal.entity';
 @Entity({ name: 'run' })
 // The run list's orders, ending in the primary key (migration 1765000000602).
 @Index('run_tenant_created_idx', ['tenant', 'createdAt', 'id'])
-@Index('run_tenant_status_created_idx', ['tenant', 'status', 'createdAt', 'id'])
+// By status over the runs not completed (migration 1765430010000; a partial index, kept by the migration): a page of
+// completed runs, most of a tenant's history, is read from run_tenant_created_idx.
+@Index('run_tenant_status_not_completed_idx', { synchronize: false })
 // The run list filtered by workflow (v2 runList's workflowId filter; migration 1765000130000).
 @Index('run_tenant_workflow_created_idx', ['tenant', 'workflowId', 'createdAt', 'id'])
 // Both filters at once, over the runs not completed (migration 1765410000001; a partial index, kept by the migration).
