@@ -146,9 +146,9 @@ async function rawLoop(pool: Pool, workers: number, owner: string, stopped: () =
             const ok = await c.query(`UPDATE "run" SET "lease_expires_at" = now() + interval '30 seconds', "status" = 'running', "node_executions" = $4 WHERE "id" = $1 AND "lease_owner" = $2 AND "fence" = $3`, [id, owner, fence, i + 1]);
             if (ok.rowCount !== 1) throw new Error('lease lost');
             await c.query(
-              `INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt", "outputs") VALUES ($1, $2, $3, 'completed', 0, $4::jsonb)
+              `INSERT INTO "run_node" ("run_id", "node_id", "status", "attempt", "outputs") VALUES ($1, $2, 'completed', 0, $3::jsonb)
                ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = 'completed', "outputs" = EXCLUDED."outputs" WHERE "run_node"."status" <> 'completed'`,
-              [id, n.id, n.typeId, JSON.stringify(n.config)],
+              [id, n.id, JSON.stringify(n.config)],
             );
             const items: Array<{ type: string; nodeId?: string; payload: unknown }> = [];
             if (i === 0) items.push({ type: 'run.started', payload: { workflowId: 'bench.chain' } });

@@ -50,7 +50,7 @@ describe('retention batch', () => {
        FROM generate_series(1, $2::int) AS i`,
       [tenant, n],
     );
-    await q(`INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status") SELECT r."id", x, 'core.noop', 'completed' FROM "run" r CROSS JOIN unnest(ARRAY['a', 'b']) AS x WHERE r."tenant" = $1`);
+    await q(`INSERT INTO "run_node" ("run_id", "node_id", "status") SELECT r."id", x, 'completed' FROM "run" r CROSS JOIN unnest(ARRAY['a', 'b']) AS x WHERE r."tenant" = $1`);
     await q(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") SELECT "tenant", "id"::text, 3 FROM "run" WHERE "tenant" = $1 ORDER BY "created_at"`);
     await q(`INSERT INTO "event" ("stream_key", "sequence", "tenant", "type", "payload") SELECT s."key", i, s."tenant", 'node.completed', '{}' FROM "event_stream" s CROSS JOIN generate_series(1, 3) AS i WHERE s."tenant" = $1`);
     await q(

@@ -31,7 +31,7 @@ describe('retention', () => {
        VALUES ($1, 'workflow', $2, '{}'::jsonb, now() - make_interval(days => $3 + 1), CASE WHEN $4 THEN now() - make_interval(days => $3) END) RETURNING "id"`,
       [tenant, status, daysAgo, opts.finished ?? true],
     )) as Array<{ id: string }>;
-    await t.ds.query(`INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status") VALUES ($1, 'a', 'core.noop', 'completed')`, [id]);
+    await t.ds.query(`INSERT INTO "run_node" ("run_id", "node_id", "status") VALUES ($1, 'a', 'completed')`, [id]);
     const events = t.app.get(EventLogService);
     await events.append({ tenant }, id, 'run.started', { workflowId: 'w' });
     await events.append({ tenant }, id, 'run.completed', {});

@@ -91,7 +91,7 @@ describe('runs: the multi-run flush statement', () => {
     const ids = await pendingRuns(2);
     const claimed = await claimRuns(t.ds, { owner: 'replica-c', leaseMs: 30_000, limit: 2 });
     const fence = new Map(claimed.map((c) => [c.id, c.fence]));
-    await t.ds.query(`INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt") VALUES ($1, 'a', 'core.noop', 'completed', 0)`, [ids[1]]);
+    await t.ds.query(`INSERT INTO "run_node" ("run_id", "node_id", "status", "attempt") VALUES ($1, 'a', 'completed', 0)`, [ids[1]]);
     await expect(flushRuns(t.ds, ids.map((id) => completion(id, 'replica-c', fence.get(id)!)))).rejects.toBeInstanceOf(NodeAlreadyCompleted);
     const first = await state(ids[0]);
     expect(first.run.status).toBe('pending');

@@ -1,6 +1,8 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+/** A node's statuses: the values of the enum `run_node_status` (migration 1765430020000), in its order. */
+export const RUN_NODE_STATUSES = ['running', 'waiting', 'completed', 'failed', 'skipped', 'cancelled'] as const;
+export type RunNodeStatus = (typeof RUN_NODE_STATUSES)[number];
 
 /**
  * One node of a workflow run, written by the run engine. A node's completion and its outputs are
@@ -9,6 +11,8 @@ export type RunNodeStatus = 'running' | 'waiting' | 'completed' | 'failed' | 'sk
  *
  * A node row holds no tenant of its own: it is its run's (run_id), and every reader reaches it
  * through a run row it read with the tenant (the engine's claim, a run found in the caller's scope).
+ * Nor its node's type: that is in the run's stored definition, which those readers have with the run
+ * (migration 1765430020000, which also made the status a 4-byte enum).
  */
 @Entity({ name: 'run_node' })
 export class RunNodeEntity {
@@ -18,10 +22,7 @@ export class RunNodeEntity {
   @PrimaryColumn({ name: 'node_id', type: 'text', primaryKeyConstraintName: 'PK_run_node' })
   nodeId: string;
 
-  @Column({ name: 'type_id', type: 'text' })
-  typeId: string;
-
-  @Column({ type: 'text' })
+  @Column({ type: 'enum', enum: RUN_NODE_STATUSES, enumName: 'run_node_status' })
   status: RunNodeStatus;
 
   @Column({ type: 'integer', default: 0 })

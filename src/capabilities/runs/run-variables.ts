@@ -44,15 +44,18 @@ export function declaredVariables(dag: unknown): Array<{ name: string; defaultVa
 }
 
 /** The run's variables (see the fold above); `inputs` is always the run's inputs. */
-export function runVariables(run: Pick<RunEntity, 'inputs' | 'definition' | 'metadata'> & { configurable?: Record<string, unknown> | null }, nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'typeId' | 'status' | 'outputs'>>): Record<string, unknown> {
+export function runVariables(run: Pick<RunEntity, 'inputs' | 'definition' | 'metadata'> & { configurable?: Record<string, unknown> | null }, nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'status' | 'outputs'>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const d of declaredVariables(run.definition)) if (d.defaultValue !== undefined) out[d.name] = d.defaultValue;
   const configurable = run.configurable ?? {};
   for (const d of deferredParametersOf(run.definition)) if (!d.sensitive && Object.prototype.hasOwnProperty.call(configurable, d.name)) out[d.name] = configurable[d.name];
   const meta = run.metadata ?? {};
   if (isObject(meta.variables)) Object.assign(out, meta.variables);
-  const order = isObject(run.definition) && Array.isArray(run.definition.nodes) ? (run.definition.nodes as Array<{ id?: unknown }>).map((n) => n?.id) : [];
-  const done = nodes.filter((n) => n.status === 'completed' && VARIABLE_WRITERS.has(n.typeId) && isObject(n.outputs) && isObject(n.outputs.variables));
+  const defined = isObject(run.definition) && Array.isArray(run.definition.nodes) ? (run.definition.nodes as Array<{ id?: unknown; typeId?: unknown } | null>) : [];
+  const order = defined.map((n) => n?.id);
+  // A node's type is its run's definition's (a node row does not repeat it).
+  const typeOf = new Map(defined.map((n) => [n?.id, n?.typeId]));
+  const done = nodes.filter((n) => n.status === 'completed' && VARIABLE_WRITERS.has(String(typeOf.get(n.nodeId))) && isObject(n.outputs) && isObject(n.outputs.variables));
   done.sort((a, b) => order.indexOf(a.nodeId) - order.indexOf(b.nodeId));
   for (const n of done) {
     for (const [k, v] of Object.entries(n.outputs!.variables as Record<string, unknown>)) if (v !== undefined) out[k] = v;

@@ -471,7 +471,7 @@ export class RunExecution {
     if (batch.some((e) => e.type === 'run.started')) this.firstStart = false;
     for (const w of writes) {
       const s = this.state.get(w.nodeId);
-      this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, typeId: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
+      this.state.set(w.nodeId, { ...(s ?? ({} as RunNodeEntity)), runId: this.row.id, nodeId: w.nodeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gateId: w.gateId ?? s?.gateId ?? null });
     }
   }
 

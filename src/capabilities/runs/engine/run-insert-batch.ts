@@ -68,9 +68,9 @@ function writtenBatchSql(): string {
       ${ON_KEY_TAKEN} RETURNING "id"
     ),
     nodes AS (
-      INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
-      SELECT n."run_id", n."node_id", n."type_id", n."status", n."attempt", n."outputs", n."error", n."gate_id", now()
-      FROM jsonb_to_recordset($3::jsonb) AS n("run_id" uuid, "node_id" text, "type_id" text, "status" text, "attempt" int, "outputs" jsonb, "error" jsonb, "gate_id" uuid)
+      INSERT INTO "run_node" ("run_id", "node_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
+      SELECT n."run_id", n."node_id", n."status", n."attempt", n."outputs", n."error", n."gate_id", now()
+      FROM jsonb_to_recordset($3::jsonb) AS n("run_id" uuid, "node_id" text, "status" "run_node_status", "attempt" int, "outputs" jsonb, "error" jsonb, "gate_id" uuid)
       WHERE n."run_id" IN (SELECT "id" FROM ins)
       RETURNING 1
     ),

@@ -75,7 +75,7 @@ describe('run-store SQL', () => {
       },
     ]);
     expect(values).toMatchSnapshot('values');
-    expect(JSON.parse(values[1] as string)).toEqual([{ run_id: claim.runId, node_id: 'a', type_id: 'core.noop', status: 'completed', attempt: 0, outputs: { x: 1 }, error: null, gate_id: null }]);
+    expect(JSON.parse(values[1] as string)).toEqual([{ run_id: claim.runId, node_id: 'a', status: 'completed', attempt: 0, outputs: { x: 1 }, error: null, gate_id: null }]);
   });
 
   it('the fenced flush: a terminal write, a pause, a suspension', () => {

@@ -298,9 +298,9 @@ function flushSql(fair: boolean): string {
     RETURNING r."id", r."cancel_requested", r."metadata"->'pause' AS "pause", r."followed_until" > now() AS "followed", u."nodes", r."tenant", r."lease_owner" IS NOT NULL AS "holds"
   ),
   nodes AS (
-    INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
-    SELECT v."run_id", v."node_id", v."type_id", v."status", v."attempt", v."outputs", v."error", v."gate_id", now()
-    FROM jsonb_to_recordset($2::jsonb) AS v("run_id" uuid, "node_id" text, "type_id" text, "status" text, "attempt" int, "outputs" jsonb, "error" jsonb, "gate_id" uuid)
+    INSERT INTO "run_node" ("run_id", "node_id", "status", "attempt", "outputs", "error", "gate_id", "updated_at")
+    SELECT v."run_id", v."node_id", v."status", v."attempt", v."outputs", v."error", v."gate_id", now()
+    FROM jsonb_to_recordset($2::jsonb) AS v("run_id" uuid, "node_id" text, "status" "run_node_status", "attempt" int, "outputs" jsonb, "error" jsonb, "gate_id" uuid)
     WHERE v."run_id" IN (SELECT "id" FROM f)
     ON CONFLICT ("run_id", "node_id") DO UPDATE SET "status" = EXCLUDED."status", "attempt" = EXCLUDED."attempt", "outputs" = EXCLUDED."outputs",
       "error" = EXCLUDED."error", "gate_id" = COALESCE(EXCLUDED."gate_id", "run_node"."gate_id"), "updated_at" = now()
@@ -369,7 +369,7 @@ export function flushRows(f: FlushParams): { run: Record<string, unknown>; nodes
     terminal: !!u.terminal,
     nodes: byNode.size,
   };
-  const nodes = [...byNode.values()].map((w) => ({ run_id: f.runId, node_id: w.nodeId, type_id: w.typeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null }));
+  const nodes = [...byNode.values()].map((w) => ({ run_id: f.runId, node_id: w.nodeId, status: w.status, attempt: w.attempt, outputs: w.outputs ?? null, error: w.error ?? null, gate_id: w.gateId ?? null }));
   const scope = { tenant: f.tenant, workspace: f.workspace ?? undefined };
   const events = eventRows(f.events.map((e) => ({ scope, streamId: f.runId, ...e })), f.eventIds);
   return { run, nodes, events, eventJson: JSON.stringify(events) };

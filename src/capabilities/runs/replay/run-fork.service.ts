@@ -243,21 +243,21 @@ export class RunForkService {
       })),
       { manager: m },
     );
-    const nodes = new Map<string, { typeId: string; status: string; attempt: number; outputs: unknown; error: unknown }>();
-    const typeOf = new Map(((source.definition as { nodes: Array<{ id: string; typeId: string }> }).nodes ?? []).map((n) => [n.id, n.typeId]));
+    const nodes = new Map<string, { status: string; attempt: number; outputs: unknown; error: unknown }>();
+    const known = new Set(((source.definition as { nodes: Array<{ id: string }> }).nodes ?? []).map((n) => n.id));
     const attempts = new Map<string, number>();
     for (const e of prefix) {
       const p = (e.payload ?? {}) as Record<string, unknown>;
       const nodeId = e.nodeId ?? (typeof p.nodeId === 'string' ? p.nodeId : undefined);
-      if (!nodeId || !typeOf.has(nodeId)) continue;
+      if (!nodeId || !known.has(nodeId)) continue;
       if (e.type === 'node.started' && typeof p.attempt === 'number') attempts.set(nodeId, p.attempt);
-      if (e.type === 'node.completed') nodes.set(nodeId, { typeId: typeOf.get(nodeId)!, status: 'completed', attempt: attempts.get(nodeId) ?? 0, outputs: p.outputs ?? {}, error: null });
-      if (e.type === 'node.failed') nodes.set(nodeId, { typeId: typeOf.get(nodeId)!, status: 'failed', attempt: attempts.get(nodeId) ?? 0, outputs: null, error: p.error ?? { code: 'node_failed', message: 'The node failed.' } });
+      if (e.type === 'node.completed') nodes.set(nodeId, { status: 'completed', attempt: attempts.get(nodeId) ?? 0, outputs: p.outputs ?? {}, error: null });
+      if (e.type === 'node.failed') nodes.set(nodeId, { status: 'failed', attempt: attempts.get(nodeId) ?? 0, outputs: null, error: p.error ?? { code: 'node_failed', message: 'The node failed.' } });
     }
     for (const [nodeId, n] of nodes) {
       await m.query(
-        `INSERT INTO "run_node" ("run_id", "node_id", "type_id", "status", "attempt", "outputs", "error", "updated_at") VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, now())`,
-        [forkId, nodeId, n.typeId, n.status, n.attempt, n.outputs === null ? null : JSON.stringify(n.outputs), n.error === null ? null : JSON.stringify(n.error)],
+        `INSERT INTO "run_node" ("run_id", "node_id", "status", "attempt", "outputs", "error", "updated_at") VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, now())`,
+        [forkId, nodeId, n.status, n.attempt, n.outputs === null ? null : JSON.stringify(n.outputs), n.error === null ? null : JSON.stringify(n.error)],
       );
     }
   }
