@@ -179,7 +179,7 @@ async function queue(pool: Pool, tenant: string, count: number, chain: Record<st
   const notify = count === 1 ? `SELECT pg_notify('${RUNS_CHANNEL}', ins."id"::text || ' ' || $1) FROM ins` : `SELECT pg_notify('${RUNS_CHANNEL}', '') WHERE EXISTS (SELECT 1 FROM ins)`;
   const r = await pool.query(
     `WITH ins AS (
-       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key")
        SELECT $1, 'bench', 'workflow', 'pending', '{}'::jsonb, '${WORKFLOW}', run_definition_ref($1, $2::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref($1, NULL, '{}'::text[])
        FROM generate_series(1, $3::int) RETURNING "id"
      ), n AS (${notify})

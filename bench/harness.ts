@@ -150,7 +150,7 @@ export async function insertPendingRuns(
 ): Promise<void> {
   await pool.query(
     `WITH ins AS (
-       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+       INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key")
        SELECT 'tenant-' || (i % $3::int), 'bench', $4, 'pending', '{}'::jsonb, $5, run_definition_ref('tenant-' || (i % $3::int), $1::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('tenant-' || (i % $3::int), NULL, $6::text[])
        FROM generate_series(1, $2::int) AS i RETURNING 1
      )

@@ -14,7 +14,8 @@
  *   (a sparse status for list filters);
  * - everything else is copied as it is.
  *
- * The rows a run refers to by (tenant, hash) (its stored definition and principal) are copied to every tenant first.
+ * The rows a run refers to by number (its stored definition and principal, `<name>_key`) are copied to every
+ * tenant first, and a copied run refers to its tenant's copy (the row of the same `hash` in that tenant).
  *
  * A table whose rows name their stream by the stream row's generated key (a `stream_key` column,
  * when `event_stream` has a `key`) is found through the template streams' keys, and each copy takes
@@ -100,6 +101,11 @@ export async function copyStatement(pool: Pool, t: TemplateTable): Promise<strin
     if (c.name === 'tenant') return `CASE WHEN ${col} IS NOT NULL THEN ('tenant-' || (g % $4::int))::${c.type} END`;
     if (c.name === 'id' && c.type === 'uuid') return 'gen_random_uuid()';
     if (c.type.startsWith('timestamp')) return `${col} - make_interval(secs => ($7::int + 1 - g) * $5::float8)`;
+    // A reference (see copyReferencedRows): the key of the referenced row's copy in the copy's tenant, found by its hash.
+    if (t.table === 'run' && c.type === 'bigint' && c.name.endsWith('_key')) {
+      const ref = quote(`run_${c.name.slice(0, -4)}`);
+      return `(SELECT y."key" FROM ${ref} y JOIN ${ref} x ON x."key" = ${col} WHERE y."tenant" = 'tenant-' || (g % $4::int) AND y."hash" = x."hash")`;
+    }
     if (c.name === 'status' && t.table === 'run') return `CASE WHEN abs(hashtext(md5(${quote('r')}.${quote(t.runColumn)}::text || ':' || g))) % $6::int = 0 THEN 'failed' ELSE ${col} END`;
     return col;
   });
@@ -128,27 +134,28 @@ export interface SeedOptions {
 }
 
 /**
- * The rows a run names by (tenant, key) instead of holding them: a `bytea` column `<name>_hash` of the
- * run table names a row of the table `run_<name>` keyed by (`tenant`, `hash`) (the stored workflow
- * definition, the stored principal). A copy's run gets another tenant, so each such row of the template runs is copied to
- * every tenant first (once, whatever the number of copies).
+ * The rows a run names by number instead of holding them: a `bigint` column `<name>_key` of the run
+ * table names a row of the table `run_<name>` by its `key` (the stored workflow definition, the stored
+ * principal; each row is (`tenant`, `hash`) unique). A copy's run gets another tenant, so each such row
+ * of the template runs is copied to every tenant first (once, whatever the number of copies), with a
+ * key of its own; the run copies then refer to their tenant's copy (copyStatement).
  */
 async function copyReferencedRows(pool: Pool, runIds: string[], tenants: number): Promise<void> {
   const refs = (
     await pool.query(
-      `SELECT a.attname AS "column", 'run_' || left(a.attname, -5) AS "table" FROM pg_attribute a
-       WHERE a.attrelid = 'public.run'::regclass AND a.attname LIKE '%\\_hash' AND a.atttypid = 'bytea'::regtype AND NOT a.attisdropped
-         AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relname = 'run_' || left(a.attname, -5) AND c.relnamespace = 'public'::regnamespace)`,
+      `SELECT a.attname AS "column", 'run_' || left(a.attname, -4) AS "table" FROM pg_attribute a
+       WHERE a.attrelid = 'public.run'::regclass AND a.attname LIKE '%\\_key' AND a.atttypid = 'bigint'::regtype AND NOT a.attisdropped
+         AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relname = 'run_' || left(a.attname, -4) AND c.relnamespace = 'public'::regnamespace)`,
     )
   ).rows as Array<{ column: string; table: string }>;
   for (const ref of refs) {
-    const cols = (await columns(pool, ref.table)).map((c) => c.name);
+    const cols = (await columns(pool, ref.table)).filter((c) => !c.identity).map((c) => c.name);
     if (!cols.includes('tenant') || !cols.includes('hash')) continue;
     const exprs = cols.map((c) => (c === 'tenant' ? `'tenant-' || g` : `x.${quote(c)}`));
     await pool.query(
       `INSERT INTO ${quote(ref.table)} (${cols.map(quote).join(', ')})
        SELECT ${exprs.join(', ')} FROM ${quote(ref.table)} x CROSS JOIN generate_series(0, $2::int - 1) AS g
-       WHERE (x."tenant", x."hash") IN (SELECT "tenant", ${quote(ref.column)} FROM "run" WHERE "id" = ANY($1::uuid[]))
+       WHERE x."key" IN (SELECT ${quote(ref.column)} FROM "run" WHERE "id" = ANY($1::uuid[]))
        ON CONFLICT DO NOTHING`,
       [runIds, tenants],
     );

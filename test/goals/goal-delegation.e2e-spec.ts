@@ -74,7 +74,7 @@ describe('goals: delegated scopes of local runs', () => {
     expect(run.status).toBe('completed');
     expect(JSON.stringify(run.outputs.call)).toContain('iteration 1');
     // The run holds exactly what the work needs, not the creator's other scopes.
-    const [row] = (await t.ds.query(`SELECT (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."hash" = "run"."principal_hash") AS "scopes" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ scopes: string[] }>;
+    const [row] = (await t.ds.query(`SELECT (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."key" = "run"."principal_key") AS "scopes" FROM "run" WHERE "id" = $1`, [runId])) as Array<{ scopes: string[] }>;
     expect(row.scopes.sort()).toEqual(['runs:create', 'tools:mcp:echo']);
   });
 

@@ -79,7 +79,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
   /** The rows the host writes, in bulk: runs in tie groups of 50 (one statement, one now()), mostly finished. */
   async function seed(): Promise<void> {
     const q = (sql: string, p: unknown[] = []) => t.ds.query(sql, p);
-    await q(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "created_at", "workflow_id", "definition_hash", "started_at", "completed_at")
+    await q(`INSERT INTO "run" ("tenant", "workspace_key", "principal", "kind", "status", "metadata", "created_at", "workflow_id", "definition_key", "started_at", "completed_at")
       SELECT ${tenantOf('i')}, '', 'alice', 'workflow',
         CASE WHEN (i / ${TENANTS}) % 97 = 0 THEN 'waiting-approval' WHEN i % 13 = 0 THEN 'failed' ELSE 'completed' END,
         '{}', now() - ((i / 1000) * interval '1 second'), CASE WHEN i % 7 = 0 THEN 'vendor.acme.audit' ELSE 'vendor.acme.ship' END, run_definition_ref(${tenantOf('i')}, '{"nodes":[{"id":"a","typeId":"core.noop"}],"edges":[]}'),

@@ -24,7 +24,7 @@ describe('runs: the claim with a backlog', () => {
   let t: TestApp;
   const seed = (tenant: string, n: number, from: string) =>
     t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "created_at")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "created_at")
        SELECT $1, 'tester', 'workflow', CASE WHEN i % 2 = 0 THEN 'pending' ELSE 'completed' END, '{}'::jsonb, 'w', run_definition_ref($1, '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref($1, NULL, '{}'::text[]),
               $3::timestamptz + i * interval '1 second'
        FROM generate_series(1, $2::int) AS i`,

@@ -22,7 +22,7 @@ describe('runs: the multi-run flush statement', () => {
   async function pendingRuns(n: number): Promise<string[]> {
     const rows = (await t.ds.query(
       // One millisecond apart, in the order returned: the claim order is creation order.
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "created_at")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "created_at")
        SELECT 'acme', 'tester', 'workflow', 'pending', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('acme', NULL, '{}'::text[]), now() + i * interval '1 millisecond'
        FROM generate_series(1, $1::int) AS i ORDER BY i RETURNING "id"`,
       [n],

@@ -134,7 +134,7 @@ describe.each([
     const snap = await waitForStatus(t, requester, forkId, ['completed', 'failed']);
     expect(snap.owner).toEqual({ tenant: 'default', principal: 'owner' });
     expect(snap.fork).toEqual({ sourceRunId: source, mode: 'branch', fromSeq: 1, requestedBy: 'requester' });
-    const [row] = (await t.ds.query(`SELECT "principal", "forked_by", (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."hash" = "run"."principal_hash") AS "scopes" FROM "run" WHERE "id" = $1`, [forkId])) as Array<{ principal: string; forked_by: string; scopes: string[] }>;
+    const [row] = (await t.ds.query(`SELECT "principal", "forked_by", (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."key" = "run"."principal_key") AS "scopes" FROM "run" WHERE "id" = $1`, [forkId])) as Array<{ principal: string; forked_by: string; scopes: string[] }>;
     expect(row.principal).toBe('owner');
     expect(row.forked_by).toBe('requester');
     expect([...row.scopes].sort()).toEqual(['runs:create', 'runs:read']);

@@ -61,7 +61,7 @@ describe('runs: integration', () => {
     };
     const first = await fire();
     expect((await waitForStatus(t, reader, first, ['completed', 'failed'])).status).toBe('completed');
-    const [row] = (await t.ds.query(`SELECT (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."hash" = "run"."principal_hash") AS "scopes" FROM "run" WHERE "id" = $1`, [first])) as Array<{ scopes: string[] }>;
+    const [row] = (await t.ds.query(`SELECT (SELECT p."scopes" FROM "run_principal" p WHERE p."tenant" = "run"."tenant" AND p."key" = "run"."principal_key") AS "scopes" FROM "run" WHERE "id" = $1`, [first])) as Array<{ scopes: string[] }>;
     // The chain calls no scoped tool: the run holds runs:create only, not the installer's other scopes.
     expect(row.scopes).toEqual(['runs:create']);
     const { ApiKeyService } = await import('../../src/platform/identity/api-key.service');

@@ -90,7 +90,7 @@ describe('runs: metrics', () => {
 
   it('the in-progress count reads the status index, not every run ever finished', async () => {
     await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key")
        SELECT 'acme', 'bulk', 'workflow', 'completed', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('acme', NULL, '{}'::text[]) FROM generate_series(1, 20000)`,
     );
     await t.ds.query('ANALYZE "run"');

@@ -37,7 +37,7 @@ onServer("runs: the newcomers' statements with another tenant's backlog", () => 
 
   const seed = (tenant: string, n: number, status: 'pending' | 'completed', leased = false) =>
     t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "lease_owner", "lease_expires_at", "fence")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "lease_owner", "lease_expires_at", "fence")
        SELECT $1, 'tester', 'workflow', $3, '{}'::jsonb, 'w', run_definition_ref($1, '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref($1, NULL, '{}'::text[]),
               ${leased ? `'busy-replica', now() + interval '1 hour', 1` : 'NULL, NULL, 0'}
        FROM generate_series(1, $2::int) RETURNING "id"`,

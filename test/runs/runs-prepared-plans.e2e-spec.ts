@@ -43,7 +43,7 @@ onServer('runs: the plans of the prepared statements', () => {
 
   it('reaches the run rows by key on a run table with a single row', async () => {
     const [{ id }] = (await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "lease_owner", "fence")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "lease_owner", "fence")
        VALUES ('acme', 'tester', 'workflow', 'running', '{}'::jsonb, 'w', run_definition_ref('acme', '{"nodes": [], "edges": []}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('acme', NULL, '{}'::text[]), 'plan-test', 1) RETURNING "id"`,
     )) as Array<{ id: string }>;
     const flush = {

@@ -126,7 +126,7 @@ describe('runs: replicas', () => {
 
   it('fails a run the engine cannot execute with engine_error instead of retrying it forever', async () => {
     const [{ id }] = (await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key")
        VALUES ('default', 'tester', 'workflow', 'pending', '{}'::jsonb, 'broken', run_definition_ref('default', '{"nodes": 3}'::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref('default', NULL, '{}'::text[])) RETURNING "id"`,
     )) as Array<{ id: string }>;
     t.app.get(RunEngineService).kick(id);

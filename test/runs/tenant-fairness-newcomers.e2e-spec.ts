@@ -39,7 +39,7 @@ describe.each([
     const key = await t.key({ scopes: SCOPES });
     await installChains(t, 'default', 'vendor.test.fair', { 'vendor.test.fair': noopChain(1) });
     await t.ds.query(
-      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash")
+      `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key")
        SELECT $1, 'flooder', 'workflow', 'pending', '{}'::jsonb, 'vendor.test.hold', run_definition_ref($1, $2::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref($1, NULL, '{}'::text[]) FROM generate_series(1, $3::int)`,
       [FLOOD, JSON.stringify(HOLD), CAPACITY * 2],
     );

@@ -39,7 +39,7 @@ async function onEmbeddedEngine(env: Record<string, string>): Promise<Target> {
 /** Queues `n` runs of the flooding tenant in one statement (as many clients would have), all older than anything created later. */
 async function flood(t: Target, n: number, definition: Record<string, unknown> = noopChain(3)): Promise<void> {
   await t.query(
-    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "created_at")
+    `INSERT INTO "run" ("tenant", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "created_at")
      SELECT $1, 'flooder', 'workflow', 'pending', '{}'::jsonb, 'vendor.test.fair', run_definition_ref($1, $2::jsonb), '{}'::jsonb, '{}'::jsonb, run_principal_ref($1, NULL, '{}'::text[]), now() - interval '1 hour' + i * interval '1 millisecond'
      FROM generate_series(1, $3::int) AS i`,
     [FLOOD, JSON.stringify(definition), n],

@@ -332,7 +332,7 @@ export class RunCreationService {
     const write = async (db: EntityManager): Promise<{ snapshot: RunSnapshot; replayed: boolean }> => {
       const error = { code: refusal.code, message: refusal.message };
       const insert = async () => (await db.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "principal_hash", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "inputs", "configurable", "principal_key", "idempotency_key", "request_hash", "error", "started_at", "completed_at")
          VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', 'failed', '{}'::jsonb, $4, $5::jsonb, '{}'::jsonb, ${principalRef('$1', '$10::jsonb', '$6::text[]')}, $7, $8, $9::jsonb, now(), now())
          ON CONFLICT ("tenant", "workspace_key", "idempotency_key") WHERE "idempotency_key" IS NOT NULL DO NOTHING RETURNING "id"`,
         [principal.tenant, principal.workspace ?? null, principal.principal, req.workflowId, JSON.stringify(req.inputs ?? {}), [...principal.scopes], idempotencyKey ?? null, idempotencyKey !== undefined ? requestHash : null, JSON.stringify(error), JSON.stringify(subjectOf(principal, this.settings.jwtIssuer))],

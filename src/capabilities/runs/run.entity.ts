@@ -65,13 +65,13 @@ export class RunEntity extends WorkspaceOwnedEntity {
   workflowId: string | null;
 
   /**
-   * The SHA-256 of the chain's DAG as resolved when the run was created (a later pack update does not
-   * change a run): the key of its `run_definition` row within the tenant (migration 1765300000000).
+   * The chain's DAG as resolved when the run was created (a later pack update does not change a run):
+   * the number of its `run_definition` row of the tenant (migrations 1765300000000, 1765430030000).
    */
-  @Column({ name: 'definition_hash', type: 'bytea', nullable: true })
-  definitionHash: Buffer | null;
+  @Column({ name: 'definition_key', type: 'bigint', nullable: true })
+  definitionKey: string | null;
 
-  /** The definition itself, read through the hash with the row (never written through the entity). */
+  /** The definition itself, read through the key with the row (never written through the entity). */
   @VirtualColumn({ type: 'jsonb', query: definitionSelect })
   definition: Record<string, unknown> | null;
 
@@ -87,11 +87,11 @@ export class RunEntity extends WorkspaceOwnedEntity {
   @Column({ type: 'jsonb', nullable: true })
   error: { code: string; message: string; details?: Record<string, unknown> } | null;
 
-  /** The key of who started the run (its owner's subject, its starter's scopes) in `run_principal` (migration 1765300010000). */
-  @Column({ name: 'principal_hash', type: 'bytea', nullable: true })
-  principalHash: Buffer | null;
+  /** The number of who started the run (its owner's subject, its starter's scopes) in `run_principal` (migrations 1765300010000, 1765430030000). */
+  @Column({ name: 'principal_key', type: 'bigint', nullable: true })
+  principalKey: string | null;
 
-  /** The starter's scopes (read through `principal_hash`): tool calls of the run are authorized with them, on any replica. */
+  /** The starter's scopes (read through `principal_key`): tool calls of the run are authorized with them, on any replica. */
   @VirtualColumn({ query: (alias) => principalSelect(alias, 'scopes') })
   scopes: string[] | null;
 

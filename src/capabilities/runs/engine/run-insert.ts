@@ -64,7 +64,7 @@ function requestValues(v: RunInsertValues): unknown[] {
   ];
 }
 
-export const REQUEST_COLUMNS = `"id", "tenant", "workspace", "workspace_key", "principal", "kind", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response"`;
+export const REQUEST_COLUMNS = `"id", "tenant", "workspace", "workspace_key", "principal", "kind", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "idempotency_key", "request_hash", "scope_id", "dedup_scope", "trace_parent", "trace_state", "create_response"`;
 // The definition, and the metadata's `subject` with the scopes, are stored by the same statement (the
 // first run of each writes its row) and the run row keeps their keys.
 const REQUEST_VALUES = `$17::uuid, $1::text, $2::text, coalesce($2::text, ''), $3::text, 'workflow', $4::jsonb - 'subject', $5::text, ${definitionRef('$1::text', '$6::jsonb')}, $7::jsonb, $8::jsonb, ${principalRef('$1::text', `$4::jsonb -> 'subject'`, '$9::text[]')}, $10::text, $11::text, $12::text, $13::text, $14::text, $15::text, $18::jsonb`;

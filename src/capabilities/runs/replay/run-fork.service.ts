@@ -64,7 +64,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * A fork's principal ($10 its scopes, $17 its source's principal key): the owner's subject is the
  * source's, copied verbatim (identity.md §A.4) like the owner itself; the scopes are the fork's own.
  */
-const FORK_PRINCIPAL = principalRef('$1', `(SELECT p."subject" FROM "run_principal" p WHERE p."tenant" = $1 AND p."hash" = $17::bytea)`, '$10::text[]');
+const FORK_PRINCIPAL = principalRef('$1', `(SELECT p."subject" FROM "run_principal" p WHERE p."tenant" = $1 AND p."key" = $17::bigint)`, '$10::text[]');
 
 export interface RunDiff {
   a: string;
@@ -143,8 +143,8 @@ export class RunForkService {
       const started = prefix.some((e) => e.type === 'run.started');
       const chain = await this.chainState(m, scope, source, prefix);
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
-         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::bytea, $8::jsonb, $9::jsonb, ${FORK_PRINCIPAL}, $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "request_hash", "node_executions", "started_at", "trace_parent", "trace_state", "forked_by")
+         VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, $7::bigint, $8::jsonb, $9::jsonb, ${FORK_PRINCIPAL}, $11, $12, CASE WHEN $13::boolean THEN now() END, $14, $15, $16) RETURNING "id"`,
         [
           source.tenant,
           source.workspace,
@@ -154,7 +154,7 @@ export class RunForkService {
           JSON.stringify(metadata),
           source.workflowId,
           // The source's definition, stored once for both runs (same tenant): the fork refers to it.
-          source.definitionHash,
+          source.definitionKey,
           JSON.stringify(source.inputs ?? {}),
           JSON.stringify(configurable),
           scopes,
@@ -165,7 +165,7 @@ export class RunForkService {
           trace?.tracestate ?? null,
           // Who asked: the fork is the source owner's run, acting with no scope its requester lacks.
           principal.principal,
-          source.principalHash,
+          source.principalKey,
         ],
       )) as Array<{ id: string }>;
       if (prefix.length) await this.inherit(m, id, source, prefix);

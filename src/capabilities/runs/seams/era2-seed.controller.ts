@@ -104,7 +104,7 @@ export class Era2SeedController {
     const last = body.events[body.events.length - 1].timestamp ?? first;
     return this.ds.transaction(async (m) => {
       const [{ id }] = (await m.query(
-        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_hash", "inputs", "configurable", "principal_hash", "started_at", "completed_at")
+        `INSERT INTO "run" ("tenant", "workspace", "workspace_key", "principal", "kind", "status", "metadata", "workflow_id", "definition_key", "inputs", "configurable", "principal_key", "started_at", "completed_at")
          VALUES ($1, $2, coalesce($2, ''), $3, 'workflow', $4, $5::jsonb, $6, ${definitionRef('$1', '$7::jsonb')}, $8::jsonb, '{}'::jsonb, ${principalRef('$1', 'NULL', '$9::text[]')}, $10::timestamptz, $11::timestamptz) RETURNING "id"`,
         [
           p.tenant,
