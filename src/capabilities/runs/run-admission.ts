@@ -8,15 +8,15 @@ import { RUNS_SETTINGS, RunsSettings } from './runs.settings';
 /** The statuses a run counts against the in-flight cap in: queued or executing (not waiting on a person, paused or finished). */
 export const IN_FLIGHT = ['pending', 'running'];
 
-/** A tenant's runs in flight, counted up to the cap ($3): a range of `run_tenant_status_not_completed_idx` per status. */
+/** A tenant's runs in flight, counted up to the cap ($3), from an index of unfinished runs only (the list-plans test holds which). */
 export const IN_FLIGHT_SQL = `SELECT count(*)::int AS "n" FROM (SELECT 1 FROM "run" WHERE "tenant" = $1 AND "status" = ANY($2::text[]) AND "kind" = 'workflow' LIMIT $3) "f"`;
 
 /**
  * The production profile's backpressure (production-profile.md §Backpressure): a tenant with
  * `cap` runs queued or executing gets `503 service_unavailable` with `Retry-After` (and the same
  * seconds in `details.retryAfter`) for a new run, before anything is written. The count stops at
- * the cap (`LIMIT`), over the `(tenant, status, created_at, id)` index, so its cost is bounded by
- * the cap, not by the tenant's history. Under concurrent creations a few runs may pass the cap by
+ * the cap (`LIMIT`), over a partial index of unfinished runs (`run_tenant_status_not_completed_idx` or
+ * the claim's), so its cost is bounded by the cap and the runs under way, not by the tenant's history. Under concurrent creations a few runs may pass the cap by
  * as many as race it: the cap bounds load, it is not a quota.
  */
 export async function refuseAtCapacity(db: EntityManager, scope: TenantScope, admission: { inflightCap: number; retryAfterSeconds: number }): Promise<void> {
