@@ -2,8 +2,10 @@
  * A node row is its run's node state only (issue 41: bytes per run; migration 1765430020000): no type
  * (the run's stored definition has it), the status as the enum `run_node_status`, and no dropped column
  * left in the table, so a row has 8 attributes and a 24-byte header. The variables a run's
- * `core.setVariable` nodes wrote are still folded by their type from the definition. The migration keeps
- * every row, and its `down` gives each row its type back from its run's definition.
+ * `core.setVariable` nodes wrote are still folded by their type from the definition. A completed run's
+ * own row and node rows are pinned in bytes as stored (with the run's numbered references, migration
+ * 1765430030000). The migration keeps every row, and its `down` gives each row its type back from its
+ * run's definition.
  */
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
@@ -27,6 +29,9 @@ const CHAIN = {
   edges: [{ from: 'set', to: 'noop' }],
 };
 
+const NODES = [1, 2, 3].map((i) => ({ id: `n${i}`, typeId: 'core.noop', config: { step: i } }));
+const THREE = { nodes: NODES, edges: NODES.slice(1).map((n, i) => ({ from: NODES[i].id, to: n.id })) };
+
 describe('runs: lean node rows', () => {
   let t: TestApp;
   let key: string;
@@ -34,7 +39,7 @@ describe('runs: lean node rows', () => {
   beforeAll(async () => {
     t = await createTestApp();
     key = await t.key({ tenant: 'acme', scopes: ['runs:create', 'runs:read'] });
-    await installChains(t, 'acme', 'vendor.test.leannodes', { 'vendor.test.leannodes.vars': CHAIN });
+    await installChains(t, 'acme', 'vendor.test.leannodes', { 'vendor.test.leannodes.vars': CHAIN, 'vendor.test.leannodes.three': THREE });
   });
   afterAll(async () => {
     await t?.close();
@@ -55,6 +60,22 @@ describe('runs: lean node rows', () => {
     const snap = await t.http('GET', `/v1/runs/${runId}`, { token: key });
     expect(snap.status).toBe(200);
     expect(snap.body.variables).toEqual({ colour: 'green', inputs: {} });
+  });
+
+  it("a completed 3-node run's own row and node rows take at most 520 bytes of rows", async () => {
+    const r = await t.http('POST', '/v1/runs', { token: key, body: { workflowId: 'vendor.test.leannodes.three' } });
+    expect(r.status).toBe(201);
+    const runId = r.body.runId as string;
+    await waitForStatus(t, key, runId, ['completed']);
+    // pg_column_size: a row's header and columns (not its page's line pointer and free space), which do not move with how runs were written.
+    const [{ run }] = (await t.ds.query(`SELECT pg_column_size(r.*) AS "run" FROM "run" r WHERE r."id" = $1`, [runId])) as Array<{ run: number }>;
+    const nodes = (await t.ds.query(`SELECT pg_column_size(n.*) AS "bytes" FROM "run_node" n WHERE n."run_id" = $1`, [runId])) as Array<{ bytes: number }>;
+    expect(nodes).toHaveLength(3);
+    const total = Number(run) + nodes.reduce((n, x) => n + Number(x.bytes), 0);
+    // 504 here (the run row 240, each node row 88). Before migrations 1765430020000 and 1765430030000 the same run took 619
+    // (283 and 3 × 112): the two 33-byte hashes, the node's type and status as text, a node row's 32-byte header.
+    expect(nodes.every((x) => Number(x.bytes) <= 88)).toBe(true);
+    expect(total).toBeLessThanOrEqual(520);
   });
 });
 
