@@ -86,7 +86,7 @@ export class RunMetrics {
       const traceId = run.traceParent ? run.traceParent.split('-')[1] : undefined;
       // Written after the turn of the event loop that ended the run: a run created and finished by
       // its POST /v1/runs ends in the turn that answers that request, and its answer does not wait
-      // for a log line (formatting and a write that wakes the log's reader, some 0.1 ms).
+      // for a log line (its formatting, and a write whose pipe wakes the log's reader: some 0.1 ms).
       setImmediate(() => this.log.log({ msg: 'run ended', runId: run.runId, tenant: run.tenant, workspace: run.workspace ?? undefined, status, errorCode: run.errorCode ?? undefined, traceId }));
     }
   }
