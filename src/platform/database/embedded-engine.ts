@@ -49,20 +49,62 @@ export type EngineReply =
   | { op: 'closed' };
 
 export function pgliteWasmFile(): string {
-  return path.join(path.dirname(require.resolve('@electric-sql/pglite')), 'pglite.wasm');
+  return pgliteFile('pglite.wasm');
 }
 
-/** PGlite's WebAssembly module, compiled from its file (the compilation runs off the calling thread). */
-export function compilePglite(): Promise<NonNullable<PGliteOptions['pgliteWasmModule']>> {
-  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<NonNullable<PGliteOptions['pgliteWasmModule']>> } }).WebAssembly;
-  return fs.promises.readFile(pgliteWasmFile()).then((bytes) => wasm.compile(bytes));
+function pgliteFile(name: string): string {
+  return path.join(path.dirname(require.resolve('@electric-sql/pglite')), name);
 }
 
-/** PGlite with `start`'s folder and settings, given its compiled module. */
-export function openPglite(start: EngineStart, module: NonNullable<PGliteOptions['pgliteWasmModule']>): Promise<PGlite> {
+type PgliteModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
+
+/** What PGlite starts from, prepared ahead of its start: its compiled WebAssembly and its file bundle. */
+export interface PgliteArtifacts {
+  module: PgliteModule;
+  /** The file bundle it unpacks at every start (share/ and lib/: catalogs' bootstrap, time zones, encodings). */
+  bundle: Blob;
+}
+
+/**
+ * Reads PGlite's WebAssembly and file bundle at once and compiles the WebAssembly (off the calling
+ * thread). The reads are synchronous on purpose (15 MB from the page cache: milliseconds): an
+ * asynchronous read completes in 512 KB turns of the event loop, which `serve` holds while it loads
+ * the host's modules, so the compilation only began once they had all loaded, and PGlite's own read
+ * of its bundle (asynchronous too) came after that.
+ */
+export function preparePglite(): Promise<PgliteArtifacts> {
+  try {
+    const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteModule> } }).WebAssembly;
+    const compiled = wasm.compile(fs.readFileSync(pgliteWasmFile()));
+    const bundle = new Blob([fs.readFileSync(pgliteFile('pglite.data'))]);
+    return compiled.then((module) => ({ module, bundle }));
+  } catch (e) {
+    return Promise.reject(e as Error);
+  }
+}
+
+/** PGlite with `start`'s folder and settings, from its prepared artifacts. */
+export async function openPglite(start: EngineStart, artifacts: PgliteArtifacts): Promise<PGlite> {
   const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
   const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  return PGliteCtor.create({ dataDir: start.dataDir, startParams, pgliteWasmModule: module });
+  const db = new (hostPglite(PGliteCtor))({ dataDir: start.dataDir, startParams, pgliteWasmModule: artifacts.module, fsBundle: artifacts.bundle });
+  await db.waitReady;
+  return db;
+}
+
+let hostPgliteClass: (new (options: PGliteOptions) => PGlite) | undefined;
+
+/**
+ * PGlite without the query it runs at every start to learn the array types of its own `query()`
+ * API (a scan of pg_type, the backend's first statement, some 50 ms of a boot): the host sends the
+ * wire protocol's bytes and reads its answers (`execProtocolRawStream`), and never calls that API.
+ */
+function hostPglite(base: typeof PGlite): new (options: PGliteOptions) => PGlite {
+  return (hostPgliteClass ??= class HostPglite extends base {
+    override async _initArrayTypes(): Promise<void> {
+      /* the host parses no result through PGlite */
+    }
+  });
 }
 
 /** An engine being made ready before its folder is the host's (while the host waits for the folder's lock). */
@@ -79,7 +121,7 @@ export interface PreparedEngine {
  */
 export function prepareEmbeddedEngine(thread: EmbeddedThread): PreparedEngine {
   if (thread === 'main') {
-    const compiled = compilePglite();
+    const compiled = preparePglite();
     compiled.catch(() => undefined);
     return { open: (dataDir, settings) => new MainThreadEngine({ dataDir, settings: Object.entries(settings) }, compiled), discard: async () => undefined };
   }
@@ -95,8 +137,8 @@ class MainThreadEngine implements EmbeddedEngine {
   readonly ready: Promise<void>;
   private readonly db: Promise<PGlite>;
 
-  constructor(start: EngineStart, compiled: Promise<NonNullable<PGliteOptions['pgliteWasmModule']>>) {
-    this.db = compiled.then((module) => openPglite(start, module));
+  constructor(start: EngineStart, prepared: Promise<PgliteArtifacts>) {
+    this.db = prepared.then((artifacts) => openPglite(start, artifacts));
     this.ready = this.db.then(async (db) => {
       await db.waitReady;
     });
