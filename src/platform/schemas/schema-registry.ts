@@ -16,12 +16,14 @@ export const SCHEMAS_ROOT = path.join(PROJECT_ROOT, 'schemas');
 
 /**
  * The JSON Schemas the host validates with: the protocol's published v1 schemas (schemas/openwop/)
- * and the host's own (schemas/*.schema.json). Schemas are registered at start and compiled on first
- * use, so a start does not pay for schemas nobody validates against.
+ * and the host's own (schemas/*.schema.json). Nothing is read at start: the shipped files are read
+ * and registered (with Ajv and its formats) when the registry is first used, and each schema is
+ * compiled on its first use, so a start that validates nothing does not pay for them (reading and
+ * registering the 75 files was some 25 to 80 ms of a boot, by the machine's load).
  */
 export class SchemaRegistry {
   private static instance?: SchemaRegistry;
-  private readonly ajv: Ajv2020;
+  private built?: Ajv2020;
   private readonly ids = new Map<string, string>();
   private readonly compiled = new Map<string, ValidateFunction>();
 
@@ -29,39 +31,50 @@ export class SchemaRegistry {
     return (SchemaRegistry.instance ??= new SchemaRegistry());
   }
 
-  constructor(root = SCHEMAS_ROOT) {
+  constructor(private readonly root = SCHEMAS_ROOT) {}
+
+  /** Ajv holding every shipped schema (registered first: a schema registered later under one of their ids does not replace it). */
+  private load(): Ajv2020 {
+    if (this.built) return this.built;
     // strict:false because the published schemas carry vendor keywords (x-openwop-*); formats are checked.
-    this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-    addFormats(this.ajv);
-    for (const dir of [path.join(root, 'openwop'), root]) {
+    const ajv = (this.built = new Ajv2020({ strict: false, allErrors: true, validateFormats: true }));
+    addFormats(ajv);
+    for (const dir of [path.join(this.root, 'openwop'), this.root]) {
       if (!fs.existsSync(dir)) continue;
       for (const file of fs.readdirSync(dir).sort()) {
         if (!file.endsWith('.schema.json')) continue;
         // The files the host ships are held to the meta-schema by schema-registry.spec.ts, not at every
         // start (validating the 75 of them was most of what building the registry cost a boot).
-        this.register(file.replace(/\.schema\.json$/, ''), JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), { shipped: true });
+        this.add(ajv, file.replace(/\.schema\.json$/, ''), JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')), true);
       }
     }
+    return ajv;
   }
 
   /** Registers a schema under a short name (also reachable by its $id for cross-references). */
-  register(name: string, schema: Record<string, unknown>, opts: { shipped?: boolean } = {}): void {
+  register(name: string, schema: Record<string, unknown>): void {
+    this.add(this.load(), name, schema, false);
+  }
+
+  private add(ajv: Ajv2020, name: string, schema: Record<string, unknown>, shipped: boolean): void {
     const id = typeof schema.$id === 'string' ? schema.$id : `urn:openwop-host:${name}`;
-    if (!this.ajv.getSchema(id)) this.ajv.addSchema(schema.$id ? schema : { ...schema, $id: id }, undefined, undefined, !opts.shipped);
+    if (!ajv.getSchema(id)) ajv.addSchema(schema.$id ? schema : { ...schema, $id: id }, undefined, undefined, !shipped);
     this.ids.set(name, id);
     this.compiled.delete(name);
   }
 
   has(name: string): boolean {
+    this.load();
     return this.ids.has(name);
   }
 
   validator(name: string): ValidateFunction {
     let fn = this.compiled.get(name);
     if (!fn) {
+      const ajv = this.load();
       const id = this.ids.get(name);
       if (!id) throw new WiringFault(`unknown schema "${name}"`);
-      fn = this.ajv.getSchema(id);
+      fn = ajv.getSchema(id);
       if (!fn) throw new WiringFault(`schema "${name}" did not compile`);
       this.compiled.set(name, fn);
     }
@@ -76,7 +89,7 @@ export class SchemaRegistry {
 
   /** Validates against a schema object that is not registered (for example a plugin's config schema). */
   validateWith(schema: Record<string, unknown>, value: unknown): SchemaViolation[] {
-    const fn = this.ajv.compile(schema);
+    const fn = this.load().compile(schema);
     return fn(value) ? [] : toViolations(fn.errors ?? []);
   }
 }

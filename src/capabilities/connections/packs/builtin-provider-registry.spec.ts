@@ -1,7 +1,8 @@
 import type { DiscoveryService } from '@nestjs/core';
 import { ConnectionProviderSource, type BuiltinConnectionProvider } from '@openwop-host/plugin-sdk';
 import { HealthService } from '../../../platform/health/health.service';
-import { BuiltinProviderRegistry } from './builtin-provider-registry.service';
+import { builtinManifest, BuiltinProviderRegistry } from './builtin-provider-registry.service';
+import { validateConnectionPackManifest } from './connection-pack-validator';
 import { HOST_BUILTIN_PROVIDERS, HostBuiltinConnectionProviders } from './builtin-providers';
 
 const base = (): BuiltinConnectionProvider => JSON.parse(JSON.stringify(HOST_BUILTIN_PROVIDERS[0]));
@@ -41,6 +42,15 @@ describe('built-in provider registry', () => {
     expect(h.ok).toBe(false);
     expect(JSON.stringify(h.data)).toContain('connection_pack_credential_material');
     expect(JSON.stringify(h.data)).toContain('acme.broken: boom');
+  });
+
+  it('ships only providers that pass the checks of an installed pack (not re-run at every start)', () => {
+    expect(HOST_BUILTIN_PROVIDERS.length).toBeGreaterThan(0);
+    for (const entry of HOST_BUILTIN_PROVIDERS) expect({ id: entry.provider.id, errors: validateConnectionPackManifest(builtinManifest(entry)) }).toEqual({ id: entry.provider.id, errors: [] });
+    // A copy of one, contributed by anything but the host's own source, is still checked at start.
+    const leaky = base();
+    (leaky.provider.auth as Record<string, unknown>).clientSecret = 'x';
+    expect(new BuiltinProviderRegistry(discoveryOf(), new HealthService()).add('acme.plugin', leaky)[0]).toContain('connection_pack_credential_material');
   });
 
   it('refuses a duplicate id and a non-SemVer version', () => {
