@@ -58,36 +58,40 @@ function pgliteFile(name: string): string {
 
 type PgliteModule = NonNullable<PGliteOptions['pgliteWasmModule']>;
 
-/** What PGlite starts from, prepared ahead of its start: its compiled WebAssembly and its file bundle. */
-export interface PgliteArtifacts {
-  module: PgliteModule;
-  /** The file bundle it unpacks at every start (share/ and lib/: catalogs' bootstrap, time zones, encodings). */
-  bundle: Blob;
-}
-
 /**
- * Reads PGlite's WebAssembly and file bundle at once and compiles the WebAssembly (off the calling
- * thread). The reads are synchronous on purpose (15 MB from the page cache: milliseconds): an
- * asynchronous read completes in 512 KB turns of the event loop, which `serve` holds while it loads
- * the host's modules, so the compilation only began once they had all loaded, and PGlite's own read
- * of its bundle (asynchronous too) came after that.
+ * PGlite's WebAssembly module, compiled from its file (the compilation runs off the calling thread).
+ * The file is read synchronously on purpose (9 MB from the page cache: milliseconds): an asynchronous
+ * read completes in 512 KB turns of the event loop, which `serve` holds while it loads the host's
+ * modules, so the compilation only began once they had all loaded, and the engine's start waited
+ * for it.
  */
-export function preparePglite(): Promise<PgliteArtifacts> {
+export function compilePglite(): Promise<PgliteModule> {
+  const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteModule> } }).WebAssembly;
   try {
-    const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<PgliteModule> } }).WebAssembly;
-    const compiled = wasm.compile(fs.readFileSync(pgliteWasmFile()));
-    const bundle = new Blob([fs.readFileSync(pgliteFile('pglite.data'))]);
-    return compiled.then((module) => ({ module, bundle }));
+    return wasm.compile(fs.readFileSync(pgliteWasmFile()));
   } catch (e) {
     return Promise.reject(e as Error);
   }
 }
 
-/** PGlite with `start`'s folder and settings, from its prepared artifacts. */
-export async function openPglite(start: EngineStart, artifacts: PgliteArtifacts): Promise<PGlite> {
+/**
+ * PGlite's file bundle (share/ and lib/: the catalogs' bootstrap files, time zones, encodings), which
+ * it unpacks at every start, read at once: PGlite's own read is asynchronous, in the same 512 KB
+ * turns of the event loop, with the thread idle between them. PGlite (0.5.14, pinned) reads a bundle
+ * given to it only through `arrayBuffer()`, so the file's bytes are handed over as they are, where a
+ * `Blob` would copy them twice.
+ */
+function pgliteBundle(): Blob {
+  const bytes = fs.readFileSync(pgliteFile('pglite.data'));
+  const buffer = bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+  return { arrayBuffer: () => Promise.resolve(buffer) } as unknown as Blob;
+}
+
+/** PGlite with `start`'s folder and settings, given its compiled module. */
+export async function openPglite(start: EngineStart, module: PgliteModule): Promise<PGlite> {
   const { PGlite: PGliteCtor } = require('@electric-sql/pglite') as { PGlite: typeof PGlite & { defaultStartParams: string[] } };
   const startParams = [...PGliteCtor.defaultStartParams, ...start.settings.flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  const db = new (hostPglite(PGliteCtor))({ dataDir: start.dataDir, startParams, pgliteWasmModule: artifacts.module, fsBundle: artifacts.bundle });
+  const db = new (hostPglite(PGliteCtor))({ dataDir: start.dataDir, startParams, pgliteWasmModule: module, fsBundle: pgliteBundle() });
   await db.waitReady;
   return db;
 }
@@ -121,7 +125,7 @@ export interface PreparedEngine {
  */
 export function prepareEmbeddedEngine(thread: EmbeddedThread): PreparedEngine {
   if (thread === 'main') {
-    const compiled = preparePglite();
+    const compiled = compilePglite();
     compiled.catch(() => undefined);
     return { open: (dataDir, settings) => new MainThreadEngine({ dataDir, settings: Object.entries(settings) }, compiled), discard: async () => undefined };
   }
@@ -137,8 +141,8 @@ class MainThreadEngine implements EmbeddedEngine {
   readonly ready: Promise<void>;
   private readonly db: Promise<PGlite>;
 
-  constructor(start: EngineStart, prepared: Promise<PgliteArtifacts>) {
-    this.db = prepared.then((artifacts) => openPglite(start, artifacts));
+  constructor(start: EngineStart, compiled: Promise<PgliteModule>) {
+    this.db = compiled.then((module) => openPglite(start, module));
     this.ready = this.db.then(async (db) => {
       await db.waitReady;
     });
