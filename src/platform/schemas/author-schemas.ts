@@ -129,11 +129,16 @@ const CACHE_SIZE = 500;
  */
 export class AuthorSchemas {
   private static instance?: AuthorSchemas;
-  private readonly ajv = createAuthorAjv();
+  private built?: ReturnType<typeof createAuthorAjv>;
   private readonly compiled = new Map<string, AuthorValidator | SchemaProblem[]>();
 
   static shared(): AuthorSchemas {
     return (AuthorSchemas.instance ??= new AuthorSchemas());
+  }
+
+  /** Made on first use: services hold the shared instance from their construction, at every boot. */
+  private get ajv(): ReturnType<typeof createAuthorAjv> {
+    return (this.built ??= createAuthorAjv());
   }
 
   /** Why `schema` cannot be used (empty: it compiles). */
