@@ -1,9 +1,10 @@
 /**
  * A host loads the heavy libraries of its optional features only when the feature is on: `serve`
  * with the defaults (no gRPC port, no MCP server, no SAML, no JWT or identity-provider lanes, no
- * shared Redis store, a JSON config, no cron schedule, no /metrics read) answers requests, DTO
- * validation included, without loading any of them, and the same check sees gRPC's once its port is
- * on. Checked on the real command line, whose loaded modules a preloaded probe reports at exit.
+ * shared Redis store, a JSON config, no cron schedule, no author schema with a pattern, no /metrics
+ * read) answers requests, DTO validation included, without loading any of them, and the same check
+ * sees gRPC's once its port is on. Checked on the real command line, whose loaded modules a
+ * preloaded probe reports at exit.
  */
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -25,6 +26,7 @@ const OPTIONAL: Record<string, string[]> = {
   'the shared Redis store': ['ioredis'],
   'a YAML config file': ['yaml'],
   'cron schedules': ['cron-parser'],
+  'author-schema patterns (the linear-time engine)': ['re2js'],
   'the portability commands': ['cli-progress'],
   // The DTOs' decorators come from their own files; the index loads every validator.
   'class-validator’s index': ['libphonenumber-js', `class-validator${path.sep}cjs${path.sep}index.js`],
