@@ -100,7 +100,7 @@ let hostPgliteClass: (new (options: PGliteOptions) => PGlite) | undefined;
 
 /**
  * PGlite without the query it runs at every start to learn the array types of its own `query()`
- * API (a scan of pg_type, the backend's first statement, some 50 ms of a boot): the host sends the
+ * API (a scan of pg_type, the backend's first statement, 50 to 70 ms of a boot): the host sends the
  * wire protocol's bytes and reads its answers (`execProtocolRawStream`), and never calls that API.
  */
 function hostPglite(base: typeof PGlite): new (options: PGliteOptions) => PGlite {
