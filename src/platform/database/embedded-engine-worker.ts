@@ -9,7 +9,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import type { PGlite } from '@electric-sql/pglite';
-import { EngineReply, EngineRequest, openPglite, preparePglite } from './embedded-engine';
+import { compilePglite, EngineReply, EngineRequest, openPglite } from './embedded-engine';
 
 /** An answer is sent in parts of about this size, so a long one streams instead of piling up here. */
 const PART_BYTES = 256 * 1024;
@@ -18,17 +18,15 @@ const port = parentPort!;
 const send = (m: EngineReply, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer ?? []);
 
 // Compiled, and PGlite loaded, before the host owns the folder: `open` then only starts the backend.
-// Let go of once opened (it holds PGlite's file bundle, which the engine has unpacked by then).
-let prepared: ReturnType<typeof preparePglite> | undefined = preparePglite();
-prepared.catch(() => undefined);
+const compiled = compilePglite();
+compiled.catch(() => undefined);
 require('@electric-sql/pglite');
 
 let opened: Promise<PGlite> | undefined;
 
 port.on('message', (m: EngineRequest) => {
   if (m.op === 'open') {
-    opened = prepared!.then((artifacts) => openPglite(m.start, artifacts));
-    prepared = undefined;
+    opened = compiled.then((module) => openPglite(m.start, module));
     opened.then(
       () => send({ op: 'ready' }),
       (e: unknown) => send({ op: 'failed', message: (e as Error)?.message ?? String(e) }),
