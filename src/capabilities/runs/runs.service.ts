@@ -10,6 +10,7 @@ import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
+import { definitionsByKey } from './run-definition.entity';
 import { RunMetrics } from './runs.metrics';
 import type { WorkflowDefinition } from './workflow-definition';
 import { compensationStore } from './compensation/compensation-store';
@@ -66,7 +67,10 @@ export class RunsService {
 
   /** The caller's runs, newest first, a page at a time, optionally of one status. */
   async list(scope: TenantScope, q: PageRequest & { status?: string; workflowId?: string }): Promise<RunPage> {
-    const qb = scopedQuery(this.ds.getRepository(RunEntity).createQueryBuilder('r'), scope);
+    const repo = this.ds.getRepository(RunEntity);
+    // Every stored column but the referred ones: the definition is read once per page below, the scopes are not answered.
+    const stored = repo.metadata.columns.filter((c) => !c.isVirtualProperty).map((c) => `r.${c.propertyName}`);
+    const qb = scopedQuery(repo.createQueryBuilder('r').select(stored), scope);
     if (q.status) qb.andWhere('r.status = :status', { status: q.status });
     if (q.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: q.workflowId });
     const page = await keysetPage(qb, q, {
@@ -74,6 +78,8 @@ export class RunsService {
       direction: 'DESC',
       binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status, workflowId: q.workflowId } },
     });
+    const definitions = await definitionsByKey(this.ds, scope.tenant, page.items.map((r) => r.definitionKey));
+    for (const r of page.items) r.definition = r.definitionKey === null ? null : (definitions.get(String(r.definitionKey)) ?? null);
     const rollups = await compensationStore.statuses(this.ds.manager, scope.tenant, page.items.map((r) => r.id));
     return { runs: page.items.map((r) => ({ ...snapshot(r, []), compensationStatus: rollups.get(r.id) ?? 'none' })), nextCursor: page.nextCursor };
   }
