@@ -11,12 +11,24 @@ export interface ListPlan {
   buffers: number;
   read: number;
   rows: number;
+  /** The plan's nodes, outermost first (`Limit > Index Scan run_tenant_created_idx`). */
+  shape: string;
 }
 
 interface PlanNode {
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   'Actual Rows'?: number;
+  'Node Type'?: string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function shapeOf(n: PlanNode): string {
+  const here = [n['Node Type'], n['Index Name'] ?? n['Relation Name']].filter(Boolean).join(' ');
+  const below = (n.Plans ?? []).map(shapeOf);
+  return below.length ? `${here} > ${below.length > 1 ? `(${below.join(', ')})` : below[0]}` : here;
 }
 
 export async function explainList(pool: Pool, get: () => Promise<unknown>): Promise<ListPlan> {
@@ -37,5 +49,5 @@ export async function explainList(pool: Pool, get: () => Promise<unknown>): Prom
   if (captured.length !== 1) throw new Error(`expected one run list statement, captured ${captured.length}`);
   const [{ 'QUERY PLAN': plan }] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${captured[0].sql}`, captured[0].params)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>;
   const top = plan[0].Plan;
-  return { ms: plan[0]['Execution Time'], buffers: (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0), read: top['Shared Read Blocks'] ?? 0, rows: top['Actual Rows'] ?? 0 };
+  return { ms: plan[0]['Execution Time'], buffers: (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0), read: top['Shared Read Blocks'] ?? 0, rows: top['Actual Rows'] ?? 0, shape: shapeOf(top) };
 }
