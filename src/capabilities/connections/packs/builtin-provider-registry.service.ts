@@ -50,7 +50,8 @@ export class BuiltinProviderRegistry implements OnApplicationBootstrap {
         problems.push(`${meta.id}: ${(e as Error).message}`);
         continue;
       }
-      const shipped = source instanceof HostBuiltinConnectionProviders;
+      // Exactly the host's own class: a subclass (a contribution of its own) is checked like any other.
+      const shipped = (source as object)?.constructor === HostBuiltinConnectionProviders;
       for (const entry of contributed) problems.push(...this.add(meta.id, entry, { shipped }));
     }
     if (problems.length) {
