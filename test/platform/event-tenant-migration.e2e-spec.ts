@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { EventTenantOnToolCalls1765400010000 } from '../../migrations/1765400010000-event-tenant-on-tool-calls';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTenantOnToolCalls1765400010000';
 const read = async (ds: DataSource) =>
@@ -33,9 +33,7 @@ describe('the event tenant migration', () => {
   });
 
   it('keeps the tenant of tool calls only, and down gives every event its tenant back', async () => {
-    const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === NAME);
-    expect(i).toBeGreaterThan(0);
-    await runMigrations(ds, MIGRATIONS.slice(0, i));
+    const i = await migrateUpTo(ds, NAME);
     const run = randomUUID();
     const [{ key }] = (await ds.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ('acme', $1, 3) RETURNING "key"`, [run])) as Array<{ key: string }>;
     const [{ key: host }] = (await ds.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ('globex', 'host', 1) RETURNING "key"`)) as Array<{ key: string }>;

@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../migrations';
 import { EventTypeCodes1765400000000, MIGRATION_EVENT_TYPE_CODES } from '../../migrations/1765400000000-event-type-codes';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { EVENT_TYPE_CODES, readForm } from '../../src/platform/events/event-codes';
-import { runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTypeCodes1765400000000';
 
@@ -47,9 +47,7 @@ describe('the event type codes migration', () => {
   });
 
   it('codes the engine types, leaves out leading node ids, keeps every event, and down gives them back', async () => {
-    const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === NAME);
-    expect(i).toBeGreaterThan(0);
-    await runMigrations(ds, MIGRATIONS.slice(0, i));
+    const i = await migrateUpTo(ds, NAME);
     const run = randomUUID();
     const [{ key }] = (await ds.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ('acme', $1, 7) RETURNING "key"`, [run])) as Array<{ key: string }>;
     const [{ key: host }] = (await ds.query(`INSERT INTO "event_stream" ("tenant", "stream_id", "last_sequence") VALUES ('acme', 'host', 1) RETURNING "key"`)) as Array<{ key: string }>;

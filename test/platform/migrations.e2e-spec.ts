@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { ENTITIES } from '../../src/entities';
 import { migrationStatus, pendingMigrations, runMigrations } from '../../src/platform/database/migration-runner';
-import { createScratchDatabase } from '../support/scratch-db';
+import { createScratchDatabase, migrateUpTo } from '../support/scratch-db';
 
 describe('migrations', () => {
   let db: Awaited<ReturnType<typeof createScratchDatabase>>;
@@ -62,9 +62,7 @@ describe('the approval-subject migration', () => {
     const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
     await ds.initialize();
     try {
-      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'ApprovalSubjectFacts1764880000000');
-      expect(i).toBeGreaterThan(0);
-      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const i = await migrateUpTo(ds, 'ApprovalSubjectFacts1764880000000');
       const [{ id: runId }] = (await ds.query(
         `INSERT INTO "run" ("tenant", "kind", "status", "metadata", "workflow_id") VALUES ('acme', 'workflow', 'waiting-approval', '{}', 'vendor.acme.ship') RETURNING "id"`,
       )) as Array<{ id: string }>;

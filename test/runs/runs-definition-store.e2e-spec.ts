@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../migrations';
 import { RunReferenceKeys1765430030000 } from '../../migrations/1765430030000-run-reference-keys';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
-import { createScratchDatabase, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { createScratchDatabase, migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';
 
@@ -168,9 +168,7 @@ describe('the run-principals migration', () => {
     const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
     await ds.initialize();
     try {
-      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'RunPrincipals1765300010000');
-      expect(i).toBeGreaterThan(0);
-      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const i = await migrateUpTo(ds, 'RunPrincipals1765300010000');
       const subject = { kind: 'workload', lane: 'api-key', issuer: 'urn:openwop-host:api-keys', tenant: 'acme', subjectId: 'runner' };
       const insert = async (tenant: string, metadata: unknown, scopes: string[] | null): Promise<string> =>
         ((await ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata", "scopes") VALUES ($1, 'workflow', 'completed', $2::jsonb, $3::text[]) RETURNING "id"`, [
@@ -220,9 +218,7 @@ describe('the run-definitions migration', () => {
     const ds = new DataSource({ type: 'postgres', url: db.url, installExtensions: false });
     await ds.initialize();
     try {
-      const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === 'RunDefinitions1765300000000');
-      expect(i).toBeGreaterThan(0);
-      await runMigrations(ds, MIGRATIONS.slice(0, i));
+      const i = await migrateUpTo(ds, 'RunDefinitions1765300000000');
       const insert = async (tenant: string, definition: unknown): Promise<string> =>
         ((await ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata", "workflow_id", "definition") VALUES ($1, 'workflow', 'completed', '{}', 'w', $2::jsonb) RETURNING "id"`, [
           tenant,
@@ -273,9 +269,7 @@ describe('the run reference keys migration', () => {
   it("gives every stored definition and principal a number, every run the numbers of its rows, and the hashes back when reverted", async () => {
     const ds = scratch.ds;
     const name = new RunReferenceKeys1765430030000().name;
-    const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === name);
-    expect(i).toBeGreaterThan(0);
-    await runMigrations(ds, MIGRATIONS.slice(0, i));
+    const i = await migrateUpTo(ds, name);
     const insert = async (tenant: string, definition: unknown, scopes: string[] | null): Promise<string> =>
       ((await ds.query(
         `INSERT INTO "run" ("tenant", "kind", "status", "metadata", "workflow_id", "definition_hash", "principal_hash")

@@ -11,7 +11,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { RunNodeLean1765430020000 } from '../../migrations/1765430020000-run-node-lean';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';
 
@@ -92,9 +92,7 @@ describe('the lean node rows migration', () => {
   it('rebuilds the table with every row, and down gives each row its type back from its run\'s definition', async () => {
     const ds = scratch.ds;
     const name = new RunNodeLean1765430020000().name;
-    const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === name);
-    expect(i).toBeGreaterThan(0);
-    await runMigrations(ds, MIGRATIONS.slice(0, i));
+    const i = await migrateUpTo(ds, name);
     expect(await attributes(ds)).toBe(10);
     const definition = JSON.stringify({ nodes: [{ id: 'a', typeId: 'core.noop' }, { id: 'b', typeId: 'core.approval' }], edges: [{ from: 'a', to: 'b' }] });
     const [{ id }] = (await ds.query(

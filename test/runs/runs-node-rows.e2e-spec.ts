@@ -9,7 +9,7 @@ import { MIGRATIONS } from '../../migrations';
 import { RunNodeWithoutTenant1765420000000 } from '../../migrations/1765420000000-run-node-without-tenant';
 import { recordedOutcomes } from '../../src/capabilities/runs/engine/run-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';
 
@@ -59,9 +59,7 @@ describe('the run node tenant migration', () => {
   it('drops the column, keeps the rows, and down gives every node row its run\'s tenant back', async () => {
     const ds = scratch.ds;
     const name = new RunNodeWithoutTenant1765420000000().name;
-    const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === name);
-    expect(i).toBeGreaterThan(0);
-    await runMigrations(ds, MIGRATIONS.slice(0, i));
+    const i = await migrateUpTo(ds, name);
     const ids: string[] = [];
     for (const tenant of ['acme', 'globex']) {
       const [{ id }] = (await ds.query(`INSERT INTO "run" ("tenant", "kind", "status", "metadata") VALUES ($1, 'workflow', 'completed', '{}') RETURNING "id"`, [tenant])) as Array<{ id: string }>;

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource, MigrationInterface } from 'typeorm';
+import { MIGRATIONS } from '../../migrations';
+import { runMigrations } from '../../src/platform/database/migration-runner';
 
 /** A fresh, empty database on the test server (for migration and drift tests). */
 export async function createScratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -55,4 +57,15 @@ export async function runOneMigration(ds: DataSource, migration: MigrationInterf
   } finally {
     await runner.release();
   }
+}
+
+/**
+ * Brings `ds` to the schema just before the migration named `name` (every migration listed before it,
+ * run as the host runs them); answers its place in MIGRATIONS, for running it (and the ones after) next.
+ */
+export async function migrateUpTo(ds: DataSource, name: string): Promise<number> {
+  const i = MIGRATIONS.findIndex((m) => (new m().name ?? m.name) === name);
+  expect(i).toBeGreaterThan(0);
+  await runMigrations(ds, MIGRATIONS.slice(0, i));
+  return i;
 }
