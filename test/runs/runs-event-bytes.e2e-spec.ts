@@ -7,10 +7,9 @@
  * form must still give every event back as written.
  */
 import { createTestApp, TestApp } from '../support/test-app';
-import { installChains, waitForStatus } from './run-kit';
+import { installChains, noopChain, waitForStatus } from './run-kit';
 
-const NODES = [1, 2, 3].map((i) => ({ id: `n${i}`, typeId: 'core.noop', config: { step: i } }));
-const CHAIN = { nodes: NODES, edges: NODES.slice(1).map((n, i) => ({ from: NODES[i].id, to: n.id })) };
+const CHAIN = noopChain(3);
 
 describe('runs: the stored bytes of a run\'s events', () => {
   let t: TestApp;

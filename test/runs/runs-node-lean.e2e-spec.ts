@@ -13,7 +13,7 @@ import { RunNodeLean1765430020000 } from '../../migrations/1765430020000-run-nod
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
-import { installChains, waitForStatus } from './run-kit';
+import { installChains, noopChain, waitForStatus } from './run-kit';
 
 const LEAN = ['run_id', 'node_id', 'status', 'attempt', 'outputs', 'error', 'gate_id', 'updated_at'];
 const columns = async (ds: DataSource) =>
@@ -29,8 +29,7 @@ const CHAIN = {
   edges: [{ from: 'set', to: 'noop' }],
 };
 
-const NODES = [1, 2, 3].map((i) => ({ id: `n${i}`, typeId: 'core.noop', config: { step: i } }));
-const THREE = { nodes: NODES, edges: NODES.slice(1).map((n, i) => ({ from: NODES[i].id, to: n.id })) };
+const THREE = noopChain(3);
 
 describe('runs: lean node rows', () => {
   let t: TestApp;

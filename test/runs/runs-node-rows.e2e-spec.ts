@@ -11,10 +11,9 @@ import { recordedOutcomes } from '../../src/capabilities/runs/engine/run-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
-import { installChains, waitForStatus } from './run-kit';
+import { installChains, noopChain, waitForStatus } from './run-kit';
 
-const NODES = [1, 2, 3].map((i) => ({ id: `n${i}`, typeId: 'core.noop', config: { step: i } }));
-const CHAIN = { nodes: NODES, edges: NODES.slice(1).map((n, i) => ({ from: NODES[i].id, to: n.id })) };
+const CHAIN = noopChain(3);
 const columns = async (ds: DataSource) =>
   ((await ds.query(`SELECT "column_name" FROM information_schema.columns WHERE "table_name" = 'run_node' ORDER BY "ordinal_position"`)) as Array<{ column_name: string }>).map((c) => c.column_name);
 
