@@ -179,6 +179,7 @@ describe('operator console: everyday use', () => {
     const page = await driver.signIn(admin, 'Workflows');
     const table = page.getByRole('table', { name: 'Installed workflows' });
     const row = table.getByRole('row').filter({ has: page.getByRole('button', { name: 'Release behind an approval gate' }) });
+    await row.waitFor();
     expect((await row.getByRole('cell').allTextContents()).slice(1)).toEqual(['1.0.0', 'private.examples.approval-gate', 'version*']);
     await row.getByRole('button', { name: 'Release behind an approval gate' }).click();
     const form = page.getByRole('form', { name: 'Start Release behind an approval gate' });
@@ -201,6 +202,8 @@ describe('operator console: everyday use', () => {
     const page = await driver.signIn(admin, 'Automations');
     const table = page.getByRole('table', { name: 'Automations' });
     const row = table.getByRole('row').filter({ has: page.getByText('examples.every-minute-digest') });
+    // allTextContents() does not wait: the table is drawn once the automations have been read.
+    await row.waitFor();
     const cells = await row.getByRole('cell').allTextContents();
     expect(cells.slice(1, 3)).toEqual(['every 1 min', 'enabled']);
     expect(cells[3]).not.toBe('—');
