@@ -93,7 +93,7 @@ export class RunCreationService {
     @Inject(RUNS_SETTINGS) private readonly settings: RunsSettings,
     private readonly callbacks: InterruptCallbacks,
   ) {
-    this.batches = new RunInsertBatches(ds);
+    this.batches = new RunInsertBatches(ds, settings.insertBatching);
   }
 
   /**

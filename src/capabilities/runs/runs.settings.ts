@@ -26,9 +26,31 @@ export interface RunsSettings {
   admission: { inflightCap: number; retryAfterSeconds: number; tenantMaxActiveRuns?: number; fairClaims?: boolean };
   /** The `iss` of the JWTs the host verifies (OPENWOP_JWT_ISSUER): the issuer of a bearer run owner's v2 subject. */
   jwtIssuer?: string;
+  /**
+   * How concurrent creates' inserts are gathered (engine/run-insert-batcher.ts). On a server an idle
+   * replica's insert leaves at once; on the embedded engine (no DATABASE_URL), whose statements run
+   * one at a time on the host's own thread, each insert waits for the end of its turn of the event
+   * loop, so the creates read in that turn leave as one statement.
+   */
+  insertBatching: InsertBatchOptions;
 }
 
 export const RUNS_SETTINGS = Symbol.for('openwop-host.runs.settings');
+
+/** How inserts are gathered: at most `maxInFlight` statements out, at most `maxBatch` runs in one. */
+export interface InsertBatchOptions {
+  maxInFlight: number;
+  maxBatch: number;
+  /**
+   * Whether an insert of an idle replica leaves in the same turn (the default). Off, every insert
+   * waits for the end of the turn, so the inserts of the requests read in that turn leave together:
+   * for a database that runs statements on the host's own thread (the embedded engine), where one
+   * statement never overlaps another and an insert that left alone would never be joined.
+   */
+  leaveWhenIdle?: boolean;
+}
+
+export const DEFAULT_INSERT_BATCHING: InsertBatchOptions = { maxInFlight: 2, maxBatch: 64, leaveWhenIdle: true };
 
 /** The same defaults as the goal limits: one set of host ceilings is advertised. */
 const DEFAULT_LIMITS: RunLimits = { maxLoopIterations: 100, maxRunDurationMs: 7 * 24 * 3600 * 1000, maxBudgetCostUsd: 100 };
@@ -41,7 +63,7 @@ function num(v: unknown): number | undefined {
  * Reads the section (already validated against the host-config schema). `limits` default to the
  * `goals.limits` values: discovery advertises one `limits` block, so the two may not disagree.
  */
-export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled' | 'forkUninstalledChains'> & Partial<Pick<HostConfig, 'admission' | 'jwt'>>): RunsSettings {
+export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'instanceId' | 'schedulerEnabled' | 'forkUninstalledChains' | 'databaseUrl'> & Partial<Pick<HostConfig, 'admission' | 'jwt'>>): RunsSettings {
   const s = (config.file.runs ?? {}) as Record<string, unknown>;
   const own = (s.limits ?? {}) as Record<string, unknown>;
   const goals = (((config.file.goals ?? {}) as Record<string, unknown>).limits ?? {}) as Record<string, unknown>;
@@ -67,5 +89,6 @@ export function runsSettings(config: Pick<HostConfig, 'file' | 'testSeams' | 'in
     forkUninstalledChains: config.forkUninstalledChains,
     admission: config.admission ?? { inflightCap: 0, retryAfterSeconds: 5 },
     ...(config.jwt?.issuer ? { jwtIssuer: config.jwt.issuer } : {}),
+    insertBatching: { ...DEFAULT_INSERT_BATCHING, leaveWhenIdle: config.databaseUrl !== undefined },
   };
 }

@@ -2,7 +2,7 @@ import { DATABASE_UNAVAILABLE } from '../../../platform/database/database-driver
 import { InsertBatcher } from './run-insert-batcher';
 
 /** A sender that holds each statement until released, recording what each statement carried. */
-function sender(opts: { failMany?: unknown; failOne?: (item: string) => unknown } = {}) {
+function sender(opts: { failMany?: unknown; failOne?: (item: string) => unknown; leaveWhenIdle?: boolean } = {}) {
   const statements: Array<{ kind: 'one' | 'many'; items: string[] }> = [];
   const held: Array<() => void> = [];
   const hold = <T>(value: () => T): Promise<T> => new Promise<T>((resolve, reject) => held.push(() => {
@@ -28,7 +28,7 @@ function sender(opts: { failMany?: unknown; failOne?: (item: string) => unknown 
         return `one:${item}`;
       });
     },
-    { maxInFlight: 1, maxBatch: 3 },
+    { maxInFlight: 1, maxBatch: 3, leaveWhenIdle: opts.leaveWhenIdle },
   );
   const release = async () => {
     await new Promise((r) => setImmediate(r));
@@ -84,5 +84,24 @@ describe('InsertBatcher', () => {
     expect(await first).toBe('one:a');
     expect(await Promise.all(rest)).toEqual([away, away]);
     expect(s.statements.filter((x) => x.kind === 'one').map((x) => x.items[0])).toEqual(['a']);
+  });
+
+  describe('with leaveWhenIdle off (a database on the host\'s own thread: the embedded engine)', () => {
+    it('holds even a lone insert of an idle replica to the end of the turn, then sends it in the statement it would have alone', async () => {
+      const s = sender({ leaveWhenIdle: false });
+      const a = s.batcher.submit('a');
+      expect(s.statements).toEqual([]);
+      await s.release();
+      await expect(a).resolves.toBe('one:a');
+      expect(s.statements).toEqual([{ kind: 'one', items: ['a'] }]);
+    });
+
+    it('sends the inserts of one turn together although nothing was out when the first arrived', async () => {
+      const s = sender({ leaveWhenIdle: false });
+      const all = ['a', 'b', 'c'].map((x) => s.batcher.submit(x));
+      await s.release();
+      await expect(Promise.all(all)).resolves.toEqual(['many:a', 'many:b', 'many:c']);
+      expect(s.statements).toEqual([{ kind: 'many', items: ['a', 'b', 'c'] }]);
+    });
   });
 });

@@ -4,6 +4,7 @@ import { GroupCommit } from './run-flush-batcher';
 import type { EagerInsertOutcome } from './run-eager-start';
 import { insertPendingRun, insertWrittenRun, RunInsertValues } from './run-insert';
 import { insertPendingRuns, insertWrittenRuns } from './run-insert-batch';
+import { DEFAULT_INSERT_BATCHING, InsertBatchOptions } from '../runs.settings';
 
 /**
  * Group commit of created runs' inserts (GroupCommit, as the engine's writes are). An insert of an
@@ -14,12 +15,12 @@ import { insertPendingRuns, insertWrittenRuns } from './run-insert-batch';
  * offending run sees the error; while the database is away every run of the batch gets the error.
  */
 export class InsertBatcher<I, O> extends GroupCommit<I, O> {
-  constructor(
-    sendMany: (items: I[]) => Promise<O[]>,
-    sendOne: (item: I) => Promise<O>,
-    opts: { maxInFlight: number; maxBatch: number } = { maxInFlight: 2, maxBatch: 64 },
-  ) {
-    super((items) => (items.length === 1 ? sendOne(items[0]).then((o) => [o]) : sendMany(items)), { ...opts, leaveWhenIdle: true });
+  constructor(sendMany: (items: I[]) => Promise<O[]>, sendOne: (item: I) => Promise<O>, opts: InsertBatchOptions = DEFAULT_INSERT_BATCHING) {
+    super((items) => (items.length === 1 ? sendOne(items[0]).then((o) => [o]) : sendMany(items)), {
+      maxInFlight: opts.maxInFlight,
+      maxBatch: opts.maxBatch,
+      leaveWhenIdle: opts.leaveWhenIdle ?? true,
+    });
   }
 }
 
@@ -33,7 +34,7 @@ export class RunInsertBatches {
   readonly pending: InsertBatcher<{ values: RunInsertValues; claim: { owner: string; leaseMs: number } | null }, { current: boolean; id: string | null; claimed: boolean }>;
   readonly written: InsertBatcher<{ values: RunInsertValues; flush: FlushParams }, EagerInsertOutcome>;
 
-  constructor(ds: DataSource, opts: { maxInFlight: number; maxBatch: number } = { maxInFlight: 2, maxBatch: 64 }) {
+  constructor(ds: DataSource, opts: InsertBatchOptions = DEFAULT_INSERT_BATCHING) {
     this.pending = new InsertBatcher(
       (items) => insertPendingRuns(ds, items),
       (it) => insertPendingRun(ds, it.values, it.claim),
