@@ -155,7 +155,10 @@ describe('list and poll statements use indexes on a seeded database', () => {
         const leaves = below.filter((c) => !c.Plans?.length);
         return leaves.length > 0 && leaves.every((c) => c['Node Type'] === 'CTE Scan' && bounded.has(c['CTE Name'] ?? ''));
       };
-      const bad = nodes.filter((n) => (n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')) || (SORTS.has(n['Node Type']) && !boundedSort(n)));
+      // An ordered aggregate's own sort (json_agg(... ORDER BY ...) of one run's child runs or artifacts, read
+      // through an index): PostgreSQL 15 sorts inside the aggregate, 16 and later plan it as a Sort node beneath it.
+      const aggregateSorts = new Set(nodes.filter((n) => n['Node Type'] === 'Aggregate').flatMap((n) => (n.Plans ?? []).filter((c) => SORTS.has(c['Node Type']))));
+      const bad = nodes.filter((n) => (n['Node Type'] === 'Seq Scan' && BIG.has(n['Relation Name'] ?? '')) || (SORTS.has(n['Node Type']) && !aggregateSorts.has(n) && !boundedSort(n)));
       const removed = bigScans.reduce((sum, n) => sum + (n['Rows Removed by Filter'] ?? 0) * (n['Actual Loops'] ?? 1), 0);
       if (removable !== undefined && removed > removable) bad.push({ 'Node Type': `${removed} rows removed by a filter (at most ${removable})` });
       if (bad.length) problems.push(`${bad.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? n['Sort Key']?.join(', ') ?? ''}`).join('; ')}\n  ${s.sql}\n  ${JSON.stringify(s.params)}\n${JSON.stringify(plan[0].Plan, null, 1)}`);
@@ -209,6 +212,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
   it.each([
     ['events poll', () => `/v1/runs/${ids.run}/events/poll?lastSequence=3&timeout=0`, {}],
     ['events JSON read', () => `/v1/runs/${ids.run}/events`, { accept: 'application/json' }],
+    ['run snapshot', () => `/v1/runs/${ids.run}`, {}],
     ['webhooks', () => '/v1/webhooks?limit=50', {}],
     ['connections', () => '/v1/connections?limit=50', {}],
     ['installed packs', () => '/v1/installed-packs?limit=50', {}],
@@ -255,7 +259,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
   });
 
   it('the chosen indexes are the reviewed ones', () => {
-    expect(Object.keys(chosen).length).toBe(LISTS.length + 6);
+    expect(Object.keys(chosen).length).toBe(LISTS.length + 7);
     expect(Object.fromEntries(Object.entries(chosen).sort(([a], [b]) => (a < b ? -1 : 1)))).toMatchSnapshot();
   });
 });

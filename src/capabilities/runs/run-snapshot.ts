@@ -4,12 +4,10 @@ import { RunEntity } from './run.entity';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { UUID } from '../../platform/ids';
 import type { RunArtifactRef } from '@openwop-host/plugin-sdk';
-import type { RunArtifactsService } from './artifacts/run-artifacts.service';
 import type { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { RunNodeEntity } from './run-node.entity';
 import { inScope } from '../../platform/tenancy/workspace-scope';
-import { childRunsOf, ChildRunView, linkageOf, runVariables } from './run-variables';
-import { compensationStore } from './compensation/compensation-store';
+import { ChildRunView, linkageOf, runVariables } from './run-variables';
 
 /**
  * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
@@ -87,19 +85,74 @@ export async function findRun(db: EntityManager, scope: TenantScope, runId: stri
   return (await db.getRepository(RunEntity).findOne({ where: inScope(scope, { id: runId }) })) ?? undefined;
 }
 
-/** The RunSnapshot of a run of the caller's scope (unknown and foreign ids are 404), with its nodes, its interrupt and (given the store) its artifacts. */
-export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsService, scope: TenantScope, runId: string, artifacts?: Pick<RunArtifactsService, 'list'>, major = 1): Promise<RunSnapshot> {
-  const run = await findRun(db, scope, runId);
+/**
+ * What a snapshot shows besides the run's row, read by the statement that reads the row (one round
+ * trip for a whole snapshot, where each part was a statement of its own): its nodes (in the order a
+ * read of them by run id gives, as before), its compensation plan's status, its artifacts and child
+ * runs (oldest first), and the last sequence of its event stream (its ETag's; 0 when it has none).
+ * Each subquery reads through the row, so only a row of the caller's scope brings anything.
+ */
+const SNAPSHOT_PARTS: Array<[alias: string, select: (r: string) => string]> = [
+  ['snapshot_nodes', (r) => `(SELECT coalesce(json_agg(json_build_object('nodeId', n."node_id", 'status', n."status", 'attempt', n."attempt", 'outputs', n."outputs", 'error', n."error")), '[]'::json) FROM "run_node" n WHERE n."run_id" = ${r}."id")`],
+  ['snapshot_compensation', (r) => `(SELECT c."status" FROM "run_compensation" c WHERE c."tenant" = ${r}."tenant" AND c."run_id" = ${r}."id")`],
+  [
+    'snapshot_artifacts',
+    (r) =>
+      `(SELECT coalesce(json_agg(json_build_object('artifactId', a."id", 'name', a."name", 'contentType', a."content_type", 'sizeBytes', a."size_bytes", 'nodeId', a."node_id", 'createdAt', a."created_at") ORDER BY a."created_at", a."id"), '[]'::json) FROM "run_artifact" a WHERE a."tenant" = ${r}."tenant" AND a."run_id" = ${r}."id")`,
+  ],
+  // run_parent_idx (migration 1765000180000): the predicate `metadata ? 'parentRunId'` is its partial index's (as childRunsOf).
+  [
+    'snapshot_children',
+    (r) =>
+      `(SELECT coalesce(json_agg(json_build_object('runId', k."id", 'workflowId', k."workflow_id", 'status', k."status", 'parentNodeId', k."metadata"->>'parentNodeId') ORDER BY k."created_at", k."id"), '[]'::json) FROM "run" k WHERE k."tenant" = ${r}."tenant" AND k."metadata" ? 'parentRunId' AND k."metadata"->>'parentRunId' = ${r}."id"::text AND k."kind" = 'workflow')`,
+  ],
+  ['snapshot_sequence', (r) => `(SELECT s."last_sequence" FROM "event_stream" s WHERE s."tenant" = ${r}."tenant" AND s."stream_id" = ${r}."id"::text)`],
+];
+
+interface SnapshotParts {
+  snapshot_nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'status' | 'attempt' | 'outputs' | 'error'>>;
+  snapshot_compensation: string | null;
+  snapshot_artifacts: Array<Omit<RunArtifactRef, 'createdAt'> & { createdAt: string }>;
+  snapshot_children: Array<{ runId: string; workflowId: string | null; status: string; parentNodeId: string | null }>;
+  snapshot_sequence: string | number | null;
+}
+
+/**
+ * The RunSnapshot of a run of the caller's scope (unknown and foreign ids are 404), with its nodes,
+ * its interrupt and (`artifacts`) what its nodes stored; `major`: the protocol major it is read under.
+ */
+export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsService, scope: TenantScope, runId: string, opts: { artifacts?: boolean; major?: number } = {}): Promise<RunSnapshot> {
+  return (await readRunSnapshotAndSequence(db, interrupts, scope, runId, opts)).snapshot;
+}
+
+/**
+ * The same, and the last sequence of the run's event stream, both as one statement saw them (the
+ * snapshot's ETag: a later event gives a later sequence). The row and everything the snapshot shows
+ * of it are one statement; a run waiting on an interrupt reads it after.
+ */
+export async function readRunSnapshotAndSequence(
+  db: EntityManager,
+  interrupts: InterruptsService,
+  scope: TenantScope,
+  runId: string,
+  opts: { artifacts?: boolean; major?: number },
+): Promise<{ snapshot: RunSnapshot; lastSequence: number }> {
+  if (!UUID.test(runId)) throw new NotFoundError('No such run.');
+  const qb = db.getRepository(RunEntity).createQueryBuilder('r').setFindOptions({ where: inScope(scope, { id: runId }) });
+  for (const [alias, select] of SNAPSHOT_PARTS) qb.addSelect(select('"r"'), alias);
+  const { entities, raw } = await qb.getRawAndEntities<SnapshotParts>();
+  const run = entities[0];
   if (!run) throw new NotFoundError('No such run.');
-  const nodes = run.kind === 'workflow' ? await db.getRepository(RunNodeEntity).find({ where: { runId: run.id } }) : [];
-  const s = snapshot(run, nodes);
-  s.compensationStatus = (await compensationStore.statuses(db, run.tenant, [run.id])).get(run.id) ?? 'none';
+  const parts = raw[0];
+  const workflow = run.kind === 'workflow';
+  const s = snapshot(run, workflow ? (parts.snapshot_nodes as RunNodeEntity[]) : []);
+  s.compensationStatus = parts.snapshot_compensation ?? 'none';
   // `major`: the protocol major it is read under (an interrupt's token scheme and callback route differ).
-  const interrupt = run.kind === 'workflow' ? await interrupts.forSnapshot(run, major) : undefined;
+  const interrupt = workflow ? await interrupts.forSnapshot(run, opts.major ?? 1) : undefined;
   if (interrupt) s.interrupt = interrupt;
-  if (artifacts && run.kind === 'workflow') s.artifacts = await artifacts.list(run.tenant, run.id);
-  if (run.kind === 'workflow') {
-    const children = await childRunsOf(db, run, run.id);
+  if (opts.artifacts && workflow) s.artifacts = parts.snapshot_artifacts.map((a) => ({ ...a, sizeBytes: Number(a.sizeBytes), createdAt: new Date(a.createdAt).toISOString() }));
+  if (workflow) {
+    const children: ChildRunView[] = parts.snapshot_children.map((c) => ({ runId: c.runId, workflowId: c.workflowId ?? '', status: c.status, ...(c.parentNodeId ? { parentNodeId: c.parentNodeId } : {}) }));
     if (children.length) {
       s.childRuns = children;
       // A parent whose node waits on a child that waits for a human waits for that human too: it
@@ -108,7 +161,7 @@ export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsS
       if (waiting) s.status = waiting.status;
     }
   }
-  return s;
+  return { snapshot: s, lastSequence: parts.snapshot_sequence === null ? 0 : Number(parts.snapshot_sequence) };
 }
 
 /** The snapshot of a workflow run as `create` inserts it (pending, nothing run yet): what a read of the new row would answer. */

@@ -16,8 +16,7 @@ import type { WorkflowDefinition } from './workflow-definition';
 import { compensationStore } from './compensation/compensation-store';
 import { UUID } from '../../platform/ids';
 import { InterruptsService } from './interrupts/interrupts.service';
-import { RunArtifactsService } from './artifacts/run-artifacts.service';
-import { findRun, readRunSnapshot, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
+import { findRun, readRunSnapshot, readRunSnapshotAndSequence, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
 import { scopeCondition, scopedQuery } from '../../platform/tenancy/workspace-scope';
 import { childRunsOf } from './run-variables';
 
@@ -36,12 +35,16 @@ export class RunsService {
     private readonly metrics: RunMetrics,
     private readonly interrupts: InterruptsService,
     private readonly audit: AuditLogService,
-    private readonly artifacts: RunArtifactsService,
   ) {}
 
   /** `major`: the protocol major the snapshot is read under (readRunSnapshot). */
   async get(scope: TenantScope, runId: string, manager?: EntityManager, major = 1): Promise<RunSnapshot> {
-    return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, this.artifacts, major);
+    return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, { artifacts: true, major });
+  }
+
+  /** The same snapshot and the last sequence of the run's event stream, as one statement saw them (the snapshot's ETag). */
+  async getWithSequence(scope: TenantScope, runId: string, major = 1): Promise<{ snapshot: RunSnapshot; lastSequence: number }> {
+    return readRunSnapshotAndSequence(this.ds.manager, this.interrupts, scope, runId, { artifacts: true, major });
   }
 
   /** The run's id and status only (one indexed read; unknown and foreign ids are 404): what a stream needs to open. */

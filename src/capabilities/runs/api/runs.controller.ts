@@ -4,7 +4,6 @@ import { ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, Ap
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ValidationError } from '../../../platform/errors/domain-error';
 import { REPLAY_HEADER } from '../../../platform/idempotency/idempotency-store.service';
-import { EventLogService } from '../../../platform/events/event-log.service';
 import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators';
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
@@ -27,7 +26,6 @@ import { requestMajor } from '../../../platform/http/protocol-version';
 export class RunsController {
   constructor(
     private readonly runs: RunsService,
-    private readonly events: EventLogService,
     private readonly keyed: KeyedRunOperations,
     private readonly creation: RunCreationService,
   ) {}
@@ -85,9 +83,8 @@ export class RunsController {
   @ApiErrors(401, 403, 404)
   async get(@CurrentPrincipal() p: Principal, @Param('runId') runId: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const condition = req.headers['if-none-match'];
-    // The sequence is read first: an event written in between only makes the tag older, never wrong.
-    const sequence = await this.events.lastSequence(p, runId);
-    const snap = await this.runs.get(p, runId, undefined, requestMajor(req));
+    // The snapshot and its stream's last sequence, as one statement saw them.
+    const { snapshot: snap, lastSequence: sequence } = await this.runs.getWithSequence(p, runId, requestMajor(req));
     const body = JSON.stringify(snap);
     const tag = `"${sequence}-${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
     reply.header('etag', tag);
