@@ -8,6 +8,8 @@ import type { InterruptsService, InterruptView } from './interrupts/interrupts.s
 import { RunNodeEntity } from './run-node.entity';
 import { inScope } from '../../platform/tenancy/workspace-scope';
 import { ChildRunView, linkageOf, runVariables } from './run-variables';
+import { definitionSelect } from './run-definition.entity';
+import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
 
 /**
  * The wire shapes of a run (RunSnapshot, its definition, a page of runs) and how they are read from
@@ -85,36 +87,45 @@ export async function findRun(db: EntityManager, scope: TenantScope, runId: stri
   return (await db.getRepository(RunEntity).findOne({ where: inScope(scope, { id: runId }) })) ?? undefined;
 }
 
-/**
- * What a snapshot shows besides the run's row, read by the statement that reads the row (one round
- * trip for a whole snapshot, where each part was a statement of its own): its nodes (in the order a
- * read of them by run id gives, as before), its compensation plan's status, its artifacts and child
- * runs (oldest first), and the last sequence of its event stream (its ETag's; 0 when it has none).
- * Each subquery reads through the row, so only a row of the caller's scope brings anything.
- */
-const SNAPSHOT_PARTS: Array<[alias: string, select: (r: string) => string]> = [
-  ['snapshot_nodes', (r) => `(SELECT coalesce(json_agg(json_build_object('nodeId', n."node_id", 'status', n."status", 'attempt', n."attempt", 'outputs', n."outputs", 'error', n."error")), '[]'::json) FROM "run_node" n WHERE n."run_id" = ${r}."id")`],
-  ['snapshot_compensation', (r) => `(SELECT c."status" FROM "run_compensation" c WHERE c."tenant" = ${r}."tenant" AND c."run_id" = ${r}."id")`],
-  [
-    'snapshot_artifacts',
-    (r) =>
-      `(SELECT coalesce(json_agg(json_build_object('artifactId', a."id", 'name', a."name", 'contentType', a."content_type", 'sizeBytes', a."size_bytes", 'nodeId', a."node_id", 'createdAt', a."created_at") ORDER BY a."created_at", a."id"), '[]'::json) FROM "run_artifact" a WHERE a."tenant" = ${r}."tenant" AND a."run_id" = ${r}."id")`,
-  ],
-  // run_parent_idx (migration 1765000180000): the predicate `metadata ? 'parentRunId'` is its partial index's (as childRunsOf).
-  [
-    'snapshot_children',
-    (r) =>
-      `(SELECT coalesce(json_agg(json_build_object('runId', k."id", 'workflowId', k."workflow_id", 'status', k."status", 'parentNodeId', k."metadata"->>'parentNodeId') ORDER BY k."created_at", k."id"), '[]'::json) FROM "run" k WHERE k."tenant" = ${r}."tenant" AND k."metadata" ? 'parentRunId' AND k."metadata"->>'parentRunId' = ${r}."id"::text AND k."kind" = 'workflow')`,
-  ],
-  ['snapshot_sequence', (r) => `(SELECT s."last_sequence" FROM "event_stream" s WHERE s."tenant" = ${r}."tenant" AND s."stream_id" = ${r}."id"::text)`],
-];
+/** The columns of a run's row a snapshot shows (and its interrupt reads), by property. */
+type SnapshotRun = Pick<
+  RunEntity,
+  'id' | 'tenant' | 'workspace' | 'principal' | 'kind' | 'status' | 'workflowId' | 'definition' | 'inputs' | 'configurable' | 'metadata' | 'outputs' | 'error' | 'currentNodeId' | 'startedAt' | 'completedAt' | 'createdAt' | 'nodeExecutions' | 'costUsd' | 'forkedBy'
+>;
 
-interface SnapshotParts {
+/**
+ * A run's whole snapshot in one statement, prepared once per connection: the row's columns a snapshot
+ * shows (not the stored create answer, the lease or the starter's scopes), its stored definition, and
+ * as subqueries through the row: its nodes (in the order a read of them by run id gives), its
+ * compensation plan's status, its artifacts and child runs (oldest first), and the last sequence of its
+ * event stream (the ETag's; 0 when it has none). Only a row of the caller's scope brings anything.
+ */
+const READ_SNAPSHOT = preparedStatement(
+  'run_snapshot_read',
+  `SELECT r."id", r."tenant", r."workspace", r."principal", r."kind", r."status", r."workflow_id" AS "workflowId",
+     r."inputs", r."configurable", r."metadata", r."outputs", r."error", r."current_node_id" AS "currentNodeId",
+     r."started_at" AS "startedAt", r."completed_at" AS "completedAt", r."created_at" AS "createdAt",
+     r."node_executions" AS "nodeExecutions", r."cost_usd" AS "costUsd", r."forked_by" AS "forkedBy",
+     (${definitionSelect('r')}) AS "definition",
+     (SELECT coalesce(json_agg(json_build_object('nodeId', n."node_id", 'status', n."status", 'attempt', n."attempt", 'outputs', n."outputs", 'error', n."error")), '[]'::json)
+        FROM "run_node" n WHERE n."run_id" = r."id") AS "snapshot_nodes",
+     (SELECT c."status" FROM "run_compensation" c WHERE c."tenant" = r."tenant" AND c."run_id" = r."id") AS "snapshot_compensation",
+     (SELECT coalesce(json_agg(json_build_object('artifactId', a."id", 'name', a."name", 'contentType', a."content_type", 'sizeBytes', a."size_bytes", 'nodeId', a."node_id", 'createdAt', a."created_at") ORDER BY a."created_at", a."id"), '[]'::json)
+        FROM "run_artifact" a WHERE a."tenant" = r."tenant" AND a."run_id" = r."id") AS "snapshot_artifacts",
+     -- run_parent_idx (migration 1765000180000): the predicate \`metadata ? 'parentRunId'\` is its partial index's (as childRunsOf).
+     (SELECT coalesce(json_agg(json_build_object('runId', k."id", 'workflowId', k."workflow_id", 'status', k."status", 'parentNodeId', k."metadata"->>'parentNodeId') ORDER BY k."created_at", k."id"), '[]'::json)
+        FROM "run" k WHERE k."tenant" = r."tenant" AND k."metadata" ? 'parentRunId' AND k."metadata"->>'parentRunId' = r."id"::text AND k."kind" = 'workflow') AS "snapshot_children",
+     (SELECT s."last_sequence" FROM "event_stream" s WHERE s."tenant" = r."tenant" AND s."stream_id" = r."id"::text) AS "snapshot_sequence"
+   FROM "run" r
+   WHERE r."id" = $1 AND r."tenant" = $2 AND ($3::text IS NULL OR r."workspace" = $3)`,
+);
+
+interface SnapshotRow extends SnapshotRun {
   snapshot_nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'status' | 'attempt' | 'outputs' | 'error'>>;
   snapshot_compensation: string | null;
   snapshot_artifacts: Array<Omit<RunArtifactRef, 'createdAt'> & { createdAt: string }>;
   snapshot_children: Array<{ runId: string; workflowId: string | null; status: string; parentNodeId: string | null }>;
-  snapshot_sequence: string | number | null;
+  snapshot_sequence: string | null;
 }
 
 /**
@@ -128,7 +139,8 @@ export async function readRunSnapshot(db: EntityManager, interrupts: InterruptsS
 /**
  * The same, and the last sequence of the run's event stream, both as one statement saw them (the
  * snapshot's ETag: a later event gives a later sequence). The row and everything the snapshot shows
- * of it are one statement; a run waiting on an interrupt reads it after.
+ * of it are one statement (READ_SNAPSHOT); a run waiting on an interrupt reads it after. Inside a
+ * caller's transaction the statement runs on its connection.
  */
 export async function readRunSnapshotAndSequence(
   db: EntityManager,
@@ -138,30 +150,27 @@ export async function readRunSnapshotAndSequence(
   opts: { artifacts?: boolean; major?: number },
 ): Promise<{ snapshot: RunSnapshot; lastSequence: number }> {
   if (!UUID.test(runId)) throw new NotFoundError('No such run.');
-  const qb = db.getRepository(RunEntity).createQueryBuilder('r').setFindOptions({ where: inScope(scope, { id: runId }) });
-  for (const [alias, select] of SNAPSHOT_PARTS) qb.addSelect(select('"r"'), alias);
-  const { entities, raw } = await qb.getRawAndEntities<SnapshotParts>();
-  const run = entities[0];
-  if (!run) throw new NotFoundError('No such run.');
-  const parts = raw[0];
+  const [row] = await runPrepared<SnapshotRow>(db.queryRunner ? db : db.connection, READ_SNAPSHOT, [runId, scope.tenant, scope.workspace ?? null]);
+  if (!row) throw new NotFoundError('No such run.');
+  const { snapshot_nodes: nodes, snapshot_compensation: compensation, snapshot_artifacts: artifacts, snapshot_children: children, snapshot_sequence: sequence, ...run } = row;
   const workflow = run.kind === 'workflow';
-  const s = snapshot(run, workflow ? (parts.snapshot_nodes as RunNodeEntity[]) : []);
-  s.compensationStatus = parts.snapshot_compensation ?? 'none';
+  const s = snapshot(run, workflow ? nodes : []);
+  s.compensationStatus = compensation ?? 'none';
   // `major`: the protocol major it is read under (an interrupt's token scheme and callback route differ).
   const interrupt = workflow ? await interrupts.forSnapshot(run, opts.major ?? 1) : undefined;
   if (interrupt) s.interrupt = interrupt;
-  if (opts.artifacts && workflow) s.artifacts = parts.snapshot_artifacts.map((a) => ({ ...a, sizeBytes: Number(a.sizeBytes), createdAt: new Date(a.createdAt).toISOString() }));
+  if (opts.artifacts && workflow) s.artifacts = artifacts.map((a) => ({ ...a, sizeBytes: Number(a.sizeBytes), createdAt: new Date(a.createdAt).toISOString() }));
   if (workflow) {
-    const children: ChildRunView[] = parts.snapshot_children.map((c) => ({ runId: c.runId, workflowId: c.workflowId ?? '', status: c.status, ...(c.parentNodeId ? { parentNodeId: c.parentNodeId } : {}) }));
-    if (children.length) {
-      s.childRuns = children;
+    const views: ChildRunView[] = children.map((c) => ({ runId: c.runId, workflowId: c.workflowId ?? '', status: c.status, ...(c.parentNodeId ? { parentNodeId: c.parentNodeId } : {}) }));
+    if (views.length) {
+      s.childRuns = views;
       // A parent whose node waits on a child that waits for a human waits for that human too: it
       // reads the child's waiting status (the child's interrupt is resolved on the child run).
-      const waiting = s.status === 'running' ? children.find((c) => c.status.startsWith('waiting-')) : undefined;
+      const waiting = s.status === 'running' ? views.find((c) => c.status.startsWith('waiting-')) : undefined;
       if (waiting) s.status = waiting.status;
     }
   }
-  return { snapshot: s, lastSequence: parts.snapshot_sequence === null ? 0 : Number(parts.snapshot_sequence) };
+  return { snapshot: s, lastSequence: sequence === null ? 0 : Number(sequence) };
 }
 
 /** The snapshot of a workflow run as `create` inserts it (pending, nothing run yet): what a read of the new row would answer. */
@@ -196,7 +205,7 @@ export function createdSnapshot(
   return JSON.parse(JSON.stringify(snapshot(row, []))) as RunSnapshot;
 }
 
-export function snapshot(r: RunEntity, nodes: RunNodeEntity[]): RunSnapshot {
+export function snapshot(r: SnapshotRun, nodes: Array<Pick<RunNodeEntity, 'nodeId' | 'status' | 'attempt' | 'outputs' | 'error'>>): RunSnapshot {
   const owner: RunSnapshot['owner'] = { tenant: r.tenant };
   if (r.workspace) owner.workspace = r.workspace;
   if (r.principal) owner.principal = r.principal;
