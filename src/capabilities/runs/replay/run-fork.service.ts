@@ -180,9 +180,15 @@ export class RunForkService {
       });
       return id;
     });
-    this.events.wake();
-    this.engine.kick(forkId);
-    const snapshot = await this.runs.get(scope, forkId);
+    // The answer is the fork as created: read before the engine is told of it, so a fork that completes at
+    // once is still answered as it was inserted (a 201 names no terminal status, as POST /v1/runs's).
+    let snapshot: RunSnapshot;
+    try {
+      snapshot = await this.runs.get(scope, forkId);
+    } finally {
+      this.events.wake();
+      this.engine.kick(forkId);
+    }
     return { answer: { runId: forkId, sourceRunId: source.id, fromSeq, mode: req.mode, status: snapshot.status }, snapshot };
   }
 
