@@ -19,7 +19,11 @@
  *
  *   npm run bench -- peers-process [--rounds 3] [--submissions 2000] [--concurrency 16] [--samples 400]
  *                                  [--sides host,graphile-worker] [--base-root <checkout>] [--host-root <checkout>] [--json file] [--short]
+ *                                  [--idle-request stream|post|events|read] [--pause 5-25]
  *
+ * `--idle-request` makes the host's idle item one of its requests alone (host sides only: process-roles.ts
+ * IDLE_REQUESTS) and `--pause` sets the pause between idle items (`0`: back to back), to see where an
+ * item's time goes.
  * `--base-root` adds a side `host@base`: the same host from another checkout (say a worktree of an
  * earlier commit, with node_modules linked), on a template prepared by that checkout, to measure a
  * change before and after in the same rounds (`--host-root` runs the `host` side from another checkout too). BENCH_SERVE_NODE_FLAGS passes Node flags to every
@@ -31,7 +35,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { ClientMessage, percentile, SubmitResult } from './peers/process-roles';
+import { ClientMessage, IDLE_REQUESTS, IdleRequest, percentile, SubmitResult } from './peers/process-roles';
 
 const ROOT = path.join(__dirname, '..');
 const ROLES = path.join(__dirname, 'peers', 'process-roles.ts');
@@ -54,6 +58,16 @@ const BASE_ROOT = option('base-root', '');
 /** The checkout whose host the `host` side runs (default: this one). */
 const HOST_ROOT = path.resolve(option('host-root', ROOT));
 const ONLY_SIDES = option('sides', '').split(',').filter(Boolean);
+/** What a host side's idle item does (process-roles.ts IDLE_REQUESTS): the targets are the default's. */
+const IDLE_REQUEST = option('idle-request', 'stream') as IdleRequest;
+if (!IDLE_REQUESTS.includes(IDLE_REQUEST)) throw new Error(`--idle-request must be one of ${IDLE_REQUESTS.join(', ')}`);
+/** The pause between idle items, `lo-hi` ms (`0`: back to back). */
+const PAUSE = ((): [number, number] => {
+  const text = option('pause', '5-25');
+  const m = /^(\d+)(?:-(\d+))?$/.exec(text);
+  if (!m || Number(m[2] ?? m[1]) < Number(m[1])) throw new Error(`--pause must be milliseconds, lo-hi (for example 5-25) or one number`);
+  return [Number(m[1]), Number(m[2] ?? m[1])];
+})();
 /** The rate budgets of the other benchmarks (harness BENCH_RATE_BUDGETS): limits on, never reached. */
 const RATE_BUDGETS = { OPENWOP_RATE_LIMIT_READ: '999999999/1s', OPENWOP_RATE_LIMIT_WRITE: '999999999/1s', OPENWOP_RATE_LIMIT_PUBLIC: '999999999/1s' };
 
@@ -266,7 +280,7 @@ function hostSide(name: string, root: string, template: string, key: string): Si
     template,
     async start(db, dir) {
       const port = await freePort();
-      const client = forkRole(root, ['client', 'host', `http://127.0.0.1:${port}`, key, String(CONCURRENCY)]);
+      const client = forkRole(root, ['client', 'host', `http://127.0.0.1:${port}`, key, String(CONCURRENCY), IDLE_REQUEST]);
       await ready(client);
       return { client, service: await serve(root, db, port, dir) };
     },
@@ -360,7 +374,7 @@ async function round(side: Side, n: number, problems: string[]): Promise<Figures
     }
     await phase('latency', async () => {
       const t = process.hrtime.bigint();
-      const { samples } = await client.ask<{ samples: number[] }>({ op: 'latency', count: SAMPLES });
+      const { samples } = await client.ask<{ samples: number[] }>({ op: 'latency', count: SAMPLES, pause: PAUSE });
       const firstMs = samples[0];
       samples.sort((x, y) => x - y);
       return { items: samples.length, seconds: Number(process.hrtime.bigint() - t) / 1e9, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), firstMs };
@@ -444,7 +458,11 @@ export async function main(): Promise<void> {
       const t = await hostTemplate(HOST_ROOT);
       sides.push(hostSide('host', HOST_ROOT, t.template, t.key));
     }
-    if (wanted('graphile-worker')) sides.push(graphileSide(await graphileTemplate()));
+    if (wanted('graphile-worker')) {
+      // Its item is the job run, told over a socket: only the host's default item is its like.
+      if (IDLE_REQUEST !== 'stream') throw new Error(`--idle-request ${IDLE_REQUEST} measures one of the host's requests: name the host sides only (--sides host)`);
+      sides.push(graphileSide(await graphileTemplate()));
+    }
     if (BASE_ROOT) {
       const t = await hostTemplate(path.resolve(BASE_ROOT));
       sides.push(hostSide('host@base', path.resolve(BASE_ROOT), t.template, t.key));
@@ -472,7 +490,7 @@ export async function main(): Promise<void> {
   const out = process.stdout;
   out.write(`\nPeer benchmark, process mode: the host (openwop-host serve) beside graphile-worker ${gwVersion}, each side a fresh service process, a fresh client process and a fresh database per round\n`);
   out.write(`${version.split(',')[0]}, ${os.cpus().length} cores shared with other work; load average (1, 5, 15 min) ${loadBefore} before, ${loadavg()} after\n`);
-  out.write(`${ROUNDS} round(s), sides alternating; ${SUBMISSIONS} submissions with ${CONCURRENCY} in flight, then ${SAMPLES} idle items one at a time${SHORT ? ' (short mode: a smoke test, the figures mean nothing)' : ''}\n`);
+  out.write(`${ROUNDS} round(s), sides alternating; ${SUBMISSIONS} submissions with ${CONCURRENCY} in flight, then ${SAMPLES} idle items one at a time, ${PAUSE[1] > 0 ? `${PAUSE[0]}-${PAUSE[1]} ms apart` : 'back to back'}${IDLE_REQUEST !== 'stream' ? ` (the host's item: ${IDLE_REQUEST}, not the create followed to run.completed)` : ''}${SHORT ? ' (short mode: a smoke test, the figures mean nothing)' : ''}\n`);
   out.write('first ms = the latency of the first idle item; per item: service = CPU ms of the host / worker process, client = of the client process, pg = of the side\'s PostgreSQL backends; load = 1-minute load average at the start of the phase\n');
   for (let n = 1; n <= ROUNDS; n++) out.write(`\nround ${n}\n${HEADER}\n${all.filter((r) => r.round === n).map(row).join('\n')}\n`);
   out.write(`\nsame-round ratios (min / median / max over ${ROUNDS} round(s))\n`);

@@ -5,7 +5,7 @@
  * - `prepare <root> <url> <out>`: boots the host of the checkout at `root` in process on a new database
  *   (migrating it), installs the benchmark's one-step chain, mints an API key and writes it to `out`;
  *   the database is then a template every round copies;
- * - `client host <base> <key> <concurrency>`: a client of the host's public API over keep-alive HTTP;
+ * - `client host <base> <key> <concurrency> [idle request]`: a client of the host's public API over keep-alive HTTP;
  * - `client graphile-worker <url> <socket> <concurrency>`: a client of graphile-worker (`addJob` of
  *   `makeWorkerUtils`), told by the worker over a Unix socket when a job's handler ran;
  * - `worker <url> <socket> <concurrency>`: graphile-worker's worker, its handler writing the job's id
@@ -38,12 +38,26 @@ export interface SubmitResult {
 export interface ClientMessage {
   op: 'submit' | 'latency' | 'exit';
   count?: number;
+  /** The pause between idle items, ms: a random one from `pause[0]` to `pause[1]` (0 and 0: back to back). */
+  pause?: [number, number];
 }
+
+/**
+ * What one idle item of the host's client does (`--idle-request`): `stream`, the default, creates a run
+ * and follows its event stream until `run.completed` (what a user's client waits for, and what the
+ * targets against graphile-worker are measured on); the others measure one request of it at a time:
+ * `post` only creates the run (its 201), `events` reads the event stream and `read` the snapshot
+ * (`GET /v1/runs/{runId}`) of one completed run created before the items.
+ */
+export const IDLE_REQUESTS = ['stream', 'post', 'events', 'read'] as const;
+export type IdleRequest = (typeof IDLE_REQUESTS)[number];
 
 interface Driver {
   submit(): Promise<void>;
   /** One item: submitted, then its completion observed. */
   once(): Promise<void>;
+  /** What the items need before the first is timed. */
+  prepare?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,7 +71,7 @@ export function percentile(sorted: number[], p: number): number {
 
 // --- the host's client ---------------------------------------------------------------------------
 
-function hostDriver(base: string, key: string, concurrency: number): Driver {
+function hostDriver(base: string, key: string, concurrency: number, idle: IdleRequest = 'stream'): Driver {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const auth = `Bearer ${key}`;
   const body = JSON.stringify({ workflowId: WORKFLOW_ID });
@@ -100,11 +114,39 @@ function hostDriver(base: string, key: string, concurrency: number): Driver {
       req.on('error', reject);
       req.end();
     });
+  /** A completed run's snapshot, read to its end. */
+  const read = (runId: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(`${base}/v1/runs/${runId}`, { agent, headers: { authorization: auth } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`host: GET /v1/runs/${runId} answered ${res.statusCode}`))));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  let completed: Promise<string> | undefined;
+  /** The run the `events` and `read` items read: created once, and followed until it completed. */
+  const oneRun = () =>
+    (completed ??= post().then(async (text) => {
+      const runId = (JSON.parse(text) as { runId: string }).runId;
+      await follow(runId);
+      return runId;
+    }));
+  const once: Record<IdleRequest, () => Promise<void>> = {
+    stream: async () => follow((JSON.parse(await post()) as { runId: string }).runId),
+    post: async () => {
+      await post();
+    },
+    events: async () => follow(await oneRun()),
+    read: async () => read(await oneRun()),
+  };
   return {
     submit: async () => {
       await post();
     },
-    once: async () => follow((JSON.parse(await post()) as { runId: string }).runId),
+    once: once[idle],
+    prepare: idle === 'events' || idle === 'read' ? async () => void (await oneRun()) : undefined,
     close: async () => agent.destroy(),
   };
 }
@@ -206,21 +248,22 @@ async function submitLoad(driver: Driver, count: number, concurrency: number): P
   return { ok: times.length, seconds, p50Ms: percentile(times, 50), p99Ms: percentile(times, 99) };
 }
 
-async function latencyLoad(driver: Driver, count: number): Promise<number[]> {
+async function latencyLoad(driver: Driver, count: number, pause: [number, number] = [5, 25]): Promise<number[]> {
+  await driver.prepare?.();
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     const t = now();
     await driver.once();
     samples.push(now() - t);
     // A short random pause, so a sequential loop does not lock onto a poller's period.
-    await sleep(5 + Math.random() * 20);
+    if (pause[1] > 0) await sleep(pause[0] + Math.random() * (pause[1] - pause[0]));
   }
   return samples;
 }
 
 async function client(side: string, args: string[]): Promise<void> {
   const concurrency = Number(args[2]);
-  const driver = side === 'graphile-worker' ? await graphileDriver(args[0], args[1], concurrency) : hostDriver(args[0], args[1], concurrency);
+  const driver = side === 'graphile-worker' ? await graphileDriver(args[0], args[1], concurrency) : hostDriver(args[0], args[1], concurrency, (args[3] as IdleRequest | undefined) ?? 'stream');
   process.on('disconnect', () => process.exit(0));
   process.on('message', (m: ClientMessage) => {
     const answer = async () => {
@@ -229,7 +272,7 @@ async function client(side: string, args: string[]): Promise<void> {
         process.exit(0);
       }
       if (m.op === 'submit') return { submit: await submitLoad(driver, m.count!, concurrency) };
-      return { samples: await latencyLoad(driver, m.count!) };
+      return { samples: await latencyLoad(driver, m.count!, m.pause) };
     };
     answer().then(
       (a) => process.send!(a),
