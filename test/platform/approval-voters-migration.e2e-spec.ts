@@ -6,18 +6,14 @@
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { scratchDataSource } from '../support/scratch-db';
+import { useScratchDataSource } from '../support/scratch-db';
 
 describe('migration: approval voters', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
+  const scratch = useScratchDataSource();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
+  beforeAll(() => {
     ds = scratch.ds;
-  });
-  afterAll(async () => {
-    await scratch?.close();
   });
 
   it('keys the votes of pending gates canonically and makes the key unique per gate', async () => {

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { LeanEventStore1765100070000 } from '../../migrations/1765100070000-lean-event-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { migrateUpTo, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, useScratchDataSource } from '../support/scratch-db';
 
 const NAME = 'LeanEventStore1765100070000';
 
@@ -40,15 +40,11 @@ const keyOf = async (ds: DataSource): Promise<string[]> =>
   )) as Array<{ name: string }>).map((r) => r.name);
 
 describe('the lean event store migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
+  const scratch = useScratchDataSource();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
+  beforeAll(() => {
     ds = scratch.ds;
-  });
-  afterAll(async () => {
-    await scratch?.close();
   });
 
   it('keeps every event, keys them by their stream and stores payloads as written', async () => {

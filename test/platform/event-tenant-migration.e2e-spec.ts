@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { EventTenantOnToolCalls1765400010000 } from '../../migrations/1765400010000-event-tenant-on-tool-calls';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTenantOnToolCalls1765400010000';
 const read = async (ds: DataSource) =>
@@ -21,15 +21,11 @@ const read = async (ds: DataSource) =>
 const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new EventTenantOnToolCalls1765400010000(), how);
 
 describe('the event tenant migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
+  const scratch = useScratchDataSource();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
+  beforeAll(() => {
     ds = scratch.ds;
-  });
-  afterAll(async () => {
-    await scratch?.close();
   });
 
   it('keeps the tenant of tool calls only, and down gives every event its tenant back', async () => {

@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../migrations';
 import { EventTypeCodes1765400000000, MIGRATION_EVENT_TYPE_CODES } from '../../migrations/1765400000000-event-type-codes';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { EVENT_TYPE_CODES, readForm } from '../../src/platform/events/event-codes';
-import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 
 const NAME = 'EventTypeCodes1765400000000';
 
@@ -31,15 +31,11 @@ const readAfter = async (ds: DataSource) =>
 const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new EventTypeCodes1765400000000(), how);
 
 describe('the event type codes migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
+  const scratch = useScratchDataSource();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
+  beforeAll(() => {
     ds = scratch.ds;
-  });
-  afterAll(async () => {
-    await scratch?.close();
   });
 
   it('defines the codes the host reads', () => {

@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { StreamKeys1765200500000 } from '../../migrations/1765200500000-stream-keys';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 
 const NAME = 'StreamKeys1765200500000';
 
@@ -50,15 +50,11 @@ const streams = async (ds: DataSource) =>
 const migrate = (ds: DataSource, how: 'up' | 'down') => runOneMigration(ds, new StreamKeys1765200500000(), how);
 
 describe('the stream keys migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
+  const scratch = useScratchDataSource();
   let ds: DataSource;
 
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
+  beforeAll(() => {
     ds = scratch.ds;
-  });
-  afterAll(async () => {
-    await scratch?.close();
   });
 
   it('keys every stream by a number and keeps every event, and down gives them back', async () => {

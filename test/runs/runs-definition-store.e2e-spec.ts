@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../migrations';
 import { RunReferenceKeys1765430030000 } from '../../migrations/1765430030000-run-reference-keys';
 import { runMigrations } from '../../src/platform/database/migration-runner';
 import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
-import { createScratchDatabase, migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { createScratchDatabase, migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, waitForStatus } from './run-kit';
 
@@ -257,14 +257,7 @@ describe('the run-definitions migration', () => {
 });
 
 describe('the run reference keys migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
-
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
-  });
-  afterAll(async () => {
-    await scratch?.close();
-  });
+  const scratch = useScratchDataSource();
 
   it("gives every stored definition and principal a number, every run the numbers of its rows, and the hashes back when reverted", async () => {
     const ds = scratch.ds;

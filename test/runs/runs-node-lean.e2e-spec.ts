@@ -11,7 +11,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
 import { RunNodeLean1765430020000 } from '../../migrations/1765430020000-run-node-lean';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
 
@@ -79,14 +79,7 @@ describe('runs: lean node rows', () => {
 });
 
 describe('the lean node rows migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
-
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
-  });
-  afterAll(async () => {
-    await scratch?.close();
-  });
+  const scratch = useScratchDataSource();
 
   it('rebuilds the table with every row, and down gives each row its type back from its run\'s definition', async () => {
     const ds = scratch.ds;

@@ -9,7 +9,7 @@ import { MIGRATIONS } from '../../migrations';
 import { RunNodeWithoutTenant1765420000000 } from '../../migrations/1765420000000-run-node-without-tenant';
 import { recordedOutcomes } from '../../src/capabilities/runs/engine/run-store';
 import { runMigrations } from '../../src/platform/database/migration-runner';
-import { migrateUpTo, runOneMigration, scratchDataSource } from '../support/scratch-db';
+import { migrateUpTo, runOneMigration, useScratchDataSource } from '../support/scratch-db';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
 
@@ -46,14 +46,7 @@ describe('runs: node rows without a tenant', () => {
 });
 
 describe('the run node tenant migration', () => {
-  let scratch: Awaited<ReturnType<typeof scratchDataSource>>;
-
-  beforeAll(async () => {
-    scratch = await scratchDataSource();
-  });
-  afterAll(async () => {
-    await scratch?.close();
-  });
+  const scratch = useScratchDataSource();
 
   it('drops the column, keeps the rows, and down gives every node row its run\'s tenant back', async () => {
     const ds = scratch.ds;

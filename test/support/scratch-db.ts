@@ -33,6 +33,26 @@ export async function createScratchDatabase(): Promise<{ url: string; drop(): Pr
   };
 }
 
+/**
+ * A scratch data source for the enclosing `describe`: opened before its tests, closed and dropped after
+ * them; `ds` is the data source (read it inside a hook or a test).
+ */
+export function useScratchDataSource(): { readonly ds: DataSource } {
+  let scratch: Awaited<ReturnType<typeof scratchDataSource>> | undefined;
+  beforeAll(async () => {
+    scratch = await scratchDataSource();
+  });
+  afterAll(async () => {
+    await scratch?.close();
+  });
+  return {
+    get ds(): DataSource {
+      if (!scratch) throw new Error('the scratch data source opens in beforeAll: read it inside a hook or a test');
+      return scratch.ds;
+    },
+  };
+}
+
 /** A fresh database with a data source opened on it (no entities: the migrations make the schema); `close` drops both. */
 export async function scratchDataSource(): Promise<{ ds: DataSource; close(): Promise<void> }> {
   const db = await createScratchDatabase();
