@@ -44,6 +44,8 @@ module.exports = async () => {
     moduleNameMapper: { '^@openwop-host/plugin-sdk$': '<rootDir>/plugins/sdk/src/index.ts' },
     testSequencer: '<rootDir>/test/support/test-sequencer.js',
     globalSetup: '<rootDir>/test/support/global-setup.ts',
+    // A query sent on a pg client still executing another fails the file (pg 9 refuses it).
+    setupFilesAfterEnv: ['<rootDir>/test/support/pg-overlap-guard.ts'],
     globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     testTimeout: 60000,
     maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : 2,

@@ -34,6 +34,10 @@ async function typecheck() {
   // With no arguments the whole suite runs in groups of files (test/support/test-groups.ts).
   const args = process.argv.slice(2);
   if (!args.length) process.env.OPENWOP_TEST_GROUPS = '1';
+  // A deprecation printed by any process of the run (a Jest worker, a host it started) says where it
+  // was raised: pg's "client.query() when the client is already executing a query" outside the reach
+  // of the test setup's guard (test/support/pg-overlap-guard.ts) is then found from the log alone.
+  if (!/--trace-deprecation/.test(process.env.NODE_OPTIONS ?? '')) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --trace-deprecation`.trim();
   const [types, tests] = await Promise.all([typecheck(), run([jest, ...args], { capture: false })]);
   if (types.code !== 0) process.stdout.write(`\ntype check of ${types.project} failed:\n${types.out}\n`);
   else process.stdout.write('type check: host and console clean\n');

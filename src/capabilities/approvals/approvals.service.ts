@@ -1,4 +1,5 @@
 import { AuditLogService, auditActor } from '../../platform/audit/audit-log.service';
+import { readEach } from '../../platform/database/connection-reads';
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { HOST_CONFIG, HostConfig } from '../../platform/config/host-config';
@@ -408,7 +409,7 @@ export class ApprovalsService implements OnApplicationBootstrap, OnApplicationSh
   /** The pending gates of a run, oldest first (its snapshot's interrupt). */
   async pendingOfRun(tenant: string, runId: string, m: EntityManager = this.ds.manager): Promise<ApprovalView[]> {
     const rows = await m.getRepository(ApprovalEntity).find({ where: { tenant, runId, state: 'pending' }, order: { createdAt: 'ASC' } });
-    return Promise.all(rows.map((r) => this.view(m, r)));
+    return readEach(m, rows, (r) => this.view(m, r));
   }
 
   /**

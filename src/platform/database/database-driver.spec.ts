@@ -6,6 +6,12 @@ function systemError(code: string, syscall: string): Error {
   return Object.assign(new Error(`${syscall} ${code}`), { code, errno: -104, syscall });
 }
 
+/** Whether pg has no query running or waiting on the client. */
+function idle(client: DeadlineClient): boolean {
+  const internals = client as unknown as { _activeQuery?: unknown; _queryQueue: unknown[] };
+  return internals._activeQuery == null && internals._queryQueue.length === 0;
+}
+
 describe('isDatabaseUnavailable', () => {
   it('recognizes a reset, refused or broken database socket, bare or wrapped by TypeORM', () => {
     expect(isDatabaseUnavailable(systemError('ECONNRESET', 'read'))).toBe(true);
@@ -96,17 +102,43 @@ describe('DeadlineClient and prepared statements', () => {
     }
   });
 
+  /** A statement prepared on `client` (its answer checked) whose table then gained a column: its plan is stale. */
+  async function staleStatement(client: DeadlineClient, name: string): Promise<{ name: string; text: string; values: unknown[] }> {
+    const table = `${name}_${process.pid}_${Date.now()}`;
+    await client.query(`CREATE TEMP TABLE "${table}" (a int)`);
+    await client.query(`INSERT INTO "${table}" VALUES (1)`);
+    const q = { name, text: `SELECT * FROM "${table}"`, values: [] };
+    expect((await client.query(q)).rows).toEqual([{ a: 1 }]);
+    await client.query(`ALTER TABLE "${table}" ADD COLUMN b int`);
+    return q;
+  }
+
   (embedded ? it.skip : it)('a prepared statement whose result columns changed fails once, then is prepared again', async () => {
     const client = new DeadlineClient({ connectionString: url });
     await client.connect();
-    const table = `driver_spec_${process.pid}_${Date.now()}`;
     try {
-      await client.query(`CREATE TEMP TABLE "${table}" (a int)`);
-      await client.query(`INSERT INTO "${table}" VALUES (1)`);
-      const q = { name: 'openwop_driver_spec_star', text: `SELECT * FROM "${table}"`, values: [] };
-      expect((await client.query(q)).rows).toEqual([{ a: 1 }]);
-      await client.query(`ALTER TABLE "${table}" ADD COLUMN b int`);
+      const q = await staleStatement(client, 'openwop_driver_spec_star');
       await expect(client.query(q)).rejects.toMatchObject({ code: '0A000' });
+      // The statement was deallocated before the failure was heard: nothing is left running or
+      // queued on the connection behind the caller's back (the next query would queue behind it).
+      expect(idle(client)).toBe(true);
+      expect((await client.query(q)).rows).toEqual([{ a: 1, b: null }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  (embedded ? it.skip : it)('a stale prepared statement met inside a transaction is prepared again at its first use after it', async () => {
+    const client = new DeadlineClient({ connectionString: url });
+    await client.connect();
+    try {
+      const q = await staleStatement(client, 'openwop_driver_spec_tx_star');
+      await client.query('BEGIN');
+      // The DEALLOCATE cannot run in the aborted transaction; the server still holds the name.
+      await expect(client.query(q)).rejects.toMatchObject({ code: '0A000' });
+      expect(idle(client)).toBe(true);
+      await client.query('ROLLBACK');
+      expect((await client.query(q)).rows).toEqual([{ a: 1, b: null }]);
       expect((await client.query(q)).rows).toEqual([{ a: 1, b: null }]);
     } finally {
       await client.end();

@@ -156,15 +156,27 @@ function replanWhenOld(client: DeadlineClient, name: string): void {
 
 /**
  * A prepared statement whose result columns changed (another replica migrated the table) fails
- * once: it is deallocated here, so its next use prepares it again from the current schema.
+ * once: it is deallocated here before the failure reaches the caller, so the caller's next query
+ * finds the connection idle (nothing left queued behind its back, which pg 9 refuses) and its next
+ * use prepares it again from the current schema. Inside a transaction the DEALLOCATE fails (the
+ * transaction is aborted): the statement is then forgotten at its next use outside one, as an old
+ * plan is (replanWhenOld), instead of being parsed again under a name the server still holds.
  */
-function forgetStale(client: DeadlineClient, name: string, e: unknown): never {
-  if ((e as { code?: string })?.code === '0A000' && STALE_PLAN.test((e as Error).message ?? '')) {
-    const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
-    if (parsed) delete parsed[name];
-    (pg.Client.prototype.query as (text: string) => Promise<unknown>).call(client, `DEALLOCATE "${name.replace(/"/g, '""')}"`).catch(() => undefined);
-  }
-  throw e;
+function forgetStale(client: DeadlineClient, name: string, e: unknown): Promise<never> {
+  if ((e as { code?: string })?.code !== '0A000' || !STALE_PLAN.test((e as Error).message ?? '')) return Promise.reject(e);
+  const deallocate = (pg.Client.prototype.query as (text: string) => Promise<unknown>).call(client, `DEALLOCATE "${name.replace(/"/g, '""')}"`);
+  return deallocate.then(
+    () => {
+      const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+      if (parsed) delete parsed[name];
+      client.executions.delete(name);
+      throw e;
+    },
+    () => {
+      client.executions.set(name, Number.POSITIVE_INFINITY);
+      throw e;
+    },
+  );
 }
 
 /** pg's Pool whose connection failures (refused, timed out, server gone) are marked unavailable. */

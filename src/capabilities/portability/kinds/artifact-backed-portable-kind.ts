@@ -1,4 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { readEach } from '../../../platform/database/connection-reads';
 import type {
   BundleItem,
   BundleItemKind,
@@ -111,7 +112,8 @@ export abstract class ArtifactBackedPortableKind implements PortableKindProvider
   /** Plans many items with one registry read per registry kind (large bundles). */
   async planMany(scope: PortabilityScope, items: BundleItem[], tx?: unknown): Promise<PortableItemPlan[]> {
     const manager = tx as EntityManager | undefined;
-    const probes = await Promise.all(items.map((item) => this.probe(scope, item, manager)));
+    // Inside the import's transaction the probes' reads share its one connection (readEach).
+    const probes = await readEach(manager, items, (item) => this.probe(scope, item, manager));
     const kinds = [...new Set(probes.flatMap((p) => ('name' in p ? [p.kind] : [])))];
     const existing = new Map<string, InstalledArtifact>();
     if (kinds.length) {
