@@ -10,7 +10,7 @@ import { toV2Event } from '../../platform/events/v2-events';
 import { legacySubject } from '../../platform/identity/subject';
 import { RunRecordsPort } from '../../platform/run-ports/run-records';
 import { MetricsService } from '../../platform/metrics/metrics.service';
-import type { LocalTaskHandle } from '../../platform/scheduler/local-task';
+import { OutboxWorker } from '../../platform/outbox/outbox-worker';
 import { PeriodicTaskService } from '../../platform/scheduler/periodic-task.service';
 import { WebhookSubscriptionEntity } from './webhook.entities';
 import type { Resolver } from '../../platform/http/egress-guard';
@@ -39,21 +39,20 @@ export { signV1 } from './webhook-signing';
 const MAX_ERROR = 300;
 
 /**
- * The webhook delivery worker. Every replica that runs background work (OPENWOP_SCHEDULER_ENABLED)
- * claims due outbox rows with `FOR UPDATE SKIP LOCKED`, so replicas never send the same attempt
- * twice; a claim is a lease (`next_attempt_at` moves past the attempt's deadline), so the rows of a
- * replica that died mid-attempt are claimed again once it expires. Each attempt re-resolves and
- * re-validates the target and connects to the address it validated, follows no redirect, and is
- * signed with v1. Failures are retried with exponential backoff up to the configured attempts.
+ * The webhook delivery worker, on the platform's outbox worker (OutboxWorker): every replica that runs
+ * background work (OPENWOP_SCHEDULER_ENABLED) claims due outbox rows with `FOR UPDATE SKIP LOCKED`, so
+ * replicas never send the same attempt twice; a claim is a lease (`next_attempt_at` moves past the
+ * attempt's deadline), so the rows of a replica that died mid-attempt are claimed again once it
+ * expires. Each attempt re-resolves and re-validates the target and connects to the address it
+ * validated, follows no redirect, and is signed with v1. Failures are retried with exponential backoff
+ * up to the configured attempts.
  */
 @Injectable()
 export class WebhookDispatcherService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('webhooks.delivery');
   private readonly outcomes: Counter<'outcome'>;
-  private running = false;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** The outbox poll, on the platform scheduler: every pollMs after the last pass, or at once when a delivery frees a slot. */
-  private poll?: LocalTaskHandle;
+  /** The outbox poll: every pollMs after the last pass, or at once when a delivery frees a slot. */
+  private readonly outbox: OutboxWorker<ClaimedDelivery>;
   /** Replaced by tests to resolve names without DNS. */
   resolver?: Resolver;
 
@@ -62,13 +61,30 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
     private readonly credentials: CredentialStoreService,
     metrics: MetricsService,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
-    private readonly scheduler: PeriodicTaskService,
+    scheduler: PeriodicTaskService,
     private readonly runs: RunRecordsPort,
   ) {
     this.outcomes = metrics.counter({
       name: 'openwop_webhook_delivery_attempts_total',
       help: 'Webhook delivery attempts this replica made, by outcome (succeeded, retrying, failed: attempts exhausted or target refused).',
       labelNames: ['outcome'],
+    });
+    this.outbox = new OutboxWorker<ClaimedDelivery>(ds, scheduler, {
+      name: 'webhooks.delivery',
+      table: 'webhook_delivery',
+      key: 'id',
+      returning: ['id', 'tenant', 'webhook_id', 'event_id', 'run_id', 'sequence', 'attempts'],
+      poll: config.schedulerEnabled,
+      pollMs: this.settings.pollMs,
+      concurrency: this.settings.concurrency,
+      // How long a claim holds a row before another replica may take it over.
+      leaseMs: this.settings.timeoutMs * 2 + 10_000,
+      attempt: (row) => this.deliver(row),
+      failed: (what, err, row) => {
+        // A failed claim: the database is away, try again at the next poll.
+        if (what === 'claim') this.logger.warn({ msg: 'webhook outbox claim failed', err: (err as Error).message });
+        else this.logger.error({ msg: 'webhook delivery crashed', deliveryId: row?.id, err: (err as Error).message });
+      },
     });
   }
 
@@ -77,51 +93,12 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   }
 
   onApplicationBootstrap(): void {
-    if (!this.config.schedulerEnabled) return;
-    this.running = true;
-    this.poll = this.scheduler.every({ name: 'webhooks.delivery', intervalMs: this.settings.pollMs, cadence: 'delay', run: () => this.pass() });
-    this.poll.wake();
+    // Deliveries are sent by the polls of the replicas that run background work only.
+    if (this.config.schedulerEnabled) this.outbox.start({ wake: true });
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.running = false;
-    await this.poll?.stop();
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  /** Claims and starts due deliveries while slots are free and rows come. */
-  private async pass(): Promise<void> {
-    while (this.running) {
-      let claimed = 0;
-      try {
-        const free = this.settings.concurrency - this.inFlight.size;
-        if (free > 0) {
-          const rows = await this.claim(free);
-          claimed = rows.length;
-          for (const row of rows) {
-            const p: Promise<void> = this.deliver(row)
-              .catch((e) => this.logger.error({ msg: 'webhook delivery crashed', deliveryId: row.id, err: (e as Error).message }))
-              .finally(() => {
-                this.inFlight.delete(p);
-                this.poll?.wake();
-              });
-            this.inFlight.add(p);
-          }
-        }
-      } catch (e) {
-        // The database is away: try again at the next poll.
-        this.logger.warn({ msg: 'webhook outbox claim failed', err: (e as Error).message });
-      }
-      if (!this.running) break;
-      // A full batch means more may be due: look again at once (after a slot frees up).
-      const full = claimed > 0 && this.inFlight.size < this.settings.concurrency;
-      if (!full) return;
-    }
-  }
-
-  /** How long a claim holds a row before another replica may take it over. */
-  private leaseMs(): number {
-    return this.settings.timeoutMs * 2 + 10_000;
+    await this.outbox.stop();
   }
 
   /**
@@ -140,18 +117,8 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   }
 
   /** Claims up to `limit` due deliveries (pending, or delivering with an expired lease). */
-  async claim(limit: number): Promise<ClaimedDelivery[]> {
-    return (await this.ds.query(
-      `UPDATE "webhook_delivery" d
-          SET "status" = 'delivering', "attempts" = d."attempts" + 1,
-              "next_attempt_at" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
-         FROM (SELECT "id" FROM "webhook_delivery"
-                WHERE "status" IN ('pending', 'delivering') AND "next_attempt_at" <= now()
-                ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED) c
-        WHERE d."id" = c."id"
-        RETURNING d."id", d."tenant", d."webhook_id", d."event_id", d."run_id", d."sequence", d."attempts"`,
-      [limit, this.leaseMs()],
-    )) [0] as ClaimedDelivery[];
+  claim(limit: number): Promise<ClaimedDelivery[]> {
+    return this.outbox.claim(limit);
   }
 
   /** Sends one claimed delivery and records the outcome (unless the claim was lost meanwhile). */
@@ -240,33 +207,23 @@ export class WebhookDispatcherService implements OnApplicationBootstrap, OnAppli
   }
 
   private async finish(row: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
-    const fence = [row.id, row.attempts];
     if (outcome.ok) {
       this.outcomes.inc({ outcome: 'succeeded' });
-      await this.ds.query(
-        `UPDATE "webhook_delivery" SET "status" = 'succeeded', "last_status_code" = $3, "last_error" = NULL, "delivered_at" = now(), "updated_at" = now()
-          WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
-        [...fence, outcome.status],
-      );
+      await this.outbox.finish(row, { status: `'succeeded'`, last_status_code: '$3', last_error: 'NULL', delivered_at: 'now()' }, [outcome.status]);
       return;
     }
     const error = outcome.error.slice(0, MAX_ERROR);
     const last = outcome.permanent || row.attempts >= this.settings.maxAttempts;
     this.outcomes.inc({ outcome: last ? 'failed' : 'retrying' });
     if (last) {
-      await this.ds.query(
-        `UPDATE "webhook_delivery" SET "status" = 'failed', "last_status_code" = $3, "last_error" = $4, "updated_at" = now()
-          WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
-        [...fence, outcome.status ?? null, error],
-      );
+      await this.outbox.finish(row, { status: `'failed'`, last_status_code: '$3', last_error: '$4' }, [outcome.status ?? null, error]);
       return;
     }
     const delay = retryDelayMs(this.settings, row.attempts);
-    await this.ds.query(
-      `UPDATE "webhook_delivery" SET "status" = 'pending', "last_status_code" = $3, "last_error" = $4,
-              "next_attempt_at" = now() + make_interval(secs => $5::double precision / 1000), "updated_at" = now()
-        WHERE "id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
-      [...fence, outcome.status ?? null, error, delay],
+    await this.outbox.finish(
+      row,
+      { status: `'pending'`, last_status_code: '$3', last_error: '$4', next_attempt_at: 'now() + make_interval(secs => $5::double precision / 1000)' },
+      [outcome.status ?? null, error, delay],
     );
   }
 

@@ -7,7 +7,7 @@ import { ValidationError } from '../../../platform/errors/domain-error';
 import { checkWebhookUrl, EgressPolicy, Resolver, resolveWebhookTarget } from '../../../platform/http/egress-guard';
 import { guardedPost, GuardedPostOutcome } from '../../../platform/http/guarded-post';
 import { RetentionService } from '../../../platform/retention/retention.service';
-import type { LocalTaskHandle } from '../../../platform/scheduler/local-task';
+import { OutboxWorker } from '../../../platform/outbox/outbox-worker';
 import { PeriodicTaskService } from '../../../platform/scheduler/periodic-task.service';
 import { ApprovalsService } from '../../approvals';
 import { RunEngineService } from '../engine/run-engine.service';
@@ -66,9 +66,7 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
   private readonly log = new Logger('interrupt-callbacks');
   /** Replaced by tests to resolve names without DNS. */
   resolver?: Resolver;
-  private running = false;
-  private readonly inFlight = new Set<Promise<void>>();
-  private poll?: LocalTaskHandle;
+  private readonly outbox: OutboxWorker<ClaimedCallback>;
 
   constructor(
     private readonly interrupts: InterruptsService,
@@ -76,9 +74,27 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
     @Inject(HOST_CONFIG) private readonly config: HostConfig,
     private readonly engine: RunEngineService,
     private readonly ds: DataSource,
-    private readonly scheduler: PeriodicTaskService,
+    scheduler: PeriodicTaskService,
     private readonly retention: RetentionService,
-  ) {}
+  ) {
+    this.outbox = new OutboxWorker<ClaimedCallback>(ds, scheduler, {
+      name: 'runs.interrupt-callbacks',
+      table: 'interrupt_callback',
+      key: 'interrupt_id',
+      returning: ['interrupt_id', 'tenant', 'run_id', 'node_id', 'url', 'attempts'],
+      // Retries (and rows a replica that died left behind) are picked up by the poll of replicas running background work.
+      poll: config.schedulerEnabled,
+      pollMs: config.webhooks.pollMs,
+      concurrency: CONCURRENCY,
+      // How long a claim holds a row before another replica may send it again.
+      leaseMs: config.webhooks.timeoutMs * 2 + 10_000,
+      attempt: (row) => this.attempt(row),
+      failed: (what, err, row) => {
+        if (what === 'claim') this.log.warn({ msg: 'interrupt callback claim failed', err: (err as Error).message });
+        else this.log.warn({ msg: 'interrupt callback attempt crashed', runId: row?.run_id, nodeId: row?.node_id, err: (err as Error).message });
+      },
+    });
+  }
 
   onModuleInit(): void {
     this.engine.onExecutionEnded((row) => this.parked(row));
@@ -86,15 +102,11 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
   }
 
   onApplicationBootstrap(): void {
-    this.running = true;
-    // Retries (and rows a replica that died left behind) are picked up by the poll of replicas running background work.
-    if (this.config.schedulerEnabled) this.poll = this.scheduler.every({ name: 'runs.interrupt-callbacks', intervalMs: this.config.webhooks.pollMs, cadence: 'delay', run: () => this.pass() });
+    this.outbox.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.running = false;
-    await this.poll?.stop();
-    await Promise.allSettled([...this.inFlight]);
+    await this.outbox.stop();
   }
 
   private get policy(): EgressPolicy {
@@ -132,58 +144,8 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
          ON CONFLICT ("interrupt_id") DO NOTHING RETURNING "interrupt_id"`,
         [run.tenant, run.id, callbackUrl, JSON.stringify(gates.map((g) => ({ id: g.id, node_id: g.nodeId })))],
       )) as Array<{ interrupt_id: string }>;
-      for (const row of await this.claim(inserted.map((r) => r.interrupt_id))) this.start(row);
+      for (const row of await this.outbox.claim(inserted.map((r) => r.interrupt_id))) this.outbox.run(row);
     })().catch((e: unknown) => this.log.warn({ msg: 'interrupt callback not queued', runId: run.id, err: (e as Error).message }));
-  }
-
-  /** Claims and starts due callbacks while slots are free and rows come (the outbox poll). */
-  async pass(): Promise<void> {
-    while (this.running) {
-      const free = CONCURRENCY - this.inFlight.size;
-      if (free <= 0) return;
-      let rows: ClaimedCallback[];
-      try {
-        rows = await this.claim(free);
-      } catch (e) {
-        this.log.warn({ msg: 'interrupt callback claim failed', err: (e as Error).message });
-        return;
-      }
-      for (const row of rows) this.start(row);
-      if (rows.length < free) return;
-    }
-  }
-
-  /** How long a claim holds a row before another replica may send it again. */
-  private leaseMs(): number {
-    return this.config.webhooks.timeoutMs * 2 + 10_000;
-  }
-
-  /** Claims due rows: up to `which` of them, or exactly the interrupts named (just written: due now). */
-  private async claim(which: number | string[]): Promise<ClaimedCallback[]> {
-    if (Array.isArray(which) && !which.length) return [];
-    const pick = Array.isArray(which)
-      ? `SELECT "interrupt_id" FROM "interrupt_callback" WHERE "interrupt_id" = ANY($1::uuid[]) AND "status" = 'pending' FOR UPDATE SKIP LOCKED`
-      : `SELECT "interrupt_id" FROM "interrupt_callback" WHERE "status" IN ('pending', 'delivering') AND "next_attempt_at" <= now()
-          ORDER BY "next_attempt_at" LIMIT $1 FOR UPDATE SKIP LOCKED`;
-    return (await this.ds.query(
-      `UPDATE "interrupt_callback" c
-          SET "status" = 'delivering', "attempts" = c."attempts" + 1,
-              "next_attempt_at" = now() + make_interval(secs => $2::double precision / 1000), "updated_at" = now()
-         FROM (${pick}) d
-        WHERE c."interrupt_id" = d."interrupt_id"
-        RETURNING c."interrupt_id", c."tenant", c."run_id", c."node_id", c."url", c."attempts"`,
-      [which, this.leaseMs()],
-    ))[0] as ClaimedCallback[];
-  }
-
-  private start(row: ClaimedCallback): void {
-    const p: Promise<void> = this.attempt(row)
-      .catch((e: unknown) => this.log.warn({ msg: 'interrupt callback attempt crashed', runId: row.run_id, nodeId: row.node_id, err: (e as Error).message }))
-      .finally(() => {
-        this.inFlight.delete(p);
-        this.poll?.wake();
-      });
-    this.inFlight.add(p);
   }
 
   /** One claimed attempt, its outcome recorded unless the claim was lost meanwhile. */
@@ -200,12 +162,15 @@ export class InterruptCallbacks implements OnModuleInit, OnApplicationBootstrap,
     return this.finish(row, 'pending', out.error, retryDelayMs(this.config.webhooks, row.attempts));
   }
 
-  private async finish(row: ClaimedCallback, status: CallbackStatus, error: string | null, retryInMs?: number): Promise<void> {
-    await this.ds.query(
-      `UPDATE "interrupt_callback" SET "status" = $3, "last_error" = $4, "updated_at" = now(),
-              "next_attempt_at" = CASE WHEN $5::double precision IS NULL THEN "next_attempt_at" ELSE now() + make_interval(secs => $5::double precision / 1000) END
-        WHERE "interrupt_id" = $1 AND "attempts" = $2 AND "status" = 'delivering'`,
-      [row.interrupt_id, row.attempts, status, error === null ? null : error.slice(0, MAX_ERROR), retryInMs ?? null],
+  private finish(row: ClaimedCallback, status: CallbackStatus, error: string | null, retryInMs?: number): Promise<void> {
+    return this.outbox.finish(
+      row,
+      {
+        status: '$3',
+        last_error: '$4',
+        next_attempt_at: `CASE WHEN $5::double precision IS NULL THEN "next_attempt_at" ELSE now() + make_interval(secs => $5::double precision / 1000) END`,
+      },
+      [status, error === null ? null : error.slice(0, MAX_ERROR), retryInMs ?? null],
     );
   }
 
