@@ -6,6 +6,7 @@
  */
 import { LeaseEndedError } from '../../src/platform/leases/lease-keeper';
 import { PeriodicTask, PeriodicTaskService } from '../../src/platform/scheduler/periodic-task.service';
+import { oneLine, StatementCapture } from '../support/statement-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const TASK = 'test.lease-probe';
@@ -185,6 +186,44 @@ describe('periodic tasks on renewed leases', () => {
     const after = await row();
     expect(after).toMatchObject({ lease_owner: null, last_error: null, due: false });
     expect(after.last_run_at!.getTime()).toBeGreaterThan(before!.getTime());
+  });
+
+  it('an idle tick writes no row: a slot not due is read, not rewritten (a task row is written at its first tick here)', async () => {
+    // Each row's version (xmin): a write of the row, even of the same values, gives it a new one.
+    const versions = async () =>
+      new Map(
+        ((await a.ds.query(`SELECT "name", "xmin"::text AS "v" FROM "scheduled_task" WHERE "next_run_at" > now() + interval '1 minute' AND "lease_owner" IS NULL`)) as Array<{ name: string; v: string }>).map((r) => [r.name, r.v]),
+      );
+    const before = await versions();
+    // The probe's and the host's own tasks, run at the first ticks and not due again for a while.
+    expect(before.size).toBeGreaterThan(3);
+    await sa.tick();
+    await sb.tick();
+    await sa.tick();
+    const after = await versions();
+    const kept = [...before.keys()].filter((name) => after.has(name));
+    expect(kept.length).toBe(before.size);
+    for (const name of kept) expect([name, after.get(name)]).toEqual([name, before.get(name)]);
+  });
+
+  it('an idle tick sends one statement: the read of the slots due, no claim of a slot that is not', async () => {
+    // Every slot, the host's own tasks' too, not due for an hour: the tick finds nothing to run.
+    await a.ds.query(`UPDATE "scheduled_task" SET "next_run_at" = now() + interval '1 hour'`);
+    const capture = new StatementCapture();
+    capture.install();
+    try {
+      const idle = await capture.during(() => sa.tick());
+      expect(idle.statements.map((s) => oneLine(s.text, 41))).toEqual(['SELECT "name" FROM "scheduled_task" WHERE']);
+      // A slot made due is still claimed and run by the next tick.
+      const runs = probeA.runs;
+      await sa.trigger(TASK);
+      const due = await capture.during(() => sa.tick());
+      expect(probeA.runs).toBe(runs + 1);
+      expect(due.statements.map((s) => oneLine(s.text, 30))).toEqual(expect.arrayContaining(['SELECT "name" FROM "scheduled_', 'UPDATE "scheduled_task" SET "l']));
+      expect(await row()).toMatchObject({ lease_owner: null, last_error: null, due: false });
+    } finally {
+      capture.restore();
+    }
   });
 
   it('a host that stops aborts its running task (shutdown) and hands the slot back at once', async () => {

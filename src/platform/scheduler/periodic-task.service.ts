@@ -49,6 +49,8 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
   private ticking?: Promise<void>;
   private readonly abort = new AbortController();
   private readonly loops = new Map<string, LocalTaskHandle>();
+  /** When each task's row was last written or claimed by this replica (runIfDue). */
+  private readonly asserted = new Map<string, number>();
 
   constructor(
     private readonly ds: DataSource,
@@ -121,9 +123,38 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     await this.ds.query(`UPDATE "scheduled_task" SET "next_run_at" = now() WHERE "name" = $1`, [name]);
   }
 
+  /**
+   * One read finds the slots that are due and free (an idle tick sends only it); each of those is then
+   * claimed by its own conditional UPDATE, which stays the claim's authority (another replica may claim
+   * it in between), and run. A slot that falls due while an earlier task of the tick runs waits for the
+   * next tick.
+   */
   private async runDue(): Promise<void> {
-    for (const task of this.tasks.values()) {
+    const tasks = [...this.tasks.values()];
+    for (const task of tasks) {
       if (this.abort.signal.aborted) return;
+      try {
+        await this.assertRow(task);
+      } catch (e) {
+        this.logger.error({ msg: 'scheduler tick failed', task: task.name, err: e });
+      }
+    }
+    if (!tasks.length || this.abort.signal.aborted) return;
+    let due: Set<string>;
+    try {
+      const rows = (await this.ds.query(
+        `SELECT "name" FROM "scheduled_task"
+         WHERE "name" = ANY($1::text[]) AND "next_run_at" <= now() AND ("lease_expires_at" IS NULL OR "lease_expires_at" < now())`,
+        [tasks.map((t) => t.name)],
+      )) as Array<{ name: string }>;
+      due = new Set(rows.map((r) => r.name));
+    } catch (e) {
+      this.logger.error({ msg: 'scheduler tick failed', err: e });
+      return;
+    }
+    for (const task of tasks) {
+      if (this.abort.signal.aborted) return;
+      if (!due.has(task.name)) continue;
       try {
         await this.runIfDue(task);
       } catch (e) {
@@ -132,12 +163,23 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  private async runIfDue(task: PeriodicTask): Promise<void> {
+  /**
+   * The task's row (due at once when new; its interval as this replica runs it) is written at its
+   * first tick here, and again only when the slot went unclaimed here for longer than an interval and
+   * a lease (another replica runs it, or the row is gone): an idle tick writes nothing.
+   */
+  private async assertRow(task: PeriodicTask): Promise<void> {
+    const assertedAt = this.asserted.get(task.name);
+    if (assertedAt !== undefined && Date.now() - assertedAt <= task.intervalMs + leaseMsOf(task)) return;
     await this.ds.query(
       `INSERT INTO "scheduled_task" ("name", "interval_ms", "next_run_at") VALUES ($1, $2, now())
        ON CONFLICT ("name") DO UPDATE SET "interval_ms" = EXCLUDED."interval_ms"`,
       [task.name, task.intervalMs],
     );
+    this.asserted.set(task.name, Date.now());
+  }
+
+  private async runIfDue(task: PeriodicTask): Promise<void> {
     const claimedAtMs = Date.now();
     const claimed = (await this.ds.query(
       `UPDATE "scheduled_task" SET "lease_owner" = $1, "lease_expires_at" = now() + ($2::int * interval '1 millisecond')
@@ -146,6 +188,7 @@ export class PeriodicTaskService implements OnApplicationBootstrap, OnApplicatio
       [this.owner, leaseMsOf(task), task.name],
     )) as [Array<{ name: string }>, number];
     if (!claimed[0]?.length) return;
+    this.asserted.set(task.name, claimedAtMs);
     const lease = this.keepers.get(task.name)!.hold(task.name, { claimedAtMs });
     if (lease.signal.aborted) {
       // Claimed while the host was stopping (the keeper keeps nothing any more): hand the slot back here.
