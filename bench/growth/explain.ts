@@ -11,7 +11,7 @@ export interface ListPlan {
   buffers: number;
   read: number;
   rows: number;
-  /** The plan's nodes, outermost first (`Limit > Index Scan run_tenant_created_idx`). */
+  /** The page's read, from its Limit inwards (`Limit > Index Scan run_tenant_created_idx`). */
   shape: string;
 }
 
@@ -23,6 +23,16 @@ interface PlanNode {
   'Index Name'?: string;
   'Relation Name'?: string;
   Plans?: PlanNode[];
+}
+
+/** The plan's Limit (the page's read under the window and the per-row lookups), or the plan itself. */
+function pageRead(n: PlanNode): PlanNode | undefined {
+  if (n['Node Type'] === 'Limit') return n;
+  for (const c of n.Plans ?? []) {
+    const found = pageRead(c);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 function shapeOf(n: PlanNode): string {
@@ -38,7 +48,8 @@ export async function explainList(pool: Pool, get: () => Promise<unknown>): Prom
     const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown];
     const sql = typeof first === 'string' ? first : first?.text;
     const params = (typeof first === 'string' ? (Array.isArray(second) ? second : []) : first?.values) ?? [];
-    if (sql && /FROM "run" "r"/.test(sql)) captured.push({ sql, params });
+    // The list's one statement (readRunPage): the page's rows read from "run" r.
+    if (sql && /FROM "run" r WHERE/.test(sql)) captured.push({ sql, params });
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof PgClient.prototype.query;
   try {
@@ -49,5 +60,5 @@ export async function explainList(pool: Pool, get: () => Promise<unknown>): Prom
   if (captured.length !== 1) throw new Error(`expected one run list statement, captured ${captured.length}`);
   const [{ 'QUERY PLAN': plan }] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${captured[0].sql}`, captured[0].params)).rows as Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number }> }>;
   const top = plan[0].Plan;
-  return { ms: plan[0]['Execution Time'], buffers: (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0), read: top['Shared Read Blocks'] ?? 0, rows: top['Actual Rows'] ?? 0, shape: shapeOf(top) };
+  return { ms: plan[0]['Execution Time'], buffers: (top['Shared Hit Blocks'] ?? 0) + (top['Shared Read Blocks'] ?? 0), read: top['Shared Read Blocks'] ?? 0, rows: top['Actual Rows'] ?? 0, shape: shapeOf(pageRead(top) ?? top) };
 }

@@ -7,11 +7,10 @@
  * primary key, so keyset order is total and a tie group of equal timestamps is never sorted), fails
  * and prints the plan. The index each statement uses is snapshotted, so a plan change shows in review.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { Client as PgClient } from 'pg';
 import { IN_FLIGHT, IN_FLIGHT_SQL } from '../../src/capabilities/runs/run-admission';
 import { RetentionService } from '../../src/platform/retention/retention.service';
+import { StatementCapture } from '../support/statement-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -48,23 +47,13 @@ function walk(n: PlanNode, out: PlanNode[] = []): PlanNode[] {
 describe('list and poll statements use indexes on a seeded database', () => {
   let t: TestApp;
   let token: string;
-  /** The statements of the request in flight: the driver's query() reads them from the request's async context. */
-  const capture = new AsyncLocalStorage<Captured[]>();
-  const originalQuery = PgClient.prototype.query;
+  /** The statements of the request in flight (read in the driver, in the request's async context). */
+  const capture = new StatementCapture();
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
     t = await createTestApp();
-    PgClient.prototype.query = function (this: PgClient, ...args: unknown[]) {
-      const into = capture.getStore();
-      if (into) {
-        const [first, second] = args as [string | { text?: string; values?: unknown[] }, unknown];
-        const sql = typeof first === 'string' ? first : first?.text;
-        const params = (typeof first === 'string' ? (Array.isArray(second) ? second : []) : first?.values) ?? [];
-        if (sql && /^\s*(SELECT|WITH)\b/i.test(sql)) into.push({ sql, params });
-      }
-      return (originalQuery as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof PgClient.prototype.query;
+    capture.install();
     token = await t.key({ tenant: T, principal: 'lister', scopes: ['runs:read', 'approvals:respond', 'proposals:read', 'goals:read', 'connections:read', 'webhooks:read', 'tools:read', 'tools:manage', 'keys:manage'] });
     const started = Date.now();
     await seed();
@@ -72,7 +61,7 @@ describe('list and poll statements use indexes on a seeded database', () => {
     console.log(`seeded in ${Date.now() - started} ms`);
   }, 120_000);
   afterAll(async () => {
-    PgClient.prototype.query = originalQuery;
+    capture.restore();
     await t?.close();
   });
 
@@ -122,8 +111,8 @@ describe('list and poll statements use indexes on a seeded database', () => {
 
   /** Calls a route and returns its body and the SELECT statements it sent. */
   async function call(url: string, headers: Record<string, string> = {}): Promise<{ body: Json; statements: Captured[] }> {
-    const statements: Captured[] = [];
-    const res = await capture.run(statements, () => t.http('GET', url, { token, headers }));
+    const { result: res, statements: sent } = await capture.during(() => t.http('GET', url, { token, headers }));
+    const statements: Captured[] = sent.filter((s) => /^\s*(SELECT|WITH)\b/i.test(s.text)).map((s) => ({ sql: s.text, params: s.params }));
     if (res.status !== 200) throw new Error(`${url}: ${res.status} ${res.text}`);
     return { body: res.body as Json, statements };
   }

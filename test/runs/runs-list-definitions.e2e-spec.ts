@@ -1,12 +1,11 @@
 /**
- * The run list reads a page's rows without their stored definitions, then each definition the page
- * refers to once (`definitionsByKey`): what the list answers from a definition (a deferred
- * parameter's run value among the variables) is the same as the run's own read, for runs of several definitions in one page,
- * and two tenants running the same chain each get their own stored row. The list statement itself
- * carries no subquery per row (one copy of a definition per run read and sent).
+ * The run list is one statement (`readRunPage`) that sends each stored definition a page refers to
+ * once, with the first of its runs on the page: what the list answers from a definition (a deferred
+ * parameter's run value among the variables) is the same as the run's own read, for runs of several
+ * definitions in one page, and two tenants running the same chain each get their own stored row. No
+ * definition is read and sent once per run.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { Client as PgClient } from 'pg';
+import { CapturedStatement, StatementCapture } from '../support/statement-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitForStatus } from './run-kit';
 
@@ -40,18 +39,13 @@ describe('runs: the list reads each stored definition of a page once', () => {
     }
     for (const m of made) await waitForStatus(t, keys[m.tenant], m.runId, ['completed']);
 
-    const statements: string[] = [];
-    const capture = new AsyncLocalStorage<string[]>();
-    const original = PgClient.prototype.query;
-    PgClient.prototype.query = function (this: PgClient, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string };
-      const sql = typeof first === 'string' ? first : first?.text;
-      if (sql) capture.getStore()?.push(sql);
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof PgClient.prototype.query;
+    const capture = new StatementCapture();
+    const statements: CapturedStatement[] = [];
+    capture.install();
     try {
       for (const tenant of ['acme', 'globex']) {
-        const list = await capture.run(statements, () => t.http('GET', '/v1/runs?limit=50', { token: keys[tenant] }));
+        const { result: list, statements: sent } = await capture.during(() => t.http('GET', '/v1/runs?limit=50', { token: keys[tenant] }));
+        statements.push(...sent);
         expect(list.status).toBe(200);
         const runs = list.body.runs as Array<{ runId: string; workflowId: string; variables: Record<string, unknown> }>;
         expect(runs.map((r) => r.runId).sort()).toEqual(made.filter((m) => m.tenant === tenant).map((m) => m.runId).sort());
@@ -62,12 +56,17 @@ describe('runs: the list reads each stored definition of a page once', () => {
         }
       }
     } finally {
-      PgClient.prototype.query = original;
+      capture.restore();
     }
-    const listStatements = statements.filter((s) => /FROM "run" "r"/.test(s));
-    expect(listStatements.length).toBeGreaterThanOrEqual(2);
-    for (const s of listStatements) expect(s).not.toMatch(/run_definition|run_principal/);
-    // One read of the page's definitions per list: two distinct definitions, one statement.
-    expect(statements.filter((s) => /FROM "run_definition" d WHERE d."tenant" = \$1 AND d."key" = ANY/.test(s))).toHaveLength(2);
+    // One statement per page (the key's check aside): the page's rows, with a definition on the first run of each.
+    const listStatements = statements.filter((st) => /FROM "run" r WHERE/.test(st.text));
+    expect(listStatements).toHaveLength(2);
+    expect(statements.filter((st) => /run_compensation|run_definition/.test(st.text) && !listStatements.includes(st))).toEqual([]);
+    for (const st of listStatements) {
+      expect(st.rows).toHaveLength(3);
+      // Two distinct definitions on each tenant's page: each sent once, by the first of its runs.
+      expect(st.rows.filter((r) => r.definition !== null)).toHaveLength(2);
+      expect(new Set(st.rows.map((r) => r.definition_key)).size).toBe(2);
+    }
   });
 });

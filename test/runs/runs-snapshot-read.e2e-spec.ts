@@ -5,19 +5,16 @@
  * run's own whatever the case of the id in the path, and a run of another tenant is a 404 that
  * brings nothing back.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import * as pg from 'pg';
+import { oneLine, StatementCapture } from '../support/statement-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 import { installChains, noopChain, waitForStatus } from './run-kit';
 
-const counting = new AsyncLocalStorage<{ texts: string[] }>();
-const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-const originalQuery = proto.query;
+const capture = new StatementCapture();
 
+/** The statements `fn` sent: a named (prepared) statement by its name, any other by its text. */
 async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
-  const store = { texts: [] as string[] };
-  const result = await counting.run(store, fn);
-  return { result, texts: store.texts };
+  const { result, statements } = await capture.during(fn);
+  return { result, texts: statements.map((s) => s.name ?? oneLine(s.text, 100)) };
 }
 
 describe('runs: a snapshot is one statement', () => {
@@ -27,12 +24,7 @@ describe('runs: a snapshot is one statement', () => {
   let runId: string;
 
   beforeAll(async () => {
-    proto.query = function (this: unknown, ...args: unknown[]) {
-      const q = args[0] as string | { name?: string; text?: string };
-      // A named (prepared) statement by its name, any other by its text.
-      counting.getStore()?.texts.push(typeof q === 'string' ? q.replace(/\s+/g, ' ').slice(0, 100) : (q?.name ?? q?.text?.replace(/\s+/g, ' ').slice(0, 100) ?? '?'));
-      return originalQuery.apply(this, args);
-    };
+    capture.install();
     t = await createTestApp({ env: { OPENWOP_SCHEDULER_ENABLED: 'true' } });
     key = await t.key({ scopes: ['runs:create', 'runs:read'] });
     other = await t.key({ tenant: 'other', scopes: ['runs:create', 'runs:read'] });
@@ -44,7 +36,7 @@ describe('runs: a snapshot is one statement', () => {
   });
 
   afterAll(async () => {
-    proto.query = originalQuery;
+    capture.restore();
     await t?.close();
   });
 

@@ -4,25 +4,21 @@
  * replica is never run on another, an install there is found at once), the run claimed by its own
  * insert, and an unclaimed run waking another replica through a notification instead of its poll.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import * as pg from 'pg';
 import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { DatabaseNotifications } from '../../src/platform/database/database-notifications';
+import { oneLine, StatementCapture } from '../support/statement-capture';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack, installChains, noopChain, waitForStatus } from './run-kit';
 
-/** Statements sent by the work of a request (not by the run executions it starts), per counter. */
-const counting = new AsyncLocalStorage<{ n: number; texts: string[] }>();
-const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-const originalQuery = proto.query;
+/** Statements sent by the work of a request (not by the run executions it starts). */
+const capture = new StatementCapture();
 const engineProto = RunEngineService.prototype as unknown as { start: (...args: unknown[]) => void };
 const originalStart = engineProto.start;
 
 async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number; texts: string[] }> {
-  const store = { n: 0, texts: [] as string[] };
-  const result = await counting.run(store, fn);
-  return { result, statements: store.n, texts: store.texts };
+  const { result, statements } = await capture.during(fn);
+  return { result, statements: statements.length, texts: statements.map((s) => oneLine(s.text, 120)) };
 }
 
 describe('runs: the submission path', () => {
@@ -32,19 +28,11 @@ describe('runs: the submission path', () => {
   let keyB: string;
 
   beforeAll(async () => {
-    proto.query = function (this: unknown, ...args: unknown[]) {
-      const store = counting.getStore();
-      if (store) {
-        store.n++;
-        const q = args[0] as string | { text?: string };
-        store.texts.push((typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 120));
-      }
-      return originalQuery.apply(this, args);
-    };
+    capture.install();
     // A run's execution is not the submission: its statements are not counted. Except for a run
     // started before its insert (the third argument): its first write is the submission's insert.
     engineProto.start = function (this: unknown, ...args: unknown[]) {
-      return args[2] ? originalStart.apply(this, args) : counting.exit(() => originalStart.apply(this, args));
+      return args[2] ? originalStart.apply(this, args) : capture.exit(() => originalStart.apply(this, args));
     };
     a = await createTestApp({ env: { OPENWOP_SCHEDULER_ENABLED: 'true' }, configFile: { runs: { claimIntervalMs: 60_000 } } });
     // A second replica on the same database; it executes only what it creates (no claim passes).
@@ -55,7 +43,7 @@ describe('runs: the submission path', () => {
   });
 
   afterAll(async () => {
-    proto.query = originalQuery;
+    capture.restore();
     engineProto.start = originalStart;
     await b?.close();
     await a?.close();

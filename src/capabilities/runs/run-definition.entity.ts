@@ -36,15 +36,3 @@ export const definitionRef = (tenant: string, definition: string): string => `"r
 
 /** The query reading the definition a run row refers to (`run`: the row's table or alias, e.g. `r` or `"run"`). */
 export const definitionSelect = (run: string): string => `SELECT d."definition" FROM "run_definition" d WHERE d."tenant" = ${run}."tenant" AND d."key" = ${run}."definition_key"`;
-
-/**
- * The definitions a page of runs refers to, each read once: by number, within the tenant. A page's
- * runs mostly share a few definitions, and a chain's can be kilobytes: the list reads its rows
- * without the per-row subquery (which would read and send one copy per run) and then these.
- */
-export async function definitionsByKey(db: { query(sql: string, params: unknown[]): Promise<unknown> }, tenant: string, keys: Array<string | null>): Promise<Map<string, Record<string, unknown>>> {
-  const wanted = [...new Set(keys.filter((k): k is string => k !== null))];
-  if (!wanted.length) return new Map();
-  const rows = (await db.query(`SELECT d."key"::text AS "key", d."definition" FROM "run_definition" d WHERE d."tenant" = $1 AND d."key" = ANY($2::bigint[])`, [tenant, wanted])) as Array<{ key: string; definition: Record<string, unknown> }>;
-  return new Map(rows.map((r) => [r.key, r.definition]));
-}

@@ -6,7 +6,9 @@ import { UUID } from '../../platform/ids';
 import type { RunArtifactRef } from '@openwop-host/plugin-sdk';
 import type { InterruptsService, InterruptView } from './interrupts/interrupts.service';
 import { RunNodeEntity } from './run-node.entity';
-import { inScope } from '../../platform/tenancy/workspace-scope';
+import { inScope, scopeCondition } from '../../platform/tenancy/workspace-scope';
+import { KeysetColumn, KeysetOptions, keysetRows, keysetSql } from '../../platform/pagination/keyset';
+import type { PageRequest } from '../../platform/pagination/page-query';
 import { ChildRunView, linkageOf, runVariables } from './run-variables';
 import { definitionSelect } from './run-definition.entity';
 import { preparedStatement, runPrepared } from '../../platform/database/prepared-statement';
@@ -93,6 +95,12 @@ type SnapshotRun = Pick<
   'id' | 'tenant' | 'workspace' | 'principal' | 'kind' | 'status' | 'workflowId' | 'definition' | 'inputs' | 'configurable' | 'metadata' | 'outputs' | 'error' | 'currentNodeId' | 'startedAt' | 'completedAt' | 'createdAt' | 'nodeExecutions' | 'costUsd' | 'forkedBy'
 >;
 
+/** The columns of a run's row (`r`) a snapshot shows, named as SnapshotRun's properties (not the stored create answer, the lease or the starter's scopes). */
+const SNAPSHOT_COLUMNS = `r."id", r."tenant", r."workspace", r."principal", r."kind", r."status", r."workflow_id" AS "workflowId",
+     r."inputs", r."configurable", r."metadata", r."outputs", r."error", r."current_node_id" AS "currentNodeId",
+     r."started_at" AS "startedAt", r."completed_at" AS "completedAt", r."created_at" AS "createdAt",
+     r."node_executions" AS "nodeExecutions", r."cost_usd" AS "costUsd", r."forked_by" AS "forkedBy"`;
+
 /**
  * A run's whole snapshot in one statement, prepared once per connection: the row's columns a snapshot
  * shows (not the stored create answer, the lease or the starter's scopes), its stored definition, and
@@ -102,10 +110,7 @@ type SnapshotRun = Pick<
  */
 const READ_SNAPSHOT = preparedStatement(
   'run_snapshot_read',
-  `SELECT r."id", r."tenant", r."workspace", r."principal", r."kind", r."status", r."workflow_id" AS "workflowId",
-     r."inputs", r."configurable", r."metadata", r."outputs", r."error", r."current_node_id" AS "currentNodeId",
-     r."started_at" AS "startedAt", r."completed_at" AS "completedAt", r."created_at" AS "createdAt",
-     r."node_executions" AS "nodeExecutions", r."cost_usd" AS "costUsd", r."forked_by" AS "forkedBy",
+  `SELECT ${SNAPSHOT_COLUMNS},
      (${definitionSelect('r')}) AS "definition",
      (SELECT coalesce(json_agg(json_build_object('nodeId', n."node_id", 'status', n."status", 'attempt', n."attempt", 'outputs', n."outputs", 'error', n."error")), '[]'::json)
         FROM "run_node" n WHERE n."run_id" = r."id") AS "snapshot_nodes",
@@ -236,4 +241,59 @@ export function snapshot(r: SnapshotRun, nodes: Array<Pick<RunNodeEntity, 'nodeI
     if (link) Object.assign(s, link);
   }
   return s;
+}
+
+/** A list's sort: newest first, ties by id (run_tenant_created_idx and the status indexes end in both). */
+const PAGE_KEYS: KeysetColumn[] = [{ column: 'r."created_at"', type: 'timestamptz' }, { column: 'r."id"', type: 'uuid' }];
+
+interface PageRow extends Omit<SnapshotRun, 'definition'> {
+  definition_key: string | null;
+  /** The row is its definition's first on the page: only it carries the definition. */
+  page_first: boolean;
+  definition: Record<string, unknown> | null;
+  page_compensation: string | null;
+}
+
+/**
+ * A page of the caller's runs (newest first, `status` and `workflowId` filters, keyset cursor), in one
+ * statement: the rows of the page through the tenant's index for the filters (a page and one row more),
+ * each with its compensation plan's status, and the stored definition once per definition on the page
+ * (on the first of its runs: a page's runs mostly share a few definitions, and a chain's can be
+ * kilobytes). Each item is the snapshot of the row without its nodes, as before: the same JSON.
+ */
+export async function readRunPage(db: { query(sql: string, params: unknown[]): Promise<unknown> }, scope: TenantScope, q: PageRequest & { status?: string; workflowId?: string }): Promise<RunPage> {
+  const params: unknown[] = [];
+  const where = [scopeCondition(scope, params, { alias: 'r' })];
+  if (q.status !== undefined) {
+    params.push(q.status);
+    where.push(`r."status" = $${params.length}`);
+  }
+  if (q.workflowId !== undefined) {
+    params.push(q.workflowId);
+    where.push(`r."workflow_id" = $${params.length}`);
+  }
+  const opts: KeysetOptions = { keys: PAGE_KEYS, direction: 'DESC', binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status, workflowId: q.workflowId } } };
+  const keyset = keysetSql(q, opts, params);
+  if (keyset.after) where.push(keyset.after);
+  // The page (a Limit over the index), then a window over its rows alone: which is its definition's first.
+  const rows = (await db.query(
+    `SELECT p.*, CASE WHEN p."page_first" THEN (${definitionSelect('p')}) END AS "definition",
+       (SELECT c."status" FROM "run_compensation" c WHERE c."tenant" = p."tenant" AND c."run_id" = p."id") AS "page_compensation"
+     FROM (
+       SELECT k.*, row_number() OVER (PARTITION BY k."definition_key" ORDER BY k."createdAt" DESC, k."id" DESC) = 1 AS "page_first"
+       FROM (SELECT ${SNAPSHOT_COLUMNS}, r."definition_key", ${keyset.select} FROM "run" r WHERE ${where.join(' AND ')} ORDER BY ${keyset.orderBy} LIMIT ${keyset.limit}) k
+     ) p
+     ORDER BY p."createdAt" DESC, p."id" DESC`,
+    params,
+  )) as PageRow[];
+  const page = keysetRows(rows, keyset, opts);
+  const definitions = new Map<string, Record<string, unknown> | null>();
+  for (const r of page.items) if (r.page_first && r.definition_key !== null) definitions.set(String(r.definition_key), r.definition);
+  return {
+    runs: page.items.map((r) => {
+      const run = { ...r, definition: r.definition_key === null ? null : (definitions.get(String(r.definition_key)) ?? null) } as SnapshotRun;
+      return { ...snapshot(run, []), compensationStatus: r.page_compensation ?? 'none' };
+    }),
+    nextCursor: page.nextCursor,
+  };
 }

@@ -6,18 +6,15 @@ import { EventLogService } from '../../platform/events/event-log.service';
 import { RunEntity } from './run.entity';
 import type { Principal, TenantScope } from '../../platform/identity/principal';
 import { ApprovalsService } from '../approvals';
-import { keysetPage } from '../../platform/pagination/keyset';
 import type { PageRequest } from '../../platform/pagination/page-query';
 import { RunEngineService } from './engine/run-engine.service';
 import { RunNodeEntity } from './run-node.entity';
-import { definitionsByKey } from './run-definition.entity';
 import { RunMetrics } from './runs.metrics';
 import type { WorkflowDefinition } from './workflow-definition';
-import { compensationStore } from './compensation/compensation-store';
 import { UUID } from '../../platform/ids';
 import { InterruptsService } from './interrupts/interrupts.service';
-import { findRun, readRunSnapshot, readRunSnapshotAndSequence, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
-import { scopeCondition, scopedQuery } from '../../platform/tenancy/workspace-scope';
+import { findRun, readRunPage, readRunSnapshot, readRunSnapshotAndSequence, RunDefinitionView, RunPage, RunSnapshot, snapshot, TERMINAL } from './run-snapshot';
+import { scopeCondition } from '../../platform/tenancy/workspace-scope';
 import { childRunsOf } from './run-variables';
 
 /**
@@ -68,23 +65,9 @@ export class RunsService {
     };
   }
 
-  /** The caller's runs, newest first, a page at a time, optionally of one status. */
+  /** A page of the caller's runs, newest first, optionally of one status or workflow (readRunPage: one statement). */
   async list(scope: TenantScope, q: PageRequest & { status?: string; workflowId?: string }): Promise<RunPage> {
-    const repo = this.ds.getRepository(RunEntity);
-    // Every stored column but the referred ones: the definition is read once per page below, the scopes are not answered.
-    const stored = repo.metadata.columns.filter((c) => !c.isVirtualProperty).map((c) => `r.${c.propertyName}`);
-    const qb = scopedQuery(repo.createQueryBuilder('r').select(stored), scope);
-    if (q.status) qb.andWhere('r.status = :status', { status: q.status });
-    if (q.workflowId) qb.andWhere('r.workflow_id = :workflowId', { workflowId: q.workflowId });
-    const page = await keysetPage(qb, q, {
-      keys: [{ column: 'r.created_at', type: 'timestamptz' }, { column: 'r.id', type: 'uuid' }],
-      direction: 'DESC',
-      binding: { list: 'runs', tenant: scope.tenant, workspace: scope.workspace, filters: { status: q.status, workflowId: q.workflowId } },
-    });
-    const definitions = await definitionsByKey(this.ds, scope.tenant, page.items.map((r) => r.definitionKey));
-    for (const r of page.items) r.definition = r.definitionKey === null ? null : (definitions.get(String(r.definitionKey)) ?? null);
-    const rollups = await compensationStore.statuses(this.ds.manager, scope.tenant, page.items.map((r) => r.id));
-    return { runs: page.items.map((r) => ({ ...snapshot(r, []), compensationStatus: rollups.get(r.id) ?? 'none' })), nextCursor: page.nextCursor };
+    return readRunPage(this.ds, scope, q);
   }
 
   /**

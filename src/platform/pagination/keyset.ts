@@ -48,12 +48,59 @@ export async function keysetPage<T extends ObjectLiteral>(qb: SelectQueryBuilder
   if (entities.length !== raw.length) throw new WiringFault('keysetPage: the query must return one row per entity (no joins)');
   const more = entities.length > limit;
   const items = entities.slice(0, limit);
-  let nextCursor: string | null = null;
-  if (more) {
-    const last = raw[limit - 1] as Record<string, string>;
-    nextCursor = encodeCursor(opts.binding, opts.keys.map((_, i) => String(last[`__keyset_${i}`])));
+  return { items, nextCursor: more ? cursorAfter(raw[limit - 1] as Record<string, unknown>, opts) : null };
+}
+
+/** The cursor of the position after `row` (its `__keyset_*` items: the sort key as the cursor carries it). */
+function cursorAfter(row: Record<string, unknown>, opts: KeysetOptions): string {
+  return encodeCursor(opts.binding, opts.keys.map((_, i) => String(row[`__keyset_${i}`])));
+}
+
+/** What `keysetSql` adds to a plain SQL statement of a list (see keysetPage for the contract). */
+export interface KeysetSql {
+  /** The condition after the cursor's position (undefined on a first page): AND it to the statement's own. */
+  after?: string;
+  /** The select-list items that read the sort key as the cursor carries it (`"__keyset_0"`, …). */
+  select: string;
+  /** The ORDER BY items. */
+  orderBy: string;
+  /** The LIMIT's placeholder (a page and one row more). */
+  limit: string;
+  /** The page's size. */
+  pageSize: number;
+}
+
+/**
+ * Keyset pagination for a plain SQL statement (one a capability writes itself, not a TypeORM query):
+ * the same order, cursor and one-row-more read as keysetPage. The values go to `params` (placeholders
+ * after the statement's own); `keysetRows` turns the rows read into the page.
+ */
+export function keysetSql(page: PageRequest, opts: KeysetOptions, params: unknown[]): KeysetSql {
+  const pageSize = page.limit ?? DEFAULT_PAGE_LIMIT;
+  let after: string | undefined;
+  if (page.cursor !== undefined) {
+    const position = decodeCursor(page.cursor, opts.binding, opts.keys.map((k) => k.type));
+    const rhs = opts.keys.map((k, i) => {
+      params.push(position[i]);
+      return `CAST($${params.length} AS ${k.type})`;
+    });
+    after = `(${opts.keys.map((k) => k.column).join(', ')}) ${opts.direction === 'ASC' ? '>' : '<'} (${rhs.join(', ')})`;
   }
-  return { items, nextCursor };
+  params.push(pageSize + 1);
+  return {
+    after,
+    select: opts.keys.map((k, i) => `${readExpression(k)} AS "__keyset_${i}"`).join(', '),
+    orderBy: opts.keys.map((k) => `${k.column} ${opts.direction}`).join(', '),
+    limit: `$${params.length}`,
+    pageSize,
+  };
+}
+
+/** The page of the rows a `keysetSql` statement read (in its order; each row keeps its `__keyset_*` items). */
+export function keysetRows<T extends object>(rows: T[], sql: KeysetSql, opts: KeysetOptions): Page<T> {
+  const items = rows.slice(0, sql.pageSize);
+  const last = rows.length > sql.pageSize ? rows[sql.pageSize - 1] : undefined;
+  return { items, nextCursor: last ? cursorAfter(last as Record<string, unknown>, opts) : null };
 }
 
 /**
