@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { seedEmbeddedDataDir } from './embedded-template';
 
 export interface HostProcess {
   proc: ChildProcess;
@@ -20,10 +21,13 @@ export interface HostProcess {
 
 /**
  * Starts test/support/host-process-main.ts in a process of its own: with no DATABASE_URL in `env`,
- * on an embedded engine in a fresh data folder, as a new user's `npm start` would.
+ * on an embedded engine in a fresh data folder, as a new user's `npm start` would. A data folder
+ * without a database gets a copy of the run's migrated template (test/support/embedded-template.ts)
+ * unless `freshDatabase` asks for the first start's own initdb and migrations.
  */
-export async function startHostProcess(opts: { env?: Record<string, string>; chains?: { tenant: string; name: string; chains: Record<string, Record<string, unknown>> }; scopes?: string[] } = {}): Promise<HostProcess> {
+export async function startHostProcess(opts: { env?: Record<string, string>; chains?: { tenant: string; name: string; chains: Record<string, Record<string, unknown>> }; scopes?: string[]; freshDatabase?: boolean } = {}): Promise<HostProcess> {
   const dataDir = opts.env?.OPENWOP_DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-hostproc-'));
+  if (!opts.env?.DATABASE_URL && !opts.freshDatabase) await seedEmbeddedDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     SWC_NODE_PROJECT: path.join(__dirname, '../../tsconfig.json'),
@@ -39,7 +43,9 @@ export async function startHostProcess(opts: { env?: Record<string, string>; cha
     env.OPENWOP_TEST_CHAINS = file;
   }
   env.OPENWOP_TEST_KEY_SCOPES = (opts.scopes ?? ['runs:read']).join(',');
-  const proc = fork(path.join(__dirname, 'host-process-main.ts'), [], { execArgv: ['-r', '@swc-node/register'], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  // The project's own require hook (bin/ts-register.js, as `npm start`): it keeps each compiled file, so
+  // a test's second host does not compile src/ again.
+  const proc = fork(path.join(__dirname, 'host-process-main.ts'), [], { execArgv: ['-r', path.join(__dirname, '../../bin/ts-register.js')], env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
   const logs: string[] = [];
   let partial = '';
   const collect = (d: Buffer) => {
