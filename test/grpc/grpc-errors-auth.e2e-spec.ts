@@ -230,7 +230,9 @@ describe('gRPC transport: rate limits', () => {
   let g: GrpcTestApp;
 
   beforeAll(async () => {
-    g = await createGrpcTestApp({ env: { OPENWOP_RATE_LIMIT_WRITE: '2/60s', OPENWOP_RATE_LIMIT_PUBLIC: '3/60s' } });
+    // Hour-long windows: the counters are fixed windows, and a test's calls straddling a minute's boundary
+    // started a fresh count (a refusal that never came, seen once in a whole run).
+    g = await createGrpcTestApp({ env: { OPENWOP_RATE_LIMIT_WRITE: '2/3600s', OPENWOP_RATE_LIMIT_PUBLIC: '3/3600s' } });
     await installChains(g.t, 'default', 'vendor.test.grpc', { 'vendor.test.grpc.chain': noopChain(1) });
   });
 
@@ -244,7 +246,7 @@ describe('gRPC transport: rate limits', () => {
     expect((await g.engine.call('CreateRun', { workflowId: 'vendor.test.grpc.chain' }, metadata(token))).ok).toBe(true);
     const e = refused(await g.engine.call('CreateRun', { workflowId: 'vendor.test.grpc.chain' }, metadata(token)));
     expect(e.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
-    expect(e.envelope).toMatchObject({ error: 'rate_limited', details: { scope: 'key', class: 'write', limit: 2, windowMs: 60_000 } });
+    expect(e.envelope).toMatchObject({ error: 'rate_limited', details: { scope: 'key', class: 'write', limit: 2, windowMs: 3_600_000 } });
     expect(Number(e.metadata.get('retry-after')[0])).toBeGreaterThanOrEqual(1);
     const rest = await g.t.http('POST', '/v1/runs', { token, body: { workflowId: 'vendor.test.grpc.chain' } });
     expect(rest.status).toBe(429);

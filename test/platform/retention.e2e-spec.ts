@@ -158,6 +158,14 @@ describe('retention', () => {
       database: t.databaseName,
       env: { OPENWOP_RUN_RETENTION_DAYS: '10', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_RETENTION_SWEEP_BUDGET_MS: '1000', OPENWOP_RETENTION_SWEEP_DUTY_PERCENT: '1', OPENWOP_RETENTION_CATCH_UP_MS: '90000' },
     });
+    // Each batch of this replica takes at least 15 ms, so its 99-fold pause outlasts the budget: a fast
+    // machine deleted a batch of 500 in under 10 ms, and the pause then let further batches in.
+    const pacedRetention = paced.app.get(RetentionService) as unknown as { runBatch: (...a: unknown[]) => Promise<unknown> };
+    const runBatch = pacedRetention.runBatch.bind(pacedRetention);
+    pacedRetention.runBatch = async (...a: unknown[]) => {
+      const [page] = await Promise.all([runBatch(...a), new Promise((r) => setTimeout(r, 15))]);
+      return page;
+    };
     try {
       // Older than the kept runs earlier tests left: the head of the expiry index, so each batch's page is these runs only.
       await bulk('ret-paced', RETENTION_BATCH * 5, 400);
