@@ -13,6 +13,7 @@ import type { PoolClient } from 'pg';
 import { createTestApp, TestApp } from '../support/test-app';
 import { RUNS_CHANNEL } from '../../src/platform/database/database-notifications';
 import { insertPendingRun } from '../../src/capabilities/runs/engine/run-insert';
+import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { expectNoDoubleCompletion, installChains, noopChain } from './run-kit';
 
 const SCOPES = ['runs:create', 'runs:read'];
@@ -61,6 +62,17 @@ interface RunTimes {
   completed_at: Date | null;
   status: string;
   fence: number;
+}
+
+/**
+ * Until replica `t` executes `n` runs at most. A run's final write commits before its execution ends
+ * here and frees its slot, so a run read completed may still hold its slot of the reserve a moment.
+ */
+async function executingAtMost(t: TestApp, n: number, timeoutMs = 10_000): Promise<number> {
+  const engine = t.app.get(RunEngineService);
+  const until = Date.now() + timeoutMs;
+  while (engine.activeCount() > n && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+  return engine.activeCount();
 }
 
 async function times(t: TestApp, runId: string): Promise<RunTimes> {
@@ -112,6 +124,8 @@ describe("runs: fair claims, the newcomers' reserve taken by insert and by id", 
       expect(n.started_at).toEqual(n.created_at);
       expect(n.completed_at).toEqual(n.created_at);
       expect(await floodFinishedBy(a, n.completed_at!)).toBe(0);
+      // Its slot of the reserve is free again once its execution has ended here (the flood's runs hold theirs).
+      expect(await executingAtMost(a, CAPACITY)).toBe(CAPACITY);
 
       // A run of another node: its insert claimed it (announcing nothing), its execution started it.
       const artifact = await post(a, qb, 'vendor.test.artifact');
