@@ -119,6 +119,35 @@ describe('MCP Tasks on the v2 mount (e2e)', () => {
 
   const runEvents = async (runId: string): Promise<Json[]> => (await t.http('GET', `/v1/runs/${runId}/events`, { token: caller, headers: { accept: 'application/json' } })).body.events;
 
+  /** The ids of the `vendor.test.long` runs so far. */
+  const longRuns = async (): Promise<Set<string>> => new Set((await t.ds.query(`SELECT "id" FROM "run" WHERE "workflow_id" = 'vendor.test.long'`)).map((r: { id: string }) => r.id));
+
+  /** The `vendor.test.long` run a call just started (running, and not among `before`), polled for up to 10 s. */
+  async function startedLongRun(before: ReadonlySet<string>): Promise<string | undefined> {
+    for (let i = 0; i < 200; i++) {
+      const rows: Array<{ id: string }> = await t.ds.query(`SELECT "id" FROM "run" WHERE "workflow_id" = 'vendor.test.long' AND "status" = 'running'`);
+      const runId = rows.find((r) => !before.has(r.id))?.id;
+      if (runId) return runId;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    return undefined;
+  }
+
+  /**
+   * The run's `run.cancelled`, once its status reads cancelled. The event log as read right after the
+   * status (once, in a whole-suite run, it did not hold the run.cancelled the status promised yet) is
+   * read until it does, for at most a few seconds.
+   */
+  async function cancelledEvent(runId: string): Promise<Json | undefined> {
+    await waitForStatus(t, caller, runId, ['cancelled']);
+    for (let i = 0; i < 50; i++) {
+      const cancelled = (await runEvents(runId)).find((e) => e.type === 'run.cancelled');
+      if (cancelled) return cancelled;
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    return undefined;
+  }
+
   it('the official client reads the extension in the v2 mount\'s server/discover; the v1 mount does not list it', async () => {
     const client = new Client({ name: 'tasks-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, extensions: { [TASKS]: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}${MOUNT}`), { requestInit: { headers: { Authorization: `Bearer ${caller}` } } }));
@@ -154,6 +183,51 @@ describe('MCP Tasks on the v2 mount (e2e)', () => {
     const plain = await rpc(base, caller, 'tools/call', { name: 'gate_tool', arguments: {} }, { caps: { elicitation: {} } });
     expect(plain.result?.resultType).toBe('input_required');
     await rpc(base, caller, 'tasks/cancel', { taskId: created.taskId });
+  });
+
+  it('the answer waits for the run to first stop: an approval\'s task is input_required in the answer itself, and the run already waits', async () => {
+    const created = await task('gate_tool');
+    expect(created.status).toBe('input_required');
+    const run = await t.http('GET', `/v1/runs/${runOf(created.taskId)}`, { token: caller });
+    expect(run.body.status).toBe('waiting-approval');
+    expect(Object.keys(created.inputRequests)).toEqual([`default/${run.body.interrupt.interruptId}`]);
+    await rpc(base, caller, 'tasks/cancel', { taskId: created.taskId });
+  });
+
+  it('a run still going when the hold ends is answered working then (OPENWOP_MCP_TASK_HOLD_MS), and with no hold as soon as it exists', async () => {
+    const hold = t.config.mcpMount.taskHoldMs;
+    try {
+      t.config.mcpMount.taskHoldMs = 400;
+      const at = Date.now();
+      const held = await task('long_tool');
+      expect(Date.now() - at).toBeGreaterThanOrEqual(400);
+      expect(held.status).toBe('working');
+      t.config.mcpMount.taskHoldMs = 0;
+      const now = await task('long_tool');
+      expect(now.status).toBe('working');
+      expect((await t.http('GET', `/v1/runs/${runOf(now.taskId)}`, { token: caller })).status).toBe(200);
+      for (const x of [held, now]) await rpc(base, caller, 'tasks/cancel', { taskId: x.taskId });
+    } finally {
+      t.config.mcpMount.taskHoldMs = hold;
+    }
+  });
+
+  it('a client that leaves while its task is held cancels the run: until the answer is sent the run is the request\'s', async () => {
+    const hold = t.config.mcpMount.taskHoldMs;
+    t.config.mcpMount.taskHoldMs = 60_000;
+    try {
+      const before = await longRuns();
+      const gone = new AbortController();
+      const call = fetch(`${base}${MOUNT}`, { method: 'POST', signal: gone.signal, headers: headers(caller, 'tools/call', 'long_tool'), body: JSON.stringify(envelope('tools/call', { name: 'long_tool', arguments: {} }, TASK_CAPS)) }).catch((e: unknown) => e);
+      const runId = await startedLongRun(before);
+      expect(runId).toBeDefined();
+      gone.abort();
+      // No answer came before the client left: the fetch ends aborted, not with a task.
+      expect(((await call) as { name?: string }).name).toBe('AbortError');
+      expect((await cancelledEvent(runId!))?.payload.reason).toBe('mcp-request-cancelled');
+    } finally {
+      t.config.mcpMount.taskHoldMs = hold;
+    }
   });
 
   it('tasks/update answered twice resolves the approval once and the task completes with the tool result', async () => {
@@ -249,19 +323,14 @@ describe('MCP Tasks on the v2 mount (e2e)', () => {
     const client = new Client({ name: 'tasks-test', version: '1.0.0' }, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}${MOUNT}`), { requestInit: { headers: { Authorization: `Bearer ${caller}` } } }));
     try {
+      const before = await longRuns();
       const gone = new AbortController();
       const call = client.callTool({ name: 'long_tool', arguments: {} }, { signal: gone.signal }).catch((e: unknown) => e);
-      let runId: string | undefined;
-      for (let i = 0; i < 200 && !runId; i++) {
-        const [row] = await t.ds.query(`SELECT "id" FROM "run" WHERE "workflow_id" = 'vendor.test.long' AND "status" = 'running' ORDER BY "created_at" DESC LIMIT 1`);
-        runId = row?.id;
-        if (!runId) await new Promise((ok) => setTimeout(ok, 100));
-      }
+      const runId = await startedLongRun(before);
       expect(runId).toBeDefined();
       gone.abort();
       await call;
-      await waitForStatus(t, caller, runId!, ['cancelled']);
-      expect((await runEvents(runId!)).find((e) => e.type === 'run.cancelled')?.payload.reason).toBe('mcp-request-cancelled');
+      expect((await cancelledEvent(runId!))?.payload.reason).toBe('mcp-request-cancelled');
     } finally {
       await client.close();
     }

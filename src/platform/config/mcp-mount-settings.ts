@@ -18,6 +18,8 @@ export interface McpMountConfig {
   url?: string;
   /** How long a `tools/call` waits for its run to finish or suspend before answering with its state. */
   callTimeoutMs: number;
+  /** How long a `tools/call` answered with a task waits for its run's first stop (an interrupt, or the end) before answering. */
+  taskHoldMs: number;
   /** How long a minted MRTR `requestState` is accepted. */
   requestStateTtlSeconds: number;
 }
@@ -37,6 +39,11 @@ export const MCP_MOUNT_ENV_SETTINGS: EnvSetting[] = [
     description: 'The host\'s public base URL (`https://openwop.example.com`, no query), used where the host must name itself absolutely: the MCP mount in `mcp.serverUrls` and its OAuth protected-resource metadata. Unset: discovery lists the mount as a path.',
   },
   { name: 'OPENWOP_MCP_CALL_TIMEOUT_MS', default: '60000', description: 'How long an MCP `tools/call` waits for its run to finish or stop at an interrupt; after it the answer is an error result naming the run, which goes on.' },
+  {
+    name: 'OPENWOP_MCP_TASK_HOLD_MS',
+    default: '1000',
+    description: 'How long a `tools/call` answered with an MCP task (v2 mount, Tasks declared) waits for its run to first stop (ask for input, or end) before answering; the task then carries that state (`input_required` with its `inputRequests`, or the result) instead of `working`. At most one poll interval by default, so a client learns no later than its first `tasks/get`; `0` answers as soon as the run exists.',
+  },
   { name: 'OPENWOP_MCP_REQUEST_STATE_TTL_SECONDS', default: '900', description: 'How long an MCP `requestState` the mount minted for an interrupt (MRTR) is accepted on the retry.' },
 ];
 
@@ -75,6 +82,7 @@ export function loadMcpMountConfig(env: NodeJS.ProcessEnv): McpMountConfig {
     path: MCP_MOUNT_PATH,
     ...(url ? { url } : {}),
     callTimeoutMs: whole(env, 'OPENWOP_MCP_CALL_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    taskHoldMs: whole(env, 'OPENWOP_MCP_TASK_HOLD_MS', 1000, 0, 60_000),
     requestStateTtlSeconds: whole(env, 'OPENWOP_MCP_REQUEST_STATE_TTL_SECONDS', 900, 10, 86_400),
   };
 }

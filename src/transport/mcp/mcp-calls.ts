@@ -36,8 +36,11 @@ export interface CallIo {
   signal?: AbortSignal;
   /** Told once the run exists (the transport may open the response stream then). */
   started?: (runId: string) => void;
-  /** Given, the call is answered with the task of its run (`CreateTaskResult`) instead of waiting on it. */
-  task?: (runId: string) => Promise<Record<string, unknown>>;
+  /**
+   * Given, the call is answered with the task of its run (`CreateTaskResult`) instead of the run's
+   * outcome, once the run first stops or `taskHoldMs` has passed (see `held`).
+   */
+  task?: (state: RunState) => Record<string, unknown>;
   /**
    * Given (a legacy 2025-06-18 caller whose session declared elicitation, on a stream), an open
    * interrupt is asked out of band: this sends the `elicitation/create` request on the call's stream.
@@ -137,16 +140,28 @@ export class McpCalls {
       rpcOf(e);
     }
     io.started?.(started.runId);
-    if (io.task) return io.task(started.runId);
+    if (io.task) return io.task(await this.held(principal, started.runId, progress, io));
     return this.answer(principal, req, tool, args, await this.owned(principal, started.runId, progress, io), io);
+  }
+
+  /**
+   * The state a task is answered with: the run's, once it first stops (asks for input, or ends) or
+   * `taskHoldMs` has passed, whichever is first. The hold is at most one poll interval by default,
+   * so the client learns the run's state no later than its first `tasks/get` would have, and a
+   * run that asks at once is answered `input_required` with its `inputRequests` instead of
+   * `working`. Until the answer is sent the run belongs to the request (a client that leaves
+   * cancels it); a hold of 0 answers with the state the run has as soon as it exists.
+   */
+  private held(principal: Principal, runId: string, progress: ProgressListener | undefined, io: CallIo): Promise<RunState> {
+    return this.owned(principal, runId, progress, io, this.config.mcpMount.taskHoldMs);
   }
 
   /**
    * Waits on a run the request owns until it settles. A client that leaves before the answer is
    * sent cancels it, as cancelRun would (RFC 0198 §G.12: the run belongs to the request until then).
    */
-  private async owned(principal: Principal, runId: string, progress: ProgressListener | undefined, io: CallIo): Promise<RunState> {
-    const state = await this.runs.settled(principal, runId, this.config.mcpMount.callTimeoutMs, { onProgress: progressOf(progress), ...(io.signal ? { signal: io.signal } : {}) });
+  private async owned(principal: Principal, runId: string, progress: ProgressListener | undefined, io: CallIo, timeoutMs = this.config.mcpMount.callTimeoutMs): Promise<RunState> {
+    const state = await this.runs.settled(principal, runId, timeoutMs, { onProgress: progressOf(progress), ...(io.signal ? { signal: io.signal } : {}) });
     if (!io.signal?.aborted || ['completed', 'failed', 'cancelled'].includes(state.status)) return state;
     try {
       return await this.runs.cancel(principal, runId, REQUEST_CANCELLED_REASON);
@@ -302,7 +317,7 @@ export class McpCalls {
       rpcOf(e);
     }
     io.started?.(state.runId);
-    if (io.task) return io.task(state.runId);
+    if (io.task) return io.task(await this.held(principal, state.runId, progress, io));
     return this.answer(principal, req, tool, args, await this.owned(principal, state.runId, progress, io));
   }
 

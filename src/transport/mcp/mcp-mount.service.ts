@@ -8,6 +8,7 @@ import { requestOrigin } from './mcp-url-mode';
 import { McpLegacySessions } from './mcp-legacy-session';
 import { declaresTasks, McpTasks, TASK_METHODS, TASKS_EXTENSION } from './mcp-tasks';
 import { McpTaskSubscriptions } from './mcp-tasks-listen';
+import type { RunState } from './mcp-run-projection';
 import { errorBody, HeaderBag, isRefusal, LEGACY_METHODS, MCP_LEGACY, McpRequest, MODERN_METHODS, MOUNT_REVISIONS, pageOf, readRequest, resultBody, RPC, RpcError, statusOf, V2_MOUNT_REVISIONS } from './mcp-wire';
 
 /** The methods the v2 mount serves beyond the current revision's own: the Tasks extension and its notifications. */
@@ -161,11 +162,12 @@ export class McpMountService {
         const token = meta?.progressToken;
         const progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
         const listener = notify && progressToken !== undefined ? (p: { progress: number; message: string }) => notify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, ...p } }) : undefined;
-        // On the v2 mount a caller that declared Tasks gets its run's task at once (RFC 0198 §B.3), and
-        // until the answer is sent the run belongs to the request: a client that leaves cancels it.
+        // On the v2 mount a caller that declared Tasks gets its run's task (RFC 0198 §B.3) once the run
+        // first stops or the task hold ends, and until the answer is sent the run belongs to the
+        // request: a client that leaves cancels it.
         // A legacy caller whose session declared elicitation, on a stream, is asked out of band.
         if (req.mount !== 'v2') return this.calls.callTool(principal, req, listener, req.era === 'legacy' && notify && isObject(req.clientCapabilities.elicitation) ? { outOfBand: notify } : {});
-        return this.calls.callTool(principal, req, listener, { ...io, ...(declaresTasks(req) ? { task: (runId: string) => this.tasks.created(principal, runId) } : {}) });
+        return this.calls.callTool(principal, req, listener, { ...io, ...(declaresTasks(req) ? { task: (state: RunState) => this.tasks.created(principal, state) } : {}) });
       }
       case 'tasks/get':
         return this.tasks.get(principal, req);

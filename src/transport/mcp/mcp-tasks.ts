@@ -147,9 +147,8 @@ export class McpTasks {
     return { ...base, status: 'working', statusMessage: why };
   }
 
-  /** `CreateTaskResult` for a run a `tools/call` just started: its seed state, read back (so `tasks/get` already resolves). */
-  async created(principal: Principal, runId: string): Promise<Record<string, unknown>> {
-    const state = (await this.runs.get(principal, runId)) as unknown as RunState;
+  /** `CreateTaskResult` for a run a `tools/call` started: its state, read back after the insert (so `tasks/get` already resolves). */
+  created(principal: Principal, state: RunState): Record<string, unknown> {
     return { ...this.taskOf(principal, state), resultType: 'task' };
   }
 
