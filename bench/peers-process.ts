@@ -19,10 +19,11 @@
  *
  *   npm run bench -- peers-process [--rounds 3] [--submissions 2000] [--concurrency 16] [--samples 400]
  *                                  [--sides host,graphile-worker] [--base-root <checkout>] [--host-root <checkout>] [--json file] [--short]
- *                                  [--idle-request stream|post|events|read] [--pause 5-25]
+ *                                  [--idle-request stream|wait|post|events|read] [--pause 5-25]
  *
- * `--idle-request` makes the host's idle item one of its requests alone (host sides only: process-roles.ts
- * IDLE_REQUESTS) and `--pause` sets the pause between idle items (`0`: back to back), to see where an
+ * `--idle-request wait` makes the host's idle item one request (`Prefer: wait`) instead of a POST and its
+ * event stream; `post`, `events` and `read` make it one of the default item's requests alone (host sides
+ * only: process-roles.ts IDLE_REQUESTS), and `--pause` sets the pause between idle items (`0`: back to back), to see where an
  * item's time goes.
  * `--base-root` adds a side `host@base`: the same host from another checkout (say a worktree of an
  * earlier commit, with node_modules linked), on a template prepared by that checkout, to measure a
@@ -35,7 +36,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Pool } from 'pg';
-import { ClientMessage, IDLE_REQUESTS, IdleRequest, percentile, SubmitResult } from './peers/process-roles';
+import { ClientMessage, IDLE_REQUESTS, IdleRequest, percentile, SubmitResult, WHOLE_IDLE_ITEMS } from './peers/process-roles';
 
 const ROOT = path.join(__dirname, '..');
 const ROLES = path.join(__dirname, 'peers', 'process-roles.ts');
@@ -460,7 +461,7 @@ export async function main(): Promise<void> {
     }
     if (wanted('graphile-worker')) {
       // Its item is the job run, told over a socket: only the host's default item is its like.
-      if (IDLE_REQUEST !== 'stream') throw new Error(`--idle-request ${IDLE_REQUEST} measures one of the host's requests: name the host sides only (--sides host)`);
+      if (!WHOLE_IDLE_ITEMS.includes(IDLE_REQUEST)) throw new Error(`--idle-request ${IDLE_REQUEST} measures one of the host's requests: name the host sides only (--sides host)`);
       sides.push(graphileSide(await graphileTemplate()));
     }
     if (BASE_ROOT) {

@@ -11467,6 +11467,8 @@ export interface operations {
             header?: {
                 /** @description Same key + same body: the first answer again (201, `openwop-idempotent-replay: true`); same key + another body: 409 idempotency_key_mismatch; while the first is in flight: waits up to `limits.idempotencyAckTimeoutSec`, then 409 idempotency_in_flight. */
                 "Idempotency-Key"?: string;
+                /** @description `wait=N` (RFC 7240): answer once the run first stops (completes, fails, is cancelled, or waits on an interrupt, an event or a pause), at most N seconds (capped at 60), with its state then; `Preference-Applied: wait=N` says it was honoured. Not applied to an idempotent replay. Absent, `wait=0` or malformed: answered as soon as the run exists. */
+                Prefer?: string;
                 /** @description `enforce`: 409 run_already_active (with Retry-After) while a run of the body's `scopeId` is active. */
                 "X-Dedup"?: "enforce";
                 /** @description Test keys only; this host has none: 403 force_engine_version_forbidden. */
@@ -11484,6 +11486,8 @@ export interface operations {
             /** @description Created. */
             201: {
                 headers: {
+                    /** @description `wait=N` when the request's `Prefer: wait` was honoured: the run is answered as it was once it first stopped, or after N seconds. */
+                    "Preference-Applied"?: string;
                     /** @description With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`. */
                     "openwop-idempotent-replay"?: boolean;
                     [name: string]: unknown;

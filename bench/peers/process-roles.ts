@@ -45,11 +45,14 @@ export interface ClientMessage {
 /**
  * What one idle item of the host's client does (`--idle-request`): `stream`, the default, creates a run
  * and follows its event stream until `run.completed` (what a user's client waits for, and what the
- * targets against graphile-worker are measured on); the others measure one request of it at a time:
- * `post` only creates the run (its 201), `events` reads the event stream and `read` the snapshot
- * (`GET /v1/runs/{runId}`) of one completed run created before the items.
+ * targets against graphile-worker are measured on); `wait` creates it with `Prefer: wait=30` and reads
+ * `completed` in the 201 itself (the one-request way to wait for a short run); the others measure one
+ * request of an item at a time: `post` only creates the run (its 201), `events` reads the event stream
+ * and `read` the snapshot (`GET /v1/runs/{runId}`) of one completed run created before the items.
  */
-export const IDLE_REQUESTS = ['stream', 'post', 'events', 'read'] as const;
+export const IDLE_REQUESTS = ['stream', 'wait', 'post', 'events', 'read'] as const;
+/** The idle items that are a whole item (a run created and its completion observed), like graphile-worker's job run. */
+export const WHOLE_IDLE_ITEMS: readonly IdleRequest[] = ['stream', 'wait'];
 export type IdleRequest = (typeof IDLE_REQUESTS)[number];
 
 interface Driver {
@@ -75,9 +78,9 @@ function hostDriver(base: string, key: string, concurrency: number, idle: IdleRe
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const auth = `Bearer ${key}`;
   const body = JSON.stringify({ workflowId: WORKFLOW_ID });
-  const post = () =>
+  const post = (extra: Record<string, string> = {}) =>
     new Promise<string>((resolve, reject) => {
-      const req = http.request(`${base}/v1/runs`, { method: 'POST', agent, headers: { authorization: auth, 'content-type': 'application/json' } }, (res) => {
+      const req = http.request(`${base}/v1/runs`, { method: 'POST', agent, headers: { authorization: auth, 'content-type': 'application/json', ...extra } }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
@@ -135,6 +138,10 @@ function hostDriver(base: string, key: string, concurrency: number, idle: IdleRe
     }));
   const once: Record<IdleRequest, () => Promise<void>> = {
     stream: async () => follow((JSON.parse(await post()) as { runId: string }).runId),
+    wait: async () => {
+      const run = JSON.parse(await post({ prefer: 'wait=30' })) as { runId: string; status: string };
+      if (run.status !== 'completed') throw new Error(`host: run ${run.runId} answered ${run.status} after Prefer: wait=30`);
+    },
     post: async () => {
       await post();
     },

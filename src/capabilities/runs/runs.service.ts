@@ -17,6 +17,9 @@ import { findRun, readRunPage, readRunSnapshot, readRunSnapshotAndSequence, RunD
 import { scopeCondition } from '../../platform/tenancy/workspace-scope';
 import { childRunsOf } from './run-variables';
 
+/** The statuses in which a run is still moving by itself: a caller waiting for it to settle keeps waiting. */
+const MOVING: ReadonlySet<string> = new Set(['pending', 'running', 'cancelling']);
+
 /**
  * Workflow runs: reads, listing and cancellation; creation is RunCreationService's, launching on
  * another's behalf (the platform's run launcher, child runs) RunLauncher's, run control
@@ -37,6 +40,31 @@ export class RunsService {
   /** `major`: the protocol major the snapshot is read under (readRunSnapshot). */
   async get(scope: TenantScope, runId: string, manager?: EntityManager, major = 1): Promise<RunSnapshot> {
     return readRunSnapshot(manager ?? this.ds.manager, this.interrupts, scope, runId, { artifacts: true, major });
+  }
+
+  /**
+   * Waits until the run stops moving by itself (terminal, waiting on an interrupt or an event, or
+   * paused) or `timeoutMs` passes, and answers its snapshot then (read under `major`). Nothing is
+   * cancelled on timeout. `onProgress` hears each snapshot in which more nodes have completed than in
+   * the one before. A run this replica executes is re-read as soon as its execution ends; one
+   * executed elsewhere, every 200 ms.
+   */
+  async settled(
+    scope: TenantScope,
+    runId: string,
+    timeoutMs: number,
+    opts: { major?: number; signal?: AbortSignal; onProgress?: (snap: RunSnapshot, completedNodes: number) => void } = {},
+  ): Promise<RunSnapshot> {
+    const until = Date.now() + timeoutMs;
+    let completed = 0;
+    for (;;) {
+      const snap = await this.get(scope, runId, undefined, opts.major);
+      const done = Object.values(snap.nodeStates ?? {}).filter((n) => n.status === 'completed').length;
+      if (done > completed && opts.onProgress && MOVING.has(snap.status)) opts.onProgress(snap, done);
+      completed = Math.max(completed, done);
+      if (!MOVING.has(snap.status) || Date.now() >= until || opts.signal?.aborted) return snap;
+      await this.engine.waitLocal(runId, Math.min(200, Math.max(1, until - Date.now())));
+    }
   }
 
   /** The same snapshot and the last sequence of the run's event stream, as one statement saw them (the snapshot's ETag). */

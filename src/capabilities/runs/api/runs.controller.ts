@@ -8,7 +8,7 @@ import { CurrentPrincipal, Scopes } from '../../../platform/identity/decorators'
 import type { Principal } from '../../../platform/identity/principal';
 import { ApiErrors } from '../../../platform/openapi/api-errors.decorator';
 import { CancelRunBody, CreateRunBody, RunListQuery } from './runs.dto';
-import { baseUrl, etagMatches, header } from './runs.http';
+import { baseUrl, etagMatches, header, preferredWait } from './runs.http';
 import { CREATED, DEFINITION_SCHEMA, PAGE_SCHEMA, REPLAY, SNAPSHOT } from './runs.openapi';
 import { RunCreationService } from '../run-creation.service';
 import { RunDefinitionView, RunPage, RunSnapshot } from '../run-snapshot';
@@ -39,6 +39,12 @@ export class RunsController {
     required: false,
     description: 'Same key + same body: the first answer again (201, `openwop-idempotent-replay: true`); same key + another body: 409 idempotency_key_mismatch; while the first is in flight: waits up to `limits.idempotencyAckTimeoutSec`, then 409 idempotency_in_flight.',
   })
+  @ApiHeader({
+    name: 'Prefer',
+    required: false,
+    description:
+      '`wait=N` (RFC 7240): answer once the run first stops (completes, fails, is cancelled, or waits on an interrupt, an event or a pause), at most N seconds (capped at 60), with its state then; `Preference-Applied: wait=N` says it was honoured. Not applied to an idempotent replay. Absent, `wait=0` or malformed: answered as soon as the run exists.',
+  })
   @ApiHeader({ name: 'X-Dedup', required: false, enum: ['enforce'], description: '`enforce`: 409 run_already_active (with Retry-After) while a run of the body\'s `scopeId` is active.' })
   @ApiHeader({ name: 'X-Force-Engine-Version', required: false, description: 'Test keys only; this host has none: 403 force_engine_version_forbidden.' })
   @ApiBody({ type: CreateRunBody })
@@ -53,8 +59,16 @@ export class RunsController {
       if (!/^\d{1,9}$/.test(force)) throw new ValidationError('X-Force-Engine-Version must be a non-negative integer.', { header: 'X-Force-Engine-Version' });
       throw new DomainError('force_engine_version_forbidden', 403, 'X-Force-Engine-Version is for test keys; this host issues none (capabilities.testing.forceEngineVersionRange is not advertised).', { header: 'X-Force-Engine-Version' });
     }
-    const { snapshot, replayed } = await this.creation.create(p, body, key, undefined, undefined, { dedup: dedup === 'enforce' });
-    if (key !== undefined) reply.header(REPLAY_HEADER, String(replayed));
+    const created = await this.creation.create(p, body, key, undefined, undefined, { dedup: dedup === 'enforce' });
+    if (key !== undefined) reply.header(REPLAY_HEADER, String(created.replayed));
+    let snapshot = created.snapshot;
+    // `Prefer: wait=N`: one request for a client that wants the outcome of a short run. A replay is the
+    // first answer again, so it is never waited on.
+    const wait = created.replayed ? undefined : preferredWait(req);
+    if (wait !== undefined) {
+      snapshot = await this.runs.settled(p, snapshot.runId, wait * 1000, { major: requestMajor(req) });
+      reply.header('preference-applied', `wait=${wait}`);
+    }
     const self = `${baseUrl(req)}/v1/runs/${encodeURIComponent(snapshot.runId)}`;
     return { ...snapshot, eventsUrl: `${self}/events`, statusUrl: self };
   }

@@ -19,7 +19,10 @@ export const CREATED = {
       },
     ],
   },
-  headers: { 'openwop-idempotent-replay': { schema: { type: 'boolean' }, description: 'With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`.' } },
+  headers: {
+    'openwop-idempotent-replay': { schema: { type: 'boolean' }, description: 'With an Idempotency-Key: `true` when the answer is the one recorded for an earlier request with the key, else `false`.' },
+    'Preference-Applied': { schema: { type: 'string' }, description: '`wait=N` when the request\'s `Prefer: wait` was honoured: the run is answered as it was once it first stopped, or after N seconds.' },
+  },
 };
 export const REPLAY = { 'openwop-idempotent-replay': { schema: { type: 'boolean' }, description: 'With an Idempotency-Key: `true` when the answer is the recorded one of an earlier request with the key.' } };
 export const PAGE_SCHEMA = {
