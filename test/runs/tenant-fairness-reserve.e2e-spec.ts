@@ -95,7 +95,10 @@ describe("runs: fair claims, the newcomers' reserve taken by insert and by id", 
   it("a tenant's first run starts by its own insert on a saturated replica; a tenant with a run executing on another replica waits for a slot", async () => {
     const CAPACITY = 8;
     const env = { OPENWOP_RATE_LIMIT_ENABLED: 'false', OPENWOP_FAIR_CLAIMS: 'true' };
-    const a = await createTestApp({ env: { ...env, OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_INSTANCE_ID: 'fair-a' }, configFile: { runs: { maxActiveRuns: CAPACITY } } });
+    // No periodic claim within the test: a newcomers' claim in flight holds the reserve's slot, so a run created
+    // meanwhile is inserted unclaimed and announced (by design). The verdicts are about the insert's own claim;
+    // every claim this test needs is woken by a notification or a freed slot.
+    const a = await createTestApp({ env: { ...env, OPENWOP_SCHEDULER_ENABLED: 'true', OPENWOP_INSTANCE_ID: 'fair-a' }, configFile: { runs: { maxActiveRuns: CAPACITY, claimIntervalMs: 60_000 } } });
     apps.push(a);
     // A second replica that claims nothing on its own: it executes only the runs created on it.
     const b = await createTestApp({ env: { ...env, OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_INSTANCE_ID: 'fair-b' }, database: a.databaseName });
