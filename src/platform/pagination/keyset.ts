@@ -22,6 +22,12 @@ function readExpression(k: KeysetColumn): string {
   return k.type === 'timestamptz' ? `to_char(${k.column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` : `(${k.column})::text`;
 }
 
+/** The rows strictly after a cursor's position: `(k0, k1) < (CAST(<p0> AS t0), CAST(<p1> AS t1))`, `placeholder(i)` naming each value. */
+function afterPosition(opts: KeysetOptions, placeholder: (i: number) => string): string {
+  const rhs = opts.keys.map((k, i) => `CAST(${placeholder(i)} AS ${k.type})`).join(', ');
+  return `(${opts.keys.map((k) => k.column).join(', ')}) ${opts.direction === 'ASC' ? '>' : '<'} (${rhs})`;
+}
+
 /**
  * Keyset pagination of a TypeORM query the caller has already filtered by tenant (and anything else):
  * orders it by `keys`, continues strictly after the cursor's position, and reads one row more than
@@ -34,9 +40,7 @@ export async function keysetPage<T extends ObjectLiteral>(qb: SelectQueryBuilder
   const types = opts.keys.map((k) => k.type);
   if (page.cursor !== undefined) {
     const after = decodeCursor(page.cursor, opts.binding, types);
-    const lhs = opts.keys.map((k) => k.column).join(', ');
-    const rhs = opts.keys.map((k, i) => `CAST(:__keyset${i} AS ${k.type})`).join(', ');
-    qb.andWhere(`(${lhs}) ${opts.direction === 'ASC' ? '>' : '<'} (${rhs})`, Object.fromEntries(after.map((v, i) => [`__keyset${i}`, v])));
+    qb.andWhere(afterPosition(opts, (i) => `:__keyset${i}`), Object.fromEntries(after.map((v, i) => [`__keyset${i}`, v])));
   }
   opts.keys.forEach((k, i) => {
     if (i === 0) qb.orderBy(k.column, opts.direction);
@@ -79,12 +83,9 @@ export function keysetSql(page: PageRequest, opts: KeysetOptions, params: unknow
   const pageSize = page.limit ?? DEFAULT_PAGE_LIMIT;
   let after: string | undefined;
   if (page.cursor !== undefined) {
-    const position = decodeCursor(page.cursor, opts.binding, opts.keys.map((k) => k.type));
-    const rhs = opts.keys.map((k, i) => {
-      params.push(position[i]);
-      return `CAST($${params.length} AS ${k.type})`;
-    });
-    after = `(${opts.keys.map((k) => k.column).join(', ')}) ${opts.direction === 'ASC' ? '>' : '<'} (${rhs.join(', ')})`;
+    const first = params.length + 1;
+    params.push(...decodeCursor(page.cursor, opts.binding, opts.keys.map((k) => k.type)));
+    after = afterPosition(opts, (i) => `$${first + i}`);
   }
   params.push(pageSize + 1);
   return {
