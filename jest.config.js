@@ -15,6 +15,18 @@ function reachable(host, port) {
   });
 }
 
+/**
+ * Jest workers on a server database: 2 (the two-core CI machine, where a grouped run keeps both cores busy and a
+ * third worker made it slower), or OPENWOP_TEST_WORKERS on a machine with more cores. The embedded engine is one
+ * process: its files run one at a time.
+ */
+function serverWorkers() {
+  const text = process.env.OPENWOP_TEST_WORKERS;
+  if (text === undefined || text === '') return 2;
+  if (!/^[1-9][0-9]*$/.test(text)) throw new Error(`OPENWOP_TEST_WORKERS must be a whole number of workers (1 or more), not "${text}"`);
+  return Number(text);
+}
+
 module.exports = async () => {
   if (!process.env.OPENWOP_TEST_DB_MODE) {
     if (process.env.DATABASE_URL) process.env.OPENWOP_TEST_DB_MODE = 'url';
@@ -48,7 +60,7 @@ module.exports = async () => {
     setupFilesAfterEnv: ['<rootDir>/test/support/pg-overlap-guard.ts'],
     globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     testTimeout: 60000,
-    maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : 2,
+    maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : serverWorkers(),
     verbose: false,
     reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   };
