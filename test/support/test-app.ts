@@ -87,9 +87,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const server = options.adminUrl ?? adminUrl();
   const embedded = () => !options.adminUrl && process.env.OPENWOP_TEST_DB_MODE === 'embedded';
   const admin = <T>(fn: (c: PgClient) => Promise<T>) => adminOn(fn, server);
+  // The folders made here for the host (its data folder unless the test names one, its config file's) go when it closes.
+  const scratch: string[] = [];
+  const scratchDir = (prefix: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    scratch.push(dir);
+    return dir;
+  };
+  const removeScratch = () => {
+    for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  };
   let configPath: string | undefined;
   if (options.configFile) {
-    configPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-cfg-')), 'config.json');
+    configPath = path.join(scratchDir('openwop-cfg-'), 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(options.configFile));
   }
   let databaseName = options.database ?? `owt_${randomBytes(6).toString('hex')}`;
@@ -99,13 +109,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'info',
     OPENWOP_SCHEDULER_ENABLED: 'false',
     OPENWOP_BOOTSTRAP_KEY: 'false',
-    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-data-')),
+    ...(options.env?.OPENWOP_DATA_DIR === undefined ? { OPENWOP_DATA_DIR: scratchDir('openwop-data-') } : {}),
     ...options.env,
     DATABASE_URL: embedded() ? server : withDatabase(server, databaseName),
   };
   if (configPath) env.OPENWOP_CONFIG = configPath;
   // Configuration errors surface before any database exists, so a failing test leaves nothing behind.
-  const config = loadHostConfig(env);
+  let config: HostConfig;
+  try {
+    config = loadHostConfig(env);
+  } catch (e) {
+    removeScratch();
+    throw e;
+  }
   if (embedded()) {
     if (owned) {
       await admin(async (c) => {
@@ -141,6 +157,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     host = await createHost(config, { logDestination: sink, ...(options.openApi === false ? { openApi: false } : {}) });
   } catch (e) {
     await dropDatabase().catch(() => undefined);
+    removeScratch();
     throw e;
   }
   const app = host.app;
@@ -209,6 +226,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await host.close();
       await dropDatabase();
+      removeScratch();
     },
   };
 }
