@@ -17,7 +17,7 @@ function reachable(host, port) {
 
 /**
  * Jest workers on a server database: 2 (the two-core CI machine, where a grouped run keeps both cores busy and a
- * third worker made it slower), or OPENWOP_TEST_WORKERS on a machine with more cores. The embedded engine is one
+ * third worker was no faster), or OPENWOP_TEST_WORKERS on a machine with more cores. The embedded engine is one
  * process: its files run one at a time.
  */
 function serverWorkers() {
