@@ -22,8 +22,9 @@ describe('runs: events handed to local followers', () => {
     await installChains(t, 'default', 'vendor.test.published', {
       'vendor.test.later': {
         nodes: [
-          // Shorter than a poller's wait between two checks (500 ms): the events it waits for are handed over, not read.
-          { id: 'wait', typeId: 'core.delay', config: { ms: 400 } },
+          // Shorter than a poller's wait between two checks (500 ms), with room for a loaded machine's late timer
+          // and write (400 ms left too little once): the events it waits for are handed over, not read.
+          { id: 'wait', typeId: 'core.delay', config: { ms: 300 } },
           { id: 'done', typeId: 'core.noop', config: { note: 'a "quoted" value', n: 1.5, list: [3, 1, 2], nested: { z: 1, a: [] } } },
         ],
         edges: [{ from: 'wait', to: 'done' }],
