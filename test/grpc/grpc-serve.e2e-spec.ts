@@ -4,17 +4,18 @@
  * start with one line.
  */
 import { ChildProcess, execFile, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScratchDatabase } from '../support/scratch-db';
 import { Engine, eventually } from './grpc-kit';
+import { tempDirs } from '../support/temp-dirs';
 
 const BIN = path.join(__dirname, '../../bin/openwop-host.js');
 
+const temp = tempDirs();
+
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { ...process.env, LOG_LEVEL: 'info', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', HOST: '127.0.0.1', PORT: '0', OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-grpc-serve-')), ...extra };
+  return { ...process.env, LOG_LEVEL: 'info', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', HOST: '127.0.0.1', PORT: '0', OPENWOP_DATA_DIR: temp.make('openwop-grpc-serve-'), ...extra };
 }
 
 function failedStart(extra: Record<string, string>): Promise<{ code: number | null; stderr: string }> {

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../support/scratch-db';
+import { tempDirs } from '../support/temp-dirs';
 
 const BIN = path.join(__dirname, '../../bin/openwop-host.js');
 
@@ -17,6 +17,8 @@ interface Exit {
 }
 
 /** Runs the real command line; a process still alive after `timeoutMs` is killed and reported as such. */
+const temp = tempDirs();
+
 function cli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Exit> {
   const started = Date.now();
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', OPENWOP_SCHEDULER_ENABLED: 'false', OPENWOP_BOOTSTRAP_KEY: 'false', ...env };
@@ -37,7 +39,7 @@ function oneLine(stderr: string): string {
 }
 
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-failfast-'));
+  return temp.make('openwop-failfast-');
 }
 
 describe('a start that cannot complete exits non-zero with one clear line', () => {

@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createScratchDatabase } from '../support/scratch-db';
+import { tempDirs } from '../support/temp-dirs';
 
 const ROOT = path.join(__dirname, '../..');
 const BIN = path.join(ROOT, 'bin/openwop-host.js');
@@ -34,6 +35,8 @@ const OPTIONAL: Record<string, string[]> = {
   'prom-client’s index': [`prom-client${path.sep}index.js`],
 };
 
+const temp = tempDirs();
+
 function optionalIn(loaded: string[]): Record<string, string[]> {
   const found: Record<string, string[]> = {};
   for (const [feature, marks] of Object.entries(OPTIONAL)) {
@@ -52,7 +55,7 @@ function env(db: string, reportFile: string, extra: Record<string, string> = {})
     OPENWOP_BOOTSTRAP_KEY: 'false',
     HOST: '127.0.0.1',
     PORT: '0',
-    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-optional-')),
+    OPENWOP_DATA_DIR: temp.make('openwop-optional-'),
     NODE_OPTIONS: `--require ${PRELOAD}`,
     OPENWOP_TEST_MODULES_REPORT: reportFile,
     OPENWOP_TEST_MODULES_MATCH: NM,

@@ -5,11 +5,13 @@
  */
 import { ChildProcess, fork } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { RunEngineService } from '../../src/capabilities/runs/engine/run-engine.service';
 import { createTestApp, TestApp } from '../support/test-app';
 import { expectNoDoubleCompletion, expectSchemaValid, installChains, runEvents, waitForStatus } from './run-kit';
+import { tempDirs } from '../support/temp-dirs';
+
+const temp = tempDirs();
 
 function databaseUrl(db: string): string {
   const u = new URL(process.env.DATABASE_URL!);
@@ -18,7 +20,7 @@ function databaseUrl(db: string): string {
 }
 
 async function startReplica(url: string, name: string): Promise<{ proc: ChildProcess; base: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-replica-'));
+  const dir = temp.make('openwop-replica-');
   const cfg = path.join(dir, 'config.json');
   fs.writeFileSync(cfg, JSON.stringify({ runs: { leaseMs: 1500, claimIntervalMs: 100 } }));
   const proc = fork(path.join(__dirname, 'replica-host.ts'), [], {
