@@ -440,7 +440,13 @@ export async function bootQuietHost(url: string, instance: string, configFile?: 
     env.OPENWOP_CONFIG = path.join(dir, 'config.json');
     fs.writeFileSync(env.OPENWOP_CONFIG, JSON.stringify(configFile));
   }
-  return createHost(loadHostConfig(env), { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false });
+  const host = await createHost(loadHostConfig(env), { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), openApi: false }).catch((e: unknown) => {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  });
+  // The data folder made here goes when the host closes.
+  const close = host.close.bind(host);
+  return { ...host, close: () => close().finally(() => fs.rmSync(dir, { recursive: true, force: true })) };
 }
 
 /** Work a replica does until told to stop, counting what it finished in `counter.n`. */

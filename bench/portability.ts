@@ -38,13 +38,14 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 export async function main(count = Number(process.argv[2] ?? 10_000)): Promise<void> {
   const bench = await createBenchDatabase('bench_port');
   const url = bench.url;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-'));
   const config = loadHostConfig({
     ...process.env,
     DATABASE_URL: url.toString(),
     LOG_LEVEL: 'warn',
     OPENWOP_BOOTSTRAP_KEY: 'false',
     OPENWOP_SCHEDULER_ENABLED: 'false',
-    OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-bench-')),
+    OPENWOP_DATA_DIR: dataDir,
   });
   const quiet = new Writable({ write: (_c, _e, cb) => cb() });
   const host = await createHost(config, { logDestination: quiet, openApi: false });
@@ -130,6 +131,7 @@ export async function main(count = Number(process.argv[2] ?? 10_000)): Promise<v
   } finally {
     await host.close();
     await bench.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

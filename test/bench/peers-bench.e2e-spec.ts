@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { tempDirs } from '../support/temp-dirs';
 
 /**
  * The peer benchmark (`npm run bench -- peers`, and its process mode `npm run bench -- peers-process`)
@@ -11,6 +11,8 @@ import { Client } from 'pg';
  * in, and every figure the README quotes must come out. The figures themselves are not judged here
  * (sub-second windows on a busy machine mean nothing).
  */
+const temp = tempDirs();
+
 const root = path.join(__dirname, '..', '..');
 
 interface Figures {
@@ -52,7 +54,7 @@ describe('npm run bench -- peers', () => {
   }
 
   it('measures every side in every shape, short mode', async () => {
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-peers-')), 'peers.json');
+    const out = path.join(temp.make('openwop-peers-'), 'peers.json');
     // Eight workers a side, not sixteen: other test files hold connections of the same server meanwhile.
     const r = await runBench(['--short', '--concurrency', '8', '--json', out]);
     if (r.code !== 0) throw new Error(`bench exited ${r.code}\n${r.stderr}`);
@@ -104,7 +106,7 @@ describe('npm run bench -- peers', () => {
   // The process mode (`npm run bench -- peers-process`): a fresh `openwop-host serve` and a fresh
   // graphile-worker worker per round, their clients in processes of their own.
   it('measures both sides through processes of their own, short mode', async () => {
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-peers-process-')), 'peers.json');
+    const out = path.join(temp.make('openwop-peers-process-'), 'peers.json');
     const r = await runBench(['--short', '--concurrency', '8', '--json', out], 'peers-process');
     if (r.code !== 0) throw new Error(`bench exited ${r.code}\n${r.stderr}`);
     const result = JSON.parse(fs.readFileSync(out, 'utf8')) as {

@@ -7,12 +7,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { GoalsService } from '../../src/capabilities/goals/goals.service';
 import type { Principal } from '../../src/platform/identity/principal';
 import { createTestApp, TestApp } from '../support/test-app';
 import { goalBody } from './goal-test-kit';
+import { tempDirs } from '../support/temp-dirs';
+
+const temp = tempDirs();
 
 const GOALS = 200;
 const ITERATIONS = 2;
@@ -101,7 +103,7 @@ describe('goal scheduler: a host process killed mid-tick', () => {
         OPENWOP_SCHEDULER_ENABLED: 'true',
         OPENWOP_SCHEDULER_TICK_MS: '50',
         OPENWOP_BOOTSTRAP_KEY: 'false',
-        OPENWOP_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), `openwop-${name}-`)),
+        OPENWOP_DATA_DIR: temp.make(`openwop-${name}-`),
         LOG_LEVEL: 'error',
         PORT: '0',
         HOST: '127.0.0.1',
@@ -119,7 +121,7 @@ describe('goal scheduler: a host process killed mid-tick', () => {
 
   beforeAll(async () => {
     runtimeUrl = await runtime.start();
-    configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-kill-'));
+    configDir = temp.make('openwop-kill-');
     t = await createTestApp({ configFile: config(runtimeUrl, 'creator') });
   });
 

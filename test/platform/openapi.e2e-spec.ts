@@ -2,10 +2,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { execFileSync } from 'node:child_process';
-import * as os from 'node:os';
 import { generateOpenApiDocument } from '../../src/openapi-generate';
 import { routeScopesTable } from '../../src/platform/openapi/route-scopes';
 import { OPENAPI_TAGS } from '../../src/platform/openapi/tags';
+import { tempDirs } from '../support/temp-dirs';
+
+const temp = tempDirs();
 
 const root = path.join(__dirname, '../..');
 const committed = (p: string) => fs.readFileSync(path.join(root, p), 'utf8');
@@ -129,7 +131,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('matches the committed TypeScript client types', () => {
-    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-types-')), 'openapi.d.ts');
+    const out = path.join(temp.make('openwop-types-'), 'openapi.d.ts');
     execFileSync(process.execPath, [path.join(root, 'node_modules/openapi-typescript/bin/cli.js'), path.join(root, 'schemas/openapi.json'), '-o', out], { stdio: 'pipe' });
     if (fs.readFileSync(out, 'utf8') !== committed('generated/openapi.d.ts')) throw new Error(`generated/openapi.d.ts is out of date: ${REGENERATE}`);
   });

@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { exportCommand, importCommand } from '../../src/capabilities/portability/portability.cli';
 import { ArtifactRegistryService } from '../../src/platform/artifacts/artifact-registry.service';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tempDirs } from '../support/temp-dirs';
+
+const temp = tempDirs();
 
 const PLUGIN = path.join(__dirname, 'fixtures', 'roster-plugin.ts');
 
@@ -22,7 +24,7 @@ function capture() {
 describe('portability CLI: export / import', () => {
   let t: TestApp;
   let registry: ArtifactRegistryService;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-port-cli-'));
+  const dir = temp.make('openwop-port-cli-');
 
   beforeAll(async () => {
     t = await createTestApp({ env: { OPENWOP_PLUGINS: PLUGIN, OPENWOP_PLUGINS_STRICT: 'true' } });

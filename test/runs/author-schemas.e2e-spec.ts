@@ -6,11 +6,12 @@
  * backtracking, is refused with its path; a stored one that does not compile answers 422, never 500.
  */
 import { ChildProcess, fork } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createTestApp, TestApp } from '../support/test-app';
 import { chainPack, installChains, waitForStatus } from './run-kit';
+import { tempDirs } from '../support/temp-dirs';
+
+const temp = tempDirs();
 
 const ADVERSARIAL = 'a'.repeat(40) + '!'; // 2^40 backtracking steps against ^(a|a)*$
 
@@ -26,7 +27,7 @@ function databaseUrl(db: string): string {
 
 /** A host in a process of its own on the test database, listening on an ephemeral port. */
 async function startHost(url: string): Promise<{ proc: ChildProcess; base: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-patterns-'));
+  const dir = temp.make('openwop-patterns-');
   const proc = fork(path.join(__dirname, 'replica-host.ts'), [], {
     execArgv: ['-r', '@swc-node/register'],
     env: {

@@ -164,7 +164,7 @@ describe('an unsent interrupt callback outlives its host', () => {
         const r = await outboxRow(first, runId);
         return r?.status === 'pending' && r.attempts === 1 ? r : undefined;
       });
-      await first.host.close();
+      await first.stop();
       rx = await receiver(port);
       second = await createTestApp({ env: ENV, database });
       const row = await until('the second host to deliver', async () => {

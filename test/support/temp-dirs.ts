@@ -9,7 +9,7 @@ import * as path from 'node:path';
 export function tempDirs(): { make(prefix: string): string } {
   const made: string[] = [];
   afterAll(() => {
-    for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+    for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
   });
   return {
     make(prefix) {

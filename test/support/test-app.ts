@@ -57,6 +57,9 @@ export interface TestApp {
   key(opts?: KeyOptions): Promise<string>;
   http(method: string, url: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string | Buffer }): Promise<HttpResult>;
   api(token?: string): Client<paths>;
+  /** Stops the host and removes its folders, keeping its database for a later app (`database`) to take over. */
+  stop(): Promise<void>;
+  /** Stops the host, drops its database (unless the test named it) and removes its folders. */
   close(): Promise<void>;
 }
 
@@ -222,6 +225,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         fetch: injectFetch,
         headers: token ? { authorization: `Bearer ${token}` } : {},
       });
+    },
+    async stop() {
+      await host.close();
+      removeScratch();
     },
     async close() {
       await host.close();

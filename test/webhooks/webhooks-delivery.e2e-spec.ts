@@ -295,7 +295,7 @@ describe('webhooks: restart-safe, replica-safe delivery', () => {
       expect(other.map((r) => r.id)).not.toContain(claimed[0].id);
       await t1.ds.query(`UPDATE "webhook_delivery" SET "status" = 'pending', "attempts" = 0 WHERE "id" = $1`, [other[0].id]);
       await t1.ds.query(`UPDATE "webhook_delivery" SET "next_attempt_at" = now() - interval '1 second' WHERE "id" = $1`, [claimed[0].id]);
-      await t1.host.close();
+      await t1.stop();
 
       t2 = await createTestApp({ env: ENV, database: t1.databaseName });
       await rx.waitFor(() => rx.on('/restart').length >= 2);
@@ -307,7 +307,7 @@ describe('webhooks: restart-safe, replica-safe delivery', () => {
       expect(rows.every((r: { status: string }) => r.status === 'succeeded')).toBe(true);
       expect(rows.find((r: { id: string }) => r.id === claimed[0].id).attempts).toBe(2);
     } finally {
-      await t2?.host.close();
+      await t2?.stop();
       await rx.close();
       // The embedded test engine has one database, reset by the next test app; a server's is dropped.
       if (process.env.OPENWOP_TEST_DB_MODE !== 'embedded') {

@@ -59,13 +59,18 @@ describe('credential keyring (AES-256-GCM)', () => {
 
   it('generates one key file (mode 0600) only in embedded mode, and reuses it', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-keys-'));
-    const first = loadKeyring({ credentialKeys: '', databaseUrl: undefined, dataDir });
-    expect(first.source).toBe('file');
-    const file = path.join(dataDir, GENERATED_KEY_FILE);
-    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
-    const second = loadKeyring({ credentialKeys: '', databaseUrl: undefined, dataDir });
-    expect(second.keys[0].key.equals(first.keys[0].key)).toBe(true);
-    expect(loadKeyring({ credentialKeys: '', databaseUrl: 'postgres://x/y', dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-keys-')) })).toEqual({ keys: [], source: 'none' });
-    expect(loadKeyring({ credentialKeys: `env1:${key()}`, databaseUrl: 'postgres://x/y', dataDir }).source).toBe('env');
+    const otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openwop-keys-'));
+    try {
+      const first = loadKeyring({ credentialKeys: '', databaseUrl: undefined, dataDir });
+      expect(first.source).toBe('file');
+      const file = path.join(dataDir, GENERATED_KEY_FILE);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      const second = loadKeyring({ credentialKeys: '', databaseUrl: undefined, dataDir });
+      expect(second.keys[0].key.equals(first.keys[0].key)).toBe(true);
+      expect(loadKeyring({ credentialKeys: '', databaseUrl: 'postgres://x/y', dataDir: otherDir })).toEqual({ keys: [], source: 'none' });
+      expect(loadKeyring({ credentialKeys: `env1:${key()}`, databaseUrl: 'postgres://x/y', dataDir }).source).toBe('env');
+    } finally {
+      for (const dir of [dataDir, otherDir]) fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
