@@ -61,6 +61,11 @@ module.exports = async () => {
     globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     testTimeout: 60000,
     maxWorkers: process.env.OPENWOP_TEST_DB_MODE === 'embedded' ? 1 : serverWorkers(),
+    // How long a worker may take to exit once its files are done before Jest kills it (and says it leaked). A test
+    // app's close ends its database connections without waiting for PostgreSQL to close them (pg-pool's end), and on
+    // two busy cores their last sockets and the process's own exit took longer than Jest's 500 ms: a worker then held
+    // nothing but those closing sockets. A handle that stays open is still killed, and reported, after this.
+    workerGracefulExitTimeout: 3000,
     verbose: false,
     reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   };
