@@ -175,6 +175,8 @@ describe('an unsent interrupt callback outlives its host', () => {
       expect(rx.received).toHaveLength(1);
       expect(rx.received[0]).toMatchObject({ runId: `acme/${runId}` });
     } finally {
+      // A test that failed before the first host stopped stops it here (a host closes once).
+      await first.stop();
       await second?.close();
       rx?.server.close();
       const admin = new Client({ connectionString: process.env.DATABASE_URL });

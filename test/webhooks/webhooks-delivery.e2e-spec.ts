@@ -307,6 +307,8 @@ describe('webhooks: restart-safe, replica-safe delivery', () => {
       expect(rows.every((r: { status: string }) => r.status === 'succeeded')).toBe(true);
       expect(rows.find((r: { id: string }) => r.id === claimed[0].id).attempts).toBe(2);
     } finally {
+      // A test that failed before the first host stopped stops it here (a host closes once).
+      await t1.stop();
       await t2?.stop();
       await rx.close();
       // The embedded test engine has one database, reset by the next test app; a server's is dropped.
