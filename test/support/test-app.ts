@@ -10,8 +10,8 @@ import { ApiKeyService } from '../../src/platform/identity/api-key.service';
 import type { paths } from '../../generated/openapi';
 import { takePooledDatabase } from './database-pool';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
+import { tempFolders } from './temp-dirs';
 
 export interface TestAppOptions {
   /** Environment variables for the host (merged over test defaults). */
@@ -91,18 +91,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const embedded = () => !options.adminUrl && process.env.OPENWOP_TEST_DB_MODE === 'embedded';
   const admin = <T>(fn: (c: PgClient) => Promise<T>) => adminOn(fn, server);
   // The folders made here for the host (its data folder unless the test names one, its config file's) go when it closes.
-  const scratch: string[] = [];
-  const scratchDir = (prefix: string) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-    scratch.push(dir);
-    return dir;
-  };
-  const removeScratch = () => {
-    for (const dir of scratch.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-  };
+  const scratch = tempFolders();
   let configPath: string | undefined;
   if (options.configFile) {
-    configPath = path.join(scratchDir('openwop-cfg-'), 'config.json');
+    configPath = path.join(scratch.make('openwop-cfg-'), 'config.json');
     fs.writeFileSync(configPath, JSON.stringify(options.configFile));
   }
   let databaseName = options.database ?? `owt_${randomBytes(6).toString('hex')}`;
@@ -112,7 +104,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'info',
     OPENWOP_SCHEDULER_ENABLED: 'false',
     OPENWOP_BOOTSTRAP_KEY: 'false',
-    ...(options.env?.OPENWOP_DATA_DIR === undefined ? { OPENWOP_DATA_DIR: scratchDir('openwop-data-') } : {}),
+    ...(options.env?.OPENWOP_DATA_DIR === undefined ? { OPENWOP_DATA_DIR: scratch.make('openwop-data-') } : {}),
     ...options.env,
     DATABASE_URL: embedded() ? server : withDatabase(server, databaseName),
   };
@@ -122,7 +114,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   try {
     config = loadHostConfig(env);
   } catch (e) {
-    removeScratch();
+    scratch.removeAll();
     throw e;
   }
   if (embedded()) {
@@ -160,10 +152,14 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     host = await createHost(config, { logDestination: sink, ...(options.openApi === false ? { openApi: false } : {}) });
   } catch (e) {
     await dropDatabase().catch(() => undefined);
-    removeScratch();
+    scratch.removeAll();
     throw e;
   }
   const app = host.app;
+  const stop = async () => {
+    await host.close();
+    scratch.removeAll();
+  };
 
   const http: TestApp['http'] = async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -226,14 +222,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         headers: token ? { authorization: `Bearer ${token}` } : {},
       });
     },
-    async stop() {
-      await host.close();
-      removeScratch();
-    },
+    stop,
     async close() {
-      await host.close();
+      await stop();
       await dropDatabase();
-      removeScratch();
     },
   };
 }
